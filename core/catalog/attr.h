@@ -1,0 +1,57 @@
+// Attribute values and their specifications: the non-tensor arguments of an operator
+// (dim, keepdim, stride, padding, negative_slope, eps, ...), spelled as Python literals.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace drtriton {
+
+using Shape = std::vector<int64_t>;
+
+enum class AttrType { kNone, kBool, kInt, kFloat, kIntList };
+
+// One literal argument. kIntList prints as a Python list ("[64, 64]").
+struct AttrValue {
+  AttrType type = AttrType::kNone;
+  bool b = false;
+  int64_t i = 0;
+  double f = 0.0;
+  std::vector<int64_t> ints;
+
+  static AttrValue None() { return {}; }
+  static AttrValue Bool(bool v) { AttrValue a; a.type = AttrType::kBool; a.b = v; return a; }
+  static AttrValue Int(int64_t v) { AttrValue a; a.type = AttrType::kInt; a.i = v; return a; }
+  static AttrValue Float(double v) { AttrValue a; a.type = AttrType::kFloat; a.f = v; return a; }
+  static AttrValue IntList(std::vector<int64_t> v) {
+    AttrValue a; a.type = AttrType::kIntList; a.ints = std::move(v); return a;
+  }
+
+  bool is_none() const { return type == AttrType::kNone; }
+  // Python literal: None, True, 3, 0.01, 1e-05, [1, 2].  Floats print with the shortest
+  // text that reads back to the same double, so printing round-trips exactly.
+  std::string ToPython() const;
+  bool operator==(const AttrValue& other) const;
+  bool operator!=(const AttrValue& other) const { return !(*this == other); }
+};
+
+// Which values an attribute may take.  The synthesizer samples from this domain;
+// the IR rejects programs outside it.
+enum class AttrDomain {
+  kChoices,   // one of `choices`
+  kIntRange,  // integer in [min, max]
+  kDim,       // a dimension index of the first tensor input, in [-rank, rank)
+  kFree,      // anything of the right type (e.g. normalized_shape, derived from shapes)
+};
+
+struct AttrSpec {
+  AttrType type = AttrType::kInt;
+  AttrDomain domain = AttrDomain::kFree;
+  AttrValue default_value;           // the PyTorch default; kNone when required
+  std::vector<AttrValue> choices;    // for kChoices
+  int64_t min = 0, max = 0;          // for kIntRange, inclusive
+  bool nullable = false;             // None is accepted too (e.g. clamp's max)
+};
+
+}  // namespace drtriton

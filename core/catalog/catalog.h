@@ -1,0 +1,124 @@
+// The operator catalog: one table entry per operator, read by every stage
+// (IR, synthesizer, code generator, frontend, verifier).  Adding an operator is one
+// entry in catalog.cc plus its tests; no other list of operators exists.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "catalog/attr.h"
+#include "util/result.h"
+
+namespace drtriton {
+
+using OpId = int32_t;
+inline constexpr OpId kInvalidOp = -1;
+
+enum class OpKind { kCompute, kCreate };
+
+// Traits group operators the way passes ask about them (tinygrad's GroupOp, MLIR traits).
+enum Trait : uint32_t {
+  kElementwise = 1u << 0,    // output element i depends on input elements i (after broadcast)
+  kUnary = 1u << 1,
+  kBinary = 1u << 2,
+  kActivation = 1u << 3,
+  kReduction = 1u << 4,      // removes (or keeps as size 1) one dimension
+  kScan = 1u << 5,           // cumulative along one dimension, shape preserved
+  kContraction = 1u << 6,    // matmul, bmm, linear
+  kNormalization = 1u << 7,
+  kPooling = 1u << 8,
+  kConv = 1u << 9,
+  kConvTranspose = 1u << 10,
+  kLayout = 1u << 11,        // moves data without arithmetic (transpose)
+  kIndexResult = 1u << 12,   // produces int64 indices (argmax, argmin)
+  kPositiveInput = 1u << 13, // defined only for positive inputs (log, sqrt, pow with fractional exp)
+  kCreateTrait = 1u << 14,   // creates a tensor from a shape (program inputs)
+};
+
+// How the output shape follows from the inputs; the synthesizer posts one constraint
+// model per rule (catalog/shape_rules.cc documents each), the IR infers shapes with it.
+enum class ShapeRule {
+  kCreate,          // shape given by the attributes
+  kBroadcast,       // n-ary elementwise: right-aligned, each dim equal or 1
+  kReduce,          // drop `dim` (or keep as 1 with keepdim)
+  kReduceAll,       // reduce over dim=None -> scalar (not used by the synthesizer)
+  kSameAsInput,     // softmax, log_softmax, cumsum, cumprod, normalizations
+  kMatmul,          // torch.matmul semantics for rank >= 2 inputs, batch dims broadcast
+  kBmm,             // (B, M, K) x (B, K, N)
+  kLinear,          // (..., K) x (N, K) [+ (N,)]
+  kTranspose,       // swap two dims
+  kConv,            // F.convNd, spatial_dims = N
+  kConvTranspose,   // F.conv_transposeNd
+  kPool,            // F.max_poolNd / F.avg_poolNd
+  kAdaptivePool,    // F.adaptive_avg_poolNd
+};
+
+enum class ParamKind { kTensor, kOptionalTensor, kAttr };
+
+// One argument of the PyTorch call, in PyTorch's positional order.
+struct Param {
+  std::string name;
+  ParamKind kind = ParamKind::kTensor;
+  AttrSpec attr;          // for kAttr
+  bool positive = false;  // tensor must hold positive values (running_var); programs use torch.rand
+};
+
+struct OpInfo {
+  std::string name;         // catalog name, unique: "conv2d", "relu", "randn"
+  OpKind kind = OpKind::kCompute;
+  std::string torch;        // fully qualified callable: "torch.nn.functional.conv2d"
+  std::string spelling;     // as printed in programs: "F.conv2d", "torch.relu"
+  std::vector<std::string> aliases;  // other accepted spellings ("torch.sigmoid", "F.sigmoid")
+  std::vector<Param> params;
+  ShapeRule rule = ShapeRule::kBroadcast;
+  int spatial_dims = 0;     // 1, 2 or 3 for conv/pool rules
+  int min_rank = 0;         // rank bounds of the first tensor input
+  int max_rank = 8;
+  uint32_t traits = 0;
+  // FLOPs convention (docs/flops.md): contraction and convolution count 2 per
+  // multiply-add as torch's FlopCounterMode does; other operators count
+  // flops_per_element per element of their reference tensor (output for elementwise,
+  // input for reductions, scans and normalizations).
+  double flops_per_element = 1.0;
+  std::string doc;          // one line for `drtriton ops`
+
+  bool has(Trait t) const { return (traits & t) != 0; }
+  int arity() const;        // required tensor inputs
+  int max_arity() const;    // required + optional tensor inputs
+  int num_attrs() const;
+  // Index into params of the k-th tensor / attribute parameter.
+  std::vector<int> tensor_param_indices() const;
+  std::vector<int> attr_param_indices() const;
+  // Attribute position (among attribute params) by name, or -1.
+  int attr_index(std::string_view attr_name) const;
+};
+
+// Arguments of one application, aligned to an OpInfo's parameters.
+struct OpArgs {
+  std::vector<std::optional<Shape>> tensors;  // one per tensor param; nullopt = None
+  std::vector<AttrValue> attrs;               // one per attribute param
+};
+
+const std::vector<OpInfo>& Catalog();
+const OpInfo& GetOp(OpId id);
+// Looks up a catalog name, spelling, alias or fully qualified callable.
+OpId FindOp(std::string_view name_or_spelling);
+
+// Checks attribute domains and tensor shapes, and returns the output shape.
+Result<Shape> InferShape(const OpInfo& op, const OpArgs& args);
+// FLOPs of one application (args already shape-checked).
+double CountFlops(const OpInfo& op, const OpArgs& args, const Shape& out);
+// Bytes read and written by one application at `elem_bytes` per element.
+double CountBytes(const OpInfo& op, const OpArgs& args, const Shape& out, int elem_bytes = 4);
+
+// Short human-readable description of the shape rule's constraints.
+std::string_view ShapeRuleName(ShapeRule rule);
+std::string_view ShapeRuleConstraints(ShapeRule rule);
+std::vector<std::string> TraitNames(uint32_t traits);
+
+int64_t NumElements(const Shape& shape);
+
+}  // namespace drtriton

@@ -1,0 +1,93 @@
+// The program IR: a DAG of values and operator applications, owned by one Program.
+// Handles (ValueId, NodeId) are small indices into the owning program; there is no
+// global state.  A Program prints to the functional task format of DESIGN.md and
+// Parse() reads that format back (print(parse(print(p))) == print(p)).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "catalog/attr.h"
+#include "catalog/catalog.h"
+#include "util/result.h"
+
+namespace drtriton {
+
+struct ValueId {
+  int32_t index = -1;
+  bool valid() const { return index >= 0; }
+  bool operator==(ValueId o) const { return index == o.index; }
+  bool operator!=(ValueId o) const { return index != o.index; }
+};
+
+struct NodeId {
+  int32_t index = -1;
+  bool valid() const { return index >= 0; }
+  bool operator==(NodeId o) const { return index == o.index; }
+};
+
+// A tensor: a program input (made by a create operator in get_inputs) or a node result.
+struct Value {
+  std::string name;
+  Shape shape;
+  std::string dtype = "float32";  // "int64" for argmax/argmin results
+  NodeId producer;                // invalid for inputs
+  OpId create_op = kInvalidOp;    // for inputs: torch.randn, torch.rand, ...
+};
+
+// One operator application: `result = op(tensors..., attrs...)`.
+struct Node {
+  OpId op = kInvalidOp;
+  std::vector<ValueId> tensors;  // one per tensor param of op; invalid = None
+  std::vector<AttrValue> attrs;  // one per attribute param of op
+  ValueId result;
+  int line = 0;                  // source line when parsed, 0 when built
+};
+
+class Program {
+ public:
+  // Adds a parameter of fused_operator, created in get_inputs() by `create_op`.
+  Result<ValueId> AddInput(std::string name, Shape shape, OpId create_op);
+  // Appends `result_name = op(...)`, checking arity, attribute domains and shapes.
+  // `line` is only used in error messages.
+  Result<ValueId> AddNode(OpId op, std::vector<ValueId> tensors, std::vector<AttrValue> attrs,
+                          std::string result_name, int line = 0);
+  void SetOutputs(std::vector<ValueId> outputs) { outputs_ = std::move(outputs); }
+
+  const std::vector<Value>& values() const { return values_; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const std::vector<ValueId>& inputs() const { return inputs_; }
+  const std::vector<ValueId>& outputs() const { return outputs_; }
+  const Value& value(ValueId id) const { return values_.at(id.index); }
+  const Node& node(NodeId id) const { return nodes_.at(id.index); }
+
+  // Number of compute operators: the program's difficulty level.
+  int level() const { return static_cast<int>(nodes_.size()); }
+  // Catalog names of the compute operators, in program order.
+  std::vector<std::string> op_names() const;
+  // Sum of the per-operator FLOPs.
+  double flops() const;
+  // Bytes of the program's inputs plus outputs: the traffic of a fully fused kernel.
+  double bytes() const;
+  // Bytes read and written when every operator runs as its own kernel.
+  double unfused_bytes() const;
+
+  // The functional task text (imports, fused_operator, get_inputs).
+  std::string Print() const;
+
+ private:
+  Result<ValueId> AddValue(Value value);
+  OpArgs ArgsOf(const Node& node) const;
+
+  std::vector<Value> values_;
+  std::vector<Node> nodes_;
+  std::vector<ValueId> inputs_;
+  std::vector<ValueId> outputs_;
+};
+
+// Parses the functional task format.  Errors name the line and never crash.
+Result<Program> Parse(std::string_view text);
+
+}  // namespace drtriton
