@@ -33,6 +33,7 @@ std::string AttrValue::ToPython() const {
     case AttrType::kBool: return b ? "True" : "False";
     case AttrType::kInt: return std::to_string(i);
     case AttrType::kFloat: return FloatLiteral(f);
+    case AttrType::kString: return "'" + s + "'";
     case AttrType::kIntList: {
       std::string text = "[";
       for (size_t k = 0; k < ints.size(); ++k) {
@@ -53,6 +54,7 @@ bool AttrValue::operator==(const AttrValue& other) const {
     case AttrType::kInt: return i == other.i;
     case AttrType::kFloat: return f == other.f;
     case AttrType::kIntList: return ints == other.ints;
+    case AttrType::kString: return s == other.s;
   }
   return false;
 }

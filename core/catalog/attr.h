@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -10,7 +11,7 @@ namespace drtriton {
 
 using Shape = std::vector<int64_t>;
 
-enum class AttrType { kNone, kBool, kInt, kFloat, kIntList };
+enum class AttrType { kNone, kBool, kInt, kFloat, kIntList, kString };
 
 // One literal argument. kIntList prints as a Python list ("[64, 64]").
 struct AttrValue {
@@ -19,11 +20,15 @@ struct AttrValue {
   int64_t i = 0;
   double f = 0.0;
   std::vector<int64_t> ints;
+  std::string s;  // kString (e.g. gelu's approximate='tanh')
 
   static AttrValue None() { return {}; }
   static AttrValue Bool(bool v) { AttrValue a; a.type = AttrType::kBool; a.b = v; return a; }
   static AttrValue Int(int64_t v) { AttrValue a; a.type = AttrType::kInt; a.i = v; return a; }
   static AttrValue Float(double v) { AttrValue a; a.type = AttrType::kFloat; a.f = v; return a; }
+  static AttrValue String(std::string v) {
+    AttrValue a; a.type = AttrType::kString; a.s = std::move(v); return a;
+  }
   static AttrValue IntList(std::vector<int64_t> v) {
     AttrValue a; a.type = AttrType::kIntList; a.ints = std::move(v); return a;
   }
@@ -52,6 +57,7 @@ struct AttrSpec {
   std::vector<AttrValue> choices;    // for kChoices
   int64_t min = 0, max = 0;          // for kIntRange, inclusive
   bool nullable = false;             // None is accepted too (e.g. clamp's max)
+  bool int_or_list = false;          // kInt that may also be a per-dim list (kernel_size=(3, 3))
 };
 
 }  // namespace drtriton

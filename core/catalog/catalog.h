@@ -64,6 +64,14 @@ struct Param {
   ParamKind kind = ParamKind::kTensor;
   AttrSpec attr;          // for kAttr
   bool positive = false;  // tensor must hold positive values (running_var); programs use torch.rand
+  bool keyword_only = false;  // printed as name=value (PyTorch declares it after `*`)
+};
+
+// A small valid application of the operator: documentation, and the seed of tests that
+// run every catalog entry under torch.
+struct OpExample {
+  std::vector<Shape> inputs;     // one per tensor param, in order (optional ones included)
+  std::vector<AttrValue> attrs;  // one per attribute param
 };
 
 struct OpInfo {
@@ -84,6 +92,7 @@ struct OpInfo {
   // input for reductions, scans and normalizations).
   double flops_per_element = 1.0;
   std::string doc;          // one line for `drtriton ops`
+  OpExample example;
 
   bool has(Trait t) const { return (traits & t) != 0; }
   int arity() const;        // required tensor inputs
