@@ -1,0 +1,5 @@
+import sys
+
+from drtriton.cli import main
+
+sys.exit(main())
