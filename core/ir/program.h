@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "catalog/attr.h"
@@ -61,6 +62,12 @@ class Program {
   const std::vector<ValueId>& inputs() const { return inputs_; }
   const std::vector<ValueId>& outputs() const { return outputs_; }
   const Value& value(ValueId id) const { return values_.at(id.index); }
+  // The value called `name`, or an invalid id.
+  ValueId FindValue(std::string_view name) const;
+  // True when `id` indexes a value of this program.
+  bool Contains(ValueId id) const {
+    return id.index >= 0 && static_cast<size_t>(id.index) < values_.size();
+  }
   const Node& node(NodeId id) const { return nodes_.at(id.index); }
 
   // Number of compute operators: the program's difficulty level.
@@ -85,7 +92,12 @@ class Program {
   std::vector<Node> nodes_;
   std::vector<ValueId> inputs_;
   std::vector<ValueId> outputs_;
+  std::unordered_map<std::string, ValueId> by_name_;  // names are unique within a program
 };
+
+// True for a name a program may give a value: a Python identifier that is not a keyword
+// and does not shadow what the task and candidate files import (torch, F, triton, tl, ...).
+bool IsValidValueName(std::string_view name);
 
 // Parses the functional task format.  Errors name the line and never crash.
 Result<Program> Parse(std::string_view text);

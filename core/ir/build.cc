@@ -1,0 +1,73 @@
+#include "ir/build.h"
+
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace drtriton {
+
+Result<Program> SingleOpProgram(OpId op_id) {
+  if (op_id < 0 || static_cast<size_t>(op_id) >= Catalog().size()) {
+    return MakeError("unknown operator id " + std::to_string(op_id));
+  }
+  const OpInfo& op = GetOp(op_id);
+  if (op.kind != OpKind::kCompute) return MakeError(op.name + " is not a compute operator");
+  const std::vector<int> tensor_params = op.tensor_param_indices();
+  if (op.example.inputs.size() != tensor_params.size()) {
+    return MakeError(op.name + ": the catalog example has " +
+                     std::to_string(op.example.inputs.size()) + " input shapes for " +
+                     std::to_string(tensor_params.size()) + " tensor parameters");
+  }
+  const OpId randn = FindOp("torch.randn");
+  const OpId rand = FindOp("torch.rand");
+  Program program;
+  std::vector<ValueId> tensors;
+  for (size_t k = 0; k < tensor_params.size(); ++k) {
+    const Param& param = op.params[static_cast<size_t>(tensor_params[k])];
+    const Shape& shape = op.example.inputs[k];
+    if (shape.empty() && param.kind == ParamKind::kOptionalTensor) {
+      tensors.emplace_back();  // None
+      continue;
+    }
+    const bool positive = param.positive || op.has(kPositiveInput);
+    const std::string name = "x" + std::to_string(program.inputs().size());
+    auto id = program.AddInput(name, shape, positive ? rand : randn);
+    if (!id) return MakeError(op.name + " example: " + id.error().message);
+    tensors.push_back(id.value());
+  }
+  auto result = program.AddNode(op_id, std::move(tensors), op.example.attrs, "t0");
+  if (!result) return MakeError(op.name + " example: " + result.error().message);
+  program.SetOutputs({result.value()});
+  return program;
+}
+
+std::string CanonicalKey(const Program& program) {
+  // Values are numbered by role and order (inputs %0.., then node results), so the key
+  // is the program with every name replaced by its number.
+  std::unordered_map<int32_t, size_t> number;
+  for (ValueId id : program.inputs()) number.emplace(id.index, number.size());
+  for (const Node& node : program.nodes()) number.emplace(node.result.index, number.size());
+  auto ref = [&](ValueId id) {
+    auto it = number.find(id.index);
+    return it == number.end() ? std::string("None") : "%" + std::to_string(it->second);
+  };
+
+  std::string key;
+  for (ValueId id : program.inputs()) {
+    const Value& v = program.value(id);
+    key += ref(id) + "=" + GetOp(v.create_op).name + "(";
+    for (int64_t d : v.shape) key += std::to_string(d) + ",";
+    key += ");";
+  }
+  for (const Node& node : program.nodes()) {
+    key += ref(node.result) + "=" + GetOp(node.op).name + "(";
+    for (ValueId t : node.tensors) key += ref(t) + ",";
+    for (const AttrValue& a : node.attrs) key += a.ToPython() + ",";
+    key += ");";
+  }
+  key += "return";
+  for (ValueId id : program.outputs()) key += " " + ref(id);
+  return key;
+}
+
+}  // namespace drtriton

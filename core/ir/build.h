@@ -1,0 +1,23 @@
+// Programs built from the catalog rather than parsed: one-operator programs (the seed of
+// per-operator tests) and a name-blind key for removing duplicate programs.
+#pragma once
+
+#include <string>
+
+#include "catalog/catalog.h"
+#include "ir/program.h"
+#include "util/result.h"
+
+namespace drtriton {
+
+// `t0 = op(x0, x1, ...)` with the inputs and attributes of the catalog entry's example.
+// Inputs come from torch.rand where the operator needs positive values (Param::positive or
+// the kPositiveInput trait), else torch.randn; an optional tensor whose example shape is
+// empty is passed as None.
+Result<Program> SingleOpProgram(OpId op);
+
+// Equal for two programs that differ only in the names of their values (same inputs in the
+// same order, same operators in the same order, same wiring, attributes and outputs).
+std::string CanonicalKey(const Program& program);
+
+}  // namespace drtriton
