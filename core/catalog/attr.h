@@ -34,6 +34,11 @@ struct AttrValue {
   }
 
   bool is_none() const { return type == AttrType::kNone; }
+  // A number as a double: Python accepts an int literal wherever a float is expected.
+  double AsFloat() const { return type == AttrType::kInt ? static_cast<double>(i) : f; }
+  // An int or per-dimension list as `n` ints: an int (or one-element list) repeats n times,
+  // as PyTorch's int[N] arguments do.  A list of another length comes back unchanged.
+  std::vector<int64_t> AsInts(size_t n) const;
   // Python literal: None, True, 3, 0.01, 1e-05, [1, 2].  Floats print with the shortest
   // text that reads back to the same double, so printing round-trips exactly.
   std::string ToPython() const;
@@ -41,8 +46,8 @@ struct AttrValue {
   bool operator!=(const AttrValue& other) const { return !(*this == other); }
 };
 
-// Which values an attribute may take.  The synthesizer samples from this domain;
-// the IR rejects programs outside it.
+// Which values an attribute may take.  The synthesizer samples from this domain; the IR
+// rejects wrong types, bad dims and values outside strict choices (see AttrSpec::InDomain).
 enum class AttrDomain {
   kChoices,   // one of `choices`
   kIntRange,  // integer in [min, max]
@@ -58,6 +63,18 @@ struct AttrSpec {
   int64_t min = 0, max = 0;          // for kIntRange, inclusive
   bool nullable = false;             // None is accepted too (e.g. clamp's max)
   bool int_or_list = false;          // kInt that may also be a per-dim list (kernel_size=(3, 3))
+  // The choices are the only values PyTorch (or the IR) accepts, not just what the
+  // synthesizer samples: gelu's approximate, batch_norm's training=False.
+  bool strict = false;
+
+  // Type check: None only when nullable; an int where a float is expected; an int or a
+  // list for int_or_list and kIntList.  Says nothing about the domain.
+  bool Accepts(const AttrValue& value) const;
+  // Whether the synthesizer could have sampled `value`: in `choices`, in [min, max]
+  // (every element of a list), or a dim of a tensor of rank `rank`.  Shape inference
+  // checks only types, strict choices and dims, so that real models (stride 4, slope 0.05)
+  // still parse; the synthesizer and the tests use InDomain.
+  bool InDomain(const AttrValue& value, int rank) const;
 };
 
 }  // namespace drtriton

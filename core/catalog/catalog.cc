@@ -2,97 +2,48 @@
 // parameters in PyTorch's positional order, shape rule, rank bounds, traits, FLOPs factor.
 #include "catalog/catalog.h"
 
+#include <string>
 #include <unordered_map>
 #include <utility>
 
+#include "catalog/entry_builder.h"
+
 namespace drtriton {
+namespace catalog_internal {
+
+// Create operators make the program inputs in get_inputs(): torch.randn(2, 3).
+void AddCreateOps(std::vector<OpInfo>& out) {
+  const std::pair<const char*, const char*> kCreates[] = {
+      {"randn", "standard normal tensor"},
+      {"rand", "uniform [0, 1) tensor; used where an input must be positive"},
+  };
+  for (const auto& [name, doc] : kCreates) {
+    const std::string torch = std::string("torch.") + name;
+    out.push_back(Entry(name, torch, torch)
+                      .Create()
+                      .Params({Attr("size", IntListAttr())})
+                      .Rule(ShapeRule::kCreate)
+                      .Rank(0, 8)
+                      .Traits(kCreateTrait)
+                      .Flops(0)
+                      .Doc(doc)
+                      .Example({}, {L({2, 3})}));
+  }
+}
+
+}  // namespace catalog_internal
+
 namespace {
 
-// --- Small builders so that one entry reads as one line of data. ---------------------
-
-Param Tensor(std::string name) { return Param{std::move(name), ParamKind::kTensor, {}, false}; }
-Param PositiveTensor(std::string name) {
-  return Param{std::move(name), ParamKind::kTensor, {}, true};
-}
-Param OptionalTensor(std::string name) {
-  return Param{std::move(name), ParamKind::kOptionalTensor, {}, false};
-}
-Param Attr(std::string name, AttrSpec spec) {
-  return Param{std::move(name), ParamKind::kAttr, std::move(spec), false};
-}
-AttrSpec DimAttr(AttrValue def = AttrValue::None()) {
-  AttrSpec s; s.type = AttrType::kInt; s.domain = AttrDomain::kDim; s.default_value = def;
-  return s;
-}
-AttrSpec BoolAttr(bool def) {
-  AttrSpec s; s.type = AttrType::kBool; s.domain = AttrDomain::kChoices;
-  s.default_value = AttrValue::Bool(def);
-  s.choices = {AttrValue::Bool(false), AttrValue::Bool(true)};
-  return s;
-}
-
-OpInfo Unary(std::string name, std::string torch, std::string spelling, uint32_t extra_traits,
-             double flops, std::string doc) {
-  OpInfo op;
-  op.name = std::move(name);
-  op.torch = std::move(torch);
-  op.spelling = std::move(spelling);
-  op.params = {Tensor("input")};
-  op.rule = ShapeRule::kBroadcast;
-  op.min_rank = 1;
-  op.max_rank = 5;
-  op.traits = kElementwise | kUnary | extra_traits;
-  op.flops_per_element = flops;
-  op.doc = std::move(doc);
-  return op;
-}
-
-OpInfo Binary(std::string name, std::string torch, std::string spelling, double flops,
-              std::string doc) {
-  OpInfo op = Unary(std::move(name), std::move(torch), std::move(spelling), 0, flops,
-                    std::move(doc));
-  op.params = {Tensor("input"), Tensor("other")};
-  op.traits = kElementwise | kBinary;
-  return op;
-}
-
-OpInfo Create(std::string name, std::string torch, std::string spelling, std::string doc) {
-  OpInfo op;
-  op.name = std::move(name);
-  op.kind = OpKind::kCreate;
-  op.torch = std::move(torch);
-  op.spelling = std::move(spelling);
-  AttrSpec size; size.type = AttrType::kIntList; size.domain = AttrDomain::kFree;
-  op.params = {Attr("size", size)};
-  op.rule = ShapeRule::kCreate;
-  op.traits = kCreateTrait;
-  op.flops_per_element = 0;
-  op.doc = std::move(doc);
-  return op;
-}
-
 std::vector<OpInfo> BuildCatalog() {
+  using namespace catalog_internal;  // NOLINT: the family functions
   std::vector<OpInfo> ops;
-  // Create operators: program inputs in get_inputs().
-  ops.push_back(Create("randn", "torch.randn", "torch.randn", "standard normal tensor"));
-  ops.push_back(Create("rand", "torch.rand", "torch.rand",
-                       "uniform [0, 1) tensor; used where an input must be positive"));
-  // Elementwise.
-  ops.push_back(Binary("add", "torch.add", "torch.add", 1, "input + other, broadcast"));
-  ops.push_back(Unary("relu", "torch.relu", "torch.relu", kActivation, 1, "max(x, 0)"));
-  {
-    OpInfo op;
-    op.name = "sum";
-    op.torch = "torch.sum";
-    op.spelling = "torch.sum";
-    op.params = {Tensor("input"), Attr("dim", DimAttr()), Attr("keepdim", BoolAttr(false))};
-    op.rule = ShapeRule::kReduce;
-    op.min_rank = 1;
-    op.max_rank = 5;
-    op.traits = kReduction;
-    op.doc = "sum over one dimension";
-    ops.push_back(std::move(op));
-  }
+  AddCreateOps(ops);
+  AddElementwiseOps(ops);
+  AddReductionOps(ops);
+  AddLinalgOps(ops);
+  AddNormalizationOps(ops);
+  AddConvPoolOps(ops);
   return ops;
 }
 

@@ -58,6 +58,14 @@ enum class ShapeRule {
 
 enum class ParamKind { kTensor, kOptionalTensor, kAttr };
 
+// Shape of a secondary tensor parameter, fixed by the first input (normalizations):
+// the rule checks it, the synthesizer derives it instead of solving for it.
+enum class AuxShape {
+  kFree,        // decided by the operator's shape rule (weights of conv, matmul, linear)
+  kChannels,    // (C,) with C = input.shape[1]: running stats, per-channel weight and bias
+  kNormalized,  // equal to the normalized_shape attribute (layer_norm weight and bias)
+};
+
 // One argument of the PyTorch call, in PyTorch's positional order.
 struct Param {
   std::string name;
@@ -65,6 +73,7 @@ struct Param {
   AttrSpec attr;          // for kAttr
   bool positive = false;  // tensor must hold positive values (running_var); programs use torch.rand
   bool keyword_only = false;  // printed as name=value (PyTorch declares it after `*`)
+  AuxShape aux = AuxShape::kFree;  // for tensors: shape fixed by the first input
 };
 
 // A small valid application of the operator: documentation, and the seed of tests that
@@ -122,6 +131,10 @@ Result<Shape> InferShape(const OpInfo& op, const OpArgs& args);
 double CountFlops(const OpInfo& op, const OpArgs& args, const Shape& out);
 // Bytes read and written by one application at `elem_bytes` per element.
 double CountBytes(const OpInfo& op, const OpArgs& args, const Shape& out, int elem_bytes = 4);
+
+// The same for the attribute domains and shapes of one application: true when the
+// synthesizer could have produced it (InferShape is more permissive, see AttrSpec::InDomain).
+bool InSynthDomain(const OpInfo& op, const OpArgs& args);
 
 // Short human-readable description of the shape rule's constraints.
 std::string_view ShapeRuleName(ShapeRule rule);

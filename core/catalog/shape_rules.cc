@@ -1,20 +1,35 @@
-// Shape inference, FLOPs and bytes per shape rule.  The synthesizer posts the same rules
-// as constraints (synth/), so a change here is a change there too.
+// Shape inference per shape rule.  The synthesizer posts the same rules as constraints
+// (synth/; ShapeRuleConstraints below is their one-paragraph summary), so a change here is
+// a change there too.  Conv and pool rules live in shape_rules_spatial.cc.
 #include <algorithm>
 #include <string>
 
+#include "catalog/call.h"
 #include "catalog/catalog.h"
 
 namespace drtriton {
 namespace {
 
-std::string ShapeText(const Shape& s) {
-  std::string t = "(";
-  for (size_t k = 0; k < s.size(); ++k) t += (k ? ", " : "") + std::to_string(s[k]);
-  return t + (s.size() == 1 ? ",)" : ")");
+using catalog_internal::Call;
+using catalog_internal::ShapeText;
+
+int64_t NormalizeDim(int64_t dim, size_t rank) {
+  return dim < 0 ? dim + static_cast<int64_t>(rank) : dim;
 }
 
-Result<Shape> BroadcastShapes(const OpInfo& op, const std::vector<Shape>& shapes) {
+Result<Shape> InferCreate(const Call& call) {
+  const AttrValue* size = call.attr("size");
+  if (!size) return call.Fail("missing size");
+  Shape out = size->type == AttrType::kInt ? Shape{size->i} : size->ints;
+  if (static_cast<int>(out.size()) > call.op().max_rank)
+    return call.Fail("size " + size->ToPython() + " has too many dims");
+  for (int64_t d : out)
+    if (d < 1) return call.Fail("size " + size->ToPython() + " has a dim < 1");
+  return out;
+}
+
+// Right-aligned broadcasting (paper, appendix B): each dim equal or 1.
+Result<Shape> BroadcastShapes(const Call& call, const std::vector<Shape>& shapes) {
   size_t rank = 0;
   for (const auto& s : shapes) rank = std::max(rank, s.size());
   Shape out(rank, 1);
@@ -23,62 +38,184 @@ Result<Shape> BroadcastShapes(const OpInfo& op, const std::vector<Shape>& shapes
     for (size_t k = 0; k < s.size(); ++k) {
       int64_t& o = out[offset + k];
       if (s[k] == o || s[k] == 1) continue;
-      if (o != 1) {
-        return MakeError(op.name + ": shapes " + ShapeText(shapes[0]) + " and " +
-                         ShapeText(s) + " do not broadcast");
-      }
+      if (o != 1) return call.Fail("shapes do not broadcast");
       o = s[k];
     }
   }
   return out;
 }
 
-Result<int64_t> NormalizeDim(const OpInfo& op, int64_t dim, size_t rank) {
-  const auto r = static_cast<int64_t>(rank);
-  if (dim < -r || dim >= r) {
-    return MakeError(op.name + ": dim " + std::to_string(dim) + " out of range for rank " +
-                     std::to_string(rank));
+Result<Shape> InferBroadcast(const Call& call) {
+  std::vector<Shape> shapes;
+  for (const auto& t : call.args().tensors)
+    if (t) shapes.push_back(*t);
+  return BroadcastShapes(call, shapes);
+}
+
+Result<Shape> InferReduce(const Call& call) {
+  Shape out = call.input();
+  const auto dim = static_cast<size_t>(NormalizeDim(call.Int("dim", 0), out.size()));
+  if (call.Bool("keepdim", false)) {
+    out[dim] = 1;
+  } else {
+    out.erase(out.begin() + static_cast<std::ptrdiff_t>(dim));
   }
-  return dim < 0 ? dim + r : dim;
+  return out;
+}
+
+Result<Shape> InferReduceAll(const Call& call) {
+  if (call.Bool("keepdim", false)) return Shape(call.input().size(), 1);
+  return Shape{};
+}
+
+// The shape a secondary tensor of a normalization must have.
+Result<Shape> AuxShapeOf(const Call& call, AuxShape aux) {
+  const Shape& in = call.input();
+  if (aux == AuxShape::kChannels) {
+    if (in.size() < 2) return call.Fail("needs a channel dim (rank >= 2)");
+    return Shape{in[1]};
+  }
+  const AttrValue* ns = call.attr("normalized_shape");
+  if (!ns) return call.Fail("kNormalized tensor without a normalized_shape attribute");
+  return ns->type == AttrType::kInt ? Shape{ns->i} : ns->ints;
+}
+
+std::optional<Error> CheckAuxTensors(const Call& call) {
+  const OpInfo& op = call.op();
+  for (const Param& p : op.params) {
+    if (p.kind == ParamKind::kAttr || p.aux == AuxShape::kFree) continue;
+    const Shape* t = call.tensor(p.name);
+    if (!t) continue;
+    auto want = AuxShapeOf(call, p.aux);
+    if (!want) return want.error();
+    if (*t != want.value())
+      return call.Fail(p.name + " must have shape " + ShapeText(want.value()) + ", got " +
+                       ShapeText(*t));
+  }
+  return std::nullopt;
+}
+
+// layer_norm: normalized_shape names the trailing dims of the input.
+std::optional<Error> CheckNormalizedShape(const Call& call) {
+  const AttrValue* ns = call.attr("normalized_shape");
+  if (!ns) return std::nullopt;
+  const Shape want = ns->type == AttrType::kInt ? Shape{ns->i} : ns->ints;
+  const Shape& in = call.input();
+  if (want.empty() || want.size() > in.size() ||
+      !std::equal(want.begin(), want.end(), in.end() - static_cast<std::ptrdiff_t>(want.size())))
+    return call.Fail("normalized_shape " + ns->ToPython() + " must equal the trailing dims");
+  return std::nullopt;
+}
+
+std::optional<Error> CheckGroups(const Call& call) {
+  if (!call.attr("num_groups")) return std::nullopt;
+  const int64_t groups = call.Int("num_groups", 1);
+  const Shape& in = call.input();
+  if (groups < 1) return call.Fail("num_groups " + std::to_string(groups) + " < 1");
+  if (in.size() < 2 || in[1] % groups != 0)
+    return call.Fail("channels not divisible by num_groups " + std::to_string(groups));
+  return std::nullopt;
+}
+
+// instance_norm: input statistics need more than one spatial element; without them the
+// running statistics must be given.
+std::optional<Error> CheckInputStats(const Call& call) {
+  if (!call.attr("use_input_stats")) return std::nullopt;
+  if (!call.Bool("use_input_stats", true)) {
+    if (!call.tensor("running_mean") || !call.tensor("running_var"))
+      return call.Fail("use_input_stats=False needs running_mean and running_var");
+    return std::nullopt;
+  }
+  const Shape& in = call.input();
+  int64_t spatial = 1;
+  for (size_t k = 2; k < in.size(); ++k) spatial *= in[k];
+  if (in.size() < 3 || spatial < 2) return call.Fail("needs more than 1 spatial element");
+  return std::nullopt;
+}
+
+// Row-wise ops (dim already range-checked) and normalizations: the output is the input.
+Result<Shape> InferSameAsInput(const Call& call) {
+  for (auto check : {CheckAuxTensors, CheckNormalizedShape, CheckGroups, CheckInputStats})
+    if (auto err = check(call)) return *err;
+  return call.input();
+}
+
+// Broadcast of batch dims (all but the last two) for matmul.
+Result<Shape> BatchDims(const Call& call, const Shape& a, const Shape& b) {
+  return BroadcastShapes(call, {Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2)});
+}
+
+Result<Shape> InferMatmul(const Call& call) {
+  const Shape& a = call.input();
+  const Shape* b = call.tensor("other");
+  if (!b || b->size() < 2) return call.Fail("other must have rank >= 2");
+  if (a.back() != (*b)[b->size() - 2]) return call.Fail("contracted dims differ");
+  auto batch = BatchDims(call, a, *b);
+  if (!batch) return call.Fail("batch dims do not broadcast");
+  Shape out = batch.value();
+  out.push_back(a[a.size() - 2]);
+  out.push_back(b->back());
+  return out;
+}
+
+Result<Shape> InferBmm(const Call& call) {
+  const Shape& a = call.input();
+  const Shape* b = call.tensor("mat2");
+  if (!b || b->size() != 3 || a.size() != 3) return call.Fail("both inputs must have rank 3");
+  if (a[0] != (*b)[0]) return call.Fail("batch sizes differ");
+  if (a[2] != (*b)[1]) return call.Fail("contracted dims differ");
+  return Shape{a[0], a[1], (*b)[2]};
+}
+
+Result<Shape> InferLinear(const Call& call) {
+  const Shape& in = call.input();
+  const Shape* w = call.tensor("weight");
+  if (!w || w->size() != 2) return call.Fail("weight must have rank 2 (out, in)");
+  if (in.back() != (*w)[1]) return call.Fail("input's last dim must equal weight.shape[1]");
+  const Shape* bias = call.tensor("bias");
+  if (bias && *bias != Shape{(*w)[0]})
+    return call.Fail("bias must have shape " + ShapeText({(*w)[0]}));
+  Shape out(in.begin(), in.end() - 1);
+  out.push_back((*w)[0]);
+  return out;
+}
+
+Result<Shape> InferTranspose(const Call& call) {
+  Shape out = call.input();
+  const auto d0 = static_cast<size_t>(NormalizeDim(call.Int("dim0", 0), out.size()));
+  const auto d1 = static_cast<size_t>(NormalizeDim(call.Int("dim1", 0), out.size()));
+  std::swap(out[d0], out[d1]);
+  return out;
+}
+
+Result<Shape> InferByRule(const Call& call) {
+  switch (call.op().rule) {
+    case ShapeRule::kCreate: return InferCreate(call);
+    case ShapeRule::kBroadcast: return InferBroadcast(call);
+    case ShapeRule::kReduce: return InferReduce(call);
+    case ShapeRule::kReduceAll: return InferReduceAll(call);
+    case ShapeRule::kSameAsInput: return InferSameAsInput(call);
+    case ShapeRule::kMatmul: return InferMatmul(call);
+    case ShapeRule::kBmm: return InferBmm(call);
+    case ShapeRule::kLinear: return InferLinear(call);
+    case ShapeRule::kTranspose: return InferTranspose(call);
+    case ShapeRule::kConv: return catalog_internal::InferConv(call);
+    case ShapeRule::kConvTranspose: return catalog_internal::InferConvTranspose(call);
+    case ShapeRule::kPool: return catalog_internal::InferPool(call);
+    case ShapeRule::kAdaptivePool: return catalog_internal::InferAdaptivePool(call);
+  }
+  return call.Fail("unknown shape rule");
 }
 
 }  // namespace
 
 Result<Shape> InferShape(const OpInfo& op, const OpArgs& args) {
-  std::vector<Shape> shapes;
-  for (const auto& t : args.tensors)
-    if (t) shapes.push_back(*t);
-  switch (op.rule) {
-    case ShapeRule::kCreate: return args.attrs.at(0).ints;
-    case ShapeRule::kBroadcast: return BroadcastShapes(op, shapes);
-    case ShapeRule::kReduce: {
-      const Shape& in = shapes.at(0);
-      auto dim = NormalizeDim(op, args.attrs.at(0).i, in.size());
-      if (!dim) return dim.error();
-      Shape out = in;
-      if (args.attrs.at(1).b) {
-        out[static_cast<size_t>(dim.value())] = 1;
-      } else {
-        out.erase(out.begin() + dim.value());
-      }
-      return out;
-    }
-    default: break;
-  }
-  return MakeError(op.name + ": shape rule not implemented");
-}
-
-double CountFlops(const OpInfo& op, const OpArgs& args, const Shape& out) {
-  if (op.has(kReduction) || op.has(kScan) || op.has(kNormalization))
-    return op.flops_per_element * static_cast<double>(NumElements(*args.tensors.at(0)));
-  return op.flops_per_element * static_cast<double>(NumElements(out));
-}
-
-double CountBytes(const OpInfo& /*op*/, const OpArgs& args, const Shape& out, int elem_bytes) {
-  double elems = static_cast<double>(NumElements(out));
-  for (const auto& t : args.tensors)
-    if (t) elems += static_cast<double>(NumElements(*t));
-  return elems * elem_bytes;
+  const Call call(op, args);
+  if (auto err = catalog_internal::CheckCall(call)) return *err;
+  auto out = InferByRule(call);
+  if (out && !catalog_internal::SizeIsSane(out.value()))
+    return call.Fail("output " + ShapeText(out.value()) + " is too large");
+  return out;
 }
 
 std::string_view ShapeRuleName(ShapeRule rule) {
@@ -100,25 +237,59 @@ std::string_view ShapeRuleName(ShapeRule rule) {
   return "unknown";
 }
 
+// Every tensor dim is in [1, 2^30] and every input rank within the op's bounds (all
+// rules); the texts below add what each rule requires.
 std::string_view ShapeRuleConstraints(ShapeRule rule) {
   switch (rule) {
+    case ShapeRule::kCreate:
+      return "out = size; every size >= 1";
     case ShapeRule::kBroadcast:
-      return "inputs right-aligned; each dim equal or 1; output dim = max";
+      return "inputs right-aligned to N = max rank (missing leading dims = 1); each aligned dim "
+             "equal or 1; out dim = max";
     case ShapeRule::kReduce:
-      return "dim in [-rank, rank); output drops dim, or keeps it as 1 with keepdim";
-    default: return "";
+      return "dim in [-rank, rank); out = input without dim, or with dim = 1 when keepdim";
+    case ShapeRule::kReduceAll:
+      return "out = () or all ones with keepdim";
+    case ShapeRule::kSameAsInput:
+      return "out = input; dim in [-rank, rank); per-channel tensors = (C,) with "
+             "C = input[1]; normalized_shape = trailing dims of input (weight, bias = "
+             "normalized_shape); C % num_groups == 0; instance_norm: prod(input[2:]) > 1";
+    case ShapeRule::kMatmul:
+      return "rank >= 2 each; a[-1] == b[-2]; batch dims a[:-2], b[:-2] broadcast; "
+             "out = batch + (a[-2], b[-1])";
+    case ShapeRule::kBmm:
+      return "a = (B, M, K), b = (B, K, N); out = (B, M, N)";
+    case ShapeRule::kLinear:
+      return "x = (..., K), weight = (N, K), bias = (N,) or None; out = (..., N)";
+    case ShapeRule::kTranspose:
+      return "dim0, dim1 in [-rank, rank); out = input with dim0 and dim1 swapped";
+    case ShapeRule::kConv:
+      return "x = ([N,] C_in, *L), w = (C_out, C_in / g, *k), bias = (C_out,) or None; "
+             "C_in % g == 0; C_out % g == 0; stride, dilation >= 1; padding >= 0; "
+             "out = floor((L + 2p - d(k - 1) - 1) / s) + 1 >= 1";
+    case ShapeRule::kConvTranspose:
+      return "x = ([N,] C_in, *L), w = (C_in, C_out / g, *k), bias = (C_out,) or None; "
+             "C_in % g == 0; output_padding < stride or < dilation; "
+             "out = (L - 1)s - 2p + d(k - 1) + output_padding + 1 >= 1";
+    case ShapeRule::kPool:
+      return "x = ([N,] C, *L); k >= 1; stride = k when None; 0 <= p <= k / 2; "
+             "out = floor_or_ceil((L + 2p - d(k - 1) - 1) / s) + 1 >= 1 (ceil_mode: the "
+             "last window starts inside the input or left padding)";
+    case ShapeRule::kAdaptivePool:
+      return "x = ([N,] C, *L); output_size >= 1 per spatial dim; out = ([N,] C, *output_size)";
   }
+  return "";
 }
 
 std::vector<std::string> TraitNames(uint32_t traits) {
   static const std::pair<Trait, const char*> kNames[] = {
-      {kElementwise, "elementwise"}, {kUnary, "unary"},
-      {kBinary, "binary"},           {kActivation, "activation"},
-      {kReduction, "reduction"},     {kScan, "scan"},
-      {kContraction, "contraction"}, {kNormalization, "normalization"},
-      {kPooling, "pooling"},         {kConv, "conv"},
+      {kElementwise, "elementwise"},      {kUnary, "unary"},
+      {kBinary, "binary"},                {kActivation, "activation"},
+      {kReduction, "reduction"},          {kScan, "scan"},
+      {kContraction, "contraction"},      {kNormalization, "normalization"},
+      {kPooling, "pooling"},              {kConv, "conv"},
       {kConvTranspose, "conv_transpose"}, {kLayout, "layout"},
-      {kIndexResult, "index_result"}, {kPositiveInput, "positive_input"},
+      {kIndexResult, "index_result"},     {kPositiveInput, "positive_input"},
       {kCreateTrait, "create"},
   };
   std::vector<std::string> names;

@@ -1,0 +1,151 @@
+// The catalog as data: sizes, names, lookups and every entry's example.
+#include "catalog/catalog.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+namespace drtriton {
+namespace {
+
+OpArgs ExampleArgs(const OpInfo& op) {
+  OpArgs args;
+  for (const Shape& s : op.example.inputs) args.tensors.emplace_back(s);
+  args.attrs = op.example.attrs;
+  return args;
+}
+
+TEST(CatalogTest, HasAtLeast61Entries) { EXPECT_GE(Catalog().size(), 61u); }
+
+TEST(CatalogTest, NamesAndSpellingsAreUnique) {
+  std::set<std::string> names, keys;
+  for (const OpInfo& op : Catalog()) {
+    EXPECT_TRUE(names.insert(op.name).second) << op.name;
+    // Every lookup key (name, torch, spelling, alias) names exactly one operator.
+    std::set<std::string> own = {op.name, op.torch, op.spelling};
+    own.insert(op.aliases.begin(), op.aliases.end());
+    for (const auto& key : own) EXPECT_TRUE(keys.insert(key).second) << key;
+  }
+}
+
+TEST(CatalogTest, FindOpFindsEveryKey) {
+  for (size_t k = 0; k < Catalog().size(); ++k) {
+    const OpInfo& op = Catalog()[k];
+    const auto id = static_cast<OpId>(k);
+    EXPECT_EQ(FindOp(op.name), id);
+    EXPECT_EQ(FindOp(op.torch), id) << op.torch;
+    EXPECT_EQ(FindOp(op.spelling), id) << op.spelling;
+    for (const auto& alias : op.aliases) EXPECT_EQ(FindOp(alias), id) << alias;
+  }
+  EXPECT_EQ(FindOp("F.conv2d"), FindOp("conv2d"));
+  EXPECT_EQ(FindOp("torch.conv2d"), FindOp("conv2d"));
+  EXPECT_EQ(FindOp("torch.nn.functional.relu"), FindOp("torch.relu"));
+  EXPECT_EQ(FindOp("F.softmax"), FindOp("softmax"));
+  EXPECT_EQ(FindOp("torch.nope"), kInvalidOp);
+  EXPECT_EQ(FindOp(""), kInvalidOp);
+}
+
+TEST(CatalogTest, CoversThePaperOperators) {
+  const char* kRequired[] = {
+      "torch.matmul", "torch.bmm", "F.linear", "torch.transpose", "torch.add", "torch.sub",
+      "torch.mul", "torch.div", "torch.maximum", "torch.minimum", "torch.pow", "torch.clamp",
+      "torch.relu", "F.leaky_relu", "torch.sigmoid", "torch.tanh", "F.gelu", "torch.selu",
+      "F.elu", "F.hardsigmoid", "F.hardswish", "F.hardtanh", "F.softplus", "F.mish", "F.silu",
+      "torch.exp", "torch.log", "torch.abs", "torch.sqrt", "torch.neg", "torch.sum",
+      "torch.mean", "torch.amax", "torch.amin", "torch.argmax", "torch.argmin",
+      "torch.logsumexp", "torch.softmax", "torch.log_softmax", "torch.cumsum", "torch.cumprod",
+      "F.batch_norm", "F.layer_norm", "F.group_norm", "F.instance_norm", "torch.randn",
+      "torch.rand"};
+  for (const char* spelling : kRequired) EXPECT_NE(FindOp(spelling), kInvalidOp) << spelling;
+  for (const char* stem : {"F.max_pool", "F.avg_pool", "F.adaptive_avg_pool", "F.conv",
+                           "F.conv_transpose"})
+    for (int n = 1; n <= 3; ++n) {
+      const std::string spelling = stem + std::to_string(n) + "d";
+      EXPECT_NE(FindOp(spelling), kInvalidOp) << spelling;
+    }
+}
+
+TEST(CatalogTest, EntriesAreWellFormed) {
+  for (const OpInfo& op : Catalog()) {
+    SCOPED_TRACE(op.name);
+    EXPECT_FALSE(op.doc.empty());
+    EXPECT_EQ(op.torch.rfind("torch.", 0), 0u);
+    EXPECT_LE(op.min_rank, op.max_rank);
+    EXPECT_FALSE(ShapeRuleConstraints(op.rule).empty());
+    EXPECT_EQ(op.example.inputs.size(), static_cast<size_t>(op.max_arity()));
+    ASSERT_EQ(op.example.attrs.size(), static_cast<size_t>(op.num_attrs()));
+    if (op.kind == OpKind::kCompute) {
+      EXPECT_GE(op.arity(), 1);
+    }
+    const bool spatial = op.rule == ShapeRule::kConv || op.rule == ShapeRule::kConvTranspose ||
+                         op.rule == ShapeRule::kPool || op.rule == ShapeRule::kAdaptivePool;
+    EXPECT_EQ(spatial, op.spatial_dims > 0);
+    for (const Param& p : op.params) {
+      if (p.kind != ParamKind::kAttr) continue;
+      // A domain the synthesizer can sample from.
+      if (p.attr.domain == AttrDomain::kChoices) {
+        EXPECT_FALSE(p.attr.choices.empty()) << p.name;
+      }
+      if (p.attr.domain == AttrDomain::kIntRange) {
+        EXPECT_LE(p.attr.min, p.attr.max) << p.name;
+      }
+      // Defaults are values the attribute accepts.
+      if (!p.attr.default_value.is_none()) {
+        EXPECT_TRUE(p.attr.Accepts(p.attr.default_value)) << p.name;
+      }
+    }
+  }
+}
+
+TEST(CatalogTest, EveryExampleInfersAShapeInsideTheSynthDomain) {
+  for (const OpInfo& op : Catalog()) {
+    SCOPED_TRACE(op.name);
+    const OpArgs args = ExampleArgs(op);
+    auto shape = InferShape(op, args);
+    ASSERT_TRUE(shape.ok()) << shape.error().ToString();
+    EXPECT_TRUE(InSynthDomain(op, args));
+    if (op.kind == OpKind::kCompute) {
+      const int rank = static_cast<int>(op.example.inputs[0].size());
+      EXPECT_GE(rank, op.min_rank);
+      EXPECT_LE(rank, op.max_rank);
+    }
+    EXPECT_GE(CountFlops(op, args, shape.value()), 0.0);
+    EXPECT_GT(CountBytes(op, args, shape.value()), 0.0);
+  }
+}
+
+TEST(CatalogTest, TraitsAreConsistent) {
+  const OpInfo& argmax = GetOp(FindOp("argmax"));
+  EXPECT_TRUE(argmax.has(kIndexResult));
+  EXPECT_TRUE(GetOp(FindOp("torch.log")).has(kPositiveInput));
+  EXPECT_TRUE(GetOp(FindOp("torch.sqrt")).params[0].positive);
+  const OpInfo& bn = GetOp(FindOp("F.batch_norm"));
+  EXPECT_TRUE(bn.params[2].positive);
+  EXPECT_EQ(bn.params[2].name, "running_var");
+  EXPECT_TRUE(GetOp(FindOp("F.gelu")).params[1].keyword_only);
+  EXPECT_EQ(TraitNames(kElementwise | kUnary), (std::vector<std::string>{"elementwise", "unary"}));
+  for (const OpInfo& op : Catalog()) {
+    SCOPED_TRACE(op.name);
+    EXPECT_EQ(op.kind == OpKind::kCreate, op.has(kCreateTrait));
+    if (op.has(kElementwise)) {
+      EXPECT_EQ(op.rule, ShapeRule::kBroadcast);
+    }
+    if (op.has(kReduction)) {
+      EXPECT_EQ(op.rule, ShapeRule::kReduce);
+    }
+  }
+}
+
+TEST(CatalogTest, ArityCountsTensorParams) {
+  const OpInfo& conv = GetOp(FindOp("conv2d"));
+  EXPECT_EQ(conv.arity(), 2);
+  EXPECT_EQ(conv.max_arity(), 3);
+  EXPECT_EQ(conv.num_attrs(), 4);
+  EXPECT_EQ(conv.attr_index("groups"), 3);
+  EXPECT_EQ(conv.attr_index("nope"), -1);
+  EXPECT_EQ(conv.spatial_dims, 2);
+}
+
+}  // namespace
+}  // namespace drtriton

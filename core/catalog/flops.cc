@@ -1,0 +1,83 @@
+// FLOPs and bytes of one application; the convention is docs/flops.md.  Contractions and
+// convolutions match torch.utils.flop_counter.FlopCounterMode: 2 per multiply-add, bias
+// not counted.
+#include "catalog/call.h"
+#include "catalog/catalog.h"
+
+namespace drtriton {
+namespace {
+
+using catalog_internal::Call;
+
+double Elements(const Shape* s) { return s ? static_cast<double>(NumElements(*s)) : 0.0; }
+
+// Product of a tensor's dims after the first: (C_in / g) * prod(k) for a conv weight,
+// (C_out / g) * prod(k) for a transposed-conv weight.
+double InnerVolume(const Shape* s) {
+  if (!s || s->empty()) return 0;
+  return static_cast<double>(NumElements(Shape(s->begin() + 1, s->end())));
+}
+
+// Multiply-adds of the contraction and convolution rules.
+double MultiplyAdds(const Call& call, const Shape& out) {
+  const Shape& in = call.input();
+  switch (call.op().rule) {
+    case ShapeRule::kMatmul:
+    case ShapeRule::kBmm:
+    case ShapeRule::kLinear:
+      return static_cast<double>(NumElements(out)) * static_cast<double>(in.back());
+    case ShapeRule::kConv:  // each output element: (C_in / g) * prod(k) taps
+      return static_cast<double>(NumElements(out)) * InnerVolume(call.tensor("weight"));
+    case ShapeRule::kConvTranspose:  // each input element scatters to (C_out / g) * prod(k)
+      return static_cast<double>(NumElements(in)) * InnerVolume(call.tensor("weight"));
+    default: return 0;
+  }
+}
+
+// Kernel taps per output element of a pooling window (adaptive: the mean window).
+double PoolTaps(const Call& call, const Shape& out) {
+  const int n = call.op().spatial_dims;
+  if (call.op().rule == ShapeRule::kAdaptivePool) {
+    double windows = 1;
+    for (size_t d = out.size() - static_cast<size_t>(n); d < out.size(); ++d)
+      windows *= static_cast<double>(out[d]);
+    return catalog_internal::AdaptiveWindowVolume(call.input(), out, n) / windows;
+  }
+  double taps = 1;
+  for (int64_t k : call.PerDim("kernel_size", 1)) taps *= static_cast<double>(k);
+  return taps;
+}
+
+}  // namespace
+
+double CountFlops(const OpInfo& op, const OpArgs& args, const Shape& out) {
+  if (op.kind == OpKind::kCreate || args.tensors.empty() || !args.tensors[0]) return 0;
+  const Call call(op, args);
+  const double out_elems = static_cast<double>(NumElements(out));
+  if (op.has(kContraction) || op.has(kConv) || op.has(kConvTranspose))
+    return op.flops_per_element * MultiplyAdds(call, out);
+  if (op.has(kPooling)) return op.flops_per_element * PoolTaps(call, out) * out_elems;
+  if (op.has(kReduction) || op.has(kScan) || op.has(kNormalization))
+    return op.flops_per_element * Elements(&call.input());
+  return op.flops_per_element * out_elems;
+}
+
+double CountBytes(const OpInfo& op, const OpArgs& args, const Shape& out, int elem_bytes) {
+  double in_elems = 0;
+  for (const auto& t : args.tensors) in_elems += Elements(t ? &*t : nullptr);
+  const int out_bytes = op.has(kIndexResult) ? 8 : elem_bytes;  // int64 indices
+  return in_elems * elem_bytes + static_cast<double>(NumElements(out)) * out_bytes;
+}
+
+bool InSynthDomain(const OpInfo& op, const OpArgs& args) {
+  const auto rank = static_cast<int>(
+      args.tensors.empty() || !args.tensors[0] ? 0 : args.tensors[0]->size());
+  const std::vector<int> params = op.attr_param_indices();
+  if (params.size() != args.attrs.size()) return false;
+  for (size_t k = 0; k < params.size(); ++k)
+    if (!op.params[static_cast<size_t>(params[k])].attr.InDomain(args.attrs[k], rank))
+      return false;
+  return InferShape(op, args).ok();
+}
+
+}  // namespace drtriton

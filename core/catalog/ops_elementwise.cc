@@ -1,0 +1,119 @@
+// Elementwise operators: binary arithmetic, unary math and activations.  All use the
+// broadcast rule; FLOPs per output element follow docs/flops.md (one per elementary
+// operation of the reference formula).
+#include <string>
+#include <utility>
+
+#include "catalog/entry_builder.h"
+
+namespace drtriton::catalog_internal {
+namespace {
+
+constexpr int kMaxElementwiseRank = 5;
+
+Entry Unary(std::string name, std::string torch, std::string spelling, uint32_t traits,
+            double flops, std::string doc) {
+  Entry e(std::move(name), std::move(torch), std::move(spelling));
+  e.Params({Tensor("input")})
+      .Rule(ShapeRule::kBroadcast)
+      .Rank(1, kMaxElementwiseRank)
+      .Traits(kElementwise | kUnary | traits)
+      .Flops(flops)
+      .Doc(std::move(doc))
+      .Example({{2, 3, 4}});
+  return e;
+}
+
+// An activation that exists only in torch.nn.functional.
+Entry Functional(const std::string& name, double flops, std::string doc) {
+  return Unary(name, "torch.nn.functional." + name, "F." + name, kActivation, flops,
+               std::move(doc));
+}
+
+Entry Binary(std::string name, std::string torch, double flops, std::string doc) {
+  Entry e(std::move(name), torch, torch);
+  e.Params({Tensor("input"), Tensor("other")})
+      .Rule(ShapeRule::kBroadcast)
+      .Rank(1, kMaxElementwiseRank)
+      .Traits(kElementwise | kBinary)
+      .Flops(flops)
+      .Doc(std::move(doc))
+      .Example({{2, 3, 4}, {3, 1}});
+  return e;
+}
+
+}  // namespace
+
+void AddElementwiseOps(std::vector<OpInfo>& out) {
+  // Binary arithmetic.
+  out.push_back(Binary("add", "torch.add", 1, "input + other, broadcast"));
+  out.push_back(Binary("sub", "torch.sub", 1, "input - other, broadcast")
+                    .Alias({"torch.subtract"}));
+  out.push_back(Binary("mul", "torch.mul", 1, "input * other, broadcast")
+                    .Alias({"torch.multiply"}));
+  out.push_back(Binary("div", "torch.div", 1, "input / other (true division), broadcast")
+                    .Alias({"torch.divide", "torch.true_divide"}));
+  out.push_back(Binary("maximum", "torch.maximum", 1, "elementwise max, broadcast"));
+  out.push_back(Binary("minimum", "torch.minimum", 1, "elementwise min, broadcast"));
+  // pow's exponent is a Python float here; integral exponents keep negative inputs legal.
+  out.push_back(Unary("pow", "torch.pow", "torch.pow", 0, 1, "input ** exponent")
+                    .Params({Tensor("input"), Attr("exponent", FloatChoices({2.0, 3.0}, {}))})
+                    .Example({{2, 3, 4}}, {F(2.0)}));
+  // min is never sampled as None so that at least one bound is set (PyTorch's rule).
+  AttrSpec clamp_min = NullableFloatChoices({-1.0, 0.0});
+  clamp_min.choices.erase(clamp_min.choices.begin());
+  out.push_back(Unary("clamp", "torch.clamp", "torch.clamp", 0, 2, "min(max(x, min), max)")
+                    .Alias({"torch.clip"})
+                    .Params({Tensor("input"), Attr("min", clamp_min),
+                             Attr("max", NullableFloatChoices({1.0, 6.0}))})
+                    .Example({{2, 3, 4}}, {F(-1.0), F(1.0)}));
+
+  // Unary math.  log and sqrt are sampled on positive inputs (torch.rand) only.
+  out.push_back(Unary("exp", "torch.exp", "torch.exp", 0, 1, "e ** x"));
+  out.push_back(Unary("log", "torch.log", "torch.log", kPositiveInput, 1, "natural log, x > 0")
+                    .Params({PositiveTensor("input")}));
+  out.push_back(Unary("abs", "torch.abs", "torch.abs", 0, 1, "|x|").Alias({"torch.absolute"}));
+  out.push_back(Unary("sqrt", "torch.sqrt", "torch.sqrt", kPositiveInput, 1, "square root, x > 0")
+                    .Params({PositiveTensor("input")}));
+  out.push_back(Unary("neg", "torch.neg", "torch.neg", 0, 1, "-x").Alias({"torch.negative"}));
+
+  // Activations available as torch.* (and F.*).
+  out.push_back(Unary("relu", "torch.relu", "torch.relu", kActivation, 1, "max(x, 0)")
+                    .Alias({"torch.nn.functional.relu", "F.relu"}));
+  out.push_back(Unary("sigmoid", "torch.sigmoid", "torch.sigmoid", kActivation, 3,
+                      "1 / (1 + exp(-x))")
+                    .Alias({"torch.nn.functional.sigmoid", "F.sigmoid", "torch.special.expit"}));
+  out.push_back(Unary("tanh", "torch.tanh", "torch.tanh", kActivation, 1, "tanh(x)")
+                    .Alias({"torch.nn.functional.tanh", "F.tanh"}));
+  out.push_back(Unary("selu", "torch.selu", "torch.selu", kActivation, 5,
+                      "scale * (max(0, x) + min(0, alpha * (exp(x) - 1)))")
+                    .Alias({"torch.nn.functional.selu", "F.selu"}));
+
+  // Activations of torch.nn.functional only.
+  out.push_back(Functional("leaky_relu", 2, "x if x > 0 else negative_slope * x")
+                    .Params({Tensor("input"),
+                             Attr("negative_slope", FloatChoices({0.01, 0.1, 0.2}, 0.01))})
+                    .Example({{2, 3, 4}}, {F(0.1)}));
+  // approximate is keyword-only in PyTorch: F.gelu(x, approximate='tanh').
+  out.push_back(Functional("gelu", 5, "x * Phi(x); approximate='tanh' uses the tanh formula")
+                    .Params({Tensor("input"),
+                             KeywordAttr("approximate", StringChoices({"none", "tanh"}, "none"))})
+                    .Example({{2, 3, 4}}, {S("tanh")}));
+  out.push_back(Functional("elu", 4, "x if x > 0 else alpha * (exp(x) - 1)")
+                    .Params({Tensor("input"), Attr("alpha", FloatChoices({1.0, 0.5}, 1.0))})
+                    .Example({{2, 3, 4}}, {F(1.0)}));
+  out.push_back(Functional("hardsigmoid", 4, "relu6(x + 3) / 6"));
+  out.push_back(Functional("hardswish", 5, "x * relu6(x + 3) / 6"));
+  out.push_back(Functional("hardtanh", 2, "clamp(x, min_val, max_val)")
+                    .Params({Tensor("input"), Attr("min_val", FloatChoices({-1.0, -2.0}, -1.0)),
+                             Attr("max_val", FloatChoices({1.0, 2.0}, 1.0))})
+                    .Example({{2, 3, 4}}, {F(-1.0), F(1.0)}));
+  out.push_back(Functional("softplus", 6, "log(1 + exp(beta * x)) / beta, linear above threshold")
+                    .Params({Tensor("input"), Attr("beta", FloatChoices({1.0, 2.0}, 1.0)),
+                             Attr("threshold", FloatChoices({20.0}, 20.0))})
+                    .Example({{2, 3, 4}}, {F(1.0), F(20.0)}));
+  out.push_back(Functional("mish", 5, "x * tanh(softplus(x))"));
+  out.push_back(Functional("silu", 4, "x * sigmoid(x)"));
+}
+
+}  // namespace drtriton::catalog_internal
