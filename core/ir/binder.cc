@@ -80,6 +80,16 @@ Result<std::vector<const ArgExpr*>> AssignSlots(const OpInfo& op, const std::str
   return slots;
 }
 
+// torch.float16, nn.Module, ...: the format passes only value names and literals.
+Error UndefinedName(const ArgExpr& arg, int line) {
+  if (arg.name.find('.') != std::string::npos) {
+    return MakeError("unsupported argument '" + arg.name +
+                         "': arguments are value names or literals",
+                     line);
+  }
+  return MakeError("use of undefined name '" + arg.name + "'", line);
+}
+
 Result<ValueId> BindTensor(const Param& param, const ArgExpr* arg, const std::string& callee,
                            const Program& program, int line) {
   if (!arg) return ValueId{};
@@ -90,7 +100,7 @@ Result<ValueId> BindTensor(const Param& param, const ArgExpr* arg, const std::st
                      line);
   }
   const ValueId id = program.FindValue(arg->name);
-  if (!id.valid()) return MakeError("use of undefined name '" + arg->name + "'", line);
+  if (!id.valid()) return UndefinedName(*arg, line);
   return id;
 }
 
@@ -98,9 +108,7 @@ Result<AttrValue> BindAttr(const Param& param, const ArgExpr* arg, const std::st
                            const Program& program, int line) {
   if (!arg) return param.attr.default_value;
   if (arg->is_name) {
-    if (!program.FindValue(arg->name).valid()) {
-      return MakeError("use of undefined name '" + arg->name + "'", line);
-    }
+    if (!program.FindValue(arg->name).valid()) return UndefinedName(*arg, line);
     return MakeError("argument '" + param.name + "' of " + callee +
                          " must be a literal, got the tensor '" + arg->name + "'",
                      line);

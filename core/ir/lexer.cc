@@ -37,7 +37,9 @@ class Lexer {
       const Bracket& open = brackets_.back();
       return MakeError(std::string("syntax error: '") + open.c + "' is never closed", open.line);
     }
-    out_.last_line = line_;
+    // The last line that exists: a final '\n' ends a line rather than starting one.
+    const bool ends_with_newline = !text_.empty() && text_.back() == '\n';
+    out_.last_line = ends_with_newline && line_ > 1 ? line_ - 1 : line_;
     return std::move(out_);
   }
 

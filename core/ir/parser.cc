@@ -215,11 +215,6 @@ Result<ArgExpr> ParseValue(Cursor& c) {
                              "(...): write one operator per line, naming each result",
                          c.line());
       }
-      if (name.value().find('.') != std::string::npos) {
-        return MakeError("unsupported argument '" + name.value() +
-                             "': arguments are value names or literals",
-                         c.line());
-      }
       arg.is_name = true;
       arg.name = name.value();
       arg.text = arg.name;

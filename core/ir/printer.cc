@@ -85,7 +85,8 @@ std::string Program::Print() const {
   for (const Node& n : nodes_) {
     text += "    " + value(n.result).name + " = " + PrintCall(*this, n) + "\n";
   }
-  text += "    return " + JoinNames(*this, outputs_) + "\n";
+  // No outputs prints a bare return, which Parse rejects: such a program computes nothing.
+  text += outputs_.empty() ? "    return\n" : "    return " + JoinNames(*this, outputs_) + "\n";
   text += "\ndef get_inputs():\n    return [";
   for (size_t k = 0; k < inputs_.size(); ++k) {
     text += (k ? ", " : "") + PrintCreate(value(inputs_[k]));
