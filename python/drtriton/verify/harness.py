@@ -1,0 +1,414 @@
+"""The harness: the parent side of one verification. It never imports the candidate.
+
+Order of work (cheap rejections first):
+1. static checks (static.py) on the candidate text;
+2. spawn the sandboxed worker (it imports torch while the harness works on step 3);
+3. load the task, draw `trials` fresh input sets, compute the references here (on pristine
+   copies, so a candidate that mutates its inputs cannot change them), and record which copy
+   operators the task itself uses (those are poisoned too);
+4. load the candidate in the worker; one poisoned call per input set, outputs compared here;
+5. on a GPU: time the candidate in the worker (count-only watch, sampled outputs checked) and
+   eager and torch.compile of the task here, with the same timing code.
+The verdict is built here from what the harness measured itself; the worker's replies only
+carry what it was asked for, and a worker that dies, hangs or answers nonsense is a verdict.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from drtriton.verify import compare as cmp
+from drtriton.verify import sandbox, static
+from drtriton.verify.task import FUNCTIONAL, Task, load_task, task_kind, to_device
+from drtriton.verify.verdict import Verdict
+from drtriton.verify.worker import CANDIDATE_FILE
+
+PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@dataclass
+class Options:
+    """How one verification runs. Defaults follow DESIGN.md."""
+
+    device: str = "cpu"  # "cpu" (Triton interpreter, correctness only) or "cuda[:N]"
+    trials: int = 5  # fresh input sets for correctness (DESIGN.md: five)
+    timeout: float | None = (
+        None  # wall-clock seconds for the whole candidate; None: 120 cpu, 300 cuda
+    )
+    atol: float | None = None  # None: 1e-4 for fp32, 1e-2 for fp16/bf16
+    rtol: float | None = None
+    seed: int = 0  # base seed of the input sets and of module initialisation
+    sandbox: str = "auto"  # auto | bwrap | unshare | none
+    warmup: int = 3  # GPU timing
+    runs: int = 30
+    check_timed: int = 3  # timed calls whose outputs are compared too
+    baselines: bool = True  # time eager and torch.compile of the task (GPU)
+    memory_gb: float = 8.0  # RLIMIT_DATA of a CPU worker
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def on_cuda(self) -> bool:
+        return self.device.startswith("cuda")
+
+    def wall_limit(self) -> float:
+        if self.timeout is not None:
+            return self.timeout
+        return 300.0 if self.on_cuda else 120.0
+
+
+class _Rejected(Exception):
+    def __init__(self, verdict_kwargs: dict[str, Any]) -> None:
+        super().__init__(verdict_kwargs.get("reason", ""))
+        self.kwargs = verdict_kwargs
+
+
+class WorkerProcess:
+    """A sandboxed `drtriton.verify.worker` and the pipe protocol to it."""
+
+    def __init__(self, workdir: str, opts: Options, level: str, deadline: float) -> None:
+        self.workdir = workdir
+        self.deadline = deadline
+        req_r, self._req_w = os.pipe()
+        self._rep_r, rep_w = os.pipe()
+        inside_dir = workdir
+        cmd = [sys.executable, "-m", "drtriton.verify.worker"]
+        argv, inside_dir = sandbox.wrap(level, workdir, cmd)
+        env = self._env(opts, inside_dir, req_r, rep_w)
+        self.log_path = os.path.join(workdir, "worker.log")
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
+                pass_fds=(req_r, rep_w), start_new_session=True, cwd=workdir,
+            )  # fmt: skip
+        os.close(req_r)
+        os.close(rep_w)
+        self._buffer = b""
+
+    def _env(self, opts: Options, inside: str, req_r: int, rep_w: int) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("DRT_VERIFY")}
+        env["PYTHONPATH"] = os.pathsep.join([PACKAGE_ROOT, env.get("PYTHONPATH", "")]).rstrip(
+            os.pathsep
+        )
+        env["DRT_VERIFY_FDS"] = f"{req_r},{rep_w}"
+        env["DRT_VERIFY_DIR"] = inside
+        # Caches go to the private directory: a shared Triton cache would let one candidate plant
+        # a binary for another's kernel hash.
+        env["TRITON_CACHE_DIR"] = os.path.join(inside, ".triton")
+        env["XDG_CACHE_HOME"] = os.path.join(inside, ".cache")
+        env["HOME"] = inside
+        env["TMPDIR"] = "/tmp"
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        if opts.on_cuda:
+            env.pop("TRITON_INTERPRET", None)
+            index = opts.device.partition(":")[2]
+            if index:
+                env["CUDA_VISIBLE_DEVICES"] = _visible_device(index)
+        else:
+            env["TRITON_INTERPRET"] = "1"
+            env["CUDA_VISIBLE_DEVICES"] = ""
+        limits = {
+            "cpu": int(opts.wall_limit() * max(os.cpu_count() or 1, 1)) + 30,
+            "nofile": 4096,
+            "fsize": 8 << 30,
+            "core": 0,
+        }
+        if not opts.on_cuda:
+            limits["data"] = int(opts.memory_gb * (1 << 30))
+        env["DRT_VERIFY_LIMITS"] = json.dumps(limits)
+        env.update(opts.extra_env)
+        return env
+
+    def request(self, msg: dict[str, Any]) -> dict[str, Any]:
+        if msg is not None:
+            data = (json.dumps(msg) + "\n").encode()
+            try:
+                os.write(self._req_w, data)
+            except (BrokenPipeError, OSError):
+                raise _Rejected(self._died("before the request")) from None
+        return self._read_reply()
+
+    def _read_reply(self) -> dict[str, Any]:
+        while b"\n" not in self._buffer:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                self.kill()
+                raise _Rejected({"status": "timeout", "reason": "wall-clock limit reached"})
+            ready, _, _ = select.select([self._rep_r], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(self._rep_r, 1 << 16)
+            if not chunk:
+                raise _Rejected(self._died("while working"))
+            self._buffer += chunk
+            if len(self._buffer) > 1 << 20:
+                self.kill()
+                raise _Rejected({"status": "crashed", "reason": "the worker's reply is too long"})
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        try:
+            reply = json.loads(line)
+            assert isinstance(reply, dict)
+        except (ValueError, AssertionError):
+            self.kill()
+            raise _Rejected(
+                {"status": "crashed", "reason": "the worker's reply is malformed"}
+            ) from None
+        if not reply.get("ok"):
+            status = reply.get("status")
+            if status not in (
+                "compile_error",
+                "runtime_error",
+                "wrong_answer",
+                "not_genuine",
+                "forbidden",
+            ):
+                status = "crashed"
+            raise _Rejected({"status": status, "reason": str(reply.get("reason", ""))[:4000],
+                             "line": reply.get("line") if isinstance(reply.get("line"), int) else None})  # fmt: skip
+        return reply
+
+    def _died(self, when: str) -> dict[str, Any]:
+        try:
+            code = self.proc.wait(timeout=max(0.1, min(5.0, self.deadline - time.monotonic())))
+        except subprocess.TimeoutExpired:
+            code = None
+        self.kill()
+        if code is not None and code < 0:
+            how = f"killed by {signal.Signals(-code).name}"
+        else:
+            how = f"exited with code {code}"
+        return {"status": "crashed", "reason": f"the worker {how} {when}{self.log_tail()}"}
+
+    def log_tail(self, limit: int = 1500) -> str:
+        with contextlib.suppress(OSError), open(self.log_path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - limit))
+            text = f.read().decode(errors="replace").strip()
+            return f"; log tail: {text}" if text else ""
+        return ""
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=10)
+        for fd in (self._req_w, self._rep_r):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._req_w = self._rep_r = -1
+
+    def close(self) -> None:
+        if self.proc.poll() is None and self._req_w >= 0:
+            with contextlib.suppress(OSError):
+                os.write(self._req_w, b'{"op": "exit"}\n')
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=2)
+        self.kill()
+
+
+def _visible_device(index: str) -> str:
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible:
+        ids = [v for v in visible.split(",") if v.strip()]
+        return ids[int(index)] if int(index) < len(ids) else index
+    return index
+
+
+def verify(
+    task_source: str, candidate_source: str, options: Options | None = None, **kwargs: Any
+) -> Verdict:
+    """Judges `candidate_source` against `task_source`. Keyword arguments override Options fields.
+
+    Raises drtriton.errors.UserError when the task itself is unusable; anything the candidate
+    does is a verdict.
+    """
+    opts = options or Options()
+    for key, value in kwargs.items():
+        assert hasattr(opts, key), f"unknown option {key!r}"
+        setattr(opts, key, value)
+    start = time.monotonic()
+    kind = task_kind(task_source)
+    entry = "triton_fused_operator" if kind == FUNCTIONAL else "ModelNew"
+    issues = static.check_source(candidate_source, entry)
+    if issues:
+        first = issues[0]
+        return Verdict(first.status, reason=first.reason(), line=first.line)
+    if kind == FUNCTIONAL:
+        want = static.entry_signature(task_source, "fused_operator")
+        got = static.entry_signature(candidate_source, "triton_fused_operator")
+        if got is not None and want is not None and len(got) != len(want):
+            return Verdict("compile_error", reason=f"triton_fused_operator takes {len(got)} "
+                           f"parameters, fused_operator takes {len(want)}")  # fmt: skip
+    level = sandbox.choose(opts.sandbox)
+    with tempfile.TemporaryDirectory(prefix="drtriton-verify-") as workdir:
+        os.chmod(workdir, 0o755)
+        with open(os.path.join(workdir, CANDIDATE_FILE), "w") as f:
+            f.write(candidate_source)
+        worker = WorkerProcess(workdir, opts, level, start + opts.wall_limit())
+        try:
+            verdict = _judge(worker, task_source, opts)
+        except _Rejected as rejected:
+            verdict = Verdict(**rejected.kwargs)
+        finally:
+            worker.close()
+    verdict.sandbox = level
+    verdict.extra["wall_s"] = round(time.monotonic() - start, 3)
+    return verdict
+
+
+def _judge(worker: WorkerProcess, task_source: str, opts: Options) -> Verdict:
+    device = torch.device(opts.device)
+    if opts.on_cuda:
+        torch.cuda.set_device(device)
+    task = load_task(task_source)
+    sets = [task.make_inputs(i, opts.seed) for i in range(opts.trials)]
+    reference = _guard_task(lambda: task.build_reference(device, opts.seed))
+    refs, task_copies = _references(reference, sets, device)
+    worker.request(None)  # the worker's "ready" line
+    load = {"op": "load", "candidate": CANDIDATE_FILE, "kind": task.kind, "device": _worker_device(opts),
+            "poisoned_copies": sorted(task_copies)}  # fmt: skip
+    if task.kind != FUNCTIONAL:
+        model = reference
+        init = {"seed": opts.seed, "init_inputs": task.init_inputs(),
+                "params": [p.detach().cpu() for p in model.parameters()],
+                "buffers": [b.detach().cpu() for b in model.buffers()]}  # fmt: skip
+        torch.save(init, os.path.join(worker.workdir, "init.pt"))
+        load["init"] = "init.pt"
+    worker.request(load)
+    for i, inputs in enumerate(sets):
+        torch.save(inputs, os.path.join(worker.workdir, f"in{i}.pt"))
+        worker.request({"op": "run", "inputs": f"in{i}.pt", "output": f"out{i}.pt"})
+        out = _load_output(worker, f"out{i}.pt")
+        problem = cmp.compare(out, refs[i], opts.atol, opts.rtol)
+        if problem:
+            return Verdict(
+                "wrong_answer", reason=f"input set {i} ({_dist(i)}): {problem}", trials=i
+            )
+    verdict = Verdict("correct", reason=f"{opts.trials} input sets match", trials=opts.trials)
+    if opts.on_cuda:
+        _time(worker, task, reference, sets, refs, opts, verdict)
+    return verdict
+
+
+def _dist(i: int) -> str:
+    from drtriton.verify.task import DISTRIBUTIONS
+
+    return DISTRIBUTIONS[i % len(DISTRIBUTIONS)]
+
+
+def _worker_device(opts: Options) -> str:
+    # The worker sees only its GPU (CUDA_VISIBLE_DEVICES), so it is always device 0 there.
+    return "cuda" if opts.on_cuda else "cpu"
+
+
+def _guard_task(fn: Callable[[], Any]) -> Any:
+    from drtriton.errors import UserError
+
+    try:
+        return fn()
+    except UserError:
+        raise
+    except Exception as exc:
+        raise UserError(f"the task's reference failed: {type(exc).__name__}: {exc}") from exc
+
+
+def _references(
+    reference: Callable[..., Any], sets: list[list[Any]], device: torch.device
+) -> tuple[list[list[Any]], set[str]]:
+    """Reference outputs (on the CPU) of every input set, and the copy operators the task uses."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from drtriton.verify.poison import COPY, op_name
+
+    seen: set[str] = set()
+
+    class Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.add(op_name(func))
+            return func(*args, **(kwargs or {}))
+
+    refs = []
+    for i, inputs in enumerate(sets):
+        args = to_device(inputs, device)  # a private copy: the pristine set goes to the worker
+        with torch.no_grad(), Record() if i == 0 else contextlib.nullcontext():
+            out = _guard_task(lambda a=args: reference(*a))
+        refs.append(
+            [x.detach().cpu() if isinstance(x, torch.Tensor) else x for x in cmp.flatten(out)]
+        )
+    return refs, seen & COPY
+
+
+def _load_output(worker: WorkerProcess, name: str) -> list[Any]:
+    path = os.path.join(worker.workdir, name)
+    try:
+        value = torch.load(path, weights_only=True, map_location="cpu")
+    except Exception as exc:
+        raise _Rejected({"status": "crashed", "reason": f"unreadable output file: {exc}"}) from exc
+    if not isinstance(value, list):
+        raise _Rejected({"status": "crashed", "reason": "malformed output file"})
+    with contextlib.suppress(OSError):
+        os.remove(path)
+    return value
+
+
+def _time(
+    worker: WorkerProcess,
+    task: Task,
+    reference: Any,
+    sets: list[list[Any]],
+    refs: list[list[Any]],
+    opts: Options,
+    verdict: Verdict,
+) -> None:
+    from drtriton.verify import timing
+
+    names = [f"in{i}.pt" for i in range(len(sets))]
+    reply = worker.request({"op": "time", "inputs": names, "warmup": opts.warmup, "runs": opts.runs,
+                            "check": opts.check_timed, "output": "timed.pt"})  # fmt: skip
+    kept = _load_output(worker, "timed.pt")
+    checked = reply.get("check", [])
+    if len(kept) != len(checked):
+        raise _Rejected({"status": "crashed", "reason": "timed outputs are missing"})
+    for trial, out in zip(checked, kept):
+        problem = cmp.compare(out, refs[int(trial) % len(sets)], opts.atol, opts.rtol)
+        if problem:
+            verdict.status, verdict.reason = "wrong_answer", f"timed call {trial}: {problem}"
+            return
+    times = [float(t) for t in reply["times"]]
+    stats = timing.summarize(times)
+    verdict.time_ms = stats["median"]
+    verdict.extra["time_mean_ms"] = stats["mean"]
+    if not opts.baselines:
+        return
+    device = torch.device(opts.device)
+    dev_sets = [to_device(s, device) for s in sets]
+    with torch.no_grad():
+        eager, _ = timing.time_cuda(reference, dev_sets, warmup=opts.warmup, runs=opts.runs)
+    verdict.eager_ms = timing.summarize(eager)["median"]
+    verdict.extra["eager_mean_ms"] = timing.summarize(eager)["mean"]
+    try:
+        compiled = torch.compile(reference)
+        with torch.no_grad():
+            ctimes, _ = timing.time_cuda(compiled, dev_sets, warmup=opts.warmup, runs=opts.runs)
+        verdict.compile_ms = timing.summarize(ctimes)["median"]
+        verdict.extra["compile_mean_ms"] = timing.summarize(ctimes)["mean"]
+    except Exception as exc:  # the baseline failing to compile is not the candidate's fault
+        verdict.extra["compile_error"] = f"{type(exc).__name__}: {exc}"[:500]
+    if verdict.time_ms and verdict.time_ms > 0 and math.isfinite(verdict.time_ms):
+        verdict.speedup = verdict.eager_ms / verdict.time_ms
+        if verdict.compile_ms:
+            verdict.extra["speedup_vs_compile"] = verdict.compile_ms / verdict.time_ms

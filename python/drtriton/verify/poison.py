@@ -1,0 +1,123 @@
+"""Genuine kernel use: the poisoned-torch dispatch mode and the Triton launch counter.
+
+Both run inside the candidate's worker, installed before the candidate is imported.
+
+Poisoning (the paper's no-op monkey patch, done at the dispatcher). The paper replaces the task's
+torch operators with no-ops and checks that the result survives. Patching Python names misses
+aliases (`torch.ops.aten.relu`, `Tensor.__matmul__`, `torch._C._nn.linear`, an nn.Module that
+calls F.conv2d inside), so here a TorchDispatchMode sees every ATen operator the candidate's call
+runs, whatever spelling reached it. Operators fall in three classes:
+- ALLOCATE_AND_VIEW: allocation, views, metadata. Always allowed and never poisoned: DESIGN.md
+  lets torch "allocate and reshape". Triton's interpreter also needs them (it copies tensors to
+  and from the host with empty/set_/copy_).
+- COPY: copies and casts (clone, copy_, _to_copy). Allowed, unless the task itself uses them (a
+  transpose-then-contiguous task must not be answered by `.contiguous()`): those are poisoned.
+- everything else is compute: during a poisoned call its result is overwritten with random
+  values (booleans flipped), and every call is recorded.
+Verdict rule (strict, and stronger than the paper's): a call that runs any torch compute operator
+is `not_genuine`, whether or not the output survived. The paper's survival test alone can be
+gamed: a candidate that probes whether torch is poisoned (`torch.add(1, 1) != 2`) would take the
+kernel path while watched and a faster torch path while timed. Under this rule the probe itself
+is a compute operator, so it is caught; the timed calls run under the same mode (count only).
+
+Launch counting: `JITFunction.run` and the interpreter's `InterpretedFunction.run` are wrapped
+(class attributes, patched before the candidate loads), so every `kernel[grid](...)`, autotuned or
+not, is counted. A call that launches no kernel is `not_genuine` (a decoy kernel: defined, never
+launched, result from elsewhere).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+ALLOCATE_AND_VIEW = frozenset(
+    """
+    empty empty_like empty_strided new_empty new_empty_strided zeros zeros_like new_zeros zero_
+    ones ones_like new_ones full full_like new_full fill_ scalar_tensor lift_fresh arange
+    view _unsafe_view _reshape_alias reshape permute transpose t expand unsqueeze squeeze select
+    slice as_strided alias detach split split_with_sizes unsafe_split unbind narrow diagonal
+    view_as_real view_as_complex unfold chunk movedim
+    sym_size sym_stride sym_numel sym_storage_offset is_same_size set_ resize_ resize_as_
+    _has_compatible_shallow_copy_type
+    """.split()
+)
+COPY = frozenset(
+    "clone copy_ _to_copy _copy_from _copy_from_and_resize lift_fresh_copy contiguous".split()
+)
+
+
+def op_name(func: Any) -> str:
+    return func.overloadpacket.__name__
+
+
+class TorchWatch(TorchDispatchMode):
+    """Records torch compute run under it; with `poison`, scribbles over their results."""
+
+    def __init__(self, poisoned_copies: frozenset[str] = frozenset()) -> None:
+        super().__init__()
+        self.poison = True
+        self.poisoned_copies = poisoned_copies
+        self.hits: Counter[str] = Counter()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        name = op_name(func)
+        if name in ALLOCATE_AND_VIEW or (name in COPY and name not in self.poisoned_copies):
+            return out
+        self.hits[str(func)] += 1
+        if self.poison:
+            out = _scribble(out)
+        return out
+
+
+def _scribble(out: Any) -> Any:
+    if isinstance(out, bool):
+        return not out
+    if isinstance(out, (int, float)):
+        return out + 12345
+    leaves, _ = tree_flatten(out)
+    for leaf in leaves:
+        if isinstance(leaf, torch.Tensor) and leaf.numel():
+            if leaf.is_floating_point() or leaf.is_complex():
+                leaf.normal_(3.0, 7.0)
+            elif leaf.dtype == torch.bool:
+                leaf.logical_not_()
+            else:
+                leaf.random_(0, 100)
+    return out
+
+
+class LaunchCounter:
+    """Counts Triton kernel launches (compiled and interpreted)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def install(self) -> None:
+        from triton.runtime.jit import JITFunction
+
+        targets = [JITFunction]
+        try:
+            from triton.runtime.interpreter import InterpretedFunction
+
+            targets.append(InterpretedFunction)
+        except ImportError:  # pragma: no cover - every triton 3.x has it
+            pass
+        for cls in targets:
+            self._wrap(cls)
+
+    def _wrap(self, cls: type) -> None:
+        original = cls.run
+        counter = self
+
+        def run(self, *args, grid, warmup, **kwargs):
+            if not warmup:
+                counter.count += 1
+            return original(self, *args, grid=grid, warmup=warmup, **kwargs)
+
+        cls.run = run

@@ -1,0 +1,114 @@
+"""Tasks: load the trusted task source, draw fresh inputs and compute the reference.
+
+This runs in the harness (parent) process only. Tasks are trusted-ish (they come from our own
+synthesizer or from KernelBench); candidates are not, and never run here.
+
+Inputs: input set i re-seeds torch with `seed + 7919 * i`, calls the task's `get_inputs()` (so
+integer inputs such as indices keep their meaning and tensors keep their layout, strides
+included), then re-draws floating-point tensors from one of several distributions in turn:
+the task's own draw (twice, two seeds), uniform [0, 1), the task's draw scaled by 10 and by 0.01.
+Scaling keeps the sign domain, so a task that needs positive inputs (log, sqrt) still gets them;
+the magnitudes catch kernels that are right only near 1 (a missing max-subtraction in softmax,
+an absolute error that hides in small values).
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import types
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from drtriton.errors import UserError
+
+FUNCTIONAL = "functional"
+MODULE = "module"
+ENTRY_POINTS = {FUNCTIONAL: "triton_fused_operator", MODULE: "ModelNew"}
+DISTRIBUTIONS = ("task", "task", "uniform", "scaled_10", "scaled_0.01")
+
+
+def task_kind(source: str) -> str:
+    """ "functional" or "module", from the top-level names the task defines (no execution)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise UserError(f"the task does not parse: line {exc.lineno}: {exc.msg}") from exc
+    names = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    if {"fused_operator", "get_inputs"} <= names:
+        return FUNCTIONAL
+    if {"Model", "get_inputs", "get_init_inputs"} <= names:
+        return MODULE
+    raise UserError(
+        "the task defines neither fused_operator + get_inputs (functional) nor "
+        "Model + get_inputs + get_init_inputs (module)"
+    )
+
+
+@dataclasses.dataclass
+class Task:
+    kind: str
+    source: str
+    module: types.ModuleType
+
+    @property
+    def entry_point(self) -> str:
+        return ENTRY_POINTS[self.kind]
+
+    def init_inputs(self) -> list[Any]:
+        if self.kind != MODULE:
+            return []
+        return list(self.module.get_init_inputs())
+
+    def make_inputs(self, index: int, seed: int) -> list[Any]:
+        """Input set `index` on the CPU (moved to the device by the caller)."""
+        torch.manual_seed(seed + 7919 * index)
+        inputs = list(self.module.get_inputs())
+        dist = DISTRIBUTIONS[index % len(DISTRIBUTIONS)]
+        with torch.no_grad():
+            for x in inputs:
+                if isinstance(x, torch.Tensor) and x.is_floating_point():
+                    _redraw(x, dist)
+        return [x.detach() if isinstance(x, torch.Tensor) else x for x in inputs]
+
+    def build_reference(self, device: torch.device, init_seed: int) -> Callable[..., Any]:
+        """The reference callable on `device` (for a module task: Model seeded with init_seed)."""
+        if self.kind == FUNCTIONAL:
+            return self.module.fused_operator
+        torch.manual_seed(init_seed)
+        model = self.module.Model(*self.init_inputs())
+        return model.to(device)
+
+
+def _redraw(x: torch.Tensor, dist: str) -> None:
+    if dist == "uniform":
+        x.uniform_(0.0, 1.0)
+    elif dist.startswith("scaled_"):
+        x.mul_(float(dist.removeprefix("scaled_")))
+
+
+def load_task(source: str, filename: str = "<task>") -> Task:
+    kind = task_kind(source)
+    module = types.ModuleType("drtriton_task")
+    module.__file__ = filename
+    try:
+        code = compile(source, filename, "exec")
+        exec(code, module.__dict__)  # trusted task code, harness side only
+    except Exception as exc:
+        raise UserError(f"the task failed to load: {type(exc).__name__}: {exc}") from exc
+    return Task(kind=kind, source=source, module=module)
+
+
+def to_device(values: list[Any], device: torch.device) -> list[Any]:
+    """Copies onto `device`, keeping strides (so strided inputs stay strided)."""
+    out = []
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            copy = torch.empty_strided(v.size(), v.stride(), dtype=v.dtype, device=device)
+            copy.copy_(v)
+            out.append(copy)
+        else:
+            out.append(v)
+    return out

@@ -1,0 +1,265 @@
+"""The candidate's worker: `python -m drtriton.verify.worker`, started by the harness in a sandbox.
+
+It is the only process that imports the candidate, and it never sees a reference output. Protocol:
+one JSON object per line, requests on the file descriptor named by DRT_VERIFY_FDS ("in,out"),
+replies on the other; the candidate's stdout and stderr go to a log file, so nothing it prints
+can pose as a reply. Tensors travel as `torch.save` files in the private work directory and are
+read back by the harness with `weights_only=True` (no pickled code crosses the boundary).
+
+Requests:
+- {"op": "load", "candidate", "kind", "device", "init", "poisoned_copies"}: install the launch
+  counter and the torch watch, import the candidate, build ModelNew for module tasks.
+- {"op": "run", "inputs", "output"}: one poisoned call on fresh inputs.
+- {"op": "time", "inputs": [...], "warmup", "runs", "check", "output"}: GPU timing.
+Each reply is {"ok": true, ...} or {"ok": false, "status", "reason", "line"}.
+
+Anything the harness has not asked for (a crash, a hang, os._exit) is judged by the harness from
+the outside: it only ever reads the replies it requested.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import resource
+import sys
+import traceback
+import types
+from typing import Any
+
+CANDIDATE_FILE = "candidate.py"
+
+
+def _set_limits(limits: dict[str, int]) -> None:
+    table = {
+        "cpu": resource.RLIMIT_CPU,
+        "nofile": resource.RLIMIT_NOFILE,
+        "fsize": resource.RLIMIT_FSIZE,
+        "core": resource.RLIMIT_CORE,
+        "data": resource.RLIMIT_DATA,
+    }
+    for key, value in limits.items():
+        soft, hard = resource.getrlimit(table[key])
+        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(table[key], (value, value))
+
+
+class Worker:
+    def __init__(self, workdir: str) -> None:
+        import torch
+
+        from drtriton.verify import poison, timing
+
+        self.torch = torch
+        self.timing = timing
+        self.workdir = workdir
+        self.launches = poison.LaunchCounter()
+        self.launches.install()
+        self.watch: poison.TorchWatch | None = None
+        self.entry: Any = None
+        self.device = "cpu"
+        self.candidate_path = os.path.join(workdir, CANDIDATE_FILE)
+
+    # -- requests -----------------------------------------------------------------------------
+    def load(self, msg: dict[str, Any]) -> dict[str, Any]:
+        from drtriton.verify import poison
+
+        torch = self.torch
+        self.device = msg["device"]
+        self.watch = poison.TorchWatch(frozenset(msg.get("poisoned_copies", [])))
+        module = types.ModuleType("candidate")
+        module.__file__ = self.candidate_path
+        with open(self.candidate_path) as f:
+            source = f.read()
+        try:
+            code = compile(source, self.candidate_path, "exec")
+            exec(code, module.__dict__)
+        except BaseException as exc:  # the candidate's import: any failure is its verdict
+            return self._error("compile_error", "the candidate failed to import", exc)
+        if not self.timing.timers_intact():
+            return {
+                "ok": False,
+                "status": "forbidden",
+                "reason": "the candidate patched the timers",
+            }
+        if msg["kind"] == "functional":
+            self.entry = getattr(module, "triton_fused_operator", None)
+            if not callable(self.entry):
+                return {"ok": False, "status": "compile_error",
+                        "reason": "triton_fused_operator is not a function"}  # fmt: skip
+            return {"ok": True}
+        init = torch.load(os.path.join(self.workdir, msg["init"]), weights_only=True)
+        try:
+            torch.manual_seed(init["seed"])
+            model = module.ModelNew(*init["init_inputs"]).to(self.device)
+        except BaseException as exc:
+            return self._error("runtime_error", "ModelNew(*get_init_inputs()) failed", exc)
+        problem = _adopt_state(model, init["params"], init["buffers"])
+        if problem:
+            return {"ok": False, "status": "wrong_answer", "reason": problem}
+        self.entry = model
+        return {"ok": True}
+
+    def run(self, msg: dict[str, Any]) -> dict[str, Any]:
+        torch = self.torch
+        inputs = torch.load(os.path.join(self.workdir, msg["inputs"]), weights_only=True,
+                            map_location=self.device)  # fmt: skip
+        self.watch.hits.clear()
+        self.watch.poison = True
+        self.launches.count = 0
+        try:
+            with torch.no_grad(), self.watch:
+                out = self.entry(*inputs)
+        except BaseException as exc:
+            return self._error("runtime_error", "the candidate raised", exc)
+        return self._finish(out, msg["output"])
+
+    def time(self, msg: dict[str, Any]) -> dict[str, Any]:
+        torch = self.torch
+        sets = [torch.load(os.path.join(self.workdir, name), weights_only=True,
+                           map_location=self.device) for name in msg["inputs"]]  # fmt: skip
+        watch = self.watch
+        watch.hits.clear()
+        watch.poison = False  # count only: the timed calls are the real ones
+        self.launches.count = 0
+        entry = self.entry
+
+        def call(*args: Any) -> Any:
+            with watch:
+                return entry(*args)
+
+        rng = random.SystemRandom()  # the candidate cannot predict which calls are checked
+        check = sorted(rng.sample(range(msg["runs"]), min(msg["check"], msg["runs"])))
+        try:
+            with torch.no_grad():
+                times, kept = self.timing.time_cuda(
+                    call, sets, warmup=msg["warmup"], runs=msg["runs"], check=check
+                )
+        except BaseException as exc:
+            return self._error("runtime_error", "the candidate raised while timed", exc)
+        calls = msg["warmup"] + msg["runs"]
+        if watch.hits:
+            return self._torch_used("timed calls")
+        if self.launches.count < calls:
+            return {"ok": False, "status": "not_genuine",
+                    "reason": f"{calls - self.launches.count} of {calls} timed calls launched no "
+                              "Triton kernel"}  # fmt: skip
+        if not self.timing.timers_intact():
+            return {
+                "ok": False,
+                "status": "forbidden",
+                "reason": "the candidate patched the timers",
+            }
+        outputs = []
+        for t in check:
+            flat, problem = _flatten_output(kept[t])
+            if problem:
+                return {"ok": False, "status": "wrong_answer", "reason": problem}
+            outputs.append(flat)
+        torch.save(outputs, os.path.join(self.workdir, msg["output"]))
+        return {"ok": True, "times": times, "check": check, "sets": len(sets)}
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _finish(self, out: Any, output_name: str) -> dict[str, Any]:
+        if self.watch.hits:
+            return self._torch_used("a poisoned call")
+        if self.launches.count == 0:
+            return {"ok": False, "status": "not_genuine",
+                    "reason": "the call launched no Triton kernel"}  # fmt: skip
+        flat, problem = _flatten_output(out)
+        if problem:
+            return {"ok": False, "status": "wrong_answer", "reason": problem}
+        self.torch.save(flat, os.path.join(self.workdir, output_name))
+        return {"ok": True, "launches": self.launches.count}
+
+    def _torch_used(self, where: str) -> dict[str, Any]:
+        ops = ", ".join(f"{name} x{n}" for name, n in self.watch.hits.most_common(5))
+        return {
+            "ok": False,
+            "status": "not_genuine",
+            "reason": f"torch computed during {where} ({ops}); torch may allocate and reshape, "
+            "not compute",
+        }
+
+    def _error(self, status: str, what: str, exc: BaseException) -> dict[str, Any]:
+        line = None
+        for frame in traceback.extract_tb(exc.__traceback__):
+            if frame.filename == self.candidate_path:
+                line = frame.lineno
+        if isinstance(exc, SyntaxError) and exc.filename == self.candidate_path:
+            line = exc.lineno
+        text = f"{type(exc).__name__}: {exc}".strip()
+        if len(text) > 2000:
+            text = text[:2000] + " ..."
+        if "CUDA error" in text or "cudaError" in text:
+            status, what = "runtime_error", "CUDA error"
+        if isinstance(exc, SystemExit):
+            what = "the candidate called exit"
+        where = f" (line {line})" if line else ""
+        return {"ok": False, "status": status, "reason": f"{what}{where}: {text}", "line": line,
+                "fatal": "CUDA" in what}  # fmt: skip
+
+
+def _adopt_state(model: Any, params: list[Any], buffers: list[Any]) -> str | None:
+    """Copies Model's parameters and buffers into ModelNew in order, after checking shapes."""
+    import torch
+
+    mine = list(model.parameters())
+    if [tuple(p.shape) for p in mine] != [tuple(p.shape) for p in params]:
+        return (
+            "ModelNew's parameters do not match Model's in order and shape: "
+            f"{[tuple(p.shape) for p in mine]} vs {[tuple(p.shape) for p in params]}"
+        )
+    my_buffers = list(model.buffers())
+    with torch.no_grad():
+        for p, value in zip(mine, params):
+            p.copy_(value)
+        if [tuple(b.shape) for b in my_buffers] == [tuple(b.shape) for b in buffers]:
+            for b, value in zip(my_buffers, buffers):
+                b.copy_(value)
+    return None
+
+
+def _flatten_output(out: Any) -> tuple[list[Any], str | None]:
+    """The result as plain CPU tensors and scalars; a tensor subclass or odd object is refused."""
+    import torch
+
+    from drtriton.verify.compare import flatten
+
+    flat = []
+    for leaf in flatten(out):
+        if isinstance(leaf, torch.Tensor):
+            if type(leaf) is not torch.Tensor:
+                return [], f"returned a {type(leaf).__name__}, not a plain torch.Tensor"
+            flat.append(leaf.detach().to("cpu", copy=True))
+        elif leaf is None or type(leaf) in (int, float, bool):
+            flat.append(leaf)
+        else:
+            return [], f"returned a {type(leaf).__name__}, expected tensors"
+    return flat, None
+
+
+def main() -> None:
+    fd_in, fd_out = (int(x) for x in os.environ["DRT_VERIFY_FDS"].split(","))
+    workdir = os.environ["DRT_VERIFY_DIR"]
+    _set_limits(json.loads(os.environ.get("DRT_VERIFY_LIMITS", "{}")))
+    requests = os.fdopen(fd_in, "r")
+    replies = os.fdopen(fd_out, "w")
+    worker = Worker(workdir)
+    replies.write(json.dumps({"ok": True, "ready": True}) + "\n")
+    replies.flush()
+    handlers = {"load": worker.load, "run": worker.run, "time": worker.time}
+    for line in requests:
+        msg = json.loads(line)
+        if msg["op"] == "exit":
+            break
+        reply = handlers[msg["op"]](msg)
+        sys.stdout.flush()
+        replies.write(json.dumps(reply) + "\n")
+        replies.flush()
+    os._exit(0)  # skip interpreter teardown: the candidate may have left state behind
+
+
+if __name__ == "__main__":
+    main()
