@@ -58,6 +58,9 @@ class Options:
     check_timed: int = 3  # timed calls whose outputs are compared too
     baselines: bool = True  # time eager and torch.compile of the task (GPU)
     memory_gb: float = 8.0  # RLIMIT_DATA of a CPU worker
+    # Off only in tests of the dynamic defences (what a candidate that slipped past the static
+    # rules could still do); never off for a reward or a reported number.
+    static_checks: bool = True
     extra_env: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -243,7 +246,7 @@ def verify(
     start = time.monotonic()
     kind = task_kind(task_source)
     entry = "triton_fused_operator" if kind == FUNCTIONAL else "ModelNew"
-    issues = static.check_source(candidate_source, entry)
+    issues = static.check_source(candidate_source, entry) if opts.static_checks else []
     if issues:
         first = issues[0]
         return Verdict(first.status, reason=first.reason(), line=first.line)

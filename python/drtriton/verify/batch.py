@@ -1,0 +1,135 @@
+"""Batch verification for RL and evaluation: `drtriton verify-batch PAIRS.jsonl --out RESULTS.jsonl`.
+
+Input records (DESIGN.md pair records): `id`, the task as `source` (program record) or `task`
+(text, or a path to a file), and the candidate as `completion` or `candidate`. Output: one line per
+pair, `{"id": ..., **verdict}`; a pair whose task is unusable gets `{"id", "error"}` instead.
+
+Resumable: ids already in the output are skipped; each result is appended with a single
+`os.write` on an O_APPEND descriptor, so a killed run leaves whole lines only (a torn last line,
+possible only if the machine dies mid-write, is ignored on resume and redone).
+Parallel: N harness processes (spawned, not forked: CUDA does not survive fork). On a GPU machine
+harness i uses GPU i mod (visible GPUs), so N = number of GPUs gives one candidate per GPU at a
+time and timings that do not contend; on the CPU each harness runs one sandboxed worker at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from drtriton.errors import UserError
+from drtriton.verify.harness import Options
+
+_OPTS: Options | None = None
+
+
+def _init(opts: Options, counter: Any, gpus: int) -> None:
+    global _OPTS
+    with counter.get_lock():
+        index = counter.value
+        counter.value += 1
+    if opts.on_cuda:
+        opts.device = f"cuda:{index % max(gpus, 1)}"
+    _OPTS = opts
+
+
+def _one(record: dict[str, Any]) -> str:
+    from drtriton.verify.harness import verify
+
+    assert _OPTS is not None
+    rid = record["id"]
+    try:
+        task, candidate = _task_text(record), _candidate_text(record)
+        verdict = verify(task, candidate, _OPTS)
+        result = {"id": rid, **verdict.to_dict()}
+    except UserError as exc:
+        result = {"id": rid, "error": str(exc)}
+    return json.dumps(result) + "\n"
+
+
+def _task_text(record: dict[str, Any]) -> str:
+    text = record.get("source") or record.get("task")
+    if not isinstance(text, str):
+        raise UserError("the pair has no task (`source` or `task`)")
+    if "\n" not in text and os.path.isfile(text):
+        with open(text) as f:
+            return f.read()
+    return text
+
+
+def _candidate_text(record: dict[str, Any]) -> str:
+    text = record.get("completion", record.get("candidate"))
+    if not isinstance(text, str):
+        raise UserError("the pair has no candidate (`completion` or `candidate`)")
+    return text
+
+
+def read_pairs(path: str) -> Iterator[dict[str, Any]]:
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise UserError(f"{path}:{n}: not JSON: {exc.msg}") from exc
+            if not isinstance(record, dict) or "id" not in record:
+                raise UserError(f"{path}:{n}: a pair needs an `id`")
+            yield record
+
+
+def done_ids(path: str) -> set[str]:
+    ids: set[str] = set()
+    if not os.path.exists(path):
+        return ids
+    with open(path) as f:
+        for line in f:
+            try:
+                ids.add(str(json.loads(line)["id"]))
+            except (json.JSONDecodeError, KeyError, TypeError):
+                continue  # a torn last line: redo that pair
+    return ids
+
+
+def run_batch(pairs: str, out: str, opts: Options, *, workers: int | None = None,
+              progress: bool = True) -> tuple[int, int]:  # fmt: skip
+    """Verifies every pair not yet in `out`; returns (verified now, results in `out`)."""
+    finished = done_ids(out)
+    todo, seen = [], set(finished)
+    for record in read_pairs(pairs):
+        key = str(record["id"])
+        if key in seen:
+            continue
+        seen.add(key)
+        todo.append(record)
+    gpus = 0
+    if opts.on_cuda:
+        import torch
+
+        gpus = torch.cuda.device_count()
+    if workers is None:
+        workers = gpus if opts.on_cuda else max(1, (os.cpu_count() or 2) // 2)
+    fd = os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    count = 0
+    try:
+        bar = _bar(len(todo), progress)
+        ctx = mp.get_context("spawn")
+        counter = ctx.Value("i", 0)
+        with ctx.Pool(max(1, workers), initializer=_init, initargs=(opts, counter, gpus)) as pool:
+            for line in pool.imap_unordered(_one, todo):
+                os.write(fd, line.encode())
+                count += 1
+                bar.update(1)
+        bar.close()
+    finally:
+        os.close(fd)
+    return count, len(finished) + count
+
+
+def _bar(total: int, enabled: bool) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, disable=not enabled, unit="cand", desc="verify")

@@ -1,0 +1,105 @@
+"""`drtriton verify` and `drtriton verify-batch`.
+
+Exit codes (DESIGN.md): 0 accepted, 1 rejected, 2 usage error (drtriton.errors.UserError, printed
+by the top-level CLI without a traceback). verify-batch exits 0 once every pair has a result line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from drtriton.errors import UserError
+
+
+def _read(path: str, what: str) -> str:
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError as exc:
+        raise UserError(f"cannot read {what} {path!r}: {exc.strerror}") from exc
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--device", default="cpu", help="cpu (Triton interpreter, correctness only) or cuda")
+    p.add_argument("--trials", type=int, default=5, help="fresh input sets (default 5)")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="wall-clock seconds per candidate (default 120 on cpu, 300 on cuda)")  # fmt: skip
+    p.add_argument("--atol", type=float, default=None, help="default 1e-4 (fp32), 1e-2 (fp16/bf16)")
+    p.add_argument("--rtol", type=float, default=None, help="default 1e-4 (fp32), 1e-2 (fp16/bf16)")
+    p.add_argument("--seed", type=int, default=0, help="base seed of inputs and initialisation")
+    p.add_argument("--sandbox", default="auto", choices=["auto", "bwrap", "unshare", "none"])
+    p.add_argument("--runs", type=int, default=30, help="timed calls on the GPU")
+    p.add_argument("--warmup", type=int, default=3, help="untimed calls before timing")
+    p.add_argument("--no-baselines", action="store_true", help="skip eager/torch.compile timing")
+
+
+def options_from(args: argparse.Namespace):  # noqa: ANN201
+    from drtriton.verify.harness import Options
+
+    if args.trials < 1:
+        raise UserError("--trials must be at least 1")
+    if args.device != "cpu" and not args.device.startswith("cuda"):
+        raise UserError(f"--device must be cpu or cuda[:N], not {args.device!r}")
+    if args.device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            raise UserError("--device cuda: no CUDA device is visible")
+    if args.sandbox not in ("auto", "none"):
+        from drtriton.verify import sandbox
+
+        if not sandbox.works(args.sandbox):
+            raise UserError(f"--sandbox {args.sandbox} does not work on this machine")
+    return Options(
+        device=args.device, trials=args.trials, timeout=args.timeout, atol=args.atol,
+        rtol=args.rtol, seed=args.seed, sandbox=args.sandbox, runs=args.runs,
+        warmup=args.warmup, baselines=not args.no_baselines,
+    )  # fmt: skip
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    from drtriton.verify.harness import verify
+
+    task = _read(args.task, "task")
+    candidate = _read(args.candidate, "candidate")
+    verdict = verify(task, candidate, options_from(args))
+    if args.json:
+        print(verdict.to_json())
+    else:
+        line = f"{verdict.status}: {verdict.reason}"
+        if verdict.time_ms is not None:
+            line += f"\ntime {verdict.time_ms:.4f} ms, eager {verdict.eager_ms} ms, "
+            line += f"compile {verdict.compile_ms} ms, speedup {verdict.speedup}"
+        print(line)
+    return verdict.exit_code
+
+
+def run_batch(args: argparse.Namespace) -> int:
+    from drtriton.verify.batch import run_batch as batch
+
+    if not os.path.exists(args.pairs):
+        raise UserError(f"cannot read pairs {args.pairs!r}: no such file")
+    opts = options_from(args)
+    done, total = batch(args.pairs, args.out, opts, workers=args.workers, progress=not args.quiet)
+    print(f"verify-batch: {done} verified now, {total} results in {args.out}", file=sys.stderr)
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("verify", help="judge one Triton candidate against its task")
+    p.add_argument("task", help="task file (functional fused_operator or KernelBench Model)")
+    p.add_argument("candidate", help="candidate file (triton_fused_operator or ModelNew)")
+    p.add_argument("--json", action="store_true", help="print the verdict as one JSON object")
+    _add_common(p)
+    p.set_defaults(func=run_verify)
+
+    b = subparsers.add_parser("verify-batch", help="judge many (task, candidate) pairs; resumable")
+    b.add_argument("pairs", help="JSONL: id, task or source (text or path), candidate or completion")
+    b.add_argument("--out", required=True, help="results JSONL (appended; ids already there are skipped)")
+    b.add_argument("--workers", type=int, default=None,
+                   help="parallel verifications (default: GPUs visible, or CPU cores)")  # fmt: skip
+    b.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_common(b)
+    b.set_defaults(func=run_batch)
