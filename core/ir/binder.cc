@@ -33,6 +33,26 @@ int ParamIndex(const OpInfo& op, const std::string& name) {
   return -1;
 }
 
+// With keyword-only parameters the count alone misleads ("expects 1 to 2, got 2"), so
+// name the parameters that must be passed as name=value.
+Error TooManyPositional(const OpInfo& op, const std::string& callee, size_t max_positional,
+                        const std::vector<ArgExpr>& args, int line) {
+  std::string keyword_only;
+  for (const Param& p : op.params) {
+    if (p.keyword_only) keyword_only += (keyword_only.empty() ? "" : ", ") + p.name;
+  }
+  if (keyword_only.empty()) {
+    return MakeError(ArgCountText(op, callee) + ", got " + std::to_string(args.size()), line);
+  }
+  size_t positional = 0;
+  for (const ArgExpr& a : args) positional += a.keyword.empty();
+  return MakeError(callee + " takes " + std::to_string(max_positional) +
+                       " positional argument" + (max_positional == 1 ? "" : "s") + ", got " +
+                       std::to_string(positional) + " (" + keyword_only +
+                       " must be passed by keyword, as name=value)",
+                   line);
+}
+
 // Python's rule: positional arguments fill the non-keyword-only parameters in order,
 // keywords fill by name, and no parameter gets two values.
 Result<std::vector<const ArgExpr*>> AssignSlots(const OpInfo& op, const std::string& callee,
@@ -52,8 +72,7 @@ Result<std::vector<const ArgExpr*>> AssignSlots(const OpInfo& op, const std::str
                          line);
       }
       if (next_positional >= positional_params.size()) {
-        return MakeError(ArgCountText(op, callee) + ", got " + std::to_string(args.size()),
-                         line);
+        return TooManyPositional(op, callee, positional_params.size(), args, line);
       }
       slots[positional_params[next_positional++]] = &arg;
       continue;

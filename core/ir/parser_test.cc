@@ -156,6 +156,76 @@ TEST(ParserTest, ReadsLiteralsOfEveryKind) {
   GTEST_SKIP() << "no one-tensor operator with a float attribute in the catalog yet";
 }
 
+// The DESIGN.md example, byte for byte.
+TEST(ParserTest, DesignDocumentExampleRoundTrips) {
+  if (FindOp("F.conv2d") == kInvalidOp) GTEST_SKIP() << "conv2d not in the catalog yet";
+  const std::string text =
+      "import torch\n"
+      "import torch.nn.functional as F\n"
+      "\n"
+      "def fused_operator(x0, x1, x2):\n"
+      "    t0 = F.conv2d(x0, x1, None, 1, 1)\n"
+      "    t1 = torch.relu(t0)\n"
+      "    t2 = torch.add(t1, x2)\n"
+      "    return t2\n"
+      "\n"
+      "def get_inputs():\n"
+      "    return [torch.randn(16, 3, 32, 32), torch.randn(8, 3, 3, 3), torch.randn(1, 8, 1, 1)]\n";
+  const Program p = ParseOk(text);
+  EXPECT_EQ(p.Print(), text);
+  EXPECT_EQ(p.value(p.outputs().at(0)).shape, (Shape{16, 8, 32, 32}));
+  EXPECT_EQ(p.op_names(), (std::vector<std::string>{"conv2d", "relu", "add"}));
+}
+
+// A conv line over x0: (2, 4, 8, 8), x1: (6, 4, 3, 3), printed back.
+std::string PrintedConv(const std::string& call) {
+  const std::string text =
+      "import torch\nimport torch.nn.functional as F\n\ndef fused_operator(x0, x1):\n"
+      "    t0 = " + call + "\n    return t0\n\ndef get_inputs():\n"
+      "    return [torch.randn(2, 4, 8, 8), torch.randn(6, 4, 3, 3)]\n";
+  const std::string printed = ParseOk(text).Print();
+  const size_t begin = printed.find("t0 = ");
+  if (begin == std::string::npos) return "<no t0 line>";
+  return printed.substr(begin + 5, printed.find('\n', begin) - begin - 5);
+}
+
+TEST(ParserTest, OptionalTensorsListsAndDefaultsInConvolutions) {
+  if (FindOp("F.conv2d") == kInvalidOp) GTEST_SKIP() << "conv2d not in the catalog yet";
+  EXPECT_EQ(PrintedConv("F.conv2d(x0, x1)"), "F.conv2d(x0, x1)");
+  EXPECT_EQ(PrintedConv("F.conv2d(x0, x1, None)"), "F.conv2d(x0, x1)");
+  EXPECT_EQ(PrintedConv("F.conv2d(x0, x1, None, 1, 0, 1, 1)"), "F.conv2d(x0, x1)");
+  EXPECT_EQ(PrintedConv("F.conv2d(x0, x1, padding=1)"), "F.conv2d(x0, x1, None, 1, 1)");
+  EXPECT_EQ(PrintedConv("torch.nn.functional.conv2d(x0, weight=x1, stride=(2, 1), bias=None)"),
+            "F.conv2d(x0, x1, None, [2, 1])");
+  EXPECT_EQ(PrintedConv("F.conv2d(x0, x1, groups=1, padding=[1, 1])"),
+            "F.conv2d(x0, x1, None, 1, [1, 1])");
+  EXPECT_EQ(PrintedConv("F.conv2d(x0, x1, dilation=2)"), "F.conv2d(x0, x1, None, 1, 0, 2)");
+}
+
+TEST(ParserTest, KeywordOnlyParametersPrintAsKeywords) {
+  const OpId gelu = FindOp("F.gelu");
+  if (gelu == kInvalidOp || GetOp(gelu).attr_index("approximate") < 0) {
+    GTEST_SKIP() << "gelu(approximate=...) not in the catalog yet";
+  }
+  EXPECT_EQ(PrintedLine("F.gelu(x0, approximate=\"tanh\")"), "F.gelu(x0, approximate='tanh')");
+  EXPECT_EQ(PrintedLine("F.gelu(x0, approximate='none')"), "F.gelu(x0)");
+  auto error = Parse(Task("    t0 = F.gelu(x0, 'tanh')\n"));
+  ASSERT_FALSE(error.ok());
+  EXPECT_EQ(error.error().line, 5);
+  EXPECT_NE(error.error().message.find("approximate must be passed by keyword"),
+            std::string::npos)
+      << error.error().message;
+}
+
+TEST(ParserTest, NnFunctionalSpelling) {
+  const std::string text = "import torch\nimport torch.nn as nn\n\ndef fused_operator(x0):\n"
+                           "    t0 = nn.functional.softmax(x0, -1)\n    return t0\n\n"
+                           "def get_inputs():\n    return [torch.randn(2, 3)]\n";
+  if (FindOp("torch.nn.functional.softmax") == kInvalidOp) GTEST_SKIP() << "no softmax yet";
+  const Program p = ParseOk(text);
+  EXPECT_EQ(p.op_names(), std::vector<std::string>{"softmax"});
+}
+
 struct ErrorCase {
   const char* name;
   std::string text;
