@@ -103,8 +103,9 @@ class Worker:
 
     def run(self, msg: dict[str, Any]) -> dict[str, Any]:
         torch = self.torch
-        inputs = torch.load(os.path.join(self.workdir, msg["inputs"]), weights_only=True,
-                            map_location=self.device)  # fmt: skip
+        fresh = torch.load(os.path.join(self.workdir, msg["inputs"]), weights_only=True,
+                           map_location=self.device)  # fmt: skip
+        inputs = self._into_buffers(fresh)
         self.watch.hits.clear()
         self.watch.poison = True
         self.launches.count = 0
@@ -161,6 +162,33 @@ class Worker:
         return {"ok": True, "times": times, "check": check, "sets": len(sets)}
 
     # -- helpers -------------------------------------------------------------------------------
+    def _into_buffers(self, fresh: list[Any]) -> list[Any]:
+        """The same tensors (addresses, strides) on every call, refilled with new values.
+
+        A candidate that caches on shapes or data pointers then returns a stale result on the
+        second input set instead of getting lucky with the allocator.
+        """
+        torch = self.torch
+        same = getattr(self, "_buffers", None) is not None and len(self._buffers) == len(fresh)
+        if same:
+            for buf, new in zip(self._buffers, fresh, strict=True):
+                if isinstance(buf, torch.Tensor) != isinstance(new, torch.Tensor) or (
+                    isinstance(buf, torch.Tensor)
+                    and (buf.shape, buf.stride(), buf.dtype) != (new.shape, new.stride(), new.dtype)
+                ):
+                    same = False
+        if not same:
+            self._buffers = fresh
+            return fresh
+        out = []
+        for buf, new in zip(self._buffers, fresh, strict=True):
+            if isinstance(buf, torch.Tensor):
+                buf.copy_(new)
+                out.append(buf)
+            else:
+                out.append(new)
+        return out
+
     def _finish(self, out: Any, output_name: str) -> dict[str, Any]:
         if self.watch.hits:
             return self._torch_used("a poisoned call")

@@ -1,0 +1,18 @@
+# trick: defines a real kernel but never launches it (static check)
+# task: add_relu
+# expect: not_genuine
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def add_relu_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, tl.maximum(x + y, 0.0), mask=mask)
+
+
+def triton_fused_operator(x0, x1):
+    return torch.relu(x0 + x1)

@@ -1,0 +1,26 @@
+"""Shared helpers for the verifier's tests: tasks, honest and adversarial candidates on disk."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1] / "python"))
+os.environ.pop("TRITON_INTERPRET", None)  # the worker sets it; the harness does not need it
+
+
+def task_source(name: str) -> str:
+    return (HERE / "tasks" / f"{name}.py").read_text()
+
+
+def headers(path: pathlib.Path) -> dict[str, str]:
+    """`# key: value` lines at the top of an adversarial candidate."""
+    out = {}
+    for line in path.read_text().splitlines():
+        if not line.startswith("# ") or ":" not in line:
+            break
+        key, _, value = line[2:].partition(":")
+        out[key.strip()] = value.strip()
+    return out
