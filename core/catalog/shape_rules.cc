@@ -117,10 +117,12 @@ std::optional<Error> CheckGroups(const Call& call) {
   return std::nullopt;
 }
 
-// instance_norm: input statistics need more than one spatial element; without them the
-// running statistics must be given.
+// instance_norm: running statistics come in pairs; input statistics need more than one
+// spatial element; without them the running statistics must be given.
 std::optional<Error> CheckInputStats(const Call& call) {
   if (!call.attr("use_input_stats")) return std::nullopt;
+  if ((call.tensor("running_mean") == nullptr) != (call.tensor("running_var") == nullptr))
+    return call.Fail("running_mean and running_var must both be None or neither");
   if (!call.Bool("use_input_stats", true)) {
     if (!call.tensor("running_mean") || !call.tensor("running_var"))
       return call.Fail("use_input_stats=False needs running_mean and running_var");
@@ -253,7 +255,8 @@ std::string_view ShapeRuleConstraints(ShapeRule rule) {
     case ShapeRule::kSameAsInput:
       return "out = input; dim in [-rank, rank); per-channel tensors = (C,) with "
              "C = input[1]; normalized_shape = trailing dims of input (weight, bias = "
-             "normalized_shape); C % num_groups == 0; instance_norm: prod(input[2:]) > 1";
+             "normalized_shape); C % num_groups == 0; instance_norm: prod(input[2:]) > 1, "
+             "running_mean and running_var both None or both given";
     case ShapeRule::kMatmul:
       return "rank >= 2 each; a[-1] == b[-2]; batch dims a[:-2], b[:-2] broadcast; "
              "out = batch + (a[-2], b[-1])";
@@ -274,7 +277,7 @@ std::string_view ShapeRuleConstraints(ShapeRule rule) {
     case ShapeRule::kPool:
       return "x = ([N,] C, *L); k >= 1; stride = k when None; 0 <= p <= k / 2; "
              "out = floor_or_ceil((L + 2p - d(k - 1) - 1) / s) + 1 >= 1 (ceil_mode: the "
-             "last window starts inside the input or left padding)";
+             "last window starts inside the input or left padding); avg_pool3d: L >= k";
     case ShapeRule::kAdaptivePool:
       return "x = ([N,] C, *L); output_size >= 1 per spatial dim; out = ([N,] C, *output_size)";
   }

@@ -148,9 +148,14 @@ Result<Shape> InferPool(const Call& call) {
   if (stride_given)
     if (auto e = AtLeast(call, "stride", stride, 1)) return *e;
   const std::vector<int64_t> in = SpatialOf(call.input(), n);
+  // PyTorch's avg_pool3d (alone among the pools) checks the kernel against the unpadded
+  // input: "input image (T: 1 ...) smaller than kernel size".
+  const bool kernel_within_input = n == 3 && call.attr("count_include_pad") != nullptr;
   std::vector<int64_t> out(n);
   for (size_t d = 0; d < n; ++d) {
     const int64_t s = stride_given ? stride[d] : k[d];
+    if (kernel_within_input && in[d] < k[d])
+      return call.Fail("input smaller than kernel_size " + List(k) + " (avg_pool3d ignores padding here)");
     if (pad[d] > k[d] / 2)
       return call.Fail("padding " + List(pad) + " must be at most half of kernel_size " +
                        List(k));

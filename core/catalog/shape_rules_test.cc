@@ -185,6 +185,10 @@ TEST(ShapeRulesTest, Normalizations) {
                                       std::nullopt},
                     {B(false), F(0.1), F(1e-5)}),
               "instance_norm", "running_mean");
+  ExpectError(Infer("instance_norm", {Shape{2, 3, 4}, std::nullopt, Shape{3}, std::nullopt,
+                                      std::nullopt},
+                    {B(true), F(0.1), F(1e-5)}),
+              "instance_norm", "both be None or neither");
 }
 
 TEST(ShapeRulesTest, BadArgumentsAreErrorsNotCrashes) {

@@ -1,0 +1,253 @@
+"""The C++ operator catalog against PyTorch itself.
+
+For every compute operator, the one-operator program built from the catalog example runs
+under torch on the CPU; the IR's inferred shape and dtype must be torch's, FLOPs of
+contractions and convolutions must be what torch.utils.flop_counter.FlopCounterMode counts,
+and the other FLOPs must follow docs/flops.md. A randomized test then perturbs each example
+(shapes and attributes, inside and outside the synthesizer's domains) and checks that
+whatever the IR accepts, torch accepts with the same output shape.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+
+import pytest
+
+torch = pytest.importorskip("torch")
+_core = pytest.importorskip("drtriton._core")
+
+from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
+
+import drtriton  # noqa: E402
+
+OPS = {op["name"]: op for op in _core.ops()}
+COMPUTE = sorted(name for name, op in OPS.items() if op["kind"] == "compute")
+
+# docs/flops.md, written out again here so that a change to a catalog factor must be a
+# change to the document too.
+DOC_FLOPS_PER_ELEMENT = {
+    **dict.fromkeys(
+        "add sub mul div maximum minimum pow exp log abs sqrt neg relu tanh".split(), 1
+    ),
+    **dict.fromkeys("clamp hardtanh leaky_relu".split(), 2),
+    "sigmoid": 3,
+    **dict.fromkeys("elu hardsigmoid silu".split(), 4),
+    **dict.fromkeys("selu hardswish mish gelu".split(), 5),
+    "softplus": 6,
+    **dict.fromkeys("sum mean amax amin argmax argmin cumsum cumprod".split(), 1),
+    "logsumexp": 4,
+    "softmax": 5,
+    "log_softmax": 5,
+    "batch_norm": 4,
+    **dict.fromkeys("layer_norm group_norm instance_norm".split(), 8),
+    "transpose": 0,
+    **{
+        f"{stem}{n}d": 1
+        for stem in ("max_pool", "avg_pool", "adaptive_avg_pool")
+        for n in (1, 2, 3)
+    },
+    **{f"{stem}{n}d": 2 for stem in ("conv", "conv_transpose") for n in (1, 2, 3)},
+    **dict.fromkeys("matmul bmm linear".split(), 2),
+}
+
+COUNTED_BY_TORCH = {"contraction", "conv", "conv_transpose"}
+
+
+def _run(text: str, seed: int = 0):
+    """Executes a functional task's text; returns (inputs, fused_operator)."""
+    namespace: dict = {}
+    exec(compile(text, "<program>", "exec"), namespace)
+    torch.manual_seed(seed)
+    return namespace["get_inputs"](), namespace["fused_operator"]
+
+
+def _per_dim(value, n: int) -> list[int]:
+    if isinstance(value, int):
+        return [value] * n
+    return list(value) * n if len(value) == 1 else list(value)
+
+
+def _adaptive_taps(length: int, size: int) -> int:
+    """Sum of adaptive window lengths: [floor(i L / O), ceil((i + 1) L / O))."""
+    return sum(-(-(i + 1) * length // size) - (i * length // size) for i in range(size))
+
+
+def _doc_flops(op: dict, attrs: list, inputs: list, out) -> float:
+    """FLOPs by docs/flops.md, computed from torch's tensors (not from the IR)."""
+    factor = DOC_FLOPS_PER_ELEMENT[op["name"]]
+    traits, n = set(op["traits"]), op["spatial_dims"]
+    if op["rule"] == "adaptive_pool":
+        lead = out.numel() // math.prod(out.shape[-n:])
+        return (
+            factor
+            * lead
+            * math.prod(
+                _adaptive_taps(inputs[0].shape[-n + d], out.shape[-n + d]) for d in range(n)
+            )
+        )
+    if op["rule"] == "pool":
+        return factor * math.prod(_per_dim(attrs[0], n)) * out.numel()
+    if traits & {"reduction", "scan", "normalization"} or op["rule"] == "same_as_input":
+        return factor * inputs[0].numel()
+    return factor * out.numel()
+
+
+def test_catalog_size_and_doc_table():
+    assert len(OPS) >= 61
+    assert set(DOC_FLOPS_PER_ELEMENT) == set(COMPUTE), "docs/flops.md table out of date"
+    for name in COMPUTE:
+        assert OPS[name]["flops_per_element"] == DOC_FLOPS_PER_ELEMENT[name], name
+
+
+def test_names_resolve_in_torch():
+    """Every torch callable, spelling and alias names a real callable in this torch."""
+    scope = {"torch": torch, "F": torch.nn.functional}
+    for op in OPS.values():
+        for spelling in (op["torch"], op["spelling"], *op["aliases"]):
+            head, *rest = spelling.split(".")
+            obj = scope[head]
+            for part in rest:
+                obj = getattr(obj, part)
+            assert callable(obj), spelling
+
+
+@pytest.mark.parametrize("name", COMPUTE)
+def test_example_matches_torch(name):
+    op = OPS[name]
+    text = drtriton.example_program(name)
+    program = drtriton.parse(text)
+    assert program.ops == [name]
+    inputs, fn = _run(text)
+    with FlopCounterMode(display=False) as counter:
+        out = fn(*inputs)
+    result = program.outputs[0]
+    assert list(out.shape) == program.shapes[result], text
+    assert str(out.dtype).removeprefix("torch.") == program.dtypes[result]
+    if out.is_floating_point():
+        assert torch.isfinite(out).all(), f"{name}: non-finite output on its example"
+    if set(op["traits"]) & COUNTED_BY_TORCH:
+        assert program.flops == counter.get_total_flops(), text
+    else:
+        attrs = program.nodes[0]["attrs"]
+        assert program.flops == pytest.approx(_doc_flops(op, attrs, inputs, out)), text
+    # One operator alone: its traffic is its inputs and its output (int64: 8 bytes).
+    in_bytes = sum(t.numel() * 4 for t in inputs)
+    assert program.bytes == in_bytes + out.numel() * out.element_size()
+
+
+# --- Randomized agreement with torch. ----------------------------------------------------
+
+
+def _program_text(op: dict, shapes: list, attrs: list) -> str:
+    """A one-operator task in the DESIGN.md format, with every argument spelled out."""
+    names, args, creates = [], [], []
+    shapes = iter(shapes)
+    attrs = iter(attrs)
+    for param in op["params"]:
+        if param["kind"] == "attr":
+            value = next(attrs)
+            text = repr(value)
+            args.append(f"{param['name']}={text}" if param.get("keyword_only") else text)
+            continue
+        shape = next(shapes)
+        if shape is None:
+            args.append("None")
+            continue
+        name = f"x{len(names)}"
+        names.append(name)
+        args.append(name)
+        create = "torch.rand" if param.get("positive") else "torch.randn"
+        creates.append(f"{create}({', '.join(map(str, shape))})")
+    return (
+        "import torch\nimport torch.nn.functional as F\n\n"
+        f"def fused_operator({', '.join(names)}):\n"
+        f"    t0 = {op['spelling']}({', '.join(args)})\n"
+        "    return t0\n\n"
+        "def get_inputs():\n"
+        f"    return [{', '.join(creates)}]\n"
+    )
+
+
+def _mutate_shape(rng: random.Random, shape: list[int]) -> list[int]:
+    """One dim redrawn, or a leading dim dropped or added (unbatched inputs, broadcast)."""
+    roll = rng.random()
+    if roll < 0.15 and len(shape) > 1:
+        return shape[1:]
+    if roll < 0.3:
+        return [rng.randint(1, 3), *shape]
+    k = rng.randrange(len(shape))
+    return [*shape[:k], rng.randint(1, 6), *shape[k + 1 :]]
+
+
+def _mutate_attr(rng: random.Random, param: dict, value, rank: int):
+    """A value from the domain, or one just outside it, of the right Python type."""
+    domain, kind = param["domain"], param["type"]
+    if domain == "choices" and param["choices"] and rng.random() < 0.7:
+        return rng.choice(param["choices"])
+    if domain == "range":
+        return rng.randint(param["min"] - 1, param["max"] + 2)
+    if domain == "dim":
+        return rng.randint(-rank - 1, rank)
+    if kind == "int":
+        return rng.randint(0, 4)
+    if kind == "bool":
+        return rng.random() < 0.5
+    return value
+
+
+def _perturb(rng: random.Random, op: dict) -> tuple[list, list]:
+    """The example with one to three changes: a tensor's shape, None, or an attribute."""
+    shapes = [list(s) for s in op["example"]["inputs"]]
+    attrs = list(op["example"]["attrs"])
+    attr_params = [p for p in op["params"] if p["kind"] == "attr"]
+    tensor_params = [p for p in op["params"] if p["kind"] != "attr"]
+    for _ in range(rng.randint(1, 3)):
+        if attrs and rng.random() < 0.5:
+            k = rng.randrange(len(attrs))
+            rank = len(shapes[0]) if shapes[0] is not None else 0
+            attrs[k] = _mutate_attr(rng, attr_params[k], attrs[k], rank)
+            continue
+        k = rng.randrange(len(shapes))
+        if tensor_params[k]["kind"] == "optional_tensor" and rng.random() < 0.3:
+            shapes[k] = None
+        elif shapes[k] is not None:
+            shapes[k] = _mutate_shape(rng, shapes[k])
+    return shapes, attrs
+
+
+# Where the IR is deliberately stricter than PyTorch: no empty outputs (output_size 0, a
+# transposed conv padded to nothing), inference-mode batch_norm, bias and per-channel
+# tensors of exactly (C,) rather than anything that broadcasts, the catalog's rank bounds.
+_DELIBERATELY_STRICTER = re.compile(
+    r"output_size|too small|training|(bias|weight|running_\w+) must have shape|rank"
+)
+
+
+@pytest.mark.parametrize("name", COMPUTE)
+def test_random_arguments_agree_with_torch(name):
+    op = OPS[name]
+    rng = random.Random(name)
+    accepted = 0
+    for _ in range(60):
+        shapes, attrs = _perturb(rng, op)
+        text = _program_text(op, shapes, attrs)
+        try:
+            program, rejection = drtriton.parse(text), None
+        except drtriton.ProgramError as exc:
+            program, rejection = None, str(exc)
+        inputs, fn = _run(text)
+        try:
+            out = fn(*inputs)
+        except Exception as exc:
+            # Whatever the IR accepts, torch must accept (the synthesizer relies on it).
+            assert program is None, f"IR accepted, torch raised {exc!r}:\n{text}"
+            continue
+        if program is None:
+            assert _DELIBERATELY_STRICTER.search(rejection), f"{rejection}\n{text}"
+            continue
+        accepted += 1
+        assert list(out.shape) == program.shapes[program.outputs[0]], text
+    assert accepted > 0, f"{name}: no perturbed example was accepted"
