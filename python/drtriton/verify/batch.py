@@ -113,6 +113,8 @@ def run_batch(pairs: str, out: str, opts: Options, *, workers: int | None = None
     if workers is None:
         workers = gpus if opts.on_cuda else max(1, (os.cpu_count() or 2) // 2)
     fd = os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    if _ends_torn(out):
+        os.write(fd, b"\n")  # close a torn last line so the next result starts a line of its own
     count = 0
     try:
         bar = _bar(len(todo), progress)
@@ -127,6 +129,15 @@ def run_batch(pairs: str, out: str, opts: Options, *, workers: int | None = None
     finally:
         os.close(fd)
     return count, len(finished) + count
+
+
+def _ends_torn(path: str) -> bool:
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        if f.tell() == 0:
+            return False
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) != b"\n"
 
 
 def _bar(total: int, enabled: bool) -> Any:

@@ -1,0 +1,78 @@
+"""The `verify` and `verify-batch` commands: JSON verdict, exit codes, resumable batches."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+
+import pytest
+from conftest import HERE, task_source
+
+from drtriton.errors import UserError
+from drtriton.verify import STATUSES
+from drtriton.verify.cli import register
+
+TASK = HERE / "tasks" / "add_relu.py"
+GOOD = HERE / "honest" / "add_relu.py"
+BAD = HERE / "adversarial" / "torch_fallback.py"
+KEYS = {"status", "correct", "reason", "trials", "time_ms", "eager_ms", "compile_ms", "speedup"}
+
+
+def run(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="drtriton")
+    register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+def test_verify_json_and_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["verify", str(TASK), str(GOOD), "--json"]) == 0
+    verdict = json.loads(capsys.readouterr().out)
+    assert KEYS <= verdict.keys() and verdict["status"] == "correct" and verdict["correct"]
+    assert run(["verify", str(TASK), str(BAD), "--json"]) == 1
+    verdict = json.loads(capsys.readouterr().out)
+    assert verdict["status"] == "not_genuine" and verdict["status"] in STATUSES
+
+
+def test_usage_errors_raise_user_error(tmp_path: pathlib.Path) -> None:
+    with pytest.raises(UserError):
+        run(["verify", str(TASK), str(tmp_path / "missing.py")])
+    not_a_task = tmp_path / "task.py"
+    not_a_task.write_text("x = 1\n")
+    with pytest.raises(UserError):
+        run(["verify", str(not_a_task), str(GOOD)])
+    with pytest.raises(UserError):
+        run(["verify", str(TASK), str(GOOD), "--trials", "0"])
+
+
+def test_batch_is_resumable(tmp_path: pathlib.Path) -> None:
+    pairs = tmp_path / "pairs.jsonl"
+    out = tmp_path / "results.jsonl"
+    records = [
+        {"id": "good", "source": task_source("add_relu"), "completion": GOOD.read_text()},
+        {"id": "bad", "task": str(TASK), "candidate": BAD.read_text()},
+        {"id": "static", "source": task_source("add_relu"), "completion": "import os\n"},
+        {"id": "broken-task", "source": "x = 1\n", "completion": GOOD.read_text()},
+    ]
+    pairs.write_text("".join(json.dumps(r) + "\n" for r in records[:2]))
+    assert run(["verify-batch", str(pairs), "--out", str(out), "--workers", "2", "--quiet"]) == 0
+    first = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted(r["id"] for r in first) == ["bad", "good"]
+    # Resume with two more pairs (and a torn line at the end, as a killed run could leave).
+    with out.open("a") as f:
+        f.write('{"id": "tor')
+    pairs.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert run(["verify-batch", str(pairs), "--out", str(out), "--workers", "1", "--quiet"]) == 0
+    results = {}
+    for line in out.read_text().splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        results[record["id"]] = record
+    assert results["good"]["status"] == "correct"
+    assert results["bad"]["status"] == "not_genuine"
+    assert results["static"]["status"] == "forbidden"
+    assert "error" in results["broken-task"]
+    assert len(out.read_text().splitlines()) == 5  # two from the first run, a torn line, two new

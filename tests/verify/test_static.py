@@ -1,0 +1,69 @@
+"""Static rules: each reports its status and the candidate line."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import HERE
+
+from drtriton.verify.static import check_source, entry_signature
+
+GOOD = (HERE / "honest" / "add_relu.py").read_text()
+ENTRY = "triton_fused_operator"
+
+
+def test_honest_candidate_has_no_issues() -> None:
+    assert check_source(GOOD, ENTRY) == []
+
+
+def test_syntax_error_reports_line() -> None:
+    (issue,) = check_source("import torch\n\ndef f(:\n", ENTRY)
+    assert issue.status == "compile_error" and issue.line == 3
+
+
+@pytest.mark.parametrize(
+    ("snippet", "needle"),
+    [
+        ("import numpy", "numpy"),
+        ("import os", "os"),
+        ("from time import perf_counter", "time"),
+        ("x = eval('1')", "eval"),
+        ("torch.relu = None", "assigning into imported"),
+        ("tl.sum = None", "assigning into imported"),
+        ("s = torch.cuda.Stream()", "torch.cuda.Stream"),
+        ("e = torch.cuda.Event()", "torch.cuda.Event"),
+        ("c = torch._C", "private attribute"),
+        ("g = f.__globals__", "dunder"),
+        ("from triton.testing import do_bench", "triton.testing"),
+        ("k = triton.runtime", "triton.runtime"),
+        ("y = torch.compile(f)", "torch.compile"),
+        ("z = x.numpy()", ".numpy"),
+        ("import threading", "threading"),
+    ],
+)
+def test_banned_construct_is_forbidden_with_its_line(snippet: str, needle: str) -> None:
+    source = GOOD + "\n\n" + snippet + "\n"
+    issues = check_source(source, ENTRY)
+    assert issues, snippet
+    first = issues[0]
+    assert first.status == "forbidden", first
+    assert needle in first.message, first.message
+    assert first.line == source.count("\n") - 0 or first.line == len(source.splitlines()), first
+
+
+def test_try_except_is_forbidden() -> None:
+    src = GOOD.replace("    add_relu_kernel[grid]", "    try:\n        pass\n    except Exception:\n        pass\n    add_relu_kernel[grid]")
+    assert check_source(src, ENTRY)[0].status == "forbidden"
+
+
+def test_missing_entry_point_and_decoys() -> None:
+    src = GOOD.replace("def triton_fused_operator", "def other")
+    assert check_source(src, ENTRY)[0].status == "compile_error"
+    no_launch = GOOD.replace("add_relu_kernel[grid](x0, x1, out, n, BLOCK=256)", "pass")
+    assert check_source(no_launch, ENTRY)[0].status == "not_genuine"
+    no_jit = "import torch\n\ndef triton_fused_operator(x):\n    return x\n"
+    assert check_source(no_jit, ENTRY)[0].status == "not_genuine"
+
+
+def test_entry_signature() -> None:
+    assert entry_signature(GOOD, ENTRY) == ["x0", "x1"]
+    assert entry_signature(GOOD, "missing") is None
