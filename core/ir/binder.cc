@@ -46,10 +46,9 @@ Error TooManyPositional(const OpInfo& op, const std::string& callee, size_t max_
   }
   size_t positional = 0;
   for (const ArgExpr& a : args) positional += a.keyword.empty();
-  return MakeError(callee + " takes " + std::to_string(max_positional) +
-                       " positional argument" + (max_positional == 1 ? "" : "s") + ", got " +
-                       std::to_string(positional) + " (" + keyword_only +
-                       " must be passed by keyword, as name=value)",
+  return MakeError(callee + " takes " + std::to_string(max_positional) + " positional argument" +
+                       (max_positional == 1 ? "" : "s") + ", got " + std::to_string(positional) +
+                       " (" + keyword_only + " must be passed by keyword, as name=value)",
                    line);
 }
 
@@ -67,9 +66,9 @@ Result<std::vector<const ArgExpr*>> AssignSlots(const OpInfo& op, const std::str
   for (const ArgExpr& arg : args) {
     if (arg.keyword.empty()) {
       if (seen_keyword) {
-        return MakeError("syntax error: positional argument '" + arg.text +
-                             "' follows a keyword argument",
-                         line);
+        return MakeError(
+            "syntax error: positional argument '" + arg.text + "' follows a keyword argument",
+            line);
       }
       if (next_positional >= positional_params.size()) {
         return TooManyPositional(op, callee, positional_params.size(), args, line);
@@ -102,9 +101,8 @@ Result<std::vector<const ArgExpr*>> AssignSlots(const OpInfo& op, const std::str
 // torch.float16, nn.Module, ...: the format passes only value names and literals.
 Error UndefinedName(const ArgExpr& arg, int line) {
   if (arg.name.find('.') != std::string::npos) {
-    return MakeError("unsupported argument '" + arg.name +
-                         "': arguments are value names or literals",
-                     line);
+    return MakeError(
+        "unsupported argument '" + arg.name + "': arguments are value names or literals", line);
   }
   return MakeError("use of undefined name '" + arg.name + "'", line);
 }
@@ -114,9 +112,9 @@ Result<ValueId> BindTensor(const Param& param, const ArgExpr* arg, const std::st
   if (!arg) return ValueId{};
   if (!arg->is_name) {
     if (arg->literal.is_none() && param.kind == ParamKind::kOptionalTensor) return ValueId{};
-    return MakeError("argument '" + param.name + "' of " + callee +
-                         " must be a tensor name, got " + arg->text,
-                     line);
+    return MakeError(
+        "argument '" + param.name + "' of " + callee + " must be a tensor name, got " + arg->text,
+        line);
   }
   const ValueId id = program.FindValue(arg->name);
   if (!id.valid()) return UndefinedName(*arg, line);

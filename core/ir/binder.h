@@ -16,9 +16,9 @@ namespace drtriton::ir_internal {
 struct ArgExpr {
   std::string keyword;  // empty for a positional argument
   bool is_name = false;
-  std::string name;     // when is_name
-  AttrValue literal;    // otherwise (None, True, 3, 0.5, 'tanh', [1, 2])
-  std::string text;     // as written, for messages
+  std::string name;   // when is_name
+  AttrValue literal;  // otherwise (None, True, 3, 0.5, 'tanh', [1, 2])
+  std::string text;   // as written, for messages
 };
 
 struct BoundArgs {

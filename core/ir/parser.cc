@@ -167,8 +167,7 @@ Result<AttrValue> ParseIntList(Cursor& c) {
     if (!c.IsKind(TokenKind::kInt) && !(c.IsPunct('-') && c.IsKind(TokenKind::kInt, 1))) {
       if (c.IsKind(TokenKind::kFloat) || c.IsKind(TokenKind::kString) ||
           c.IsKind(TokenKind::kName)) {
-        return MakeError("bad literal " + Describe(c.Peek()) +
-                             ": lists may hold only integers",
+        return MakeError("bad literal " + Describe(c.Peek()) + ": lists may hold only integers",
                          c.line());
       }
       return c.SyntaxError("an integer");
@@ -345,8 +344,9 @@ std::optional<Error> ParseDef(Cursor& c, Functions& functions, FunctionText** cu
       if (p == param.value()) return MakeError("redefinition of parameter '" + p + "'", line);
     }
     if (!IsValidValueName(param.value())) {
-      return MakeError("'" + param.value() + "' cannot name a parameter (it is a keyword or "
-                       "shadows torch, F, nn)",
+      return MakeError("'" + param.value() +
+                           "' cannot name a parameter (it is a keyword or "
+                           "shadows torch, F, nn)",
                        line);
     }
     fn->params.push_back(param.value());
@@ -410,9 +410,9 @@ Result<InputSpec> ToInputSpec(const CallExpr& call) {
     return MakeError("unknown operator '" + call.callee + "'", call.line);
   }
   if (GetOp(spec.create).kind != OpKind::kCreate) {
-    return MakeError("get_inputs may only create tensors (torch.randn, torch.rand), not call " +
-                         call.callee,
-                     call.line);
+    return MakeError(
+        "get_inputs may only create tensors (torch.randn, torch.rand), not call " + call.callee,
+        call.line);
   }
   const bool one_list = call.args.size() == 1 && !call.args[0].is_name &&
                         call.args[0].literal.type == AttrType::kIntList;
@@ -425,9 +425,9 @@ Result<InputSpec> ToInputSpec(const CallExpr& call) {
       return spec;
     }
     if (arg.is_name || arg.literal.type != AttrType::kInt) {
-      return MakeError(call.callee + " takes a size (integers or one tuple of integers), got " +
-                           arg.text,
-                       call.line);
+      return MakeError(
+          call.callee + " takes a size (integers or one tuple of integers), got " + arg.text,
+          call.line);
     }
     spec.shape.push_back(arg.literal.i);
   }
@@ -460,9 +460,9 @@ Result<std::vector<InputSpec>> ParseGetInputs(const FunctionText& fn, int* retur
   const LogicalLine& line = *fn.body.front();
   Cursor c(line);
   if (!c.IsName("return")) {
-    return MakeError("get_inputs must be a single 'return [torch.randn(...), ...]', found '" +
-                         line.source + "'",
-                     line.line);
+    return MakeError(
+        "get_inputs must be a single 'return [torch.randn(...), ...]', found '" + line.source + "'",
+        line.line);
   }
   if (fn.body.size() > 1) {
     return MakeError("statement after return: '" + fn.body[1]->source + "'", fn.body[1]->line);
@@ -481,8 +481,8 @@ class BodyParser {
                                  int specs_line) {
     if (specs.size() != fn.params.size()) {
       return MakeError("get_inputs returns " + std::to_string(specs.size()) +
-                           " tensors but fused_operator takes " +
-                           std::to_string(fn.params.size()) + " parameters",
+                           " tensors but fused_operator takes " + std::to_string(fn.params.size()) +
+                           " parameters",
                        specs_line);
     }
     for (size_t k = 0; k < specs.size(); ++k) {
@@ -549,8 +549,7 @@ class BodyParser {
       return MakeError("unknown operator '" + call.value().callee + "'", line);
     }
     if (GetOp(op).kind != OpKind::kCompute) {
-      return MakeError(call.value().callee + " creates inputs; use it only in get_inputs()",
-                       line);
+      return MakeError(call.value().callee + " creates inputs; use it only in get_inputs()", line);
     }
     auto bound = BindArgs(GetOp(op), call.value().callee, call.value().args, program_, line);
     if (!bound) return bound.error();
@@ -560,8 +559,8 @@ class BodyParser {
                            std::to_string(previous->second) + ")",
                        line);
     }
-    auto id = program_.AddNode(op, std::move(bound.value().tensors),
-                               std::move(bound.value().attrs), target.value(), line);
+    auto id = program_.AddNode(op, std::move(bound.value().tensors), std::move(bound.value().attrs),
+                               target.value(), line);
     if (!id) return MakeError(id.error().message, line);
     defined_at_[target.value()] = line;
     return std::nullopt;

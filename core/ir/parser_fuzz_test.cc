@@ -68,6 +68,7 @@ std::vector<std::string> Seeds() {
 
 // Pieces a mutation may insert: the format's own tokens and characters, plus hostile bytes.
 const std::vector<std::string>& Pieces() {
+  // clang-format off
   static const std::vector<std::string> kPieces = {
       "(", ")", "[", "]", ",", "=", ":", ".", "-", "'", "\"", "#", "\n", " ", "    ", "\t", "\r",
       "0", "1", "-1", "9999999999999999999999", "1e999", "1e-320", ".5", "2.", "None", "True",
@@ -75,6 +76,7 @@ const std::vector<std::string>& Pieces() {
       "def", "import", "torch.relu(", "torch.randn(", "torch.sum(", "dim=", "keepdim=",
       "[1, 2]", "(3,)", "'tanh'", "\\", "+", "\xff", std::string(1, '\0'), "get_inputs",
       "fused_operator", "torch.nn.functional.", "1 << 62", "4294967296", "65536, 65536"};
+  // clang-format on
   return kPieces;
 }
 
@@ -82,8 +84,8 @@ const std::vector<std::string>& Pieces() {
 std::vector<std::pair<size_t, size_t>> Spans(const std::string& text) {
   std::vector<std::pair<size_t, size_t>> spans;
   auto word = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '.';
   };
   for (size_t i = 0; i < text.size();) {
     size_t j = i + 1;
@@ -120,14 +122,24 @@ void MutateOnce(std::string& text, Rng& rng) {
   }
   const size_t at = rng.Below(text.size());
   switch (rng.Below(11)) {
-    case 0: text.erase(at, 1); break;
-    case 1: text.insert(at, 1, text[at]); break;
+    case 0:
+      text.erase(at, 1);
+      break;
+    case 1:
+      text.insert(at, 1, text[at]);
+      break;
     case 2:
       if (at + 1 < text.size()) std::swap(text[at], text[at + 1]);
       break;
-    case 3: text.insert(at, Pieces()[rng.Below(Pieces().size())]); break;
-    case 4: text.resize(at); break;
-    case 5: case 6: case 7: {
+    case 3:
+      text.insert(at, Pieces()[rng.Below(Pieces().size())]);
+      break;
+    case 4:
+      text.resize(at);
+      break;
+    case 5:
+    case 6:
+    case 7: {
       const auto spans = Spans(text);
       const auto [a, alen] = spans[rng.Below(spans.size())];
       const auto [b, blen] = spans[rng.Below(spans.size())];
@@ -146,9 +158,15 @@ void MutateOnce(std::string& text, Rng& rng) {
       auto lines = Lines(text);
       const size_t i = rng.Below(lines.size()), j = rng.Below(lines.size());
       switch (rng.Below(3)) {
-        case 0: lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(i)); break;
-        case 1: lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(j), lines[i]); break;
-        default: std::swap(lines[i], lines[j]); break;
+        case 0:
+          lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(i));
+          break;
+        case 1:
+          lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(j), lines[i]);
+          break;
+        default:
+          std::swap(lines[i], lines[j]);
+          break;
       }
       text = Join(lines);
       break;
@@ -177,9 +195,11 @@ TEST(ParserFuzzTest, MutatedTasksParseOrFailCleanlyAndRoundTrip) {
     ++parsed;
     const std::string printed = program.value().Print();
     auto again = Parse(printed);
-    ASSERT_TRUE(again.ok()) << "case " << n << ": printed text does not parse: "
-                            << again.error().ToString() << "\n--- input\n" << text
-                            << "\n--- printed\n" << printed;
+    ASSERT_TRUE(again.ok()) << "case " << n
+                            << ": printed text does not parse: " << again.error().ToString()
+                            << "\n--- input\n"
+                            << text << "\n--- printed\n"
+                            << printed;
     ASSERT_EQ(again.value().Print(), printed) << "case " << n << "\n--- input\n" << text;
     EXPECT_EQ(CanonicalKey(again.value()), CanonicalKey(program.value())) << "case " << n;
   }

@@ -146,9 +146,9 @@ TEST(ParserTest, ReadsLiteralsOfEveryKind) {
     for (const char* literal : {"1e-05", ".5", "2.", "-0.25", "3"}) {
       const std::string printed = PrintedLine(op.spelling + "(x0, " + literal + ")");
       const AttrValue v = AttrValue::Float(std::strtod(literal, nullptr));
-      const std::string expected =
-          v == param.attr.default_value ? op.spelling + "(x0)"
-                                        : op.spelling + "(x0, " + v.ToPython() + ")";
+      const std::string expected = v == param.attr.default_value
+                                       ? op.spelling + "(x0)"
+                                       : op.spelling + "(x0, " + v.ToPython() + ")";
       EXPECT_EQ(printed, expected) << literal;
     }
     return;
@@ -181,7 +181,9 @@ TEST(ParserTest, DesignDocumentExampleRoundTrips) {
 std::string PrintedConv(const std::string& call) {
   const std::string text =
       "import torch\nimport torch.nn.functional as F\n\ndef fused_operator(x0, x1):\n"
-      "    t0 = " + call + "\n    return t0\n\ndef get_inputs():\n"
+      "    t0 = " +
+      call +
+      "\n    return t0\n\ndef get_inputs():\n"
       "    return [torch.randn(2, 4, 8, 8), torch.randn(6, 4, 3, 3)]\n";
   const std::string printed = ParseOk(text).Print();
   const size_t begin = printed.find("t0 = ");
@@ -212,15 +214,15 @@ TEST(ParserTest, KeywordOnlyParametersPrintAsKeywords) {
   auto error = Parse(Task("    t0 = F.gelu(x0, 'tanh')\n"));
   ASSERT_FALSE(error.ok());
   EXPECT_EQ(error.error().line, 5);
-  EXPECT_NE(error.error().message.find("approximate must be passed by keyword"),
-            std::string::npos)
+  EXPECT_NE(error.error().message.find("approximate must be passed by keyword"), std::string::npos)
       << error.error().message;
 }
 
 TEST(ParserTest, NnFunctionalSpelling) {
-  const std::string text = "import torch\nimport torch.nn as nn\n\ndef fused_operator(x0):\n"
-                           "    t0 = nn.functional.softmax(x0, -1)\n    return t0\n\n"
-                           "def get_inputs():\n    return [torch.randn(2, 3)]\n";
+  const std::string text =
+      "import torch\nimport torch.nn as nn\n\ndef fused_operator(x0):\n"
+      "    t0 = nn.functional.softmax(x0, -1)\n    return t0\n\n"
+      "def get_inputs():\n    return [torch.randn(2, 3)]\n";
   if (FindOp("torch.nn.functional.softmax") == kInvalidOp) GTEST_SKIP() << "no softmax yet";
   const Program p = ParseOk(text);
   EXPECT_EQ(p.op_names(), std::vector<std::string>{"softmax"});
@@ -245,7 +247,8 @@ TEST_P(ParseErrorTest, NamesTheLineAndTheProblem) {
 }
 
 const std::string kBadHeader = "import torch\n\ndef fused_operator(x0, x1):\n";
-const std::string kInputs = "\ndef get_inputs():\n    return [torch.randn(4, 8), torch.rand(1, 8)]\n";
+const std::string kInputs =
+    "\ndef get_inputs():\n    return [torch.randn(4, 8), torch.rand(1, 8)]\n";
 
 INSTANTIATE_TEST_SUITE_P(
     AllKinds, ParseErrorTest,
@@ -279,8 +282,8 @@ INSTANTIATE_TEST_SUITE_P(
                   "must be a literal, got the tensor 'x1'"},
         ErrorCase{"DimOutOfRange", Task("    t0 = torch.sum(x0, 2)\n"), 5,
                   "not a dimension of a rank-2 input"},
-        ErrorCase{"UndefinedName", Task("    t0 = torch.relu(x0)\n    t1 = torch.relu(x9)\n"),
-                  6, "use of undefined name 'x9'"},
+        ErrorCase{"UndefinedName", Task("    t0 = torch.relu(x0)\n    t1 = torch.relu(x9)\n"), 6,
+                  "use of undefined name 'x9'"},
         ErrorCase{"UndefinedReturn", Task("    t0 = torch.relu(x0)\n", "t7"), 6,
                   "use of undefined name 't7'"},
         ErrorCase{"Redefinition", Task("    t0 = torch.relu(x0)\n    t0 = torch.relu(x1)\n"), 6,
@@ -314,8 +317,8 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"GetInputsCount",
                   kBadHeader + "    return x0\n\ndef get_inputs():\n    return [torch.randn(4)]\n",
                   7, "get_inputs returns 1 tensors but fused_operator takes 2 parameters"},
-        ErrorCase{"GetInputsMissingReturn", kBadHeader + "    return x0\n\ndef get_inputs():\n",
-                  6, "get_inputs has no return statement"},
+        ErrorCase{"GetInputsMissingReturn", kBadHeader + "    return x0\n\ndef get_inputs():\n", 6,
+                  "get_inputs has no return statement"},
         ErrorCase{"GetInputsComputes",
                   kBadHeader + "    return x0\n\ndef get_inputs():\n"
                                "    return [torch.randn(4),\n            torch.relu(4)]\n",
@@ -337,12 +340,10 @@ INSTANTIATE_TEST_SUITE_P(
                   "unexpected function 'helper'"},
         ErrorCase{"RedefinedFunction", Task("    t0 = torch.relu(x0)\n") + kInputs, 11,
                   "redefinition of get_inputs (first defined on line 8)"},
-        ErrorCase{"DuplicateParameter",
-                  "def fused_operator(x0, x0):\n    return x0\n" + kInputs, 1,
+        ErrorCase{"DuplicateParameter", "def fused_operator(x0, x0):\n    return x0\n" + kInputs, 1,
                   "redefinition of parameter 'x0'"},
-        ErrorCase{"ReservedParameter",
-                  "def fused_operator(torch, x1):\n    return x1\n" + kInputs, 1,
-                  "'torch' cannot name a parameter"}),
+        ErrorCase{"ReservedParameter", "def fused_operator(torch, x1):\n    return x1\n" + kInputs,
+                  1, "'torch' cannot name a parameter"}),
     [](const ::testing::TestParamInfo<ErrorCase>& info) { return info.param.name; });
 
 }  // namespace

@@ -36,12 +36,18 @@ std::optional<std::string> CheckShape(const Shape& shape) {
 
 const char* TypeName(AttrType type) {
   switch (type) {
-    case AttrType::kNone: return "None";
-    case AttrType::kBool: return "bool";
-    case AttrType::kInt: return "int";
-    case AttrType::kFloat: return "float";
-    case AttrType::kIntList: return "list of ints";
-    case AttrType::kString: return "string";
+    case AttrType::kNone:
+      return "None";
+    case AttrType::kBool:
+      return "bool";
+    case AttrType::kInt:
+      return "int";
+    case AttrType::kFloat:
+      return "float";
+    case AttrType::kIntList:
+      return "list of ints";
+    case AttrType::kString:
+      return "string";
   }
   return "?";
 }
@@ -116,7 +122,8 @@ std::optional<std::string> CheckAttrDomain(const OpInfo& op, const Param& param,
       }
       return std::nullopt;
     }
-    case AttrDomain::kFree: return std::nullopt;
+    case AttrDomain::kFree:
+      return std::nullopt;
   }
   return std::nullopt;
 }
@@ -125,19 +132,20 @@ std::optional<std::string> CheckAttrDomain(const OpInfo& op, const Param& param,
 
 bool IsValidValueName(std::string_view name) {
   if (name.empty() || name.size() > 64) return false;
-  auto is_alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  auto is_alpha = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+  };
   if (!is_alpha(name[0])) return false;
   for (char c : name)
     if (!is_alpha(c) && !(c >= '0' && c <= '9')) return false;
   static const std::unordered_set<std::string_view> kReserved = {
       // Python keywords and constants.
       "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
-      "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global",
-      "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return",
-      "try", "while", "with", "yield",
+      "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if",
+      "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try",
+      "while", "with", "yield",
       // Names the task and candidate files rely on.
-      "torch", "F", "nn", "triton", "tl", "fused_operator", "get_inputs",
-      "triton_fused_operator"};
+      "torch", "F", "nn", "triton", "tl", "fused_operator", "get_inputs", "triton_fused_operator"};
   return kReserved.count(name) == 0;
 }
 
@@ -148,7 +156,8 @@ ValueId Program::FindValue(std::string_view name) const {
 
 Result<ValueId> Program::AddValue(Value value) {
   if (!IsValidValueName(value.name)) {
-    return MakeError("'" + value.name + "' cannot name a value (use a Python identifier such "
+    return MakeError("'" + value.name +
+                     "' cannot name a value (use a Python identifier such "
                      "as x0 or t0 that is not a keyword or torch, F, nn)");
   }
   if (by_name_.count(value.name)) return MakeError("redefinition of '" + value.name + "'");
@@ -161,7 +170,8 @@ Result<ValueId> Program::AddValue(Value value) {
 Result<ValueId> Program::AddInput(std::string name, Shape shape, OpId create_op) {
   if (create_op < 0 || static_cast<size_t>(create_op) >= Catalog().size() ||
       GetOp(create_op).kind != OpKind::kCreate) {
-    return MakeError("input '" + name + "' must be made by a create operator (torch.randn, "
+    return MakeError("input '" + name +
+                     "' must be made by a create operator (torch.randn, "
                      "torch.rand)");
   }
   if (shape.empty()) return MakeError("input '" + name + "' needs at least one dimension");
@@ -178,8 +188,7 @@ Result<ValueId> Program::AddInput(std::string name, Shape shape, OpId create_op)
 }
 
 Result<ValueId> Program::AddNode(OpId op_id, std::vector<ValueId> tensors,
-                                 std::vector<AttrValue> attrs, std::string result_name,
-                                 int line) {
+                                 std::vector<AttrValue> attrs, std::string result_name, int line) {
   auto fail = [line](std::string message) { return MakeError(std::move(message), line); };
   if (op_id < 0 || static_cast<size_t>(op_id) >= Catalog().size()) {
     return fail("unknown operator id " + std::to_string(op_id));
@@ -210,8 +219,7 @@ Result<ValueId> Program::AddNode(OpId op_id, std::vector<ValueId> tensors,
       continue;
     }
     if (!Contains(tensors[k])) {
-      return fail(op.spelling + ": argument '" + param.name +
-                  "' is not a value of this program");
+      return fail(op.spelling + ": argument '" + param.name + "' is not a value of this program");
     }
     const Value& v = value(tensors[k]);
     // Index results (argmax) are outputs only: no compute operator here reads int64.
@@ -222,8 +230,8 @@ Result<ValueId> Program::AddNode(OpId op_id, std::vector<ValueId> tensors,
     if (!have_first) first_rank = v.shape.size(), have_first = true;
     args.tensors.emplace_back(v.shape);
   }
-  if (have_first && (static_cast<int>(first_rank) < op.min_rank ||
-                     static_cast<int>(first_rank) > op.max_rank)) {
+  if (have_first &&
+      (static_cast<int>(first_rank) < op.min_rank || static_cast<int>(first_rank) > op.max_rank)) {
     return fail(op.spelling + ": input must have rank " + std::to_string(op.min_rank) + " to " +
                 std::to_string(op.max_rank) + ", got rank " + std::to_string(first_rank));
   }
@@ -250,8 +258,8 @@ Result<ValueId> Program::AddNode(OpId op_id, std::vector<ValueId> tensors,
   }
   if (!shape) return fail(shape.error().message);
   if (auto bad = CheckShape(shape.value())) {
-    return fail(op.spelling + ": result shape " + ShapeText(shape.value()) + " is invalid: " +
-                *bad);
+    return fail(op.spelling + ": result shape " + ShapeText(shape.value()) +
+                " is invalid: " + *bad);
   }
 
   Value result;

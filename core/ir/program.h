@@ -44,7 +44,7 @@ struct Node {
   std::vector<ValueId> tensors;  // one per tensor param of op; invalid = None
   std::vector<AttrValue> attrs;  // one per attribute param of op
   ValueId result;
-  int line = 0;                  // source line when parsed, 0 when built
+  int line = 0;  // source line when parsed, 0 when built
 };
 
 class Program {

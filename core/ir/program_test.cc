@@ -186,8 +186,7 @@ TEST(ProgramTest, AddNodeChecksShapesRankAndNames) {
   auto t0 = p.AddNode(Op("sum"), {X(p, 2)}, {AttrValue::Int(0), AttrValue::Bool(false)}, "t0");
   ASSERT_TRUE(t0.ok()) << t0.error().ToString();
   EXPECT_TRUE(p.value(t0.value()).shape.empty());
-  ExpectError(p.AddNode(Op("sum"), {t0.value()}, {AttrValue::Int(0), AttrValue::Bool(false)},
-                        "t1"),
+  ExpectError(p.AddNode(Op("sum"), {t0.value()}, {AttrValue::Int(0), AttrValue::Bool(false)}, "t1"),
               "rank");
 
   ExpectError(p.AddNode(Op("relu"), {X(p, 0)}, {}, "x0"), "redefinition of 'x0'");
