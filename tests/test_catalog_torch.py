@@ -182,9 +182,13 @@ def _mutate_shape(rng: random.Random, shape: list[int]) -> list[int]:
     return [*shape[:k], rng.randint(1, 6), *shape[k + 1 :]]
 
 
-def _mutate_attr(rng: random.Random, param: dict, value, rank: int):
+def _mutate_attr(rng: random.Random, param: dict, value, rank: int, spatial_dims: int = 1):
     """A value from the domain, or one just outside it, of the right Python type."""
     domain, kind = param["domain"], param["type"]
+    if param["int_or_list"] and rng.random() < 0.3:  # a per-dim list, e.g. stride=[1, 2]
+        element = {**param, "int_or_list": False}
+        element["choices"] = [c for c in param["choices"] if c is not None]
+        return [_mutate_attr(rng, element, 1, rank) for _ in range(spatial_dims)]
     if domain == "choices" and param["choices"] and rng.random() < 0.7:
         return rng.choice(param["choices"])
     if domain == "range":
@@ -208,7 +212,7 @@ def _perturb(rng: random.Random, op: dict) -> tuple[list, list]:
         if attrs and rng.random() < 0.5:
             k = rng.randrange(len(attrs))
             rank = len(shapes[0]) if shapes[0] is not None else 0
-            attrs[k] = _mutate_attr(rng, attr_params[k], attrs[k], rank)
+            attrs[k] = _mutate_attr(rng, attr_params[k], attrs[k], rank, op["spatial_dims"])
             continue
         k = rng.randrange(len(shapes))
         if tensor_params[k]["kind"] == "optional_tensor" and rng.random() < 0.3:

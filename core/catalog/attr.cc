@@ -29,11 +29,16 @@ std::string FloatLiteral(double v) {
 
 std::string AttrValue::ToPython() const {
   switch (type) {
-    case AttrType::kNone: return "None";
-    case AttrType::kBool: return b ? "True" : "False";
-    case AttrType::kInt: return std::to_string(i);
-    case AttrType::kFloat: return FloatLiteral(f);
-    case AttrType::kString: return "'" + s + "'";
+    case AttrType::kNone:
+      return "None";
+    case AttrType::kBool:
+      return b ? "True" : "False";
+    case AttrType::kInt:
+      return std::to_string(i);
+    case AttrType::kFloat:
+      return FloatLiteral(f);
+    case AttrType::kString:
+      return "'" + s + "'";
     case AttrType::kIntList: {
       std::string text = "[";
       for (size_t k = 0; k < ints.size(); ++k) {
@@ -49,12 +54,18 @@ std::string AttrValue::ToPython() const {
 bool AttrValue::operator==(const AttrValue& other) const {
   if (type != other.type) return false;
   switch (type) {
-    case AttrType::kNone: return true;
-    case AttrType::kBool: return b == other.b;
-    case AttrType::kInt: return i == other.i;
-    case AttrType::kFloat: return f == other.f;
-    case AttrType::kIntList: return ints == other.ints;
-    case AttrType::kString: return s == other.s;
+    case AttrType::kNone:
+      return true;
+    case AttrType::kBool:
+      return b == other.b;
+    case AttrType::kInt:
+      return i == other.i;
+    case AttrType::kFloat:
+      return f == other.f;
+    case AttrType::kIntList:
+      return ints == other.ints;
+    case AttrType::kString:
+      return s == other.s;
   }
   return false;
 }
@@ -106,10 +117,14 @@ bool AttrSpec::InDomain(const AttrValue& value, int rank) const {
   if (!Accepts(value)) return false;
   if (value.is_none()) return nullable;
   switch (domain) {
-    case AttrDomain::kChoices: return InChoices(value, choices);
-    case AttrDomain::kIntRange: return InRange(value, min, max);
-    case AttrDomain::kDim: return InRange(value, -static_cast<int64_t>(rank), rank - 1);
-    case AttrDomain::kFree: return true;
+    case AttrDomain::kChoices:
+      return InChoices(value, choices);
+    case AttrDomain::kIntRange:
+      return InRange(value, min, max);
+    case AttrDomain::kDim:
+      return InRange(value, -static_cast<int64_t>(rank), rank - 1);
+    case AttrDomain::kFree:
+      return true;
   }
   return false;
 }

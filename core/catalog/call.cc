@@ -17,12 +17,18 @@ constexpr size_t kMaxRank = 8;
 
 std::string TypeName(const AttrSpec& spec) {
   switch (spec.type) {
-    case AttrType::kNone: return "None";
-    case AttrType::kBool: return "a bool";
-    case AttrType::kInt: return spec.int_or_list ? "an int or a list of ints" : "an int";
-    case AttrType::kFloat: return "a float";
-    case AttrType::kIntList: return "a list of ints";
-    case AttrType::kString: return "a string";
+    case AttrType::kNone:
+      return "None";
+    case AttrType::kBool:
+      return "a bool";
+    case AttrType::kInt:
+      return spec.int_or_list ? "an int or a list of ints" : "an int";
+    case AttrType::kFloat:
+      return "a float";
+    case AttrType::kIntList:
+      return "a list of ints";
+    case AttrType::kString:
+      return "a string";
   }
   return "?";
 }
@@ -95,8 +101,8 @@ std::optional<Error> CheckAttr(const Call& call, const Param& p, const AttrValue
   if (spec.strict && !spec.InDomain(v, 0)) {
     std::string allowed;
     for (const auto& c : spec.choices) allowed += (allowed.empty() ? "" : ", ") + c.ToPython();
-    return call.Fail("attribute '" + p.name + "' = " + v.ToPython() + " not one of {" +
-                     allowed + "}");
+    return call.Fail("attribute '" + p.name + "' = " + v.ToPython() + " not one of {" + allowed +
+                     "}");
   }
   return std::nullopt;
 }
@@ -171,8 +177,8 @@ Error Call::Fail(const std::string& message) const {
   const std::vector<int> params = op_.tensor_param_indices();
   for (size_t k = 0; k < params.size() && k < args_.tensors.size(); ++k) {
     if (!args_.tensors[k]) continue;
-    shapes += (shapes.empty() ? "" : ", ") + op_.params[static_cast<size_t>(params[k])].name +
-              " " + ShapeText(*args_.tensors[k]);
+    shapes += (shapes.empty() ? "" : ", ") + op_.params[static_cast<size_t>(params[k])].name + " " +
+              ShapeText(*args_.tensors[k]);
   }
   return MakeError(op_.name + ": " + message + (shapes.empty() ? "" : " [" + shapes + "]"));
 }
@@ -186,8 +192,7 @@ std::optional<Error> CheckCall(const Call& call) {
                      std::to_string(attrs.size()));
   const std::vector<int> params = op.attr_param_indices();
   for (size_t k = 0; k < params.size(); ++k) {
-    if (auto err = CheckAttr(call, op.params[static_cast<size_t>(params[k])], attrs[k]))
-      return err;
+    if (auto err = CheckAttr(call, op.params[static_cast<size_t>(params[k])], attrs[k])) return err;
   }
   return CheckAttrRelations(call);
 }

@@ -47,19 +47,25 @@ TEST(CatalogTest, FindOpFindsEveryKey) {
 }
 
 TEST(CatalogTest, CoversThePaperOperators) {
-  const char* kRequired[] = {
-      "torch.matmul", "torch.bmm", "F.linear", "torch.transpose", "torch.add", "torch.sub",
-      "torch.mul", "torch.div", "torch.maximum", "torch.minimum", "torch.pow", "torch.clamp",
-      "torch.relu", "F.leaky_relu", "torch.sigmoid", "torch.tanh", "F.gelu", "torch.selu",
-      "F.elu", "F.hardsigmoid", "F.hardswish", "F.hardtanh", "F.softplus", "F.mish", "F.silu",
-      "torch.exp", "torch.log", "torch.abs", "torch.sqrt", "torch.neg", "torch.sum",
-      "torch.mean", "torch.amax", "torch.amin", "torch.argmax", "torch.argmin",
-      "torch.logsumexp", "torch.softmax", "torch.log_softmax", "torch.cumsum", "torch.cumprod",
-      "F.batch_norm", "F.layer_norm", "F.group_norm", "F.instance_norm", "torch.randn",
-      "torch.rand"};
+  const char* kRequired[] = {"torch.matmul",    "torch.bmm",     "F.linear",
+                             "torch.transpose", "torch.add",     "torch.sub",
+                             "torch.mul",       "torch.div",     "torch.maximum",
+                             "torch.minimum",   "torch.pow",     "torch.clamp",
+                             "torch.relu",      "F.leaky_relu",  "torch.sigmoid",
+                             "torch.tanh",      "F.gelu",        "torch.selu",
+                             "F.elu",           "F.hardsigmoid", "F.hardswish",
+                             "F.hardtanh",      "F.softplus",    "F.mish",
+                             "F.silu",          "torch.exp",     "torch.log",
+                             "torch.abs",       "torch.sqrt",    "torch.neg",
+                             "torch.sum",       "torch.mean",    "torch.amax",
+                             "torch.amin",      "torch.argmax",  "torch.argmin",
+                             "torch.logsumexp", "torch.softmax", "torch.log_softmax",
+                             "torch.cumsum",    "torch.cumprod", "F.batch_norm",
+                             "F.layer_norm",    "F.group_norm",  "F.instance_norm",
+                             "torch.randn",     "torch.rand"};
   for (const char* spelling : kRequired) EXPECT_NE(FindOp(spelling), kInvalidOp) << spelling;
-  for (const char* stem : {"F.max_pool", "F.avg_pool", "F.adaptive_avg_pool", "F.conv",
-                           "F.conv_transpose"})
+  for (const char* stem :
+       {"F.max_pool", "F.avg_pool", "F.adaptive_avg_pool", "F.conv", "F.conv_transpose"})
     for (int n = 1; n <= 3; ++n) {
       const std::string spelling = stem + std::to_string(n) + "d";
       EXPECT_NE(FindOp(spelling), kInvalidOp) << spelling;

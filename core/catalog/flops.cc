@@ -30,7 +30,8 @@ double MultiplyAdds(const Call& call, const Shape& out) {
       return static_cast<double>(NumElements(out)) * InnerVolume(call.tensor("weight"));
     case ShapeRule::kConvTranspose:  // each input element scatters to (C_out / g) * prod(k)
       return static_cast<double>(NumElements(in)) * InnerVolume(call.tensor("weight"));
-    default: return 0;
+    default:
+      return 0;
   }
 }
 
@@ -70,13 +71,12 @@ double CountBytes(const OpInfo& op, const OpArgs& args, const Shape& out, int el
 }
 
 bool InSynthDomain(const OpInfo& op, const OpArgs& args) {
-  const auto rank = static_cast<int>(
-      args.tensors.empty() || !args.tensors[0] ? 0 : args.tensors[0]->size());
+  const auto rank =
+      static_cast<int>(args.tensors.empty() || !args.tensors[0] ? 0 : args.tensors[0]->size());
   const std::vector<int> params = op.attr_param_indices();
   if (params.size() != args.attrs.size()) return false;
   for (size_t k = 0; k < params.size(); ++k)
-    if (!op.params[static_cast<size_t>(params[k])].attr.InDomain(args.attrs[k], rank))
-      return false;
+    if (!op.params[static_cast<size_t>(params[k])].attr.InDomain(args.attrs[k], rank)) return false;
   return InferShape(op, args).ok();
 }
 

@@ -36,13 +36,12 @@ TEST(FlopsTest, ContractionsCountTwoPerMultiplyAdd) {
 
 TEST(FlopsTest, ConvolutionsMatchFlopCounterMode) {
   // 2 * N * C_out * H_out * W_out * (C_in / g) * k * k = 2 * 2 * 6 * 64 * 2 * 9
-  EXPECT_EQ(Count("conv2d", {Shape{2, 4, 8, 8}, Shape{6, 2, 3, 3}, Shape{6}},
-                  {I(1), I(1), I(1), I(2)})
-                .flops,
-            27648.0);
+  EXPECT_EQ(
+      Count("conv2d", {Shape{2, 4, 8, 8}, Shape{6, 2, 3, 3}, Shape{6}}, {I(1), I(1), I(1), I(2)})
+          .flops,
+      27648.0);
   // Unbatched counts as batch 1.
-  EXPECT_EQ(Count("conv2d", {Shape{4, 8, 8}, Shape{6, 2, 3, 3}, Shape{6}},
-                  {I(1), I(1), I(1), I(2)})
+  EXPECT_EQ(Count("conv2d", {Shape{4, 8, 8}, Shape{6, 2, 3, 3}, Shape{6}}, {I(1), I(1), I(1), I(2)})
                 .flops,
             13824.0);
   // Transposed: per input element: 2 * N * C_in * H_in * W_in * (C_out / g) * k * k.
@@ -57,7 +56,7 @@ TEST(FlopsTest, ConvolutionsMatchFlopCounterMode) {
 }
 
 TEST(FlopsTest, OtherOperatorsFollowDocsFlops) {
-  EXPECT_EQ(Count("add", {Shape{2, 3, 4}, Shape{4}}).flops, 24.0);    // 1 per output
+  EXPECT_EQ(Count("add", {Shape{2, 3, 4}, Shape{4}}).flops, 24.0);  // 1 per output
   EXPECT_EQ(Count("F.gelu", {Shape{10}}, {AttrValue::String("none")}).flops, 50.0);
   EXPECT_EQ(Count("sum", {Shape{2, 3, 4}}, {I(1), AttrValue::Bool(false)}).flops, 24.0);
   EXPECT_EQ(Count("softmax", {Shape{2, 3}}, {I(1)}).flops, 30.0);
@@ -79,8 +78,7 @@ TEST(FlopsTest, BytesCountInputsAndOutputWithInt64Indices) {
   EXPECT_EQ(Count("add", {Shape{2, 3}, Shape{3}}).bytes, (6 + 3 + 6) * 4.0);
   EXPECT_EQ(Count("argmax", {Shape{2, 3}}, {I(1), AttrValue::Bool(false)}).bytes,
             6 * 4.0 + 2 * 8.0);
-  EXPECT_EQ(Count("linear", {Shape{2, 4}, Shape{6, 4}, std::nullopt}).bytes,
-            (8 + 24 + 12) * 4.0);
+  EXPECT_EQ(Count("linear", {Shape{2, 4}, Shape{6, 4}, std::nullopt}).bytes, (8 + 24 + 12) * 4.0);
 }
 
 }  // namespace

@@ -24,12 +24,18 @@ class ArgFuzzer {
 
   AttrValue RandomAttr() {
     switch (Pick(0, 6)) {
-      case 0: return AttrValue::None();
-      case 1: return AttrValue::Bool(Pick(0, 1) == 1);
-      case 2: return AttrValue::Int(Pick(-4, 6));
-      case 3: return AttrValue::Float(static_cast<double>(Pick(-20, 20)) / 4);
-      case 4: return AttrValue::String(Pick(0, 1) ? "tanh" : "none");
-      case 5: return AttrValue::Int(Pick(0, 1) ? (int64_t{1} << 62) : -(int64_t{1} << 62));
+      case 0:
+        return AttrValue::None();
+      case 1:
+        return AttrValue::Bool(Pick(0, 1) == 1);
+      case 2:
+        return AttrValue::Int(Pick(-4, 6));
+      case 3:
+        return AttrValue::Float(static_cast<double>(Pick(-20, 20)) / 4);
+      case 4:
+        return AttrValue::String(Pick(0, 1) ? "tanh" : "none");
+      case 5:
+        return AttrValue::Int(Pick(0, 1) ? (int64_t{1} << 62) : -(int64_t{1} << 62));
       default: {
         std::vector<int64_t> v(static_cast<size_t>(Pick(0, 4)));
         for (auto& x : v) x = Pick(-1, 4);
@@ -60,7 +66,9 @@ class ArgFuzzer {
       case 2:
         if (!args.attrs.empty()) Element(args.attrs) = RandomAttr();
         break;
-      case 3: args.attrs.push_back(RandomAttr()); break;
+      case 3:
+        args.attrs.push_back(RandomAttr());
+        break;
       case 4:
         if (!args.tensors.empty()) args.tensors.pop_back();
         break;

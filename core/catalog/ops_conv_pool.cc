@@ -33,9 +33,9 @@ Entry Conv(int n) {
   const std::string name = Nd("conv", n);
   return Entry(name, "torch.nn.functional." + name, "F." + name)
       .Alias({"torch." + name})
-      .Params({Tensor("input"), Tensor("weight"), OptionalTensor("bias"),
-               Attr("stride", Stride()), Attr("padding", PerDim(IntRange(0, 3, 0))),
-               Attr("dilation", Dilation()), Attr("groups", Groups())})
+      .Params({Tensor("input"), Tensor("weight"), OptionalTensor("bias"), Attr("stride", Stride()),
+               Attr("padding", PerDim(IntRange(0, 3, 0))), Attr("dilation", Dilation()),
+               Attr("groups", Groups())})
       .Rule(ShapeRule::kConv, n)
       .Rank(n + 1, n + 2)
       .Traits(kConv)
@@ -48,8 +48,8 @@ Entry ConvTranspose(int n) {
   const std::string name = Nd("conv_transpose", n);
   return Entry(name, "torch.nn.functional." + name, "F." + name)
       .Alias({"torch." + name})
-      .Params({Tensor("input"), Tensor("weight"), OptionalTensor("bias"),
-               Attr("stride", Stride()), Attr("padding", PerDim(IntRange(0, 3, 0))),
+      .Params({Tensor("input"), Tensor("weight"), OptionalTensor("bias"), Attr("stride", Stride()),
+               Attr("padding", PerDim(IntRange(0, 3, 0))),
                Attr("output_padding", PerDim(IntRange(0, 1, 0))), Attr("groups", Groups()),
                Attr("dilation", Dilation())})
       .Rule(ShapeRule::kConvTranspose, n)
@@ -57,8 +57,7 @@ Entry ConvTranspose(int n) {
       .Traits(kConvTranspose)
       .Flops(2)
       .Doc("transposed conv: (N, C_in, *), (C_in, C_out / groups, *k), (C_out,)")
-      .Example({Spatial({2, 4}, n, 5), Spatial({4, 3}, n, 3), {6}},
-               {I(2), I(1), I(1), I(2), I(1)});
+      .Example({Spatial({2, 4}, n, 5), Spatial({4, 3}, n, 3), {6}}, {I(2), I(1), I(1), I(2), I(1)});
 }
 
 Entry MaxPool(int n) {

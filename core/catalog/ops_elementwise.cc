@@ -47,10 +47,10 @@ Entry Binary(std::string name, std::string torch, double flops, std::string doc)
 void AddElementwiseOps(std::vector<OpInfo>& out) {
   // Binary arithmetic.
   out.push_back(Binary("add", "torch.add", 1, "input + other, broadcast"));
-  out.push_back(Binary("sub", "torch.sub", 1, "input - other, broadcast")
-                    .Alias({"torch.subtract"}));
-  out.push_back(Binary("mul", "torch.mul", 1, "input * other, broadcast")
-                    .Alias({"torch.multiply"}));
+  out.push_back(
+      Binary("sub", "torch.sub", 1, "input - other, broadcast").Alias({"torch.subtract"}));
+  out.push_back(
+      Binary("mul", "torch.mul", 1, "input * other, broadcast").Alias({"torch.multiply"}));
   out.push_back(Binary("div", "torch.div", 1, "input / other (true division), broadcast")
                     .Alias({"torch.divide", "torch.true_divide"}));
   out.push_back(Binary("maximum", "torch.maximum", 1, "elementwise max, broadcast"));
@@ -80,9 +80,9 @@ void AddElementwiseOps(std::vector<OpInfo>& out) {
   // Activations available as torch.* (and F.*).
   out.push_back(Unary("relu", "torch.relu", "torch.relu", kActivation, 1, "max(x, 0)")
                     .Alias({"torch.nn.functional.relu", "F.relu"}));
-  out.push_back(Unary("sigmoid", "torch.sigmoid", "torch.sigmoid", kActivation, 3,
-                      "1 / (1 + exp(-x))")
-                    .Alias({"torch.nn.functional.sigmoid", "F.sigmoid", "torch.special.expit"}));
+  out.push_back(
+      Unary("sigmoid", "torch.sigmoid", "torch.sigmoid", kActivation, 3, "1 / (1 + exp(-x))")
+          .Alias({"torch.nn.functional.sigmoid", "F.sigmoid", "torch.special.expit"}));
   out.push_back(Unary("tanh", "torch.tanh", "torch.tanh", kActivation, 1, "tanh(x)")
                     .Alias({"torch.nn.functional.tanh", "F.tanh"}));
   out.push_back(Unary("selu", "torch.selu", "torch.selu", kActivation, 5,
@@ -90,10 +90,10 @@ void AddElementwiseOps(std::vector<OpInfo>& out) {
                     .Alias({"torch.nn.functional.selu", "F.selu"}));
 
   // Activations of torch.nn.functional only.
-  out.push_back(Functional("leaky_relu", 2, "x if x > 0 else negative_slope * x")
-                    .Params({Tensor("input"),
-                             Attr("negative_slope", FloatChoices({0.01, 0.1, 0.2}, 0.01))})
-                    .Example({{2, 3, 4}}, {F(0.1)}));
+  out.push_back(
+      Functional("leaky_relu", 2, "x if x > 0 else negative_slope * x")
+          .Params({Tensor("input"), Attr("negative_slope", FloatChoices({0.01, 0.1, 0.2}, 0.01))})
+          .Example({{2, 3, 4}}, {F(0.1)}));
   // approximate is keyword-only in PyTorch: F.gelu(x, approximate='tanh').
   out.push_back(Functional("gelu", 5, "x * Phi(x); approximate='tanh' uses the tanh formula")
                     .Params({Tensor("input"),

@@ -14,19 +14,20 @@ AttrSpec Momentum() { return FloatChoices({0.1}, 0.1); }
 void AddNormalizationOps(std::vector<OpInfo>& out) {
   // training=True would update the running stats in place, a side effect on program
   // inputs; the IR supports inference mode only.
-  out.push_back(Entry("batch_norm", "torch.nn.functional.batch_norm", "F.batch_norm")
-                    .Params({Tensor("input"), Tensor("running_mean", AuxShape::kChannels),
-                             PositiveTensor("running_var", AuxShape::kChannels),
-                             OptionalTensor("weight", AuxShape::kChannels),
-                             OptionalTensor("bias", AuxShape::kChannels),
-                             Attr("training", FixedBoolAttr(false)), Attr("momentum", Momentum()),
-                             Attr("eps", Eps())})
-                    .Rule(ShapeRule::kSameAsInput)
-                    .Rank(2, 5)
-                    .Traits(kNormalization)
-                    .Flops(4)
-                    .Doc("(x - running_mean) / sqrt(running_var + eps) * weight + bias, per channel")
-                    .Example({{2, 3, 4, 4}, {3}, {3}, {3}, {3}}, {B(false), F(0.1), F(1e-5)}));
+  out.push_back(
+      Entry("batch_norm", "torch.nn.functional.batch_norm", "F.batch_norm")
+          .Params({Tensor("input"), Tensor("running_mean", AuxShape::kChannels),
+                   PositiveTensor("running_var", AuxShape::kChannels),
+                   OptionalTensor("weight", AuxShape::kChannels),
+                   OptionalTensor("bias", AuxShape::kChannels),
+                   Attr("training", FixedBoolAttr(false)), Attr("momentum", Momentum()),
+                   Attr("eps", Eps())})
+          .Rule(ShapeRule::kSameAsInput)
+          .Rank(2, 5)
+          .Traits(kNormalization)
+          .Flops(4)
+          .Doc("(x - running_mean) / sqrt(running_var + eps) * weight + bias, per channel")
+          .Example({{2, 3, 4, 4}, {3}, {3}, {3}, {3}}, {B(false), F(0.1), F(1e-5)}));
   out.push_back(Entry("layer_norm", "torch.nn.functional.layer_norm", "F.layer_norm")
                     .Alias({"torch.layer_norm"})
                     .Params({Tensor("input"), Attr("normalized_shape", IntListAttr()),
@@ -56,8 +57,8 @@ void AddNormalizationOps(std::vector<OpInfo>& out) {
                              PositiveOptionalTensor("running_var", AuxShape::kChannels),
                              OptionalTensor("weight", AuxShape::kChannels),
                              OptionalTensor("bias", AuxShape::kChannels),
-                             Attr("use_input_stats", use_input_stats),
-                             Attr("momentum", Momentum()), Attr("eps", Eps())})
+                             Attr("use_input_stats", use_input_stats), Attr("momentum", Momentum()),
+                             Attr("eps", Eps())})
                     .Rule(ShapeRule::kSameAsInput)
                     .Rank(3, 5)
                     .Traits(kNormalization)

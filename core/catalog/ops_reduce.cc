@@ -46,8 +46,8 @@ void AddReductionOps(std::vector<OpInfo>& out) {
   out.push_back(Reduce("argmax", kIndexResult, 1, "index of the max over dim, int64"));
   out.push_back(Reduce("argmin", kIndexResult, 1, "index of the min over dim, int64"));
   // Stable form: max, subtract, exp, add per input element.
-  out.push_back(Reduce("logsumexp", 0, 4, "log(sum(exp(x))) over dim")
-                    .Alias({"torch.special.logsumexp"}));
+  out.push_back(
+      Reduce("logsumexp", 0, 4, "log(sum(exp(x))) over dim").Alias({"torch.special.logsumexp"}));
 
   // max, subtract, exp, sum, divide (log_softmax: subtract the log) per element.
   out.push_back(AlongDim("softmax", 0, 5, "exp(x) / sum(exp(x)) along dim")

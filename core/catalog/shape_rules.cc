@@ -192,19 +192,32 @@ Result<Shape> InferTranspose(const Call& call) {
 
 Result<Shape> InferByRule(const Call& call) {
   switch (call.op().rule) {
-    case ShapeRule::kCreate: return InferCreate(call);
-    case ShapeRule::kBroadcast: return InferBroadcast(call);
-    case ShapeRule::kReduce: return InferReduce(call);
-    case ShapeRule::kReduceAll: return InferReduceAll(call);
-    case ShapeRule::kSameAsInput: return InferSameAsInput(call);
-    case ShapeRule::kMatmul: return InferMatmul(call);
-    case ShapeRule::kBmm: return InferBmm(call);
-    case ShapeRule::kLinear: return InferLinear(call);
-    case ShapeRule::kTranspose: return InferTranspose(call);
-    case ShapeRule::kConv: return catalog_internal::InferConv(call);
-    case ShapeRule::kConvTranspose: return catalog_internal::InferConvTranspose(call);
-    case ShapeRule::kPool: return catalog_internal::InferPool(call);
-    case ShapeRule::kAdaptivePool: return catalog_internal::InferAdaptivePool(call);
+    case ShapeRule::kCreate:
+      return InferCreate(call);
+    case ShapeRule::kBroadcast:
+      return InferBroadcast(call);
+    case ShapeRule::kReduce:
+      return InferReduce(call);
+    case ShapeRule::kReduceAll:
+      return InferReduceAll(call);
+    case ShapeRule::kSameAsInput:
+      return InferSameAsInput(call);
+    case ShapeRule::kMatmul:
+      return InferMatmul(call);
+    case ShapeRule::kBmm:
+      return InferBmm(call);
+    case ShapeRule::kLinear:
+      return InferLinear(call);
+    case ShapeRule::kTranspose:
+      return InferTranspose(call);
+    case ShapeRule::kConv:
+      return catalog_internal::InferConv(call);
+    case ShapeRule::kConvTranspose:
+      return catalog_internal::InferConvTranspose(call);
+    case ShapeRule::kPool:
+      return catalog_internal::InferPool(call);
+    case ShapeRule::kAdaptivePool:
+      return catalog_internal::InferAdaptivePool(call);
   }
   return call.Fail("unknown shape rule");
 }
@@ -222,19 +235,32 @@ Result<Shape> InferShape(const OpInfo& op, const OpArgs& args) {
 
 std::string_view ShapeRuleName(ShapeRule rule) {
   switch (rule) {
-    case ShapeRule::kCreate: return "create";
-    case ShapeRule::kBroadcast: return "broadcast";
-    case ShapeRule::kReduce: return "reduce";
-    case ShapeRule::kReduceAll: return "reduce_all";
-    case ShapeRule::kSameAsInput: return "same_as_input";
-    case ShapeRule::kMatmul: return "matmul";
-    case ShapeRule::kBmm: return "bmm";
-    case ShapeRule::kLinear: return "linear";
-    case ShapeRule::kTranspose: return "transpose";
-    case ShapeRule::kConv: return "conv";
-    case ShapeRule::kConvTranspose: return "conv_transpose";
-    case ShapeRule::kPool: return "pool";
-    case ShapeRule::kAdaptivePool: return "adaptive_pool";
+    case ShapeRule::kCreate:
+      return "create";
+    case ShapeRule::kBroadcast:
+      return "broadcast";
+    case ShapeRule::kReduce:
+      return "reduce";
+    case ShapeRule::kReduceAll:
+      return "reduce_all";
+    case ShapeRule::kSameAsInput:
+      return "same_as_input";
+    case ShapeRule::kMatmul:
+      return "matmul";
+    case ShapeRule::kBmm:
+      return "bmm";
+    case ShapeRule::kLinear:
+      return "linear";
+    case ShapeRule::kTranspose:
+      return "transpose";
+    case ShapeRule::kConv:
+      return "conv";
+    case ShapeRule::kConvTranspose:
+      return "conv_transpose";
+    case ShapeRule::kPool:
+      return "pool";
+    case ShapeRule::kAdaptivePool:
+      return "adaptive_pool";
   }
   return "unknown";
 }
@@ -286,13 +312,20 @@ std::string_view ShapeRuleConstraints(ShapeRule rule) {
 
 std::vector<std::string> TraitNames(uint32_t traits) {
   static const std::pair<Trait, const char*> kNames[] = {
-      {kElementwise, "elementwise"},      {kUnary, "unary"},
-      {kBinary, "binary"},                {kActivation, "activation"},
-      {kReduction, "reduction"},          {kScan, "scan"},
-      {kContraction, "contraction"},      {kNormalization, "normalization"},
-      {kPooling, "pooling"},              {kConv, "conv"},
-      {kConvTranspose, "conv_transpose"}, {kLayout, "layout"},
-      {kIndexResult, "index_result"},     {kPositiveInput, "positive_input"},
+      {kElementwise, "elementwise"},
+      {kUnary, "unary"},
+      {kBinary, "binary"},
+      {kActivation, "activation"},
+      {kReduction, "reduction"},
+      {kScan, "scan"},
+      {kContraction, "contraction"},
+      {kNormalization, "normalization"},
+      {kPooling, "pooling"},
+      {kConv, "conv"},
+      {kConvTranspose, "conv_transpose"},
+      {kLayout, "layout"},
+      {kIndexResult, "index_result"},
+      {kPositiveInput, "positive_input"},
       {kCreateTrait, "create"},
   };
   std::vector<std::string> names;

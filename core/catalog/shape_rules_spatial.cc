@@ -155,10 +155,10 @@ Result<Shape> InferPool(const Call& call) {
   for (size_t d = 0; d < n; ++d) {
     const int64_t s = stride_given ? stride[d] : k[d];
     if (kernel_within_input && in[d] < k[d])
-      return call.Fail("input smaller than kernel_size " + List(k) + " (avg_pool3d ignores padding here)");
+      return call.Fail("input smaller than kernel_size " + List(k) +
+                       " (avg_pool3d ignores padding here)");
     if (pad[d] > k[d] / 2)
-      return call.Fail("padding " + List(pad) + " must be at most half of kernel_size " +
-                       List(k));
+      return call.Fail("padding " + List(pad) + " must be at most half of kernel_size " + List(k));
     const int64_t span = in[d] + 2 * pad[d] - dil[d] * (k[d] - 1) - 1;
     out[d] = FloorDiv(span + (ceil_mode ? s - 1 : 0), s) + 1;
     // A ceil-mode window must start inside the input or its left padding.

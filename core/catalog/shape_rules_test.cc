@@ -74,12 +74,12 @@ TEST(ShapeRulesTest, Contractions) {
 
 TEST(ShapeRulesTest, Conv) {
   // (8 + 2 - 2 * 2 - 1) / 2 + 1 = 3
-  ExpectShape(Infer("conv2d", {Shape{2, 4, 8, 8}, Shape{6, 2, 3, 3}, Shape{6}},
-                    {I(2), I(1), I(2), I(2)}),
-              {2, 6, 3, 3});
-  ExpectShape(Infer("conv1d", {Shape{4, 10}, Shape{6, 4, 3}, std::nullopt},
-                    {L({1}), L({0}), I(1), I(1)}),
-              {6, 8});  // unbatched
+  ExpectShape(
+      Infer("conv2d", {Shape{2, 4, 8, 8}, Shape{6, 2, 3, 3}, Shape{6}}, {I(2), I(1), I(2), I(2)}),
+      {2, 6, 3, 3});
+  ExpectShape(
+      Infer("conv1d", {Shape{4, 10}, Shape{6, 4, 3}, std::nullopt}, {L({1}), L({0}), I(1), I(1)}),
+      {6, 8});  // unbatched
   ExpectShape(Infer("conv3d", {Shape{1, 2, 5, 6, 7}, Shape{3, 2, 1, 2, 3}, std::nullopt},
                     {L({1, 2, 3}), I(0), I(1), I(1)}),
               {1, 3, 5, 3, 2});
@@ -89,15 +89,15 @@ TEST(ShapeRulesTest, Conv) {
   ExpectError(Infer("conv2d", {Shape{1, 4, 8, 8}, Shape{6, 2, 3, 3}, std::nullopt},
                     {I(1), I(0), I(1), I(3)}),
               "conv2d", "divisible by groups 3");
-  ExpectError(Infer("conv2d", {Shape{1, 4, 8, 8}, Shape{6, 4, 3}, std::nullopt},
-                    {I(1), I(0), I(1), I(1)}),
-              "conv2d", "weight must have rank 4");
+  ExpectError(
+      Infer("conv2d", {Shape{1, 4, 8, 8}, Shape{6, 4, 3}, std::nullopt}, {I(1), I(0), I(1), I(1)}),
+      "conv2d", "weight must have rank 4");
   ExpectError(Infer("conv2d", {Shape{1, 4, 2, 2}, Shape{6, 4, 3, 3}, std::nullopt},
                     {I(1), I(0), I(1), I(1)}),
               "conv2d", "kernel larger");
-  ExpectError(Infer("conv2d", {Shape{1, 4, 8, 8}, Shape{6, 4, 3, 3}, Shape{4}},
-                    {I(1), I(0), I(1), I(1)}),
-              "conv2d", "bias");
+  ExpectError(
+      Infer("conv2d", {Shape{1, 4, 8, 8}, Shape{6, 4, 3, 3}, Shape{4}}, {I(1), I(0), I(1), I(1)}),
+      "conv2d", "bias");
   ExpectError(Infer("conv2d", {Shape{1, 4, 8, 8}, Shape{6, 4, 3, 3}, std::nullopt},
                     {I(0), I(0), I(1), I(1)}),
               "conv2d", "stride");
@@ -135,11 +135,10 @@ TEST(ShapeRulesTest, Pool) {
   // right padding, so 3 (as PyTorch).
   ExpectShape(Infer("max_pool2d", {Shape{1, 1, 5, 5}}, {I(2), I(2), I(1), I(1), B(true)}),
               {1, 1, 3, 3});
-  ExpectShape(Infer("avg_pool1d", {Shape{3, 8}}, {I(3), None(), I(0), B(false), B(true)}),
-              {3, 2});
-  ExpectShape(Infer("avg_pool3d", {Shape{1, 2, 4, 5, 6}}, {L({2, 2, 3}), I(1), I(1), B(true),
-                                                           B(false)}),
-              {1, 2, 5, 6, 6});
+  ExpectShape(Infer("avg_pool1d", {Shape{3, 8}}, {I(3), None(), I(0), B(false), B(true)}), {3, 2});
+  ExpectShape(
+      Infer("avg_pool3d", {Shape{1, 2, 4, 5, 6}}, {L({2, 2, 3}), I(1), I(1), B(true), B(false)}),
+      {1, 2, 5, 6, 6});
   ExpectError(Infer("max_pool2d", {Shape{1, 1, 4, 4}}, {I(9), None(), I(0), I(1), B(false)}),
               "max_pool2d", "kernel larger");
   ExpectError(Infer("max_pool2d", {Shape{1, 1, 8, 8}}, {I(3), I(1), I(2), I(1), B(false)}),
@@ -153,23 +152,19 @@ TEST(ShapeRulesTest, Pool) {
 }
 
 TEST(ShapeRulesTest, Normalizations) {
-  ExpectShape(Infer("batch_norm", {Shape{2, 3, 4}, Shape{3}, Shape{3}, std::nullopt,
-                                   std::nullopt},
+  ExpectShape(Infer("batch_norm", {Shape{2, 3, 4}, Shape{3}, Shape{3}, std::nullopt, std::nullopt},
                     {B(false), F(0.1), F(1e-5)}),
               {2, 3, 4});
-  ExpectError(Infer("batch_norm", {Shape{2, 3, 4}, Shape{4}, Shape{3}, std::nullopt,
-                                   std::nullopt},
+  ExpectError(Infer("batch_norm", {Shape{2, 3, 4}, Shape{4}, Shape{3}, std::nullopt, std::nullopt},
                     {B(false), F(0.1), F(1e-5)}),
               "batch_norm", "running_mean must have shape (3,)");
-  ExpectError(Infer("batch_norm", {Shape{2, 3, 4}, Shape{3}, Shape{3}, std::nullopt,
-                                   std::nullopt},
+  ExpectError(Infer("batch_norm", {Shape{2, 3, 4}, Shape{3}, Shape{3}, std::nullopt, std::nullopt},
                     {B(true), F(0.1), F(1e-5)}),
               "batch_norm", "training");
-  ExpectShape(Infer("layer_norm", {Shape{2, 3, 4}, Shape{3, 4}, std::nullopt},
-                    {L({3, 4}), F(1e-5)}),
-              {2, 3, 4});
-  ExpectError(Infer("layer_norm", {Shape{2, 3, 4}, std::nullopt, std::nullopt},
-                    {L({3}), F(1e-5)}),
+  ExpectShape(
+      Infer("layer_norm", {Shape{2, 3, 4}, Shape{3, 4}, std::nullopt}, {L({3, 4}), F(1e-5)}),
+      {2, 3, 4});
+  ExpectError(Infer("layer_norm", {Shape{2, 3, 4}, std::nullopt, std::nullopt}, {L({3}), F(1e-5)}),
               "layer_norm", "trailing dims");
   ExpectError(Infer("layer_norm", {Shape{2, 3, 4}, Shape{3}, std::nullopt}, {L({4}), F(1e-5)}),
               "layer_norm", "weight must have shape (4,)");
@@ -177,18 +172,18 @@ TEST(ShapeRulesTest, Normalizations) {
               {2, 6, 5});
   ExpectError(Infer("group_norm", {Shape{2, 6, 5}, std::nullopt, std::nullopt}, {I(4), F(1e-5)}),
               "group_norm", "num_groups 4");
-  ExpectError(Infer("instance_norm", {Shape{2, 3, 1}, std::nullopt, std::nullopt, std::nullopt,
-                                      std::nullopt},
+  ExpectError(Infer("instance_norm",
+                    {Shape{2, 3, 1}, std::nullopt, std::nullopt, std::nullopt, std::nullopt},
                     {B(true), F(0.1), F(1e-5)}),
               "instance_norm", "spatial");
-  ExpectError(Infer("instance_norm", {Shape{2, 3, 4}, std::nullopt, std::nullopt, std::nullopt,
-                                      std::nullopt},
+  ExpectError(Infer("instance_norm",
+                    {Shape{2, 3, 4}, std::nullopt, std::nullopt, std::nullopt, std::nullopt},
                     {B(false), F(0.1), F(1e-5)}),
               "instance_norm", "running_mean");
-  ExpectError(Infer("instance_norm", {Shape{2, 3, 4}, std::nullopt, Shape{3}, std::nullopt,
-                                      std::nullopt},
-                    {B(true), F(0.1), F(1e-5)}),
-              "instance_norm", "both be None or neither");
+  ExpectError(
+      Infer("instance_norm", {Shape{2, 3, 4}, std::nullopt, Shape{3}, std::nullopt, std::nullopt},
+            {B(true), F(0.1), F(1e-5)}),
+      "instance_norm", "both be None or neither");
 }
 
 TEST(ShapeRulesTest, BadArgumentsAreErrorsNotCrashes) {
@@ -202,15 +197,14 @@ TEST(ShapeRulesTest, BadArgumentsAreErrorsNotCrashes) {
   ExpectError(Infer("conv2d", {Shape{1, 4, 8, 8}, Shape{6, 4, 3, 3}, std::nullopt},
                     {AttrValue::String("x"), I(0), I(1), I(1)}),
               "conv2d", "attribute 'stride' expects an int or a list of ints");
-  ExpectError(Infer("conv2d", {Shape{4, 8}, Shape{6, 4, 3, 3}, std::nullopt},
-                    {I(1), I(0), I(1), I(1)}),
-              "conv2d", "input rank 2 outside [3, 4]");
+  ExpectError(
+      Infer("conv2d", {Shape{4, 8}, Shape{6, 4, 3, 3}, std::nullopt}, {I(1), I(0), I(1), I(1)}),
+      "conv2d", "input rank 2 outside [3, 4]");
   ExpectError(Infer("F.gelu", {Shape{2}}, {AttrValue::String("erf")}), "gelu", "not one of");
   ExpectError(Infer("clamp", {Shape{2}}, {None(), None()}), "clamp", "at least one");
   ExpectError(Infer("F.hardtanh", {Shape{2}}, {F(1.0), F(-1.0)}), "hardtanh", "min_val");
   ExpectError(Infer("relu", {Shape{int64_t{1} << 40}}), "relu", "size");
-  ExpectError(Infer("adaptive_avg_pool3d", {Shape{1, 1, 1, 1}},
-                    {L({1 << 30, 1 << 30, 1 << 30})}),
+  ExpectError(Infer("adaptive_avg_pool3d", {Shape{1, 1, 1, 1}}, {L({1 << 30, 1 << 30, 1 << 30})}),
               "adaptive_avg_pool3d", "too large");
   ExpectError(Infer("randn", {}, {L({2, 0})}), "randn", "dim < 1");
   ExpectShape(Infer("randn", {}, {L({2, 3})}), {2, 3});
