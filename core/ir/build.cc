@@ -70,4 +70,12 @@ std::string CanonicalKey(const Program& program) {
   return key;
 }
 
+bool InSynthDomain(const Program& program) {
+  for (size_t k = 0; k < program.nodes().size(); ++k) {
+    const NodeId id{static_cast<int32_t>(k)};
+    if (!InSynthDomain(GetOp(program.node(id).op), program.NodeArgs(id))) return false;
+  }
+  return true;
+}
+
 }  // namespace drtriton

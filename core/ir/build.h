@@ -20,4 +20,9 @@ Result<Program> SingleOpProgram(OpId op);
 // same order, same operators in the same order, same wiring, attributes and outputs).
 std::string CanonicalKey(const Program& program);
 
+// True when every node is one the synthesizer could have sampled (catalog InSynthDomain:
+// attributes inside the sampled ranges and choices).  Parse accepts more (stride 4,
+// negative_slope 0.05, as real models use); the synthesizer and its tests want this.
+bool InSynthDomain(const Program& program);
+
 }  // namespace drtriton

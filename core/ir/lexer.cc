@@ -155,6 +155,10 @@ class Lexer {
       ++pos_;
     }
     if (Peek() != quote) return MakeError("bad literal: unterminated string", line_);
+    // AttrValue::ToPython prints '...', so a quote inside would not read back.
+    if (text_.substr(begin, pos_ - begin).find_first_of("'\"") != std::string_view::npos) {
+      return MakeError("bad literal: strings may not contain quotes", line_);
+    }
     Push(TokenKind::kString, std::string(text_.substr(begin, pos_ - begin)));
     ++pos_;
     return std::nullopt;

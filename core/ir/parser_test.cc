@@ -272,6 +272,8 @@ INSTANTIATE_TEST_SUITE_P(
                   "bad literal '99999999999999999999'"},
         ErrorCase{"UnterminatedString", Task("    t0 = torch.sum(x0, 'abc)\n"), 5,
                   "unterminated string"},
+        ErrorCase{"QuoteInString", Task("    t0 = torch.sum(x0, \"it's\")\n"), 5,
+                  "strings may not contain quotes"},
         ErrorCase{"FloatInList", Task("    t0 = torch.sum(x0, [1.5])\n"), 5,
                   "lists may hold only integers"},
         ErrorCase{"WrongAttributeType", Task("    t0 = torch.sum(x0, 1, 3)\n"), 5,

@@ -70,6 +70,9 @@ class Program {
   }
   const Node& node(NodeId id) const { return nodes_.at(id.index); }
 
+  // The shapes and attributes of a node's application, as the catalog functions take them.
+  OpArgs NodeArgs(NodeId id) const { return ArgsOf(node(id)); }
+
   // Number of compute operators: the program's difficulty level.
   int level() const { return static_cast<int>(nodes_.size()); }
   // Catalog names of the compute operators, in program order.

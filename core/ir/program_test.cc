@@ -243,6 +243,21 @@ TEST(BuildTest, SingleOpProgramUsesRandForPositiveInputs) {
   }
 }
 
+TEST(BuildTest, InSynthDomainSeparatesSampledFromMerelyValid) {
+  Program p = TwoInputs();
+  auto t0 = p.AddNode(Op("relu"), {X(p, 0)}, {}, "t0");
+  ASSERT_TRUE(t0.ok());
+  EXPECT_TRUE(InSynthDomain(p));
+  const OpId leaky = FindOp("F.leaky_relu");
+  if (leaky == kInvalidOp) GTEST_SKIP() << "leaky_relu not in the catalog yet";
+  const AttrSpec& slope = GetOp(leaky).params.at(1).attr;
+  if (slope.strict || slope.domain != AttrDomain::kChoices) GTEST_SKIP() << "slope is not loose";
+  std::vector<AttrValue> attrs = SingleOpProgram(leaky).value().nodes().at(0).attrs;
+  attrs.at(0) = AttrValue::Float(0.0625);  // a slope a real model might use
+  ASSERT_TRUE(p.AddNode(leaky, {t0.value()}, attrs, "t1").ok());
+  EXPECT_FALSE(InSynthDomain(p));
+}
+
 TEST(BuildTest, CanonicalKeyIgnoresNamesOnly) {
   auto build = [](const char* a, const char* b, const char* c, int64_t dim) {
     Program p;
