@@ -5,7 +5,8 @@ under torch on the CPU; the IR's inferred shape and dtype must be torch's, FLOPs
 contractions and convolutions must be what torch.utils.flop_counter.FlopCounterMode counts,
 and the other FLOPs must follow docs/flops.md. A randomized test then perturbs each example
 (shapes and attributes, inside and outside the synthesizer's domains) and checks that
-whatever the IR accepts, torch accepts with the same output shape.
+whatever the IR accepts, torch accepts with the same output shape and the same FLOPs, and
+that the IR rejects what torch accepts only where it is deliberately stricter.
 """
 
 from __future__ import annotations
@@ -244,7 +245,8 @@ def test_random_arguments_agree_with_torch(name):
             program, rejection = None, str(exc)
         inputs, fn = _run(text)
         try:
-            out = fn(*inputs)
+            with FlopCounterMode(display=False) as counter:
+                out = fn(*inputs)
         except Exception as exc:
             # Whatever the IR accepts, torch must accept (the synthesizer relies on it).
             assert program is None, f"IR accepted, torch raised {exc!r}:\n{text}"
@@ -254,4 +256,9 @@ def test_random_arguments_agree_with_torch(name):
             continue
         accepted += 1
         assert list(out.shape) == program.shapes[program.outputs[0]], text
+        if set(op["traits"]) & COUNTED_BY_TORCH:
+            assert program.flops == counter.get_total_flops(), text
+        else:
+            expected = _doc_flops(op, program.nodes[0]["attrs"], inputs, out)
+            assert program.flops == pytest.approx(expected), text
     assert accepted > 0, f"{name}: no perturbed example was accepted"
