@@ -51,7 +51,10 @@ def test_banned_construct_is_forbidden_with_its_line(snippet: str, needle: str) 
 
 
 def test_try_except_is_forbidden() -> None:
-    src = GOOD.replace("    add_relu_kernel[grid]", "    try:\n        pass\n    except Exception:\n        pass\n    add_relu_kernel[grid]")
+    src = GOOD.replace(
+        "    add_relu_kernel[grid]",
+        "    try:\n        pass\n    except Exception:\n        pass\n    add_relu_kernel[grid]",
+    )
     assert check_source(src, ENTRY)[0].status == "forbidden"
 
 

@@ -22,7 +22,9 @@ def _read(path: str, what: str) -> str:
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--device", default="cpu", help="cpu (Triton interpreter, correctness only) or cuda")
+    p.add_argument(
+        "--device", default="cpu", help="cpu (Triton interpreter, correctness only) or cuda"
+    )
     p.add_argument("--trials", type=int, default=5, help="fresh input sets (default 5)")
     p.add_argument("--timeout", type=float, default=None,
                    help="wall-clock seconds per candidate (default 120 on cpu, 300 on cuda)")  # fmt: skip
@@ -35,7 +37,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-baselines", action="store_true", help="skip eager/torch.compile timing")
 
 
-def options_from(args: argparse.Namespace):  # noqa: ANN201
+def options_from(args: argparse.Namespace):
     from drtriton.verify.harness import Options
 
     if args.trials < 1:
@@ -96,8 +98,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_verify)
 
     b = subparsers.add_parser("verify-batch", help="judge many (task, candidate) pairs; resumable")
-    b.add_argument("pairs", help="JSONL: id, task or source (text or path), candidate or completion")
-    b.add_argument("--out", required=True, help="results JSONL (appended; ids already there are skipped)")
+    b.add_argument(
+        "pairs", help="JSONL: id, task or source (text or path), candidate or completion"
+    )
+    b.add_argument(
+        "--out", required=True, help="results JSONL (appended; ids already there are skipped)"
+    )
     b.add_argument("--workers", type=int, default=None,
                    help="parallel verifications (default: GPUs visible, or CPU cores)")  # fmt: skip
     b.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -40,7 +40,7 @@ def compare(out: list[Any], ref: list[Any], atol: float | None, rtol: float | No
     """None when `out` matches `ref`; otherwise the first difference, in words."""
     if len(out) != len(ref):
         return f"returned {len(out)} values, expected {len(ref)}"
-    for i, (o, r) in enumerate(zip(out, ref)):
+    for i, (o, r) in enumerate(zip(out, ref, strict=False)):
         where = f"output {i}" if len(ref) > 1 else "output"
         problem = _compare_one(o, r, atol, rtol)
         if problem:

@@ -100,6 +100,7 @@ class WorkerProcess:
         os.close(req_r)
         os.close(rep_w)
         self._buffer = b""
+        self.started = time.monotonic()
 
     def _env(self, opts: Options, inside: str, req_r: int, rep_w: int) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("DRT_VERIFY")}
@@ -282,6 +283,7 @@ def _judge(worker: WorkerProcess, task_source: str, opts: Options) -> Verdict:
     reference = _guard_task(lambda: task.build_reference(device, opts.seed))
     refs, task_copies = _references(reference, sets, device)
     worker.request(None)  # the worker's "ready" line
+    ready = time.monotonic()
     load = {"op": "load", "candidate": CANDIDATE_FILE, "kind": task.kind, "device": _worker_device(opts),
             "poisoned_copies": sorted(task_copies)}  # fmt: skip
     if task.kind != FUNCTIONAL:
@@ -292,9 +294,11 @@ def _judge(worker: WorkerProcess, task_source: str, opts: Options) -> Verdict:
         torch.save(init, os.path.join(worker.workdir, "init.pt"))
         load["init"] = "init.pt"
     worker.request(load)
+    call_s = 0.0
     for i, inputs in enumerate(sets):
         torch.save(inputs, os.path.join(worker.workdir, f"in{i}.pt"))
-        worker.request({"op": "run", "inputs": f"in{i}.pt", "output": f"out{i}.pt"})
+        reply = worker.request({"op": "run", "inputs": f"in{i}.pt", "output": f"out{i}.pt"})
+        call_s += float(reply.get("call_s", 0.0))
         out = _load_output(worker, f"out{i}.pt")
         problem = cmp.compare(out, refs[i], opts.atol, opts.rtol)
         if problem:
@@ -302,6 +306,10 @@ def _judge(worker: WorkerProcess, task_source: str, opts: Options) -> Verdict:
                 "wrong_answer", reason=f"input set {i} ({_dist(i)}): {problem}", trials=i
             )
     verdict = Verdict("correct", reason=f"{opts.trials} input sets match", trials=opts.trials)
+    # Diagnostics for the throughput benchmark: when the worker was ready (since the harness
+    # started), and the seconds spent inside the candidate's calls (as the worker timed them).
+    verdict.extra["worker_ready_s"] = round(ready - worker.started, 3)
+    verdict.extra["candidate_s"] = round(call_s, 4)
     if opts.on_cuda:
         _time(worker, task, reference, sets, refs, opts, verdict)
     return verdict
@@ -386,7 +394,7 @@ def _time(
     checked = reply.get("check", [])
     if len(kept) != len(checked):
         raise _Rejected({"status": "crashed", "reason": "timed outputs are missing"})
-    for trial, out in zip(checked, kept):
+    for trial, out in zip(checked, kept, strict=False):
         problem = cmp.compare(out, refs[int(trial) % len(sets)], opts.atol, opts.rtol)
         if problem:
             verdict.status, verdict.reason = "wrong_answer", f"timed call {trial}: {problem}"

@@ -45,7 +45,7 @@ def timers_intact() -> bool:
 
 
 def _load(buffers: list[Any], values: Sequence[Any]) -> None:
-    for buf, val in zip(buffers, values):
+    for buf, val in zip(buffers, values, strict=False):
         if isinstance(buf, torch.Tensor):
             buf.copy_(val)
 
@@ -79,7 +79,7 @@ def time_cuda(
         if t in keep:
             kept[t] = _clone(out)
     _SYNC()
-    times = [_ELAPSED(s, e) for s, e in zip(starts, ends)]
+    times = [_ELAPSED(s, e) for s, e in zip(starts, ends, strict=False)]
     return times, kept
 
 

@@ -24,6 +24,7 @@ import os
 import random
 import resource
 import sys
+import time
 import traceback
 import types
 from typing import Any
@@ -40,7 +41,7 @@ def _set_limits(limits: dict[str, int]) -> None:
         "data": resource.RLIMIT_DATA,
     }
     for key, value in limits.items():
-        soft, hard = resource.getrlimit(table[key])
+        _soft, hard = resource.getrlimit(table[key])
         value = value if hard == resource.RLIM_INFINITY else min(value, hard)
         resource.setrlimit(table[key], (value, value))
 
@@ -109,12 +110,16 @@ class Worker:
         self.watch.hits.clear()
         self.watch.poison = True
         self.launches.count = 0
+        start = time.perf_counter()
         try:
             with torch.no_grad(), self.watch:
                 out = self.entry(*inputs)
         except BaseException as exc:
             return self._error("runtime_error", "the candidate raised", exc)
-        return self._finish(out, msg["output"])
+        elapsed = time.perf_counter() - start  # diagnostics only (harness overhead figures)
+        reply = self._finish(out, msg["output"])
+        reply["call_s"] = elapsed
+        return reply
 
     def time(self, msg: dict[str, Any]) -> dict[str, Any]:
         torch = self.torch
@@ -241,10 +246,10 @@ def _adopt_state(model: Any, params: list[Any], buffers: list[Any]) -> str | Non
         )
     my_buffers = list(model.buffers())
     with torch.no_grad():
-        for p, value in zip(mine, params):
+        for p, value in zip(mine, params, strict=False):
             p.copy_(value)
         if [tuple(b.shape) for b in my_buffers] == [tuple(b.shape) for b in buffers]:
-            for b, value in zip(my_buffers, buffers):
+            for b, value in zip(my_buffers, buffers, strict=False):
                 b.copy_(value)
     return None
 

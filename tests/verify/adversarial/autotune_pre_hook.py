@@ -1,6 +1,8 @@
 # trick: hides torch compute in an autotuner pre_hook, which runs inside the launcher
 # task: add_relu
 # expect: forbidden
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

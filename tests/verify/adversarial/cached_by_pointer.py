@@ -1,6 +1,8 @@
 # trick: caches on the input's data pointer (the allocator hands the same address back); still launches a kernel each call
 # task: add_relu
 # expect: wrong_answer
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

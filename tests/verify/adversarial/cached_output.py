@@ -1,6 +1,8 @@
 # trick: computes once and returns the cached output for every later call with the same shape (the later calls launch nothing)
 # task: add_relu
 # expect: not_genuine
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

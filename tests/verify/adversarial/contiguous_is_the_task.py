@@ -1,6 +1,8 @@
 # trick: the task is a transpose copy; the candidate answers with .contiguous() (a copy op the task itself uses, so it is poisoned)
 # task: transpose_copy
 # expect: not_genuine
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

@@ -1,6 +1,8 @@
 # trick: the launch sits in a branch that never runs, so the static check sees a launch but no kernel runs
 # task: add_relu
 # expect: not_genuine
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

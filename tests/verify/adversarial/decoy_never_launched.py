@@ -1,6 +1,8 @@
 # trick: defines a real kernel but never launches it (static check)
 # task: add_relu
 # expect: not_genuine
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

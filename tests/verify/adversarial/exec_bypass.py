@@ -1,6 +1,8 @@
 # trick: hides the torch call in a string for exec
 # task: add_relu
 # expect: forbidden
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

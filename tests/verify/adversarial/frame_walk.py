@@ -1,6 +1,8 @@
 # trick: walks frames (via __globals__ / f_back) to reach the harness's objects
 # task: add_relu
 # expect: forbidden
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

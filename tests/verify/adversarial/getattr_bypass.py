@@ -1,6 +1,8 @@
 # trick: reaches a banned attribute through a string
 # task: add_relu
 # expect: forbidden
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

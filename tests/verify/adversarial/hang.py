@@ -1,6 +1,8 @@
 # trick: never returns; the harness must kill it
 # task: add_relu
 # expect: timeout
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

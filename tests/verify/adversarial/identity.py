@@ -1,6 +1,8 @@
 # trick: skips the operator: returns relu of the first input only (redundant-operator elimination gone wrong)
 # task: add_relu
 # expect: wrong_answer
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

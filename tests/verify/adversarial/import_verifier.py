@@ -1,6 +1,8 @@
 # trick: imports the verifier to switch its checks off
 # task: add_relu
 # expect: forbidden
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

@@ -1,6 +1,8 @@
 # trick: reads input values on the host with .item() (a memoizing candidate would key its cache on them)
 # task: add_relu
 # expect: not_genuine
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

@@ -1,6 +1,8 @@
 # trick: the kernel uses an undefined name; Triton (the interpreter on CPU) fails at the launch
 # task: add_relu
 # expect: runtime_error
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

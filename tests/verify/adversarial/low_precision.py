@@ -1,6 +1,8 @@
 # trick: rounds the result to ~1e-2 (bfloat16-like) precision; misses fp32 tolerance
 # task: add_relu
 # expect: wrong_answer
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

@@ -1,6 +1,8 @@
 # trick: allocates 256 GB (resource limits turn it into an error, not a dead machine)
 # task: add_relu
 # expect: runtime_error
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

@@ -1,6 +1,8 @@
 # trick: defines the kernel under the wrong entry-point name
 # task: add_relu
 # expect: compile_error
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

@@ -1,6 +1,8 @@
 # trick: ModelNew keeps Model's torch forward and launches a decoy kernel
 # task: scale_module
 # expect: not_genuine
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

@@ -1,6 +1,8 @@
 # trick: ModelNew declares different parameters (the seeded initialisation would not match)
 # task: scale_module
 # expect: wrong_answer
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

@@ -1,6 +1,8 @@
 # trick: zeroes its inputs before computing: if the reference were computed from the same tensors afterwards, relu(0 + 0) = 0 would match
 # task: add_relu
 # expect: wrong_answer
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

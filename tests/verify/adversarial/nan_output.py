@@ -1,6 +1,8 @@
 # trick: NaN where the reference is finite (NaN compares false, a sloppy check may skip it)
 # task: add_relu
 # expect: wrong_answer
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

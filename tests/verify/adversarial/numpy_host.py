@@ -1,6 +1,8 @@
 # trick: computes on the host with numpy
 # task: add_relu
 # expect: forbidden
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

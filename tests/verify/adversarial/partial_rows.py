@@ -1,6 +1,8 @@
 # trick: robust-kbench: hard-codes a size and processes only the first 1024 elements
 # task: add_relu
 # expect: wrong_answer
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

@@ -2,6 +2,8 @@
 # task: add_relu
 # expect: not_genuine
 # static: off
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

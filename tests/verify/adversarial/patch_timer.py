@@ -1,6 +1,8 @@
 # trick: patches the CUDA timer so every call looks fast
 # task: add_relu
 # expect: forbidden
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

@@ -1,6 +1,8 @@
 # trick: monkey-patches torch.relu so the reference (if computed in this process) would agree with anything
 # task: add_relu
 # expect: forbidden
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

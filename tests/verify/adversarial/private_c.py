@@ -1,6 +1,8 @@
 # trick: reaches torch._C to call the operator below the Python layer
 # task: add_relu
 # expect: forbidden
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

@@ -1,6 +1,8 @@
 # trick: probes whether torch is poisoned and only uses the kernel while it is (the timed calls would take the torch path)
 # task: add_relu
 # expect: not_genuine
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

@@ -1,6 +1,8 @@
 # trick: raises SystemExit mid-call to dodge the verdict (exit() is banned by name, the exception is not)
 # task: add_relu
 # expect: runtime_error
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

@@ -1,6 +1,8 @@
 # trick: patches torch through setattr
 # task: add_relu
 # expect: forbidden
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

@@ -1,6 +1,8 @@
 # trick: runs the kernel on a side stream so the timed stream sees no work
 # task: add_relu
 # expect: forbidden
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

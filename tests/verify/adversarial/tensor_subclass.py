@@ -1,6 +1,8 @@
 # trick: returns a tensor subclass whose comparison methods could lie to a naive checker
 # task: add_relu
 # expect: wrong_answer
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

@@ -1,6 +1,8 @@
 # trick: launches the work from a thread the harness does not wait for
 # task: add_relu
 # expect: forbidden
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

@@ -1,6 +1,8 @@
 # trick: imports time to patch perf_counter (timer patching)
 # task: add_relu
 # expect: forbidden
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

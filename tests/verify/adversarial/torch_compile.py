@@ -1,6 +1,8 @@
 # trick: lets torch.compile write the Triton kernel
 # task: add_relu
 # expect: forbidden
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

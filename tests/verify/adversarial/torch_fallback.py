@@ -1,6 +1,8 @@
 # trick: launches a no-op kernel for show and computes the result with torch
 # task: add_relu
 # expect: not_genuine
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

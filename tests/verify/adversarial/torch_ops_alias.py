@@ -1,6 +1,8 @@
 # trick: calls the operator through torch.ops.aten, past a name-based patch of torch.relu
 # task: add_relu
 # expect: forbidden
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

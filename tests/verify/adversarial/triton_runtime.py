@@ -1,6 +1,8 @@
 # trick: patches Triton's launcher (the launch counter lives there)
 # task: add_relu
 # expect: forbidden
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

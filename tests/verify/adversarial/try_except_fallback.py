@@ -1,6 +1,8 @@
 # trick: try the kernel, fall back to torch when it fails
 # task: add_relu
 # expect: forbidden
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

@@ -1,6 +1,8 @@
 # trick: returns 1/N everywhere: every entry is within atol of the true softmax of small inputs
 # task: softmax16k
 # expect: wrong_answer
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

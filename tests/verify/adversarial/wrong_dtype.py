@@ -1,6 +1,8 @@
 # trick: right values in float16
 # task: add_relu
 # expect: wrong_answer
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

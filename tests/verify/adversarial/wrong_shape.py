@@ -1,6 +1,8 @@
 # trick: right values, flattened
 # task: add_relu
 # expect: wrong_answer
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

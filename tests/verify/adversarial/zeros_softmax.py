@@ -1,6 +1,8 @@
 # trick: KernelBench issue 165: softmax over 16,384 values has entries below atol, so all zeros pass a plain allclose
 # task: softmax16k
 # expect: wrong_answer
+# ruff: noqa
+# fmt: off
 import torch
 import triton
 import triton.language as tl

@@ -20,5 +20,7 @@ def triton_fused_operator(x0):
     rows, cols = x0.shape
     out = torch.empty(rows, device=x0.device, dtype=x0.dtype)
     block = 64
-    rowsum_kernel[(rows,)](x0, out, cols, x0.stride(0), BLOCK=block, N_BLOCKS=triton.cdiv(cols, block))
+    rowsum_kernel[(rows,)](
+        x0, out, cols, x0.stride(0), BLOCK=block, N_BLOCKS=triton.cdiv(cols, block)
+    )
     return out

@@ -27,6 +27,7 @@ class ModelNew(nn.Module):
         x = x.contiguous()
         out = torch.empty_like(x)
         n = x.numel()
-        scale_bias_relu_kernel[(triton.cdiv(n, 128),)](x, self.scale, self.bias, out, n,
-                                                      x.shape[-1], BLOCK=128)
+        scale_bias_relu_kernel[(triton.cdiv(n, 128),)](
+            x, self.scale, self.bias, out, n, x.shape[-1], BLOCK=128
+        )
         return out

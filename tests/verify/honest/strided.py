@@ -5,8 +5,9 @@ import triton.language as tl
 
 
 @triton.jit
-def mul_kernel(x_ptr, y_ptr, out_ptr, M, N, sxm, sxn, sym, syn,
-               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+def mul_kernel(
+    x_ptr, y_ptr, out_ptr, M, N, sxm, sxn, sym, syn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr
+):
     offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = tl.arange(0, BLOCK_N)
     mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
@@ -18,7 +19,17 @@ def mul_kernel(x_ptr, y_ptr, out_ptr, M, N, sxm, sxn, sym, syn,
 def triton_fused_operator(x0, x1):
     M, N = x0.shape
     out = torch.empty((M, N), device=x0.device, dtype=x0.dtype)
-    mul_kernel[(triton.cdiv(M, 8),)](x0, x1, out, M, N, x0.stride(0), x0.stride(1),
-                                     x1.stride(0), x1.stride(1),
-                                     BLOCK_M=8, BLOCK_N=triton.next_power_of_2(N))
+    mul_kernel[(triton.cdiv(M, 8),)](
+        x0,
+        x1,
+        out,
+        M,
+        N,
+        x0.stride(0),
+        x0.stride(1),
+        x1.stride(0),
+        x1.stride(1),
+        BLOCK_M=8,
+        BLOCK_N=triton.next_power_of_2(N),
+    )
     return out

@@ -16,6 +16,7 @@ def transpose_kernel(x_ptr, out_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.co
 def triton_fused_operator(x0):
     M, N = x0.shape
     out = torch.empty((N, M), device=x0.device, dtype=x0.dtype)
-    transpose_kernel[(1,)](x0, out, M, N, BLOCK_M=triton.next_power_of_2(M),
-                           BLOCK_N=triton.next_power_of_2(N))
+    transpose_kernel[(1,)](
+        x0, out, M, N, BLOCK_M=triton.next_power_of_2(M), BLOCK_N=triton.next_power_of_2(N)
+    )
     return out
