@@ -36,6 +36,7 @@ enum Trait : uint32_t {
   kIndexResult = 1u << 12,   // produces int64 indices (argmax, argmin)
   kPositiveInput = 1u << 13, // defined only for positive inputs (log, sqrt, pow with fractional exp)
   kCreateTrait = 1u << 14,   // creates a tensor from a shape (program inputs)
+  kRowwise = 1u << 15,       // reduces along `dim` and broadcasts back (softmax, log_softmax)
 };
 
 // How the output shape follows from the inputs; the synthesizer posts one constraint

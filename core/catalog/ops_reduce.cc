@@ -50,9 +50,9 @@ void AddReductionOps(std::vector<OpInfo>& out) {
       Reduce("logsumexp", 0, 4, "log(sum(exp(x))) over dim").Alias({"torch.special.logsumexp"}));
 
   // max, subtract, exp, sum, divide (log_softmax: subtract the log) per element.
-  out.push_back(AlongDim("softmax", 0, 5, "exp(x) / sum(exp(x)) along dim")
+  out.push_back(AlongDim("softmax", kRowwise, 5, "exp(x) / sum(exp(x)) along dim")
                     .Alias({"torch.nn.functional.softmax", "F.softmax", "torch.special.softmax"}));
-  out.push_back(AlongDim("log_softmax", 0, 5, "x - logsumexp(x) along dim")
+  out.push_back(AlongDim("log_softmax", kRowwise, 5, "x - logsumexp(x) along dim")
                     .Alias({"torch.nn.functional.log_softmax", "F.log_softmax",
                             "torch.special.log_softmax"}));
   out.push_back(AlongDim("cumsum", kScan, 1, "running sum along dim"));

@@ -327,6 +327,7 @@ std::vector<std::string> TraitNames(uint32_t traits) {
       {kIndexResult, "index_result"},
       {kPositiveInput, "positive_input"},
       {kCreateTrait, "create"},
+      {kRowwise, "rowwise"},
   };
   std::vector<std::string> names;
   for (const auto& [t, n] : kNames)
