@@ -193,44 +193,54 @@ struct CallExpr {
   int line = 0;
 };
 
-// A name or a literal.
+// A literal: None True False 3 -1 0.5 'tanh' [1, 2] (3,) float('inf').
+Result<AttrValue> ParseLiteral(Cursor& c) {
+  const Token* t = c.Peek();
+  if (!t) return c.SyntaxError("an argument");
+  if (t->kind == TokenKind::kName) {
+    if (t->text == "float" && c.IsPunct('(', 1)) return ParseFloatCall(c);
+    const std::string word = c.Next().text;
+    if (word == "None") return AttrValue::None();
+    return AttrValue::Bool(word == "True");  // the caller only sends True, False, None here
+  }
+  if (t->kind == TokenKind::kString) return AttrValue::String(c.Next().text);
+  if (t->kind == TokenKind::kPunct && (t->text == "[" || t->text == "(")) return ParseIntList(c);
+  if (t->kind == TokenKind::kInt || t->kind == TokenKind::kFloat || t->text == "-") {
+    return ParseNumber(c);
+  }
+  return c.SyntaxError("an argument");
+}
+
+bool IsLiteralStart(const Cursor& c) {
+  const Token* t = c.Peek();
+  if (!t || t->kind != TokenKind::kName) return true;
+  return t->text == "None" || t->text == "True" || t->text == "False" ||
+         (t->text == "float" && c.IsPunct('(', 1));
+}
+
+// A value name or a literal.
 Result<ArgExpr> ParseValue(Cursor& c) {
   ArgExpr arg;
   const size_t begin = c.pos();
-  const Token* t = c.Peek();
-  Result<AttrValue> literal = AttrValue::None();
-  if (!t) return c.SyntaxError("an argument");
-  if (t->kind == TokenKind::kName) {
-    if (t->text == "None" || t->text == "True" || t->text == "False") {
-      c.Next();
-      literal = t->text == "None" ? AttrValue::None() : AttrValue::Bool(t->text == "True");
-    } else if (t->text == "float" && c.IsPunct('(', 1)) {
-      literal = ParseFloatCall(c);
-    } else {
-      auto name = c.ExpectDottedName("a name");
-      if (!name) return name.error();
-      if (c.IsPunct('(')) {
-        return MakeError("nested call " + name.value() +
-                             "(...): write one operator per line, naming each result",
-                         c.line());
-      }
-      arg.is_name = true;
-      arg.name = name.value();
-      arg.text = arg.name;
-      return arg;
-    }
-  } else if (t->kind == TokenKind::kString) {
-    literal = AttrValue::String(c.Next().text);
-  } else if (t->kind == TokenKind::kPunct && (t->text == "[" || t->text == "(")) {
-    literal = ParseIntList(c);
-  } else if (t->kind == TokenKind::kInt || t->kind == TokenKind::kFloat || t->text == "-") {
-    literal = ParseNumber(c);
-  } else {
-    return c.SyntaxError("an argument");
+  if (IsLiteralStart(c)) {
+    auto literal = ParseLiteral(c);
+    if (!literal) return literal.error();
+    arg.literal = std::move(literal).value();
+    arg.text = c.TextSince(begin);
+    return arg;
   }
-  if (!literal) return literal.error();
-  arg.literal = std::move(literal).value();
-  arg.text = c.TextSince(begin);
+  // Dotted names (torch.float16) come through so that the binder can say they are not
+  // supported as arguments.
+  auto name = c.ExpectDottedName("a name");
+  if (!name) return name.error();
+  if (c.IsPunct('(')) {
+    return MakeError(
+        "nested call " + name.value() + "(...): write one operator per line, naming each result",
+        c.line());
+  }
+  arg.is_name = true;
+  arg.name = name.value();
+  arg.text = arg.name;
   return arg;
 }
 

@@ -76,6 +76,11 @@ std::optional<std::string> CheckAttrType(const Param& param, const AttrValue& va
          value.ToPython();
 }
 
+// Rank of the first tensor argument (0 when it is None): the one kDim attributes index.
+size_t FirstRank(const OpArgs& args) {
+  return args.tensors.empty() || !args.tensors[0] ? 0 : args.tensors[0]->size();
+}
+
 // The integers an attribute carries: one for kInt, each element for a list.
 std::vector<int64_t> IntsOf(const AttrValue& value) {
   if (value.type == AttrType::kInt) return {value.i};
@@ -126,6 +131,74 @@ std::optional<std::string> CheckAttrDomain(const OpInfo& op, const Param& param,
       return std::nullopt;
   }
   return std::nullopt;
+}
+
+// Tensors: required ones present, every handle ours, float32 only, first input's rank
+// within the operator's bounds.  Returns their shapes aligned to the tensor params.
+Result<OpArgs> CheckTensors(const Program& program, const OpInfo& op,
+                            const std::vector<ValueId>& tensors) {
+  OpArgs args;
+  const std::vector<int> tensor_params = op.tensor_param_indices();
+  for (size_t k = 0; k < tensors.size(); ++k) {
+    const Param& param = op.params[static_cast<size_t>(tensor_params[k])];
+    if (!tensors[k].valid()) {
+      if (param.kind == ParamKind::kTensor) {
+        return MakeError(op.spelling + ": tensor argument '" + param.name + "' is required");
+      }
+      args.tensors.emplace_back(std::nullopt);
+      continue;
+    }
+    if (!program.Contains(tensors[k])) {
+      return MakeError(op.spelling + ": argument '" + param.name +
+                       "' is not a value of this program");
+    }
+    const Value& v = program.value(tensors[k]);
+    // Index results (argmax) are outputs only: no compute operator here reads int64.
+    if (v.dtype != "float32") {
+      return MakeError(op.spelling + ": '" + v.name + "' holds " + v.dtype +
+                       " indices, which operators cannot take as input");
+    }
+    args.tensors.emplace_back(v.shape);
+  }
+  const int rank = static_cast<int>(FirstRank(args));
+  if (!args.tensors.empty() && args.tensors[0] && (rank < op.min_rank || rank > op.max_rank)) {
+    return MakeError(op.spelling + ": input must have rank " + std::to_string(op.min_rank) +
+                     " to " + std::to_string(op.max_rank) + ", got rank " + std::to_string(rank));
+  }
+  return args;
+}
+
+// Attributes: int -> float where a float is meant, then type, then domain.
+std::optional<std::string> CheckAttrs(const OpInfo& op, size_t first_rank,
+                                      std::vector<AttrValue>& attrs) {
+  const std::vector<int> attr_params = op.attr_param_indices();
+  for (size_t k = 0; k < attrs.size(); ++k) {
+    const Param& param = op.params[static_cast<size_t>(attr_params[k])];
+    attrs[k] = Normalize(param.attr, std::move(attrs[k]));
+    if (auto bad = CheckAttrType(param, attrs[k])) return op.spelling + ": " + *bad;
+    if (auto bad = CheckAttrDomain(op, param, attrs[k], first_rank)) {
+      return op.spelling + ": " + *bad;
+    }
+  }
+  return std::nullopt;
+}
+
+// The catalog's shape rule, plus a bound on the result.  The rule indexes its arguments,
+// so a catalog entry that trusts more than the checks above must not take the process
+// down with it: an exception becomes an error.
+Result<Shape> SafeInferShape(const OpInfo& op, const OpArgs& args) {
+  Result<Shape> shape = MakeError("");
+  try {
+    shape = InferShape(op, args);
+  } catch (const std::exception& e) {
+    return MakeError(op.name + ": invalid arguments (" + e.what() + ")");
+  }
+  if (!shape) return shape;
+  if (auto bad = CheckShape(shape.value())) {
+    return MakeError(op.spelling + ": result shape " + ShapeText(shape.value()) +
+                     " is invalid: " + *bad);
+  }
+  return shape;
 }
 
 }  // namespace
@@ -203,64 +276,12 @@ Result<ValueId> Program::AddNode(OpId op_id, std::vector<ValueId> tensors,
                 std::to_string(op.num_attrs()) + " attribute arguments, got " +
                 std::to_string(tensors.size()) + " and " + std::to_string(attrs.size()));
   }
-
-  // Tensors: required ones present, every handle ours, float32 only.
-  OpArgs args;
-  size_t first_rank = 0;
-  bool have_first = false;
-  const std::vector<int> tensor_params = op.tensor_param_indices();
-  for (size_t k = 0; k < tensors.size(); ++k) {
-    const Param& param = op.params[static_cast<size_t>(tensor_params[k])];
-    if (!tensors[k].valid()) {
-      if (param.kind == ParamKind::kTensor) {
-        return fail(op.spelling + ": tensor argument '" + param.name + "' is required");
-      }
-      args.tensors.emplace_back(std::nullopt);
-      continue;
-    }
-    if (!Contains(tensors[k])) {
-      return fail(op.spelling + ": argument '" + param.name + "' is not a value of this program");
-    }
-    const Value& v = value(tensors[k]);
-    // Index results (argmax) are outputs only: no compute operator here reads int64.
-    if (v.dtype != "float32") {
-      return fail(op.spelling + ": '" + v.name + "' holds " + v.dtype +
-                  " indices, which operators cannot take as input");
-    }
-    if (!have_first) first_rank = v.shape.size(), have_first = true;
-    args.tensors.emplace_back(v.shape);
-  }
-  if (have_first &&
-      (static_cast<int>(first_rank) < op.min_rank || static_cast<int>(first_rank) > op.max_rank)) {
-    return fail(op.spelling + ": input must have rank " + std::to_string(op.min_rank) + " to " +
-                std::to_string(op.max_rank) + ", got rank " + std::to_string(first_rank));
-  }
-
-  // Attributes: type, then domain.
-  const std::vector<int> attr_params = op.attr_param_indices();
-  for (size_t k = 0; k < attrs.size(); ++k) {
-    const Param& param = op.params[static_cast<size_t>(attr_params[k])];
-    attrs[k] = Normalize(param.attr, std::move(attrs[k]));
-    if (auto bad = CheckAttrType(param, attrs[k])) return fail(op.spelling + ": " + *bad);
-    if (auto bad = CheckAttrDomain(op, param, attrs[k], first_rank)) {
-      return fail(op.spelling + ": " + *bad);
-    }
-  }
-  args.attrs = attrs;
-
-  // Shapes: the catalog's rule.  It indexes its arguments, so a catalog entry that trusts
-  // more than the checks above must not take the process down with it.
-  Result<Shape> shape = MakeError("");
-  try {
-    shape = InferShape(op, args);
-  } catch (const std::exception& e) {
-    return fail(op.name + ": invalid arguments (" + e.what() + ")");
-  }
+  auto args = CheckTensors(*this, op, tensors);
+  if (!args) return fail(args.error().message);
+  if (auto bad = CheckAttrs(op, FirstRank(args.value()), attrs)) return fail(*bad);
+  args.value().attrs = attrs;
+  auto shape = SafeInferShape(op, args.value());
   if (!shape) return fail(shape.error().message);
-  if (auto bad = CheckShape(shape.value())) {
-    return fail(op.spelling + ": result shape " + ShapeText(shape.value()) +
-                " is invalid: " + *bad);
-  }
 
   Value result;
   result.name = std::move(result_name);
