@@ -1,7 +1,6 @@
 // Argument access by name and the checks every shape rule relies on.
 #include "catalog/call.h"
 
-#include <cstdlib>
 #include <string>
 
 namespace drtriton::catalog_internal {

@@ -1,5 +1,11 @@
 // The operator table.  Each entry reads: name, kind, PyTorch callable and spelling,
 // parameters in PyTorch's positional order, shape rule, rank bounds, traits, FLOPs factor.
+// The entries live in one file per family (ops_*.cc, built with entry_builder.h).
+//
+// Adding an operator: one Entry with a small example in its family file; its FLOPs factor
+// in docs/flops.md (and the table of tests/test_catalog_torch.py, which runs the example
+// and random variations of it under torch).  A new shape rule also needs its InferShape
+// case, its ShapeRuleConstraints text and the synthesizer's constraint model.
 #include "catalog/catalog.h"
 
 #include <string>

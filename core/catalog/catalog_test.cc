@@ -121,6 +121,35 @@ TEST(CatalogTest, EveryExampleInfersAShapeInsideTheSynthDomain) {
   }
 }
 
+TEST(CatalogTest, SynthDomainIsNarrowerThanWhatTheIRAccepts) {
+  const OpInfo& conv = GetOp(FindOp("conv2d"));
+  OpArgs args = ExampleArgs(conv);
+  args.attrs[0] = AttrValue::Int(4);  // stride 4: real models use it, the synthesizer not
+  EXPECT_TRUE(InferShape(conv, args).ok());
+  EXPECT_FALSE(InSynthDomain(conv, args));
+  args.attrs[0] = AttrValue::IntList({1, 2});  // per-dim list inside the domain
+  EXPECT_TRUE(InSynthDomain(conv, args));
+
+  const OpInfo& leaky = GetOp(FindOp("F.leaky_relu"));
+  args = ExampleArgs(leaky);
+  args.attrs[0] = AttrValue::Float(0.05);
+  EXPECT_TRUE(InferShape(leaky, args).ok());
+  EXPECT_FALSE(InSynthDomain(leaky, args));
+  args.attrs[0] = AttrValue::Float(0.2);
+  EXPECT_TRUE(InSynthDomain(leaky, args));
+}
+
+TEST(CatalogTest, EveryRuleHasConstraintsAndAName) {
+  for (ShapeRule rule :
+       {ShapeRule::kCreate, ShapeRule::kBroadcast, ShapeRule::kReduce, ShapeRule::kReduceAll,
+        ShapeRule::kSameAsInput, ShapeRule::kMatmul, ShapeRule::kBmm, ShapeRule::kLinear,
+        ShapeRule::kTranspose, ShapeRule::kConv, ShapeRule::kConvTranspose, ShapeRule::kPool,
+        ShapeRule::kAdaptivePool}) {
+    EXPECT_FALSE(ShapeRuleConstraints(rule).empty());
+    EXPECT_NE(ShapeRuleName(rule), "unknown");
+  }
+}
+
 TEST(CatalogTest, TraitsAreConsistent) {
   const OpInfo& argmax = GetOp(FindOp("argmax"));
   EXPECT_TRUE(argmax.has(kIndexResult));
