@@ -139,6 +139,25 @@ def test_example_matches_torch(name):
     assert program.bytes == in_bytes + out.numel() * out.element_size()
 
 
+@pytest.mark.parametrize(
+    ("name", "alias"),
+    [(name, alias) for name in COMPUTE for alias in (OPS[name]["torch"], *OPS[name]["aliases"])],
+)
+def test_aliases_are_the_same_operator(name, alias):
+    """A program spelled with an alias parses to the same operator and computes the same
+    values under torch (the alias takes the same positional arguments)."""
+    text = drtriton.example_program(name)
+    call = f" = {OPS[name]['spelling']}("
+    assert call in text
+    aliased = text.replace(call, f" = {alias}(")
+    program = drtriton.parse(aliased)
+    assert program.ops == [name]
+    assert program.shapes == drtriton.parse(text).shapes
+    inputs, fn = _run(text)
+    aliased_inputs, aliased_fn = _run(aliased)
+    torch.testing.assert_close(aliased_fn(*aliased_inputs), fn(*inputs))
+
+
 # --- Randomized agreement with torch. ----------------------------------------------------
 
 
