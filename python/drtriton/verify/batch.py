@@ -33,6 +33,7 @@ def _init(opts: Options, counter: Any, gpus: int) -> None:
         counter.value += 1
     if opts.on_cuda:
         opts.device = f"cuda:{index % max(gpus, 1)}"
+    opts.prewarm = True  # start the next worker while this harness compares outputs
     _OPTS = opts
 
 

@@ -15,11 +15,14 @@ carry what it was asked for, and a worker that dies, hangs or answers nonsense i
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import hashlib
 import json
 import math
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -61,6 +64,8 @@ class Options:
     # Off only in tests of the dynamic defences (what a candidate that slipped past the static
     # rules could still do); never off for a reward or a reported number.
     static_checks: bool = True
+    # Start the next candidate's worker while this one runs (batch mode): hides start-up.
+    prewarm: bool = False
     extra_env: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -82,9 +87,11 @@ class _Rejected(Exception):
 class WorkerProcess:
     """A sandboxed `drtriton.verify.worker` and the pipe protocol to it."""
 
-    def __init__(self, workdir: str, opts: Options, level: str, deadline: float) -> None:
-        self.workdir = workdir
-        self.deadline = deadline
+    def __init__(self, opts: Options, level: str) -> None:
+        self.workdir = tempfile.mkdtemp(prefix="drtriton-verify-")
+        os.chmod(self.workdir, 0o755)
+        workdir = self.workdir
+        self.deadline = time.monotonic() + opts.wall_limit()
         req_r, self._req_w = os.pipe()
         self._rep_r, rep_w = os.pipe()
         inside_dir = workdir
@@ -100,7 +107,6 @@ class WorkerProcess:
         os.close(req_r)
         os.close(rep_w)
         self._buffer = b""
-        self.started = time.monotonic()
 
     def _env(self, opts: Options, inside: str, req_r: int, rep_w: int) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("DRT_VERIFY")}
@@ -214,6 +220,7 @@ class WorkerProcess:
             with contextlib.suppress(OSError):
                 os.close(fd)
         self._req_w = self._rep_r = -1
+        shutil.rmtree(self.workdir, ignore_errors=True)
 
     def close(self) -> None:
         if self.proc.poll() is None and self._req_w >= 0:
@@ -222,6 +229,36 @@ class WorkerProcess:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=2)
         self.kill()
+
+
+# One started, unused worker per configuration (Options.prewarm): the next verification in this
+# process skips the worker's start-up (Python, torch and triton imports: about 3 s on the CPU CI
+# machine). A spare has never seen a candidate; each worker still serves exactly one.
+_SPARES: dict[tuple[Any, ...], WorkerProcess] = {}
+
+
+def _spare_key(opts: Options, level: str) -> tuple[Any, ...]:
+    return (
+        opts.device,
+        level,
+        opts.wall_limit(),
+        opts.memory_gb,
+        sorted(opts.extra_env.items()).__repr__(),
+    )
+
+
+def _take_spare(opts: Options, level: str) -> WorkerProcess | None:
+    worker = _SPARES.pop(_spare_key(opts, level), None)
+    if worker is not None and worker.proc.poll() is not None:
+        worker.kill()
+        return None
+    return worker
+
+
+@atexit.register
+def _close_spares() -> None:
+    while _SPARES:
+        _SPARES.popitem()[1].kill()
 
 
 def _visible_device(index: str) -> str:
@@ -258,23 +295,24 @@ def verify(
             return Verdict("compile_error", reason=f"triton_fused_operator takes {len(got)} "
                            f"parameters, fused_operator takes {len(want)}")  # fmt: skip
     level = sandbox.choose(opts.sandbox)
-    with tempfile.TemporaryDirectory(prefix="drtriton-verify-") as workdir:
-        os.chmod(workdir, 0o755)
-        with open(os.path.join(workdir, CANDIDATE_FILE), "w") as f:
+    worker = _take_spare(opts, level) or WorkerProcess(opts, level)
+    worker.deadline = start + opts.wall_limit()
+    if opts.prewarm:  # the next candidate's worker imports torch while this one runs
+        _SPARES[_spare_key(opts, level)] = WorkerProcess(opts, level)
+    try:
+        with open(os.path.join(worker.workdir, CANDIDATE_FILE), "w") as f:
             f.write(candidate_source)
-        worker = WorkerProcess(workdir, opts, level, start + opts.wall_limit())
-        try:
-            verdict = _judge(worker, task_source, opts)
-        except _Rejected as rejected:
-            verdict = Verdict(**rejected.kwargs)
-        finally:
-            worker.close()
+        verdict = _judge(worker, task_source, opts, start)
+    except _Rejected as rejected:
+        verdict = Verdict(**rejected.kwargs)
+    finally:
+        worker.close()
     verdict.sandbox = level
     verdict.extra["wall_s"] = round(time.monotonic() - start, 3)
     return verdict
 
 
-def _judge(worker: WorkerProcess, task_source: str, opts: Options) -> Verdict:
+def _judge(worker: WorkerProcess, task_source: str, opts: Options, start: float) -> Verdict:
     device = torch.device(opts.device)
     if opts.on_cuda:
         torch.cuda.set_device(device)
@@ -308,7 +346,7 @@ def _judge(worker: WorkerProcess, task_source: str, opts: Options) -> Verdict:
     verdict = Verdict("correct", reason=f"{opts.trials} input sets match", trials=opts.trials)
     # Diagnostics for the throughput benchmark: when the worker was ready (since the harness
     # started), and the seconds spent inside the candidate's calls (as the worker timed them).
-    verdict.extra["worker_ready_s"] = round(ready - worker.started, 3)
+    verdict.extra["worker_ready_s"] = round(max(0.0, ready - start), 3)
     verdict.extra["candidate_s"] = round(call_s, 4)
     if opts.on_cuda:
         _time(worker, task, reference, sets, refs, opts, verdict)
@@ -405,21 +443,44 @@ def _time(
     verdict.extra["time_mean_ms"] = stats["mean"]
     if not opts.baselines:
         return
-    device = torch.device(opts.device)
-    dev_sets = [to_device(s, device) for s in sets]
-    with torch.no_grad():
-        eager, _ = timing.time_cuda(reference, dev_sets, warmup=opts.warmup, runs=opts.runs)
-    verdict.eager_ms = timing.summarize(eager)["median"]
-    verdict.extra["eager_mean_ms"] = timing.summarize(eager)["mean"]
-    try:
-        compiled = torch.compile(reference)
-        with torch.no_grad():
-            ctimes, _ = timing.time_cuda(compiled, dev_sets, warmup=opts.warmup, runs=opts.runs)
-        verdict.compile_ms = timing.summarize(ctimes)["median"]
-        verdict.extra["compile_mean_ms"] = timing.summarize(ctimes)["mean"]
-    except Exception as exc:  # the baseline failing to compile is not the candidate's fault
-        verdict.extra["compile_error"] = f"{type(exc).__name__}: {exc}"[:500]
+    key = (hashlib.sha256(task.source.encode()).hexdigest(), opts.device, opts.seed, opts.trials,
+           opts.warmup, opts.runs)  # fmt: skip
+    if key not in _BASELINES:
+        _BASELINES[key] = _baselines(reference, sets, opts)
+    eager_ms, compile_ms, extra = _BASELINES[key]
+    verdict.eager_ms, verdict.compile_ms = eager_ms, compile_ms
+    verdict.extra.update(extra)
     if verdict.time_ms and verdict.time_ms > 0 and math.isfinite(verdict.time_ms):
         verdict.speedup = verdict.eager_ms / verdict.time_ms
         if verdict.compile_ms:
             verdict.extra["speedup_vs_compile"] = verdict.compile_ms / verdict.time_ms
+
+
+# Eager and torch.compile times per (task, device, inputs, timing settings), measured once per
+# harness process: RL verifies many candidates of one task, and compiling the baseline again for
+# each would cost more than verifying the candidate. The first candidate of a task shares its run.
+_BASELINES: dict[tuple[Any, ...], tuple[float, float | None, dict[str, Any]]] = {}
+
+
+def _baselines(
+    reference: Any, sets: list[list[Any]], opts: Options
+) -> tuple[float, float | None, dict[str, Any]]:
+    from drtriton.verify import timing
+
+    extra: dict[str, Any] = {}
+    device = torch.device(opts.device)
+    dev_sets = [to_device(s, device) for s in sets]
+    with torch.no_grad():
+        eager, _ = timing.time_cuda(reference, dev_sets, warmup=opts.warmup, runs=opts.runs)
+    eager_ms = timing.summarize(eager)["median"]
+    extra["eager_mean_ms"] = timing.summarize(eager)["mean"]
+    compile_ms = None
+    try:
+        compiled = torch.compile(reference)
+        with torch.no_grad():
+            ctimes, _ = timing.time_cuda(compiled, dev_sets, warmup=opts.warmup, runs=opts.runs)
+        compile_ms = timing.summarize(ctimes)["median"]
+        extra["compile_mean_ms"] = timing.summarize(ctimes)["mean"]
+    except Exception as exc:  # the baseline failing to compile is not the candidate's fault
+        extra["compile_error"] = f"{type(exc).__name__}: {exc}"[:500]
+    return eager_ms, compile_ms, extra

@@ -159,7 +159,7 @@ class Worker:
             }
         outputs = []
         for t in check:
-            flat, problem = _flatten_output(kept[t])
+            flat, problem = _flatten_output(kept[t], self.device)
             if problem:
                 return {"ok": False, "status": "wrong_answer", "reason": problem}
             outputs.append(flat)
@@ -200,7 +200,7 @@ class Worker:
         if self.launches.count == 0:
             return {"ok": False, "status": "not_genuine",
                     "reason": "the call launched no Triton kernel"}  # fmt: skip
-        flat, problem = _flatten_output(out)
+        flat, problem = _flatten_output(out, self.device)
         if problem:
             return {"ok": False, "status": "wrong_answer", "reason": problem}
         self.torch.save(flat, os.path.join(self.workdir, output_name))
@@ -254,7 +254,7 @@ def _adopt_state(model: Any, params: list[Any], buffers: list[Any]) -> str | Non
     return None
 
 
-def _flatten_output(out: Any) -> tuple[list[Any], str | None]:
+def _flatten_output(out: Any, device: str) -> tuple[list[Any], str | None]:
     """The result as plain CPU tensors and scalars; a tensor subclass or odd object is refused."""
     import torch
 
@@ -265,6 +265,8 @@ def _flatten_output(out: Any) -> tuple[list[Any], str | None]:
         if isinstance(leaf, torch.Tensor):
             if type(leaf) is not torch.Tensor:
                 return [], f"returned a {type(leaf).__name__}, not a plain torch.Tensor"
+            if leaf.device.type != torch.device(device).type:
+                return [], f"returned a tensor on {leaf.device}, the inputs are on {device}"
             flat.append(leaf.detach().to("cpu", copy=True))
         elif leaf is None or type(leaf) in (int, float, bool):
             flat.append(leaf)
