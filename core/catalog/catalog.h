@@ -34,7 +34,7 @@ enum Trait : uint32_t {
   kConvTranspose = 1u << 10,
   kLayout = 1u << 11,        // moves data without arithmetic (transpose)
   kIndexResult = 1u << 12,   // produces int64 indices (argmax, argmin)
-  kPositiveInput = 1u << 13, // defined only for positive inputs (log, sqrt, pow with fractional exp)
+  kPositiveInput = 1u << 13, // first input must be positive (log, sqrt); Param::positive says which
   kCreateTrait = 1u << 14,   // creates a tensor from a shape (program inputs)
   kRowwise = 1u << 15,       // reduces along `dim` and broadcasts back (softmax, log_softmax)
 };
@@ -126,11 +126,15 @@ const OpInfo& GetOp(OpId id);
 // Looks up a catalog name, spelling, alias or fully qualified callable.
 OpId FindOp(std::string_view name_or_spelling);
 
-// Checks attribute domains and tensor shapes, and returns the output shape.
+// Checks the arguments as PyTorch would (counts, attribute types, dims, strict choices,
+// the shape rule; every dim in [1, 2^30]) and returns the output shape, or an error that
+// names the operator and the tensor shapes.  Sampling domains are InSynthDomain's business.
 Result<Shape> InferShape(const OpInfo& op, const OpArgs& args);
-// FLOPs of one application (args already shape-checked).
+// FLOPs of one application (args already shape-checked); the convention is docs/flops.md
+// (contractions and convolutions as torch's FlopCounterMode).
 double CountFlops(const OpInfo& op, const OpArgs& args, const Shape& out);
-// Bytes read and written by one application at `elem_bytes` per element.
+// Bytes read and written by one application at `elem_bytes` per element (int64 results of
+// kIndexResult operators count 8).
 double CountBytes(const OpInfo& op, const OpArgs& args, const Shape& out, int elem_bytes = 4);
 
 // The same for the attribute domains and shapes of one application: true when the
