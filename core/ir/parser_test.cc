@@ -204,6 +204,25 @@ TEST(ParserTest, OptionalTensorsListsAndDefaultsInConvolutions) {
   EXPECT_EQ(PrintedConv("F.conv2d(x0, x1, dilation=2)"), "F.conv2d(x0, x1, None, 1, 0, 2)");
 }
 
+TEST(ParserTest, PerDimListsNeedOneEntryPerSpatialDim) {
+  if (FindOp("F.adaptive_avg_pool2d") == kInvalidOp) GTEST_SKIP() << "no adaptive pooling yet";
+  EXPECT_EQ(PrintedConv("F.conv2d(x0, x1, None, [2])"), "F.conv2d(x0, x1, None, [2])");
+  EXPECT_EQ(PrintedConv("F.adaptive_avg_pool2d(x0, [3, 2])"), "F.adaptive_avg_pool2d(x0, [3, 2])");
+  for (const char* bad : {"F.conv2d(x0, x1, None, [2, 2, 2])", "F.adaptive_avg_pool2d(x0, [3])",
+                          "F.adaptive_avg_pool2d(x0, [])"}) {
+    auto program = Parse(
+        "import torch\nimport torch.nn.functional as F\n\ndef fused_operator(x0, x1):\n"
+        "    t0 = " +
+        std::string(bad) +
+        "\n    return t0\n\ndef get_inputs():\n"
+        "    return [torch.randn(2, 4, 8, 8), torch.randn(6, 4, 3, 3)]\n");
+    ASSERT_FALSE(program.ok()) << bad;
+    EXPECT_EQ(program.error().line, 5);
+    EXPECT_NE(program.error().message.find("needs 2 entries"), std::string::npos)
+        << program.error().message;
+  }
+}
+
 TEST(ParserTest, KeywordOnlyParametersPrintAsKeywords) {
   const OpId gelu = FindOp("F.gelu");
   if (gelu == kInvalidOp || GetOp(gelu).attr_index("approximate") < 0) {

@@ -91,17 +91,22 @@ std::vector<int64_t> IntsOf(const AttrValue& value) {
 // The catalog's contract (attr.h): the IR enforces dims and strict choices only, since
 // ranges and loose choices are what the synthesizer samples and real models go beyond them
 // (stride 4, negative_slope 0.05).  Two more checks keep shape rules from dividing by zero
-// or indexing past a list: a range starting at 1 (stride, kernel_size, groups) still
-// rejects < 1, one starting at 0 (padding) rejects < 0; a per-dim list has 1 or
-// spatial_dims entries.
+// or indexing past a list: a range starting at 1 (groups, output_size) still rejects < 1,
+// one starting at 0 (padding) rejects < 0; a per-dim list has spatial_dims entries (or one,
+// where PyTorch repeats it).
 std::optional<std::string> CheckAttrDomain(const OpInfo& op, const Param& param,
                                            const AttrValue& value, size_t first_rank) {
   const AttrSpec& spec = param.attr;
   if (value.is_none()) return std::nullopt;
   const std::string what = "attribute '" + param.name + "' = " + value.ToPython();
-  if (spec.int_or_list && value.type == AttrType::kIntList && op.spatial_dims > 0 &&
-      value.ints.size() != 1 && value.ints.size() != static_cast<size_t>(op.spatial_dims)) {
-    return what + " needs " + std::to_string(op.spatial_dims) + " entries";
+  if (spec.int_or_list && value.type == AttrType::kIntList && op.spatial_dims > 0) {
+    const size_t n = value.ints.size();
+    // PyTorch repeats a one-entry list for conv and pool arguments, but adaptive pooling's
+    // output_size must list every spatial dim (checked against torch 2.13).
+    const bool one_ok = op.rule != ShapeRule::kAdaptivePool;
+    if (n != static_cast<size_t>(op.spatial_dims) && !(n == 1 && one_ok)) {
+      return what + " needs " + std::to_string(op.spatial_dims) + " entries";
+    }
   }
   switch (spec.domain) {
     case AttrDomain::kChoices: {
