@@ -7,4 +7,5 @@ NB_MODULE(_core, m) {
   m.doc() = "drtriton C++ core: operator catalog, program IR, synthesizer, code generator.";
   drtriton::BindCatalog(m);
   drtriton::BindIR(m);
+  drtriton::BindSynth(m);
 }

@@ -217,8 +217,10 @@ Reject PostBroadcast(Ctx& c, int primary) {
         if (o < 0) o = d;
         else if (full) c.model.Equal(d, o);
         else c.model.EqualConst(d, 1);
+      } else if (o < 0) {  // a new leading dim: this operand defines it
+        o = c.model.Dim();
+        dims.push_back(o);
       } else {
-        if (o < 0) o = c.model.Dim();
         dims.push_back(full ? o : c.model.One());
       }
     }
@@ -304,12 +306,16 @@ Reject PostSameAsInput(Ctx& c, int primary) {
   if (attr_true("use_input_stats")) {  // instance statistics: > 1 spatial element
     c.model.Elements(std::vector<VarId>(in.begin() + std::min(rank, 2), in.end()), 2, 1e300);
   }
+  // Running statistics come as a pair (PyTorch wants both or neither), required when the
+  // operator does not compute its own statistics.
   const bool need_running_stats = attr_false("use_input_stats") || attr_false("training");
+  const bool omit_running_stats = !need_running_stats && c.rng.Bernoulli(kOmitOptional);
   c.node.tensors = {primary};
   for (size_t j = 1; j < c.tensor_params.size(); ++j) {
     const Param& p = c.TensorParam(j);
     const bool running = p.name.rfind("running_", 0) == 0;
-    if (c.Optional(j) && !(running && need_running_stats) && c.rng.Bernoulli(kOmitOptional)) {
+    const bool omit = running ? omit_running_stats : c.rng.Bernoulli(kOmitOptional);
+    if (c.Optional(j) && omit) {
       c.node.tensors.push_back(-1);
       continue;
     }
@@ -347,8 +353,10 @@ std::vector<VarId> BroadcastBatch(Ctx& c, std::vector<VarId> out, int other_batc
       if (o < 0) o = d;
       else if (full) c.model.Equal(d, o);
       else c.model.EqualConst(d, 1);
+    } else if (o < 0) {  // a new leading batch dim: this operand defines it
+      o = c.model.Dim();
+      created.push_back(o);
     } else {
-      if (o < 0) o = c.model.Dim();
       created.push_back(full ? o : c.model.One());
     }
   }
@@ -607,8 +615,10 @@ Reject PostPool(Ctx& c, int primary) {
   for (int k = 0; k < n; ++k) {
     const size_t s = static_cast<size_t>(k);
     const VarId y = c.model.Dim();
-    PostWindowOutput(c, in[static_cast<size_t>(first_spatial + k)], y, w.kernel[s], w.padding[s],
-                     stride[s], w.dilation[s]);
+    const VarId x = in[static_cast<size_t>(first_spatial + k)];
+    PostWindowOutput(c, x, y, w.kernel[s], w.padding[s], stride[s], w.dilation[s]);
+    // The window fits the unpadded input (avg_pool3d's kernel checks ignore padding).
+    c.model.LinearLe({{w.dilation[s], w.kernel[s]}, {-1, x}}, w.dilation[s] - 1);
     out.push_back(y);
   }
   c.node.tensors = {primary};

@@ -2,17 +2,18 @@
 
 #ifdef DRTRITON_HAVE_GECODE
 
-#include <gecode/float.hh>
 #include <gecode/int.hh>
 #include <gecode/search.hh>
 
 #include <algorithm>
 #include <cassert>
+#include <iterator>
 #include <limits>
+
+#include "synth/product_sum.h"
 
 namespace drtriton::synth {
 
-using Gecode::FloatVar;
 using Gecode::IntVar;
 
 class ShapeSpace : public Gecode::Space {
@@ -21,26 +22,21 @@ class ShapeSpace : public Gecode::Space {
   ShapeSpace(ShapeSpace& other)
       : Gecode::Space(other),
         ints(other.ints.size()),
-        floats(other.floats.size()),
-        float_of(other.float_of),
-        products(other.products),
+        bounded(other.bounded),
+        flops(other.flops),
         one(other.one),
-        total(other.total),
         rng_(other.rng_) {
     for (size_t k = 0; k < ints.size(); ++k) ints[k].update(*this, other.ints[k]);
-    for (size_t k = 0; k < floats.size(); ++k) floats[k].update(*this, other.floats[k]);
   }
   Gecode::Space* copy() override { return new ShapeSpace(*this); }
 
   Rng& rng() const { return *rng_; }
 
   std::vector<IntVar> ints;
-  std::vector<FloatVar> floats;
-  std::vector<int> float_of;  // per IntVar: its channelled FloatVar, or -1
-  // prod(IntVars) -> FloatVar, keyed by the sorted VarIds; shared by tensors of one shape.
-  std::vector<std::pair<std::vector<VarId>, int>> products;
+  // Element bounds already posted, by sorted dims: tensors of one shape share them.
+  std::vector<std::vector<VarId>> bounded;
+  std::vector<ProductTerm> flops;  // one term per operator, over VarIds
   VarId one = -1;
-  int total = -1;  // the running FLOPs total
 
  private:
   Rng* rng_;  // owned by the sample; shared by clones so search draws fresh numbers
@@ -48,54 +44,38 @@ class ShapeSpace : public Gecode::Space {
 
 namespace {
 
-constexpr double kFloatHuge = 1e60;
+// Restarts of the random search before the DAG itself is resampled: resampling the DAG
+// on every fail-limit hit would under-represent operators whose shapes are hard to find.
+constexpr int kSolveRestarts = 4;
+
+// Posts lo <= sum(terms) <= hi; terms index VarIds, remapped to a compact IntVarArgs.
+void PostTerms(ShapeSpace& s, std::vector<ProductTerm> terms, double lo, double hi) {
+  Gecode::IntVarArgs vars;
+  std::vector<VarId> used;
+  for (ProductTerm& t : terms) {
+    for (int& v : t.vars) {
+      auto it = std::find(used.begin(), used.end(), v);
+      if (it == used.end()) {
+        used.push_back(v);
+        vars << s.ints[static_cast<size_t>(v)];
+        it = used.end() - 1;
+      }
+      v = static_cast<int>(it - used.begin());
+    }
+  }
+  PostProductSum(s, vars, terms, lo, hi);
+}
+
+std::vector<VarId> Canonical(const ShapeSpace& s, std::vector<VarId> dims) {
+  dims.erase(std::remove(dims.begin(), dims.end(), s.one), dims.end());
+  std::sort(dims.begin(), dims.end());
+  return dims;
+}
 
 int ToInt(int64_t v) {
   assert(v >= std::numeric_limits<int>::min() / 2 && v <= std::numeric_limits<int>::max() / 2 &&
          "shape model constant out of Gecode's int range");
   return static_cast<int>(v);
-}
-
-// The float twin of an IntVar (created on first use).
-int FloatOf(ShapeSpace& s, VarId v) {
-  auto& f = s.float_of[static_cast<size_t>(v)];
-  if (f >= 0) return f;
-  const IntVar& x = s.ints[static_cast<size_t>(v)];
-  s.floats.emplace_back(s, x.min(), x.max());
-  Gecode::channel(s, s.floats.back(), x);
-  f = static_cast<int>(s.floats.size()) - 1;
-  return f;
-}
-
-int FloatConst(ShapeSpace& s, double value) {
-  s.floats.emplace_back(s, value, value);
-  return static_cast<int>(s.floats.size()) - 1;
-}
-
-// A FloatVar equal to prod(dims), built as a chain of binary products; prefixes are shared.
-int ProductOf(ShapeSpace& s, std::vector<VarId> dims) {
-  dims.erase(std::remove(dims.begin(), dims.end(), s.one), dims.end());
-  std::sort(dims.begin(), dims.end());
-  if (dims.empty()) return FloatConst(s, 1.0);
-  int acc = FloatOf(s, dims[0]);
-  std::vector<VarId> key = {dims[0]};
-  for (size_t k = 1; k < dims.size(); ++k) {
-    key.push_back(dims[k]);
-    auto it = std::find_if(s.products.begin(), s.products.end(),
-                           [&](const auto& entry) { return entry.first == key; });
-    if (it != s.products.end()) {
-      acc = it->second;
-      continue;
-    }
-    const int factor = FloatOf(s, dims[k]);
-    s.floats.emplace_back(s, 0.0, kFloatHuge);
-    const int product = static_cast<int>(s.floats.size()) - 1;
-    Gecode::mult(s, s.floats[static_cast<size_t>(acc)], s.floats[static_cast<size_t>(factor)],
-                 s.floats[static_cast<size_t>(product)]);
-    s.products.emplace_back(key, product);
-    acc = product;
-  }
-  return acc;
 }
 
 // Value choice: log-uniform between the variable's current bounds, snapped to the
@@ -130,7 +110,6 @@ ShapeModel::~ShapeModel() = default;
 VarId ShapeModel::Int(int64_t lo, int64_t hi) {
   ShapeSpace& s = *space_;
   s.ints.emplace_back(s, ToInt(lo), ToInt(hi));
-  s.float_of.push_back(-1);
   return static_cast<VarId>(s.ints.size()) - 1;
 }
 
@@ -140,7 +119,6 @@ VarId ShapeModel::IntIn(const std::vector<int64_t>& values) {
   for (int64_t v : values) ints.push_back(ToInt(v));
   ShapeSpace& s = *space_;
   s.ints.emplace_back(s, Gecode::IntSet(Gecode::IntArgs(ints)));
-  s.float_of.push_back(-1);
   return static_cast<VarId>(s.ints.size()) - 1;
 }
 
@@ -190,28 +168,38 @@ void ShapeModel::Product(VarId a, VarId b, VarId product) {
 
 void ShapeModel::Elements(const std::vector<VarId>& dims, double elem_lo, double elem_hi) {
   ShapeSpace& s = *space_;
-  FloatVar& count = s.floats[static_cast<size_t>(ProductOf(s, dims))];
-  if (elem_lo > 1) Gecode::rel(s, count, Gecode::FRT_GQ, elem_lo);
-  Gecode::rel(s, count, Gecode::FRT_LQ, elem_hi);
+  std::vector<VarId> key = Canonical(s, dims);
+  const bool known = std::find(s.bounded.begin(), s.bounded.end(), key) != s.bounded.end();
+  if (elem_lo <= 1 && elem_hi == bounds_.elem_max && known) return;  // already posted
+  ProductTerm term;
+  term.vars = key;
+  PostTerms(s, {term}, elem_lo, elem_hi);
+  if (elem_hi == bounds_.elem_max && !known) s.bounded.push_back(std::move(key));
 }
 
 void ShapeModel::AddFlops(double factor, const std::vector<VarId>& dims, bool close_window) {
   ShapeSpace& s = *space_;
-  const int product = ProductOf(s, dims);
-  s.floats.emplace_back(s, 0.0, bounds_.flops_max);
-  const int total = static_cast<int>(s.floats.size()) - 1;
-  Gecode::FloatValArgs coeffs;
-  Gecode::FloatVarArgs vars;
-  coeffs << factor << -1.0;
-  vars << s.floats[static_cast<size_t>(product)] << s.floats[static_cast<size_t>(total)];
-  if (s.total >= 0) {
-    coeffs << 1.0;
-    vars << s.floats[static_cast<size_t>(s.total)];
+  ProductTerm term;
+  term.coeff = factor;
+  term.vars = Canonical(s, dims);
+  // Put the largest element-bounded tensor inside these dims first, capped by elem_max.
+  const std::vector<VarId>* best = nullptr;
+  for (const auto& group : s.bounded) {
+    if (group.empty() || (best && group.size() <= best->size())) continue;
+    if (std::includes(term.vars.begin(), term.vars.end(), group.begin(), group.end())) best = &group;
   }
-  Gecode::linear(s, coeffs, vars, Gecode::FRT_EQ, 0.0);
-  s.total = total;
-  if (close_window) Gecode::rel(s, s.floats[static_cast<size_t>(total)], Gecode::FRT_GQ,
-                                bounds_.flops_min);
+  if (best) {
+    std::vector<VarId> rest;
+    std::set_difference(term.vars.begin(), term.vars.end(), best->begin(), best->end(),
+                        std::back_inserter(rest));
+    term.vars = *best;
+    term.vars.insert(term.vars.end(), rest.begin(), rest.end());
+    term.capped = static_cast<int>(best->size());
+    term.cap = bounds_.elem_max;
+  }
+  if (factor > 0) PostTerms(s, {term}, 0, bounds_.flops_max);
+  s.flops.push_back(std::move(term));
+  if (close_window) PostTerms(s, s.flops, bounds_.flops_min, bounds_.flops_max);
 }
 
 void ShapeModel::Checkpoint() {
@@ -229,27 +217,34 @@ bool ShapeModel::Propagate() { return space_->status() != Gecode::SS_FAILED; }
 int ShapeModel::num_vars() const { return static_cast<int>(space_->ints.size()); }
 
 std::optional<std::vector<int64_t>> ShapeModel::Solve() {
-  ShapeSpace& s = *space_;
-  if (s.status() == Gecode::SS_FAILED) return std::nullopt;
-  // A fresh random variable order per sample (shuffled here rather than with Gecode's
-  // INT_VAR_RND, whose shared generator outlives failed spaces); values log-uniform.
-  std::vector<size_t> order(s.ints.size());
-  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
-  rng_->Shuffle(order);
-  Gecode::IntVarArgs all;
-  for (size_t k : order) all << s.ints[k];
-  Gecode::branch(s, all, Gecode::INT_VAR_NONE(), Gecode::INT_VAL(&PickValue));
+  if (space_->status() == Gecode::SS_FAILED) return std::nullopt;
+  for (int restart = 0; restart < kSolveRestarts; ++restart) {
+    // Each restart: a copy of the root, a fresh random variable order (shuffled here
+    // rather than with Gecode's INT_VAR_RND, whose shared generator outlives failed
+    // spaces), log-uniform values, a fail limit.
+    auto* root = static_cast<ShapeSpace*>(space_->clone());
+    std::vector<size_t> order(root->ints.size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    rng_->Shuffle(order);
+    Gecode::IntVarArgs all;
+    for (size_t k : order) all << root->ints[k];
+    Gecode::branch(*root, all, Gecode::INT_VAR_NONE(), Gecode::INT_VAL(&PickValue));
 
-  Gecode::Search::FailStop stop(static_cast<unsigned long long>(bounds_.fail_limit));
-  Gecode::Search::Options options;
-  options.stop = &stop;
-  options.clone = false;  // the engine takes the space over
-  Gecode::DFS<ShapeSpace> engine(space_.release(), options);
-  std::unique_ptr<ShapeSpace> solution(engine.next());
-  if (!solution) return std::nullopt;
-  std::vector<int64_t> values(solution->ints.size());
-  for (size_t k = 0; k < values.size(); ++k) values[k] = solution->ints[k].val();
-  return values;
+    Gecode::Search::FailStop stop(static_cast<unsigned long long>(bounds_.fail_limit));
+    Gecode::Search::Options options;
+    options.stop = &stop;
+    options.clone = false;  // the engine takes `root` over
+    Gecode::DFS<ShapeSpace> engine(root, options);
+    std::unique_ptr<ShapeSpace> solution(engine.next());
+    if (!solution) {
+      if (!engine.stopped()) return std::nullopt;  // proved infeasible: no point retrying
+      continue;
+    }
+    std::vector<int64_t> values(solution->ints.size());
+    for (size_t k = 0; k < values.size(); ++k) values[k] = solution->ints[k].val();
+    return values;
+  }
+  return std::nullopt;
 }
 
 }  // namespace drtriton::synth

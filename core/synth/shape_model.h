@@ -2,15 +2,16 @@
 //
 // Data      every tensor dimension and every shape-dependent attribute (kernel size,
 //           padding, groups, ...) is an integer variable, named by an index (VarId).
-// Variables IntVars for dims; FloatVars channelled from them for products, because element
-//           counts (up to 2^32) and FLOPs (up to 2^35) overflow Gecode's 32-bit IntVars.
+// Variables IntVars for dims and attributes.
 // Constraints equalities, linear (in)equalities, small integer products (channels =
-//           groups * per_group), element bounds per tensor, a running FLOPs total.
+//           groups * per_group), and bounds on products and sums of products: element
+//           counts per tensor and the program's FLOPs (synth/product_sum.h: counts up to
+//           2^32 and FLOPs up to 2^35 overflow Gecode's 32-bit IntVars, so that propagator
+//           reasons in doubles).
 // Solve     DFS with a random variable order and log-uniform value choice, under a fail
 //           limit; each sample gets a fresh space and a fresh seed.
 // Read back one int64 per VarId.  The caller re-checks the result exactly in 64-bit through
-//           the IR, so float rounding in the model can only cost a rejection, never a bad
-//           program.
+//           the IR, so rounding in the model can only cost a rejection, never a bad program.
 #pragma once
 
 #include <cstdint>
@@ -48,10 +49,10 @@ class ShapeModel {
   void LinearLe(const std::vector<std::pair<int64_t, VarId>>& terms, int64_t rhs);
   void LinearEq(const std::vector<std::pair<int64_t, VarId>>& terms, int64_t rhs);
   void Product(VarId a, VarId b, VarId product);  // a * b == product
-  // elem_lo <= prod(dims) <= elem_hi, through float channelling.
+  // elem_lo <= prod(dims) <= elem_hi.
   void Elements(const std::vector<VarId>& dims, double elem_lo, double elem_hi);
-  // This operator's FLOPs, factor * prod(dims), joins the program's running total, which
-  // stays <= flops_max; with `close_window` the total must also reach flops_min.
+  // This operator's FLOPs, factor * prod(dims), stay <= flops_max; with `close_window` the
+  // sum over all operators so far must lie in [flops_min, flops_max].
   void AddFlops(double factor, const std::vector<VarId>& dims, bool close_window);
 
   // --- Trial posting: Checkpoint, post an operator, Propagate; Rollback if it failed. ---

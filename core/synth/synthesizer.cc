@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cfenv>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <thread>
@@ -104,14 +106,18 @@ std::optional<std::string> CheckBounds(const Program& program, const SynthBounds
   return std::nullopt;
 }
 
-std::string FirstWords(const std::string& message) {
-  // "conv2d: kernel larger than ..." -> keep the op name and the reason, not the numbers.
+// The refusal with its numbers blanked, so that refusals of one kind count together:
+// "conv2d: kernel larger than the padded input", "avg_pool2d: padding [N, N] must be ...".
+std::string Generalize(const std::string& message) {
   std::string out;
   for (char ch : message) {
-    if (std::isdigit(static_cast<unsigned char>(ch)) || ch == '(' || ch == '[') break;
-    out += ch;
+    if (std::isdigit(static_cast<unsigned char>(ch))) {
+      if (out.empty() || out.back() != '#') out += '#';
+    } else {
+      out += ch;
+    }
   }
-  return out.substr(0, 80);
+  return out.substr(0, 120);
 }
 
 #endif  // DRTRITON_HAVE_GECODE
@@ -173,14 +179,33 @@ Result<Program> SampleProgram(int level, uint64_t sample_seed, const SynthBounds
     const std::optional<std::vector<int64_t>> values = model.Solve();
     rounding.Restore();
     if (!values) {
+      if (std::getenv("DRTRITON_SYNTH_DEBUG")) {
+        std::fprintf(stderr, "UNSOLVED");
+        for (const DagNode& n : dag.nodes) std::fprintf(stderr, " %s", GetOp(n.op).name.c_str());
+        std::fprintf(stderr, "\n");
+      }
       Count(&s, &SynthStats::solve_failures);
       continue;
     }
     Result<Program> program = BuildProgram(dag, *values);
     std::optional<std::string> why;
-    if (!program) why = FirstWords(program.error().message);
+    if (!program) why = Generalize(program.error().message);
     else why = CheckBounds(program.value(), bounds);
     if (why) {
+      if (std::getenv("DRTRITON_SYNTH_DEBUG")) {
+        std::fprintf(stderr, "REFUSED %s\n", program ? why->c_str() : program.error().message.c_str());
+        for (const DagNode& n : dag.nodes) {
+          std::fprintf(stderr, "  %s:", GetOp(n.op).name.c_str());
+          for (int t : n.tensors) {
+            std::fprintf(stderr, " [");
+            if (t >= 0) for (VarId v : dag.tensors[static_cast<size_t>(t)].dims) std::fprintf(stderr, "v%d=%ld ", v, static_cast<long>((*values)[static_cast<size_t>(v)]));
+            std::fprintf(stderr, "]");
+          }
+          std::fprintf(stderr, " -> [");
+          for (VarId v : dag.tensors[static_cast<size_t>(n.output)].dims) std::fprintf(stderr, "v%d=%ld ", v, static_cast<long>((*values)[static_cast<size_t>(v)]));
+          std::fprintf(stderr, "]\n");
+        }
+      }
       Count(&s, &SynthStats::check_failures);
       ++s.check_errors[*why];
       continue;
