@@ -51,10 +51,13 @@ class Program {
  public:
   // Adds a parameter of fused_operator, created in get_inputs() by `create_op`.
   Result<ValueId> AddInput(std::string name, Shape shape, OpId create_op);
-  // Appends `result_name = op(...)`, checking arity, attribute domains and shapes.
+  // Appends `result_name = op(...)`, checking arity, handles, attribute types, dims and
+  // strict choices (loose choices and ranges are the synthesizer's; see attr.h) and the
+  // catalog's shape rule.  An int where a float is meant is stored as that float.
   // `line` is only used in error messages.
   Result<ValueId> AddNode(OpId op, std::vector<ValueId> tensors, std::vector<AttrValue> attrs,
                           std::string result_name, int line = 0);
+  // Unchecked: callers pass ids this program returned (Parse checks the names).
   void SetOutputs(std::vector<ValueId> outputs) { outputs_ = std::move(outputs); }
 
   const std::vector<Value>& values() const { return values_; }
