@@ -14,9 +14,12 @@ time and timings that do not contend; on the CPU each harness runs one sandboxed
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing as mp
 import os
+import sys
+import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -121,7 +124,9 @@ def run_batch(pairs: str, out: str, opts: Options, *, workers: int | None = None
         bar = _bar(len(todo), progress)
         ctx = mp.get_context("spawn")
         counter = ctx.Value("i", 0)
-        with ctx.Pool(max(1, workers), initializer=_init, initargs=(opts, counter, gpus)) as pool:
+        with _main_not_reimported():
+            pool = ctx.Pool(max(1, workers), initializer=_init, initargs=(opts, counter, gpus))
+        with pool:
             for line in pool.imap_unordered(_one, todo):
                 os.write(fd, line.encode())
                 count += 1
@@ -130,6 +135,22 @@ def run_batch(pairs: str, out: str, opts: Options, *, workers: int | None = None
     finally:
         os.close(fd)
     return count, len(finished) + count
+
+
+@contextlib.contextmanager
+def _main_not_reimported() -> Iterator[None]:
+    """Starts spawned children without re-running the caller's __main__ module.
+
+    `spawn` re-imports the parent's main module in every child; `python -m drtriton` has no
+    `if __name__ == "__main__"` guard to stop it re-running the command. The pool's work
+    (`_init`, `_one`) lives in this importable module, so the children do not need __main__.
+    """
+    main = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = main
 
 
 def _ends_torn(path: str) -> bool:

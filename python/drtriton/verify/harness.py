@@ -314,7 +314,7 @@ def verify(
 
 def _judge(worker: WorkerProcess, task_source: str, opts: Options, start: float) -> Verdict:
     device = torch.device(opts.device)
-    if opts.on_cuda:
+    if opts.on_cuda and device.index is not None:
         torch.cuda.set_device(device)
     task = load_task(task_source)
     sets = [task.make_inputs(i, opts.seed) for i in range(opts.trials)]
@@ -437,7 +437,9 @@ def _time(
         if problem:
             verdict.status, verdict.reason = "wrong_answer", f"timed call {trial}: {problem}"
             return
-    times = [float(t) for t in reply["times"]]
+    times = [float(t) for t in reply.get("times", [])]
+    if len(times) != opts.runs or not all(math.isfinite(t) and t > 0 for t in times):
+        raise _Rejected({"status": "crashed", "reason": "the worker's timings are malformed"})
     stats = timing.summarize(times)
     verdict.time_ms = stats["median"]
     verdict.extra["time_mean_ms"] = stats["mean"]

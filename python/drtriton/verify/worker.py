@@ -131,9 +131,16 @@ class Worker:
         self.launches.count = 0
         entry = self.entry
 
+        launches = self.launches
+        silent = []  # calls that launched no kernel
+
         def call(*args: Any) -> Any:
+            before = launches.count
             with watch:
-                return entry(*args)
+                out = entry(*args)
+            if launches.count == before:
+                silent.append(1)
+            return out
 
         rng = random.SystemRandom()  # the candidate cannot predict which calls are checked
         check = sorted(rng.sample(range(msg["runs"]), min(msg["check"], msg["runs"])))
@@ -147,10 +154,9 @@ class Worker:
         calls = msg["warmup"] + msg["runs"]
         if watch.hits:
             return self._torch_used("timed calls")
-        if self.launches.count < calls:
+        if silent:
             return {"ok": False, "status": "not_genuine",
-                    "reason": f"{calls - self.launches.count} of {calls} timed calls launched no "
-                              "Triton kernel"}  # fmt: skip
+                    "reason": f"{len(silent)} of {calls} timed calls launched no Triton kernel"}  # fmt: skip
         if not self.timing.timers_intact():
             return {
                 "ok": False,
@@ -229,9 +235,21 @@ class Worker:
             status, what = "runtime_error", "CUDA error"
         if isinstance(exc, SystemExit):
             what = "the candidate called exit"
+        if type(exc).__name__ in _TRITON_COMPILE_ERRORS:
+            status, what = "compile_error", "a Triton kernel failed to compile"
         where = f" (line {line})" if line else ""
         return {"ok": False, "status": status, "reason": f"{what}{where}: {text}", "line": line,
                 "fatal": "CUDA" in what}  # fmt: skip
+
+
+# Triton's compile-time failures (triton.compiler.errors), matched by name so that the worker
+# does not depend on where a Triton version keeps them.
+_TRITON_COMPILE_ERRORS = {
+    "CompilationError",
+    "CompileTimeAssertionFailure",
+    "UnsupportedLanguageConstruct",
+    "PTXASError",
+}
 
 
 def _adopt_state(model: Any, params: list[Any], buffers: list[Any]) -> str | None:

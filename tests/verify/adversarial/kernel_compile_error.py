@@ -1,6 +1,6 @@
 # trick: the kernel uses an undefined name; Triton (the interpreter on CPU) fails at the launch
 # task: add_relu
-# expect: runtime_error
+# expect: runtime_error compile_error
 # ruff: noqa
 # fmt: off
 import torch
