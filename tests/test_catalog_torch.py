@@ -208,7 +208,8 @@ def _mutate_attr(rng: random.Random, param: dict, value, rank: int, spatial_dims
     if param["int_or_list"] and rng.random() < 0.3:  # a per-dim list, e.g. stride=[1, 2]
         element = {**param, "int_or_list": False}
         element["choices"] = [c for c in param["choices"] if c is not None]
-        return [_mutate_attr(rng, element, 1, rank) for _ in range(spatial_dims)]
+        length = rng.choice([1, spatial_dims])  # one entry: repeated, or rejected
+        return [_mutate_attr(rng, element, 1, rank) for _ in range(length)]
     if domain == "choices" and param["choices"] and rng.random() < 0.7:
         return rng.choice(param["choices"])
     if domain == "range":

@@ -305,7 +305,8 @@ std::string_view ShapeRuleConstraints(ShapeRule rule) {
              "out = floor_or_ceil((L + 2p - d(k - 1) - 1) / s) + 1 >= 1 (ceil_mode: the "
              "last window starts inside the input or left padding); avg_pool3d: L >= k";
     case ShapeRule::kAdaptivePool:
-      return "x = ([N,] C, *L); output_size >= 1 per spatial dim; out = ([N,] C, *output_size)";
+      return "x = ([N,] C, *L); output_size: an int or one int >= 1 per spatial dim (a list "
+             "names every dim); out = ([N,] C, *output_size)";
   }
   return "";
 }

@@ -169,6 +169,12 @@ Result<Shape> InferPool(const Call& call) {
 }
 
 Result<Shape> InferAdaptivePool(const Call& call) {
+  // Unlike kernel_size and stride, PyTorch does not repeat a one-entry output_size list.
+  const AttrValue* size_attr = call.attr("output_size");
+  const auto n = static_cast<size_t>(call.op().spatial_dims);
+  if (size_attr && size_attr->type == AttrType::kIntList && size_attr->ints.size() != n)
+    return call.Fail("output_size " + size_attr->ToPython() + " must have " + std::to_string(n) +
+                     " entries");
   const std::vector<int64_t> size = call.PerDim("output_size", 1);
   if (auto e = AtLeast(call, "output_size", size, 1)) return *e;
   return Assemble(call, call.input()[ChannelDim(call)], size);

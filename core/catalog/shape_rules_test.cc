@@ -147,6 +147,9 @@ TEST(ShapeRulesTest, Pool) {
               "max_pool1d", "kernel_size");
   ExpectShape(Infer("adaptive_avg_pool2d", {Shape{2, 3, 7, 9}}, {L({3, 4})}), {2, 3, 3, 4});
   ExpectShape(Infer("adaptive_avg_pool1d", {Shape{3, 7}}, {I(5)}), {3, 5});
+  ExpectShape(Infer("adaptive_avg_pool1d", {Shape{3, 7}}, {L({5})}), {3, 5});
+  ExpectError(Infer("adaptive_avg_pool2d", {Shape{2, 3, 7, 9}}, {L({3})}), "adaptive_avg_pool2d",
+              "must have 2 entries");
   ExpectError(Infer("adaptive_avg_pool2d", {Shape{2, 3, 7, 9}}, {I(0)}), "adaptive_avg_pool2d",
               "output_size");
 }
