@@ -3,7 +3,7 @@
 # expect: not_genuine
 import torch
 import triton
-import triton.language as tl
+
 
 @triton.jit
 def noop_kernel(x_ptr):

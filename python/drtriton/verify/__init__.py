@@ -14,6 +14,29 @@ The parent never imports the candidate; the child never sees a reference output;
 built by the parent from outputs it compares itself. See each module's docstring for its rules
 and their rationale.
 
+Decisions, and their limits:
+- Genuine use is judged at the ATen dispatcher (poison.py), for every call, timed ones included:
+  torch may allocate, view and copy (copies the task itself uses excepted); any other torch
+  operator during a call is `not_genuine`, and in the correctness calls its result is also
+  replaced by noise (the paper's no-op patch). Host-side reads of tensor values (`.item()`,
+  `bool(t)`) count as compute, which also takes away value-keyed caches.
+- Anti-caching: every call gets fresh values in the same buffers (same addresses, same strides),
+  so shape- or pointer-keyed caches return stale results; timed calls rotate the input sets the
+  same way and a few random timed outputs are checked. A kernel that memoizes on the device by
+  comparing whole inputs against the previous few sets is not caught.
+- Timing runs in the candidate's process (it must: that is where its kernels are). The timers are
+  captured before the candidate loads and checked after; the static rules remove every spelling
+  that could patch them (no time/timeit, no torch.cuda.Event/synchronize/streams, no
+  assignment into imported modules, no setattr/getattr/exec, no dunders or private attributes).
+  A candidate that escapes the static rules with a trick they do not know could still patch them.
+- The reference and the eager/torch.compile baselines run in the harness process: tasks are
+  trusted, candidates are not. Baselines are measured once per task per harness process.
+- Sandbox levels and what each guarantees: sandbox.py. At level "none" (no bwrap, no working
+  unshare) a candidate that got past the static rules could read the harness's memory via /proc.
+- Worker start-up (Python + torch + triton imports, about 3 s on the 2-core CI machine) dominates
+  the cost on the CPU; batch mode starts the next worker while the current one runs
+  (Options.prewarm). Every worker still serves exactly one candidate.
+
 Python API:
 
     from drtriton.verify import verify, Options

@@ -40,6 +40,7 @@ from drtriton.verify.task import FUNCTIONAL, Task, load_task, task_kind, to_devi
 from drtriton.verify.verdict import Verdict
 from drtriton.verify.worker import CANDIDATE_FILE
 
+SUSPICIOUS_SPEEDUP = 50.0
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -456,6 +457,10 @@ def _time(
         verdict.speedup = verdict.eager_ms / verdict.time_ms
         if verdict.compile_ms:
             verdict.extra["speedup_vs_compile"] = verdict.compile_ms / verdict.time_ms
+        # KernelBench PR 82: implausible speedups are how timing exploits show. Flag, not reject:
+        # a fused kernel can legitimately beat a chain of eager operators by a large factor.
+        if verdict.speedup > SUSPICIOUS_SPEEDUP:
+            verdict.extra["suspicious"] = f"speedup {verdict.speedup:.1f}x over eager"
 
 
 # Eager and torch.compile times per (task, device, inputs, timing settings), measured once per
