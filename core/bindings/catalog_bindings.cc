@@ -44,12 +44,23 @@ const char* DomainName(AttrDomain domain) {
   return "free";
 }
 
+const char* AuxShapeName(AuxShape aux) {
+  switch (aux) {
+    case AuxShape::kFree: return "free";
+    case AuxShape::kChannels: return "channels";
+    case AuxShape::kNormalized: return "normalized";
+  }
+  return "free";
+}
+
 nb::dict ParamToDict(const Param& p) {
   nb::dict d;
   d["name"] = p.name;
   d["kind"] = ParamKindName(p.kind);
   if (p.kind != ParamKind::kAttr) {
+    d["required"] = p.kind == ParamKind::kTensor;
     d["positive"] = p.positive;
+    d["aux"] = AuxShapeName(p.aux);
     return d;
   }
   const AttrSpec& a = p.attr;
@@ -64,6 +75,9 @@ nb::dict ParamToDict(const Param& p) {
     d["max"] = a.max;
   }
   d["nullable"] = a.nullable;
+  // An attribute without a default must be given: a None default on a non-nullable attribute.
+  d["required"] = a.default_value.is_none() && !a.nullable;
+  d["strict"] = a.strict;
   d["int_or_list"] = a.int_or_list;
   d["keyword_only"] = p.keyword_only;
   return d;
