@@ -1,7 +1,5 @@
 #include "synth/dag.h"
 
-#ifdef DRTRITON_HAVE_GECODE
-
 #include "synth/op_rules.h"
 
 namespace drtriton::synth {
@@ -32,6 +30,8 @@ const std::vector<OpId>& SynthOps() {
   }();
   return kOps;
 }
+
+#ifdef DRTRITON_HAVE_GECODE
 
 bool SampleDag(int level, const SynthBounds& bounds, Rng& rng, ShapeModel& model, Dag& dag,
                std::vector<OpCounters>& counters) {
@@ -69,6 +69,6 @@ bool SampleDag(int level, const SynthBounds& bounds, Rng& rng, ShapeModel& model
   return true;
 }
 
-}  // namespace drtriton::synth
-
 #endif  // DRTRITON_HAVE_GECODE
+
+}  // namespace drtriton::synth

@@ -142,15 +142,22 @@ def run(args: argparse.Namespace) -> int:
 
         bar = tqdm(total=args.n, initial=len(done), unit="prog", desc="synth", file=sys.stderr)
     chunk = max(DEFAULT_CHUNK, 64 * args.threads)
-    with partial.open("ab") as f:
-        for batch in synth.stream(args.n - len(done), chunk=chunk):
-            f.write(b"".join(json.dumps(r).encode() + b"\n" for r in batch))
-            f.flush()
-            os.fsync(f.fileno())
-            if bar:
-                bar.update(len(batch))
-    if bar:
-        bar.close()
+    try:
+        with partial.open("ab") as f:
+            for batch in synth.stream(args.n - len(done), chunk=chunk):
+                f.write(b"".join(json.dumps(r).encode() + b"\n" for r in batch))
+                f.flush()
+                os.fsync(f.fileno())
+                if bar:
+                    bar.update(len(batch))
+    except UserError:
+        if partial.stat().st_size == 0:  # nothing worth resuming
+            partial.unlink()
+            meta.unlink(missing_ok=True)
+        raise
+    finally:
+        if bar:
+            bar.close()
     os.replace(partial, out)
     meta.unlink(missing_ok=True)
     dir_fd = os.open(out.parent, os.O_RDONLY)

@@ -1,0 +1,63 @@
+"""`drtriton synth`: output file, atomic write, resume after an interruption, errors."""
+
+from __future__ import annotations
+
+import json
+
+from drtriton.cli import main
+
+ARGS = ["synth", "--n", "40", "--levels", "1-3", "--preset", "tiny", "--seed", "9",
+        "--no-progress"]
+
+
+def test_writes_jsonl_and_refuses_to_overwrite(tmp_path, capsys):
+    out = tmp_path / "progs.jsonl"
+    assert main([*ARGS, "--threads", "2", "--out", str(out), "--stats"]) == 0
+    lines = out.read_text().splitlines()
+    assert len(lines) == 40
+    record = json.loads(lines[0])
+    assert {"id", "level", "ops", "source", "flops", "bytes", "seed"} <= set(record)
+    assert not (tmp_path / "progs.jsonl.partial").exists()
+    err = capsys.readouterr().err
+    assert "operators emitted" in err and "reject" in err
+    assert main([*ARGS, "--out", str(out)]) == 2
+    assert "exists" in capsys.readouterr().err
+    assert main([*ARGS, "--out", str(out), "--force"]) == 0
+
+
+def test_resume_after_interruption_gives_the_same_file(tmp_path):
+    whole = tmp_path / "whole.jsonl"
+    assert main([*ARGS, "--threads", "1", "--out", str(whole)]) == 0
+    expected = whole.read_bytes()
+
+    # An interrupted run: the partial file holds 13 full records and a torn one.
+    out = tmp_path / "resumed.jsonl"
+    assert main([*ARGS, "--threads", "2", "--out", str(out)]) == 0
+    lines = out.read_bytes().splitlines(keepends=True)
+    out.rename(tmp_path / "resumed.jsonl.partial")
+    (tmp_path / "resumed.jsonl.partial").write_bytes(b"".join(lines[:13]) + lines[13][:25])
+    meta = {"levels": "1-3", "preset": "tiny", "seed": 9, "overrides": {}}
+    (tmp_path / "resumed.jsonl.partial.json").write_text(json.dumps(meta))
+    assert main([*ARGS, "--threads", "2", "--out", str(out)]) == 0
+    assert out.read_bytes() == expected
+
+
+def test_partial_from_other_arguments_is_refused(tmp_path, capsys):
+    out = tmp_path / "p.jsonl"
+    (tmp_path / "p.jsonl.partial").write_text("")
+    (tmp_path / "p.jsonl.partial.json").write_text(json.dumps({"seed": 1}))
+    assert main([*ARGS, "--out", str(out)]) == 2
+    assert "--restart" in capsys.readouterr().err
+    assert main([*ARGS, "--out", str(out), "--restart"]) == 0
+
+
+def test_impossible_bounds_are_a_clean_error(tmp_path, capsys):
+    out = tmp_path / "x.jsonl"
+    code = main(["synth", "--n", "3", "--levels", "2", "--preset", "paper", "--out", str(out),
+                 "--no-progress", "--flops-min", "1e30", "--flops-max", "2e30",
+                 "--max-attempts", "5"])
+    assert code == 2
+    assert "too tight" in capsys.readouterr().err
+    code = main(["synth", "--n", "3", "--out", str(out), "--dim-min", "9", "--dim-max", "3"])
+    assert code == 2
+    assert "impossible bounds" in capsys.readouterr().err
