@@ -29,6 +29,7 @@ def judge(path: pathlib.Path, device: str = "cpu") -> None:
         device=device,
         static_checks=meta.get("static") != "off",
         timeout=timeout if device == "cpu" else 4 * timeout,
+        prewarm=True,  # the next test's worker starts while this one runs
     )
     expected = meta["expect"].split()  # some tricks have two acceptable verdicts
     assert verdict.status in expected, f"{meta['trick']}: {verdict.to_json()}"

@@ -8,7 +8,7 @@ verdict records it in its `sandbox` field:
   with its parent and with its PID 1.
 - "unshare": util-linux unshare (the H200 machine has no bubblewrap; `unshare -Ur` works there).
   New network, mount, IPC, UTS and PID namespaces (a user namespace with root mapped when not
-  root); a small shell prelude mounts a tmpfs on /tmp and /dev/shm, binds the private directory
+  root; no PID namespace where /proc cannot be mounted again); a small shell prelude mounts a tmpfs on /tmp and /dev/shm, binds the private directory
   to /tmp/work, and remounts every other mount read-only where the kernel allows it.
 - "none": a plain child process (a new session so the whole group can be killed). Only the
   static checks and the resource limits stand between the candidate and the machine.
@@ -56,11 +56,18 @@ def _bwrap_prefix(private: str) -> list[str]:
     ]  # fmt: skip
 
 
+# A fresh PID namespace needs a fresh /proc, which a user namespace may not mount where the
+# container masks parts of /proc (Docker does); then the PID namespace is dropped and the
+# process group (setsid) is what the harness kills.
+_UNSHARE_PID = ["--pid", "--fork", "--kill-child", "--mount-proc"]
+_unshare_pid = [True]  # which variant works here; set by works("unshare")
+
+
 def _unshare_prefix(private: str) -> list[str]:
     user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
+    pid = _UNSHARE_PID if _unshare_pid[0] else []
     return [
-        "unshare", *user, "--net", "--mount", "--ipc", "--uts", "--pid", "--fork",
-        "--kill-child", "--mount-proc", "--propagation", "private",
+        "unshare", *user, "--net", "--mount", "--ipc", "--uts", *pid, "--propagation", "private",
         "sh", "-c", _UNSHARE_PRELUDE, "sh", private,
     ]  # fmt: skip
 
@@ -82,6 +89,16 @@ def works(level: str) -> bool:
         return True
     if shutil.which(level) is None:
         return False
+    if level == "unshare":
+        for with_pid in (True, False):
+            _unshare_pid[0] = with_pid
+            if _probe(level):
+                return True
+        return False
+    return _probe(level)
+
+
+def _probe(level: str) -> bool:
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="drtriton-probe-") as d:
@@ -105,6 +122,8 @@ def choose(preference: str = "auto") -> str:
             raise ValueError(
                 f"unknown sandbox {preference!r}; choose from auto, {', '.join(LEVELS)}"
             )
+        if not works(preference):
+            raise RuntimeError(f"sandbox {preference!r} does not work on this machine")
         return preference
     for level in LEVELS:
         if works(level):
