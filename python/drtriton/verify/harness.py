@@ -59,7 +59,7 @@ class Options:
     sandbox: str = "auto"  # auto | bwrap | unshare | none
     warmup: int = 3  # GPU timing
     runs: int = 30
-    check_timed: int = 3  # timed calls whose outputs are compared too
+    check_timed: int = 5  # timed calls (picked at random) whose outputs are compared too
     baselines: bool = True  # time eager and torch.compile of the task (GPU)
     memory_gb: float = 8.0  # RLIMIT_DATA of a CPU worker
     # Off only in tests of the dynamic defences (what a candidate that slipped past the static
