@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "conv_relu_add.py"
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "programs" / "conv_relu_add.py"
 
 
 def drtriton(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:

@@ -8,7 +8,7 @@ import pytest
 
 import drtriton
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "conv_relu_add.py"
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "programs" / "conv_relu_add.py"
 
 
 def test_parse_example_infers_shapes_and_costs() -> None:
