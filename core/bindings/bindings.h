@@ -8,5 +8,6 @@ namespace drtriton {
 void BindCatalog(nanobind::module_& m);
 void BindIR(nanobind::module_& m);
 void BindSynth(nanobind::module_& m);
+void BindCodegen(nanobind::module_& m);
 
 }  // namespace drtriton

@@ -8,4 +8,5 @@ NB_MODULE(_core, m) {
   drtriton::BindCatalog(m);
   drtriton::BindIR(m);
   drtriton::BindSynth(m);
+  drtriton::BindCodegen(m);
 }

@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "drtriton.catalog_cli",
     "drtriton.synth.cli",
     "drtriton.verify.cli",
+    "drtriton.teach.cli",
 )
 
 

@@ -1,0 +1,57 @@
+// Binds the template Triton generator (core/codegen).  Programs come in as task text;
+// errors come back as (False, message, line) tuples like `parse`, so that the Python layer
+// can turn them into UserError or a skipped record.
+#include <string>
+#include <vector>
+
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "bindings.h"
+#include "codegen/codegen.h"
+#include "ir/program.h"
+
+namespace nb = nanobind;
+
+namespace drtriton {
+namespace {
+
+nb::tuple ErrorTuple(const Error& e) { return nb::make_tuple(false, e.message, e.line); }
+
+}  // namespace
+
+void BindCodegen(nb::module_& m) {
+  m.def(
+      "codegen_emit",
+      [](const std::string& text, int variant, bool fuse_epilogue) -> nb::tuple {
+        Result<Program> program = Parse(text);
+        if (!program) return ErrorTuple(program.error());
+        codegen::CodegenOptions options;
+        options.variant = variant;
+        options.fuse_epilogue = fuse_epilogue;
+        Result<std::string> candidate = codegen::EmitCandidate(program.value(), options);
+        if (!candidate) return ErrorTuple(candidate.error());
+        return nb::make_tuple(true, candidate.value(), 0);
+      },
+      nb::arg("text"), nb::arg("variant") = 0, nb::arg("fuse_epilogue") = true,
+      "Emit a Triton candidate for a functional task: (True, text, 0) or (False, message, line).");
+  m.def(
+      "codegen_variants",
+      [](const std::string& text, int k) -> std::vector<std::string> {
+        Result<Program> program = Parse(text);
+        if (!program) throw nb::value_error(program.error().ToString().c_str());
+        return codegen::EmitVariants(program.value(), k);
+      },
+      nb::arg("text"), nb::arg("k"),
+      "Up to k distinct candidates (block sizes, fusion splits); [] when unsupported.");
+  m.def(
+      "codegen_unsupported",
+      [](const std::string& text) -> std::vector<std::string> {
+        Result<Program> program = Parse(text);
+        if (!program) throw nb::value_error(program.error().ToString().c_str());
+        return codegen::UnsupportedOps(program.value());
+      },
+      nb::arg("text"), "Operators (or configurations) of the task the generator cannot emit.");
+}
+
+}  // namespace drtriton

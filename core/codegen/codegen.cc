@@ -1,0 +1,85 @@
+// EmitCandidate: plan the fusion, emit one kernel per group, assemble the wrapper.
+#include "codegen/codegen.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "codegen/emitters.h"
+#include "codegen/fusion.h"
+#include "codegen/heuristics.h"
+#include "codegen/wrapper.h"
+
+namespace drtriton::codegen {
+namespace {
+
+// "k2_softmax": the group's number and the operator that anchors it (or its last node).
+std::string KernelName(const Program& p, const Group& g, size_t index) {
+  NodeId named = g.anchor.valid() ? g.anchor : p.value(g.output).producer;
+  const std::string op = named.valid() ? GetOp(p.node(named).op).name : "copy";
+  return "k" + std::to_string(index) + "_" + op + "_kernel";
+}
+
+Result<EmittedKernel> EmitGroup(const GroupContext& ctx) {
+  switch (ctx.group.kind) {
+    case GroupKind::kPointwise:
+      return EmitPointwise(ctx);
+    case GroupKind::kRows:
+      return EmitRows(ctx);
+    case GroupKind::kContraction:
+      return EmitContraction(ctx);
+    case GroupKind::kPool:
+      return EmitPool(ctx);
+  }
+  return MakeError("unknown group kind");
+}
+
+}  // namespace
+
+std::vector<std::string> UnsupportedOps(const Program& program) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < program.nodes().size(); ++i) {
+    const std::string why = UnsupportedReason(program, NodeId{static_cast<int32_t>(i)});
+    if (!why.empty() && std::find(names.begin(), names.end(), why) == names.end())
+      names.push_back(why);
+  }
+  return names;
+}
+
+Result<std::string> EmitCandidate(const Program& program, const CodegenOptions& options) {
+  if (program.outputs().empty()) return MakeError("program has no outputs");
+  for (size_t i = 0; i < program.nodes().size(); ++i) {
+    const std::string why = UnsupportedReason(program, NodeId{static_cast<int32_t>(i)});
+    if (!why.empty())
+      return MakeError("cannot emit " + why, program.nodes()[i].line);
+  }
+  const FusionPlan plan = PlanFusion(program, options.fuse_epilogue);
+  std::vector<Launch> launches;
+  for (size_t i = 0; i < plan.groups.size(); ++i) {
+    const Group& g = plan.groups[i];
+    GroupContext ctx{program, plan, g, KernelName(program, g, i), options.variant};
+    auto kernel = EmitGroup(ctx);
+    if (!kernel) return kernel.error();
+    launches.push_back(Launch{std::move(kernel).value(), g.output});
+  }
+  return AssembleCandidate(program, launches);
+}
+
+std::vector<std::string> EmitVariants(const Program& program, int k) {
+  // Variant 0 is the heuristic with epilogue fusion; then the alternative block sizes;
+  // then the same without epilogue fusion (a different fusion split).
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (int v = 0; v < 2 * kNumVariants && static_cast<int>(out.size()) < k; ++v) {
+    CodegenOptions options;
+    options.variant = v % kNumVariants;
+    options.fuse_epilogue = v < kNumVariants;
+    auto text = EmitCandidate(program, options);
+    if (!text) return {};
+    if (seen.insert(text.value()).second) out.push_back(std::move(text).value());
+  }
+  return out;
+}
+
+}  // namespace drtriton::codegen

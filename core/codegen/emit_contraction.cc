@@ -1,0 +1,288 @@
+// Contraction kernels through tl.dot: matmul, bmm, linear, and convolution and transposed
+// convolution as implicit GEMMs.  Each is C[b, m, n] = sum_k A[b, m, k] * B[b, k, n] where
+// (b, m, n, k) map to the operands' own coordinates (for a convolution m = (sample, output
+// position), k = (input channel, kernel offset), n = output channel, b = group), so one
+// tiled kernel in the style of the Triton matmul tutorial covers all of them.  Operands
+// are gathered through their strides (masked where a window leaves the input), inlined
+// producers are recomputed per tile, and bias and elementwise consumers form the epilogue.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "codegen/emitters.h"
+#include "codegen/expr.h"
+#include "codegen/heuristics.h"
+
+namespace drtriton::codegen {
+namespace {
+
+using Coords = std::vector<std::string>;
+
+// An operand's coordinates plus an extra validity mask ("" = none).
+struct Operand {
+  Coords coords;
+  std::string mask;
+};
+
+struct ContractionSpec {
+  Shape batch_shape, m_shape, k_shape;
+  int64_t n = 1;
+  ValueId a, b, bias;
+  std::function<Operand(PythonWriter&, const Coords& bc, const Coords& mc, const Coords& kc)> a_at;
+  std::function<Operand(PythonWriter&, const Coords& bc, const Coords& kc, const std::string& n)>
+      b_at;
+  std::function<Coords(const Coords& bc, const Coords& mc, const std::string& n)> out_at;
+  std::function<std::string(const Coords& bc, const std::string& n)> channel;  // bias index
+};
+
+Coords Concat(Coords a, const Coords& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// matmul and bmm: batch dims of the result, broadcast into each operand.
+ContractionSpec MatmulSpec(const Program& p, const Node& node) {
+  ContractionSpec s;
+  const Shape& out = p.value(node.result).shape;
+  const Shape a = p.value(node.tensors[0]).shape, b = p.value(node.tensors[1]).shape;
+  s.batch_shape.assign(out.begin(), out.end() - 2);
+  s.m_shape = {a[a.size() - 2]};
+  s.k_shape = {a.back()};
+  s.n = b.back();
+  s.a = node.tensors[0];
+  s.b = node.tensors[1];
+  const Shape a_batch(a.begin(), a.end() - 2), b_batch(b.begin(), b.end() - 2);
+  const Shape batch = s.batch_shape;
+  s.a_at = [=](PythonWriter&, const Coords& bc, const Coords& mc, const Coords& kc) {
+    return Operand{Concat(BroadcastCoords(a_batch, batch, bc), {mc[0], kc[0]}), ""};
+  };
+  s.b_at = [=](PythonWriter&, const Coords& bc, const Coords& kc, const std::string& n) {
+    return Operand{Concat(BroadcastCoords(b_batch, batch, bc), {kc[0], n}), ""};
+  };
+  s.out_at = [](const Coords& bc, const Coords& mc, const std::string& n) {
+    return Concat(bc, {mc[0], n});
+  };
+  return s;
+}
+
+// linear: every leading dim of the input is part of m; weight is (N, K).
+ContractionSpec LinearSpec(const Program& p, const Node& node) {
+  ContractionSpec s;
+  const Shape in = p.value(node.tensors[0]).shape;
+  s.m_shape.assign(in.begin(), in.end() - 1);
+  s.k_shape = {in.back()};
+  s.n = p.value(node.tensors[1]).shape[0];
+  s.a = node.tensors[0];
+  s.b = node.tensors[1];
+  s.bias = node.tensors.size() > 2 ? node.tensors[2] : ValueId{};
+  s.a_at = [](PythonWriter&, const Coords&, const Coords& mc, const Coords& kc) {
+    return Operand{Concat(mc, {kc[0]}), ""};
+  };
+  s.b_at = [](PythonWriter&, const Coords&, const Coords& kc, const std::string& n) {
+    return Operand{{n, kc[0]}, ""};
+  };
+  s.out_at = [](const Coords&, const Coords& mc, const std::string& n) {
+    return Concat(mc, {n});
+  };
+  s.channel = [](const Coords&, const std::string& n) { return n; };
+  return s;
+}
+
+std::string Sum(const std::vector<std::string>& terms) {
+  std::vector<std::string> kept;
+  for (const auto& t : terms)
+    if (t != "0") kept.push_back(t);
+  return kept.empty() ? "0" : Join(kept, " + ");
+}
+
+std::string Scaled(const std::string& c, int64_t k) {
+  if (c == "0" || k == 0) return "0";
+  return k == 1 ? c : c + " * " + IntLiteral(k);
+}
+
+// conv (transpose = false) and conv_transpose as implicit GEMMs, one batch entry per group.
+ContractionSpec ConvSpec(const Program& p, const Node& node, bool transpose) {
+  const OpInfo& op = GetOp(node.op);
+  const size_t nsp = static_cast<size_t>(op.spatial_dims);
+  const Shape in = p.value(node.tensors[0]).shape, wt = p.value(node.tensors[1]).shape;
+  const Shape out = p.value(node.result).shape;
+  const bool batched = in.size() == nsp + 2;
+  const size_t lead = batched ? 1 : 0;
+  const auto stride = node.attrs[0].AsInts(nsp), pad = node.attrs[1].AsInts(nsp);
+  const auto dil = node.attrs[transpose ? 4 : 2].AsInts(nsp);
+  const int64_t groups = node.attrs[transpose ? 3 : 3].i;
+  const int64_t cin_g = in[lead] / groups;
+  const int64_t cout_g = out[lead] / groups;
+  const Shape in_sp(in.end() - static_cast<std::ptrdiff_t>(nsp), in.end());
+  const Shape out_sp(out.end() - static_cast<std::ptrdiff_t>(nsp), out.end());
+  const Shape k_sp(wt.end() - static_cast<std::ptrdiff_t>(nsp), wt.end());
+
+  ContractionSpec s;
+  if (groups > 1) s.batch_shape = {groups};
+  if (batched) s.m_shape = {in[0]};
+  s.m_shape.insert(s.m_shape.end(), out_sp.begin(), out_sp.end());
+  s.k_shape = {cin_g};
+  s.k_shape.insert(s.k_shape.end(), k_sp.begin(), k_sp.end());
+  s.n = cout_g;
+  s.a = node.tensors[0];
+  s.b = node.tensors[1];
+  s.bias = node.tensors[2];
+  auto group = [groups](const Coords& bc) { return groups > 1 ? bc[0] : std::string("0"); };
+  s.a_at = [=](PythonWriter& w, const Coords& bc, const Coords& mc, const Coords& kc) {
+    Operand o;
+    if (batched) o.coords.push_back(mc[0]);
+    const std::string chan = Sum({Scaled(group(bc), cin_g), kc[0]});
+    if (chan != "0" && chan != kc[0]) w.Line("ci = " + chan);
+    o.coords.push_back(chan != "0" && chan != kc[0] ? "ci" : chan);
+    std::vector<std::string> valid;
+    for (size_t d = 0; d < nsp; ++d) {
+      const std::string oc = mc[lead + d], kk = kc[1 + d], i = "sp" + std::to_string(d);
+      if (!transpose) {  // i = o * stride - pad + k * dilation
+        w.Line(i + " = " + Sum({Scaled(oc, stride[d]), IntLiteral(-pad[d]),
+                                Scaled(kk, dil[d])}));
+      } else {  // o = i * stride - pad + k * dilation  =>  i = (o + pad - k * dilation) / stride
+        w.Line(i + "_num = " + Sum({oc, IntLiteral(pad[d])}) + " - " + Scaled(kk, dil[d]));
+        w.Line(i + " = " + i + "_num // " + IntLiteral(stride[d]));
+      }
+      // Validity first, then clamp, so that no address (even a masked one) leaves the input.
+      std::string ok = "(" + i + " >= 0) & (" + i + " < " + IntLiteral(in_sp[d]) + ")";
+      if (transpose)
+        ok = "(" + i + "_num >= 0) & (" + i + "_num % " + IntLiteral(stride[d]) + " == 0) & " + ok;
+      w.Line("ok" + std::to_string(d) + " = " + ok);
+      w.Line(i + " = tl.where(ok" + std::to_string(d) + ", " + i + ", 0)");
+      valid.push_back("ok" + std::to_string(d));
+      o.coords.push_back(i);
+    }
+    o.mask = Join(valid, " & ");
+    return o;
+  };
+  s.b_at = [=](PythonWriter&, const Coords& bc, const Coords& kc, const std::string& n) {
+    Operand o;
+    const std::string g = group(bc);
+    if (!transpose) o.coords = {Sum({Scaled(g, cout_g), n}), kc[0]};
+    else o.coords = {Sum({Scaled(g, cin_g), kc[0]}), n};
+    o.coords.insert(o.coords.end(), kc.begin() + 1, kc.end());
+    return o;
+  };
+  s.channel = [=](const Coords& bc, const std::string& n) {
+    return Sum({Scaled(group(bc), cout_g), n});
+  };
+  s.out_at = [=](const Coords& bc, const Coords& mc, const std::string& n) {
+    Coords c;
+    if (batched) c.push_back(mc[0]);
+    c.push_back(s.channel(bc, n));
+    c.insert(c.end(), mc.begin() + static_cast<std::ptrdiff_t>(lead), mc.end());
+    return c;
+  };
+  return s;
+}
+
+ContractionSpec SpecOf(const Program& p, const Node& node) {
+  const OpInfo& op = GetOp(node.op);
+  if (op.has(kConv)) return ConvSpec(p, node, false);
+  if (op.has(kConvTranspose)) return ConvSpec(p, node, true);
+  if (op.name == "linear") return LinearSpec(p, node);
+  return MatmulSpec(p, node);
+}
+
+// Wraps a coordinate that is an expression so that it can be stored in a variable.
+Coords Materialize(PythonWriter& w, const Coords& coords, const std::string& stem) {
+  Coords out;
+  for (size_t i = 0; i < coords.size(); ++i) {
+    if (coords[i].find(' ') == std::string::npos) {
+      out.push_back(coords[i]);
+      continue;
+    }
+    const std::string name = stem + std::to_string(i);
+    w.Line(name + " = " + coords[i]);
+    out.push_back(name);
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
+  const Program& p = ctx.program;
+  const Node& node = p.node(ctx.group.anchor);
+  const ContractionSpec s = SpecOf(p, node);
+  const int64_t m = Product(s.m_shape), k = Product(s.k_shape), batch = Product(s.batch_shape);
+  const ContractionConfig c = ChooseContraction(m, s.n, k, batch, ctx.variant);
+  KernelParams params(p);
+  PythonWriter w(1);
+  int counter = 0;
+
+  // Grouped tile order (the matmul tutorial's GROUP_SIZE_M): consecutive programs share
+  // B columns and A rows in L2.
+  w.Line("pid = tl.program_id(0)");
+  w.Line("num_pid_m = tl.cdiv(" + IntLiteral(m) + ", BLOCK_M)");
+  w.Line("num_pid_n = tl.cdiv(" + IntLiteral(s.n) + ", BLOCK_N)");
+  w.Line("num_pid_in_group = GROUP_M * num_pid_n");
+  w.Line("first_pid_m = (pid // num_pid_in_group) * GROUP_M");
+  w.Line("group_size_m = min(num_pid_m - first_pid_m, GROUP_M)");
+  w.Line("pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)");
+  w.Line("pid_n = (pid % num_pid_in_group) // group_size_m");
+  w.Line("pid_b = tl.program_id(1)");
+  w.Line("offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)[:, None]");
+  w.Line("offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]");
+  w.Line("mask_m = offs_m < " + IntLiteral(m));
+  w.Line("mask_n = offs_n < " + IntLiteral(s.n));
+  const Coords bc = Decompose(w, "pid_b", s.batch_shape, "bc");
+  const Coords mc = Decompose(w, "offs_m", s.m_shape, "mc");
+  w.Line("acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)");
+  w.Open("for k0 in tl.range(0, " + IntLiteral(k) + ", BLOCK_K):");
+  w.Line("offs_ka = k0 + tl.arange(0, BLOCK_K)[None, :]");
+  w.Line("offs_kb = k0 + tl.arange(0, BLOCK_K)[:, None]");
+  const Coords kca = Decompose(w, "offs_ka", s.k_shape, "ka");
+  const Coords kcb = Decompose(w, "offs_kb", s.k_shape, "kb");
+  Operand a = s.a_at(w, bc, mc, kca);
+  Operand b = s.b_at(w, bc, kcb, "offs_n");
+  a.coords = Materialize(w, a.coords, "ia");
+  b.coords = Materialize(w, b.coords, "ib");
+  w.Line("mask_a = mask_m & (offs_ka < " + IntLiteral(k) + ")" +
+         (a.mask.empty() ? "" : " & " + a.mask));
+  w.Line("mask_b = (offs_kb < " + IntLiteral(k) + ") & mask_n" +
+         (b.mask.empty() ? "" : " & " + b.mask));
+  {
+    ExprEmitter ea(p, ctx.plan.materialized, params, w, "mask_a", "(offs_m + offs_ka) * 0",
+                   counter);
+    const std::string av = ea.Emit(s.a, a.coords);
+    ExprEmitter eb(p, ctx.plan.materialized, params, w, "mask_b", "(offs_kb + offs_n) * 0",
+                   counter);
+    const std::string bv = eb.Emit(s.b, b.coords);
+    // Masked lanes must be exactly 0 for the dot, whatever the inlined producers made.
+    w.Line("a = tl.where(mask_a, " + av + ", 0.0)");
+    w.Line("b = tl.where(mask_b, " + bv + ", 0.0)");
+    // ieee: fp32 results within 1e-4 of torch (TF32 would not be).
+    w.Line("acc += tl.dot(a, b, input_precision=\"ieee\")");
+  }
+  w.Dedent();
+  w.Line("mask = mask_m & mask_n");
+  const std::string zero = "(offs_m + offs_n) * 0";
+  ExprEmitter e(p, ctx.plan.materialized, params, w, "mask", zero, counter);
+  if (s.bias.valid()) {
+    Coords ch = Materialize(w, {s.channel(bc, "offs_n")}, "ch");
+    w.Line("acc += " + e.Emit(s.bias, ch));
+  }
+  Coords out = Materialize(w, s.out_at(bc, mc, "offs_n"), "oc");
+  e.Bind(node.result, "acc");
+  const std::string val = e.Compute(ctx.group.output, out);
+  w.Line("tl.store(" + params.Address(ctx.group.output, out, zero) + ", " + val +
+         ", mask=mask)");
+
+  EmittedKernel kernel;
+  kernel.name = ctx.kernel_name;
+  kernel.text = KernelText(kernel.name,
+                           GetOp(node.op).name + ": M=" + IntLiteral(m) + " N=" + IntLiteral(s.n) +
+                               " K=" + IntLiteral(k) + " batch=" + IntLiteral(batch),
+                           params, {"BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"}, w.str());
+  kernel.call_args = params.args();
+  kernel.constexprs = {"BLOCK_M=" + IntLiteral(c.block_m), "BLOCK_N=" + IntLiteral(c.block_n),
+                       "BLOCK_K=" + IntLiteral(c.block_k), "GROUP_M=" + IntLiteral(c.group_m)};
+  kernel.grid = "(" + IntLiteral(CeilDiv(m, c.block_m) * CeilDiv(s.n, c.block_n)) + ", " +
+                IntLiteral(batch) + ")";
+  kernel.launch = c.launch;
+  return kernel;
+}
+
+}  // namespace drtriton::codegen

@@ -1,0 +1,41 @@
+// Pointwise kernels: a program output computed by elementwise, broadcast, transpose and
+// batch_norm nodes alone.  A flat output index is split into N-d coordinates (sizes are
+// compile-time literals) and each input is read through its own strides, so broadcast
+// and non-contiguous inputs need no copies.
+#include <string>
+
+#include "codegen/emitters.h"
+#include "codegen/expr.h"
+#include "codegen/heuristics.h"
+
+namespace drtriton::codegen {
+
+Result<EmittedKernel> EmitPointwise(const GroupContext& ctx) {
+  const Program& p = ctx.program;
+  const Value& out = p.value(ctx.group.output);
+  const int64_t numel = Product(out.shape);
+  const PointwiseConfig config = ChoosePointwise(numel, ctx.variant);
+
+  KernelParams params(p);
+  PythonWriter w(1);  // the kernel body
+  int counter = 0;
+  w.Line("pid = tl.program_id(0)");
+  w.Line("offs = pid * BLOCK + tl.arange(0, BLOCK)");
+  w.Line("mask = offs < " + IntLiteral(numel));
+  const auto coords = Decompose(w, "offs", out.shape, "c");
+  ExprEmitter e(p, ctx.plan.materialized, params, w, "mask", "offs * 0", counter);
+  const std::string val = e.Compute(ctx.group.output, coords);
+  w.Line("tl.store(" + params.Address(ctx.group.output, coords, "offs * 0") + ", " + val +
+         ", mask=mask)");
+
+  EmittedKernel k;
+  k.name = ctx.kernel_name;
+  k.text = KernelText(k.name, "pointwise: " + out.name, params, {"BLOCK"}, w.str());
+  k.call_args = params.args();
+  k.constexprs = {"BLOCK=" + IntLiteral(config.block)};
+  k.grid = "(" + IntLiteral(CeilDiv(numel, config.block)) + ",)";
+  k.launch = config.launch;
+  return k;
+}
+
+}  // namespace drtriton::codegen

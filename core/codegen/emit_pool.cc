@@ -1,0 +1,168 @@
+// Pooling kernels: max_pool, avg_pool and adaptive_avg_pool in 1-3 spatial dims.  A
+// program owns BLOCK_O output elements (rows) and walks their windows in BLOCK_R lanes
+// (the window volume, usually <= 27, fits one block); lanes outside the input are masked
+// out, which is padding for max (-inf) and for avg (0, with torch's divisor rules).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "codegen/emitters.h"
+#include "codegen/expr.h"
+#include "codegen/heuristics.h"
+
+namespace drtriton::codegen {
+namespace {
+
+using Coords = std::vector<std::string>;
+
+struct PoolSpec {
+  enum Kind { kMax, kAvg, kAdaptive } kind = kMax;
+  size_t nsp = 1;
+  Shape in_sp, out_sp;
+  std::vector<int64_t> kernel, stride, pad, dil;
+  bool count_include_pad = true;
+  Shape window;  // lanes per output: the kernel, or the largest adaptive bin
+};
+
+// Largest adaptive bin along one dim: bins are [floor(o*I/O), ceil((o+1)*I/O)).
+int64_t MaxBin(int64_t in, int64_t out) {
+  int64_t best = 1;
+  for (int64_t o = 0; o < out; ++o)
+    best = std::max(best, ((o + 1) * in + out - 1) / out - (o * in) / out);
+  return best;
+}
+
+PoolSpec SpecOf(const Program& p, const Node& node) {
+  const OpInfo& op = GetOp(node.op);
+  PoolSpec s;
+  s.nsp = static_cast<size_t>(op.spatial_dims);
+  const Shape& in = p.value(node.tensors[0]).shape;
+  const Shape& out = p.value(node.result).shape;
+  s.in_sp.assign(in.end() - static_cast<std::ptrdiff_t>(s.nsp), in.end());
+  s.out_sp.assign(out.end() - static_cast<std::ptrdiff_t>(s.nsp), out.end());
+  if (op.name.rfind("adaptive", 0) == 0) {
+    s.kind = PoolSpec::kAdaptive;
+    for (size_t d = 0; d < s.nsp; ++d) s.window.push_back(MaxBin(s.in_sp[d], s.out_sp[d]));
+    return s;
+  }
+  s.kind = op.name.rfind("max", 0) == 0 ? PoolSpec::kMax : PoolSpec::kAvg;
+  s.kernel = node.attrs[0].AsInts(s.nsp);
+  s.stride = node.attrs[1].is_none() ? s.kernel : node.attrs[1].AsInts(s.nsp);
+  s.pad = node.attrs[2].AsInts(s.nsp);
+  s.dil = s.kind == PoolSpec::kMax ? node.attrs[3].AsInts(s.nsp) : std::vector<int64_t>(s.nsp, 1);
+  if (s.kind == PoolSpec::kAvg) s.count_include_pad = node.attrs[4].b;
+  s.window = s.kernel;
+  return s;
+}
+
+std::string Times(const std::string& c, int64_t k) {
+  if (c == "0") return "0";
+  return k == 1 ? c : c + " * " + IntLiteral(k);
+}
+
+}  // namespace
+
+Result<EmittedKernel> EmitPool(const GroupContext& ctx) {
+  const Program& p = ctx.program;
+  const Node& node = p.node(ctx.group.anchor);
+  const PoolSpec s = SpecOf(p, node);
+  const Shape& out = p.value(node.result).shape;
+  const int64_t rows = Product(out), kv = Product(s.window);
+  const RowsConfig config = ChooseRows(rows, kv, ctx.variant);
+  const bool single = kv <= config.block_r;
+  KernelParams params(p);
+  PythonWriter w(1);
+  int counter = 0;
+
+  w.Line("pid = tl.program_id(0)");
+  w.Line("rows = pid * BLOCK_O + tl.arange(0, BLOCK_O)[:, None]");
+  w.Line("row_mask = rows < " + IntLiteral(rows));
+  const Coords oc = Decompose(w, "rows", out, "oc");
+  const size_t lead = out.size() - s.nsp;
+  // Window starts (and adaptive bin ends) per spatial dim, shape [BLOCK_O, 1].
+  for (size_t d = 0; d < s.nsp; ++d) {
+    const std::string o = oc[lead + d], ds = std::to_string(d);
+    if (s.kind == PoolSpec::kAdaptive) {
+      const std::string in = IntLiteral(s.in_sp[d]), on = IntLiteral(s.out_sp[d]);
+      w.Line("start" + ds + " = (" + Times(o, s.in_sp[d]) + ") // " + on);
+      w.Line("end" + ds + " = ((" + o + " + 1) * " + in + " + " + on + " - 1) // " + on);
+    } else {
+      w.Line("start" + ds + " = " + Times(o, s.stride[d]) + " - " + IntLiteral(s.pad[d]));
+    }
+  }
+  const bool is_max = s.kind == PoolSpec::kMax;
+  const std::string identity = is_max ? "float('-inf')" : "0.0";
+  w.Line("acc = tl.full([BLOCK_O, BLOCK_R], " + identity + ", dtype=tl.float32)");
+  if (single) w.Line("r = tl.arange(0, BLOCK_R)[None, :]");
+  else {
+    w.Open("for r0 in tl.range(0, " + IntLiteral(kv) + ", BLOCK_R):");
+    w.Line("r = r0 + tl.arange(0, BLOCK_R)[None, :]");
+  }
+  const Coords kc = Decompose(w, "r", s.window, "kc");
+  Coords in_coords(oc.begin(), oc.begin() + static_cast<std::ptrdiff_t>(lead));
+  std::string valid = "row_mask & (r < " + IntLiteral(kv) + ")";
+  for (size_t d = 0; d < s.nsp; ++d) {
+    const std::string ds = std::to_string(d), i = "sp" + ds;
+    if (s.kind == PoolSpec::kAdaptive) {
+      w.Line(i + " = start" + ds + " + " + kc[d]);
+      valid += " & (" + i + " < end" + ds + ")";
+    } else {
+      w.Line(i + " = start" + ds + " + " + Times(kc[d], s.dil[d]));
+      // Validity first, then clamp, so that no address (even a masked one) leaves the input.
+      w.Line("ok" + ds + " = (" + i + " >= 0) & (" + i + " < " + IntLiteral(s.in_sp[d]) + ")");
+      w.Line(i + " = tl.where(ok" + ds + ", " + i + ", 0)");
+      valid += " & ok" + ds;
+    }
+    in_coords.push_back(i);
+  }
+  w.Line("mask = " + valid);
+  {
+    ExprEmitter e(p, ctx.plan.materialized, params, w, "mask", "(rows + r) * 0", counter);
+    const std::string x = e.Emit(node.tensors[0], in_coords);
+    if (is_max) w.Line("acc = tl.maximum(acc, tl.where(mask, " + x + ", " + identity + "))");
+    else w.Line("acc += tl.where(mask, " + x + ", 0.0)");
+  }
+  if (!single) w.Dedent();
+  w.Line(std::string("result = tl.") + (is_max ? "max" : "sum") + "(acc, axis=1, keep_dims=True)");
+  if (s.kind == PoolSpec::kAdaptive) {
+    std::vector<std::string> sizes;
+    for (size_t d = 0; d < s.nsp; ++d)
+      sizes.push_back("(end" + std::to_string(d) + " - start" + std::to_string(d) + ")");
+    w.Line("result = result / (" + Join(sizes, " * ") + ")");
+  } else if (s.kind == PoolSpec::kAvg) {
+    // torch: the window end is clipped to input + padding for count_include_pad, and to
+    // the input itself (start clipped to 0 as well) otherwise.
+    std::vector<std::string> sizes;
+    for (size_t d = 0; d < s.nsp; ++d) {
+      const std::string ds = std::to_string(d);
+      const std::string end = "tl.minimum(start" + ds + " + " + IntLiteral(s.kernel[d]) + ", " +
+                              IntLiteral(s.in_sp[d] + s.pad[d]) + ")";
+      if (s.count_include_pad) {
+        sizes.push_back("(" + end + " - start" + ds + ")");
+      } else {
+        sizes.push_back("(tl.minimum(" + end + ", " + IntLiteral(s.in_sp[d]) +
+                        ") - tl.maximum(start" + ds + ", 0))");
+      }
+    }
+    w.Line("result = result / (" + Join(sizes, " * ") + ")");
+  }
+  ExprEmitter tail(p, ctx.plan.materialized, params, w, "row_mask", "rows * 0", counter);
+  tail.Bind(node.result, "result");
+  const std::string val = tail.Compute(ctx.group.output, oc);
+  w.Line("tl.store(" + params.Address(ctx.group.output, oc, "rows * 0") + ", " + val +
+         ", mask=row_mask)");
+
+  EmittedKernel k;
+  k.name = ctx.kernel_name;
+  k.text = KernelText(k.name, GetOp(node.op).name + ": window " + IntLiteral(kv) + " for " +
+                                  IntLiteral(rows) + " outputs",
+                      params, {"BLOCK_O", "BLOCK_R"}, w.str());
+  k.call_args = params.args();
+  k.constexprs = {"BLOCK_O=" + IntLiteral(config.block_o),
+                  "BLOCK_R=" + IntLiteral(config.block_r)};
+  k.grid = "(" + IntLiteral(CeilDiv(rows, config.block_o)) + ",)";
+  k.launch = config.launch;
+  return k;
+}
+
+}  // namespace drtriton::codegen

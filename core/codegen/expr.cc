@@ -1,0 +1,82 @@
+// The expression emitter (expr.h): loads of stored values, inline recomputation of
+// elementwise, transpose and inference batch_norm nodes.
+#include "codegen/expr.h"
+
+#include <cassert>
+#include <utility>
+
+namespace drtriton::codegen {
+
+std::string ExprEmitter::NewVar(const std::string& stem) {
+  return stem + std::to_string(counter_++);
+}
+
+std::string ExprEmitter::EmitMasked(ValueId v, const std::vector<std::string>& coords,
+                                    const std::string& mask) {
+  std::string saved = std::exchange(mask_, mask);
+  std::string result = Emit(v, coords);
+  mask_ = std::move(saved);
+  return result;
+}
+
+std::string ExprEmitter::Compute(ValueId v, const std::vector<std::string>& coords) {
+  if (bound_.count(v.index) || !program_.value(v).producer.valid()) return Emit(v, coords);
+  return EmitNode(program_.node(program_.value(v).producer), coords);
+}
+
+std::string ExprEmitter::Emit(ValueId v, const std::vector<std::string>& coords) {
+  if (auto it = bound_.find(v.index); it != bound_.end()) return it->second;
+  const std::string key = std::to_string(v.index) + "@" + Join(coords, ",") + "|" + mask_;
+  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  const Value& value = program_.value(v);
+  assert(coords.size() == value.shape.size() && "one coordinate per dim");
+  std::string var;
+  if (materialized_[v.index]) {
+    var = NewVar("x");
+    const std::string other = value.dtype == "int64" ? "0" : "0.0";
+    w_.Line(var + " = tl.load(" + params_.Address(v, coords, zero_) + ", mask=" + mask_ +
+            ", other=" + other + ")");
+  } else {
+    var = EmitNode(program_.node(value.producer), coords);
+  }
+  memo_[key] = var;
+  return var;
+}
+
+std::string ExprEmitter::EmitNode(const Node& node, const std::vector<std::string>& coords) {
+  const OpInfo& op = GetOp(node.op);
+  const Shape& out = program_.value(node.result).shape;
+  if (op.has(kLayout)) {  // transpose: read the input at the swapped coordinates
+    std::vector<std::string> in = coords;
+    const int d0 = NormDim(node.attrs[0].i, out.size());
+    const int d1 = NormDim(node.attrs[1].i, out.size());
+    std::swap(in[d0], in[d1]);
+    return Emit(node.tensors[0], in);
+  }
+  if (op.name == "batch_norm") return EmitBatchNorm(node, coords);
+  std::vector<std::string> ins;
+  for (ValueId t : node.tensors)
+    ins.push_back(Emit(t, BroadcastCoords(program_.value(t).shape, out, coords)));
+  const std::string formula = ElementwiseFormula(op, ins, node.attrs);
+  assert(!formula.empty() && "UnsupportedOps admits only known formulas");
+  const std::string var = NewVar("y");
+  w_.Line(var + " = " + formula + "  # " + op.name);
+  return var;
+}
+
+// (x - running_mean) / sqrt(running_var + eps) * weight + bias, per channel (dim 1).
+std::string ExprEmitter::EmitBatchNorm(const Node& node, const std::vector<std::string>& coords) {
+  const std::vector<std::string> channel = {coords[1]};
+  const std::string x = Emit(node.tensors[0], coords);
+  const std::string mean = Emit(node.tensors[1], channel);
+  const std::string var = Emit(node.tensors[2], channel);
+  const double eps = node.attrs[2].AsFloat();
+  std::string e = "(" + x + " - " + mean + ") / tl.sqrt(" + var + " + " + FloatLiteral(eps) + ")";
+  if (node.tensors[3].valid()) e = e + " * " + Emit(node.tensors[3], channel);
+  if (node.tensors[4].valid()) e = e + " + " + Emit(node.tensors[4], channel);
+  const std::string result = NewVar("y");
+  w_.Line(result + " = " + e + "  # batch_norm");
+  return result;
+}
+
+}  // namespace drtriton::codegen

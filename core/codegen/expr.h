@@ -1,0 +1,58 @@
+// Private to codegen/: emits the value of any program tensor at given coordinates inside
+// a kernel.  Stored (materialized) values are loaded with their strides; inlinable values
+// (fusion.h) are recomputed from their inputs, recursively, so prologues fuse for free.
+// Within one scope (one loop body) each (value, coordinates, mask) is emitted once.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel.h"
+#include "codegen/python_writer.h"
+#include "ir/program.h"
+
+namespace drtriton::codegen {
+
+class ExprEmitter {
+ public:
+  // `mask` guards every load; `zero` is an int tensor of the tile's shape (see
+  // KernelParams::Address); `counter` numbers the variables of the whole kernel.
+  ExprEmitter(const Program& program, const std::vector<bool>& materialized, KernelParams& params,
+              PythonWriter& w, std::string mask, std::string zero, int& counter)
+      : program_(program), materialized_(materialized), params_(params), w_(w),
+        mask_(std::move(mask)), zero_(std::move(zero)), counter_(counter) {}
+
+  // `v` is already in registers as `var` (an anchor's result feeding its epilogue).
+  void Bind(ValueId v, const std::string& var) { bound_[v.index] = var; }
+  // Emits `v` at `coords` (one expression per dim of v) and returns its variable.
+  std::string Emit(ValueId v, const std::vector<std::string>& coords);
+  // The same under another mask (loads of padded convolution windows).
+  // Computes `v` from its producer even when it is stored: the value a kernel is about to
+  // store (a pointwise output, an epilogue's end).  Inputs are loaded.
+  std::string Compute(ValueId v, const std::vector<std::string>& coords);
+  std::string EmitMasked(ValueId v, const std::vector<std::string>& coords,
+                         const std::string& mask);
+  std::string NewVar(const std::string& stem);
+
+ private:
+  std::string EmitNode(const Node& node, const std::vector<std::string>& coords);
+  std::string EmitBatchNorm(const Node& node, const std::vector<std::string>& coords);
+
+  const Program& program_;
+  const std::vector<bool>& materialized_;
+  KernelParams& params_;
+  PythonWriter& w_;
+  std::string mask_;
+  std::string zero_;
+  int& counter_;
+  std::map<int, std::string> bound_;
+  std::map<std::string, std::string> memo_;
+};
+
+// The Triton expression of an elementwise operator applied to the variables `ins`.
+// Returns "" for an operator it does not know.
+std::string ElementwiseFormula(const OpInfo& op, const std::vector<std::string>& ins,
+                               const std::vector<AttrValue>& attrs);
+
+}  // namespace drtriton::codegen

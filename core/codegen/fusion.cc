@@ -1,0 +1,95 @@
+// Fusion planning: anchors, epilogue chains, materialized values (see fusion.h).
+#include "codegen/fusion.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace drtriton::codegen {
+namespace {
+
+// Nodes that read each value, counting a node once per tensor argument.
+std::vector<std::vector<NodeId>> Consumers(const Program& program) {
+  std::vector<std::vector<NodeId>> users(program.values().size());
+  for (size_t i = 0; i < program.nodes().size(); ++i)
+    for (ValueId t : program.nodes()[i].tensors)
+      if (t.valid()) users[t.index].push_back(NodeId{static_cast<int32_t>(i)});
+  return users;
+}
+
+bool IsOutput(const Program& program, ValueId v) {
+  const auto& outs = program.outputs();
+  return std::find(outs.begin(), outs.end(), v) != outs.end();
+}
+
+// Follows single-consumer, same-shape elementwise nodes from `start`; returns the last
+// value of the chain (start itself when nothing can be fused).
+ValueId EpilogueEnd(const Program& program, const std::vector<std::vector<NodeId>>& users,
+                    ValueId start) {
+  ValueId end = start;
+  while (!IsOutput(program, end)) {
+    const auto& u = users[end.index];
+    if (u.empty()) break;
+    const NodeId next = u.front();
+    bool same_node = std::all_of(u.begin(), u.end(), [&](NodeId n) { return n == next; });
+    const Node& node = program.node(next);
+    if (!same_node || !GetOp(node.op).has(kElementwise)) break;
+    if (program.value(node.result).shape != program.value(start).shape) break;
+    if (program.value(node.result).dtype != program.value(start).dtype) break;
+    end = node.result;
+  }
+  return end;
+}
+
+}  // namespace
+
+bool IsInlinable(const Program& program, NodeId node) {
+  const OpInfo& op = GetOp(program.node(node).op);
+  return op.has(kElementwise) || op.has(kLayout) || op.name == "batch_norm";
+}
+
+GroupKind AnchorKind(const Program& program, NodeId node) {
+  const OpInfo& op = GetOp(program.node(node).op);
+  if (op.has(kContraction) || op.has(kConv) || op.has(kConvTranspose))
+    return GroupKind::kContraction;
+  if (op.has(kPooling)) return GroupKind::kPool;
+  return GroupKind::kRows;
+}
+
+FusionPlan PlanFusion(const Program& program, bool fuse_epilogue) {
+  const auto users = Consumers(program);
+  FusionPlan plan;
+  plan.materialized.assign(program.values().size(), false);
+  for (ValueId in : program.inputs()) plan.materialized[in.index] = true;
+
+  // (position of the stored value's producer, group): groups run in that order, which is
+  // topological because an epilogue only reads values produced before its last node.
+  std::vector<std::pair<int, Group>> ordered;
+  std::vector<bool> covered(program.values().size(), false);  // stored by some group
+  for (size_t i = 0; i < program.nodes().size(); ++i) {
+    const NodeId id{static_cast<int32_t>(i)};
+    if (IsInlinable(program, id)) continue;
+    Group g;
+    g.kind = AnchorKind(program, id);
+    g.anchor = id;
+    const ValueId result = program.node(id).result;
+    g.output = fuse_epilogue ? EpilogueEnd(program, users, result) : result;
+    plan.materialized[g.output.index] = true;
+    covered[g.output.index] = true;
+    ordered.emplace_back(program.value(g.output).producer.index, g);
+  }
+  for (ValueId out : program.outputs()) {
+    if (covered[out.index]) continue;
+    covered[out.index] = true;
+    plan.materialized[out.index] = true;
+    Group g;
+    g.output = out;
+    const NodeId producer = program.value(out).producer;
+    ordered.emplace_back(producer.valid() ? producer.index : -1, g);
+  }
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [pos, g] : ordered) plan.groups.push_back(g);
+  return plan;
+}
+
+}  // namespace drtriton::codegen

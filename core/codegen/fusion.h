@@ -1,0 +1,40 @@
+// Partitions a Program into fused groups, one kernel each.
+//
+// Every node is either an *anchor* (reduction, scan, softmax-like row, layer/group/instance
+// norm, contraction, convolution, pooling) that needs a kernel of its own shape, or
+// *inlinable* (elementwise, transpose, inference batch_norm): its value at any coordinates
+// is a cheap function of its inputs at related coordinates.  Inlinable values are never
+// stored; every kernel that reads one recomputes it from its producers (prologue fusion).
+// An anchor whose result feeds a single chain of same-shape elementwise nodes computes the
+// chain in its own registers and stores only the chain's end (epilogue fusion).  Program
+// outputs are always stored; an output produced by inlinable nodes alone gets a pointwise
+// kernel.  So `conv -> relu -> add` is one kernel, and so is any elementwise program.
+#pragma once
+
+#include <vector>
+
+#include "ir/program.h"
+
+namespace drtriton::codegen {
+
+enum class GroupKind { kPointwise, kRows, kContraction, kPool };
+
+struct Group {
+  GroupKind kind = GroupKind::kPointwise;
+  NodeId anchor;   // invalid for pointwise groups
+  ValueId output;  // the value this kernel stores: the anchor's result or its epilogue's end
+};
+
+struct FusionPlan {
+  std::vector<Group> groups;      // in an order where every group's inputs come first
+  std::vector<bool> materialized; // per value: stored in memory (inputs, group outputs)
+};
+
+// True for nodes computed inline by whichever kernel reads them.
+bool IsInlinable(const Program& program, NodeId node);
+// The group kind of an anchor node.
+GroupKind AnchorKind(const Program& program, NodeId node);
+
+FusionPlan PlanFusion(const Program& program, bool fuse_epilogue);
+
+}  // namespace drtriton::codegen

@@ -1,0 +1,73 @@
+// The launch heuristics (heuristics.h).  Target: an H200 (132 SMs, 50 MB L2, 64K 32-bit
+// registers and 228 KB shared memory per SM); the same sizes run in the CPU interpreter,
+// where fewer, larger programs are faster.
+#include "codegen/heuristics.h"
+
+#include <algorithm>
+
+namespace drtriton::codegen {
+namespace {
+
+// 2 waves of the H200's 132 SMs: below this many programs a memory-bound kernel leaves
+// bandwidth unused, so large problems shrink their tiles until they reach it.
+constexpr int64_t kMinPrograms = 264;
+// Problems under 1M elements are launch-bound (a few microseconds either way): they keep
+// the large tiles, which also keeps the CPU interpreter fast on tiny programs.
+constexpr int64_t kLaunchBoundElems = int64_t{1} << 20;
+
+int WarpsForTile(int64_t elems) {
+  // About 16 fp32 values per thread of live data: 4096 elements -> 8 warps, 1024 -> 2.
+  return static_cast<int>(std::clamp<int64_t>(elems / 512, 1, 8));
+}
+
+}  // namespace
+
+PointwiseConfig ChoosePointwise(int64_t numel, int variant) {
+  // 1024 elements per program with 4 warps = 8 per thread: enough loads in flight to
+  // cover HBM latency without spilling; variants trade tile size for more programs.
+  static constexpr int64_t kBlocks[kNumVariants] = {1024, 512, 2048, 256};
+  PointwiseConfig c;
+  c.block = std::min(kBlocks[variant % kNumVariants], NextPow2(numel));
+  c.block = std::max<int64_t>(c.block, 16);
+  c.launch.num_warps = std::clamp(static_cast<int>(c.block / 256), 1, 8);
+  return c;
+}
+
+RowsConfig ChooseRows(int64_t rows, int64_t reduced, int variant) {
+  // One tile of about 4096 fp32 (16 KB of registers at 8 warps) covers a whole row up to
+  // 4096 elements, so softmax and norms read their input once; longer rows loop.
+  static constexpr int64_t kTile[kNumVariants] = {4096, 2048, 8192, 1024};
+  const int64_t tile = kTile[variant % kNumVariants];
+  RowsConfig c;
+  c.block_r = std::min(NextPow2(reduced), tile);
+  c.block_o = std::min(NextPow2(rows), std::max<int64_t>(1, tile / c.block_r));
+  // Large problems: keep at least two waves of programs.
+  if (rows * reduced >= kLaunchBoundElems)
+    while (c.block_o > 1 && CeilDiv(rows, c.block_o) < kMinPrograms) c.block_o /= 2;
+  c.launch.num_warps = WarpsForTile(c.block_o * c.block_r);
+  return c;
+}
+
+ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t batch, int variant) {
+  // fp32 tl.dot (ieee): 128x128 tiles with BLOCK_K 32 and 3 stages use
+  // (128*32 + 32*128) * 4 B * 3 = 96 KB of shared memory, under the H200's 228 KB;
+  // tl.dot needs every block dim >= 16.  Variants: 64x64, 128x64, 64x128.
+  static constexpr int64_t kM[kNumVariants] = {128, 64, 128, 64};
+  static constexpr int64_t kN[kNumVariants] = {128, 64, 64, 128};
+  const int v = variant % kNumVariants;
+  ContractionConfig c;
+  c.block_m = std::clamp<int64_t>(NextPow2(m), 16, kM[v]);
+  c.block_n = std::clamp<int64_t>(NextPow2(n), 16, kN[v]);
+  c.block_k = std::clamp<int64_t>(NextPow2(k), 16, 32);
+  // Too few tiles for the 132 SMs: halve the larger tile dim (down to 32) for parallelism.
+  while (CeilDiv(m, c.block_m) * CeilDiv(n, c.block_n) * batch < 132 &&
+         std::max(c.block_m, c.block_n) > 32 && m * n * batch >= kLaunchBoundElems / 4) {
+    if (c.block_m >= c.block_n) c.block_m /= 2; else c.block_n /= 2;
+  }
+  const int64_t tile = c.block_m * c.block_n;
+  c.launch.num_warps = tile >= 128 * 128 ? 8 : 4;
+  c.launch.num_stages = 3;
+  return c;
+}
+
+}  // namespace drtriton::codegen

@@ -1,0 +1,37 @@
+// Block sizes, warps and stages.  Each function documents its numbers; `variant` > 0
+// returns an alternative configuration (a different point of the same trade-off) so that
+// --variants gives the search and RL distinct, valid kernels to choose from.
+#pragma once
+
+#include <cstdint>
+
+#include "codegen/kernel.h"
+
+namespace drtriton::codegen {
+
+struct PointwiseConfig {
+  int64_t block = 1024;
+  LaunchConfig launch;
+};
+PointwiseConfig ChoosePointwise(int64_t numel, int variant);
+
+// Rows kernels (reductions, softmax, norms, scans, pooling windows): BLOCK_O rows of
+// BLOCK_R lanes each; the reduced extent R is looped over when it exceeds BLOCK_R.
+struct RowsConfig {
+  int64_t block_o = 1;
+  int64_t block_r = 1024;
+  LaunchConfig launch;
+};
+RowsConfig ChooseRows(int64_t rows, int64_t reduced, int variant);
+
+struct ContractionConfig {
+  int64_t block_m = 64, block_n = 64, block_k = 32;
+  int64_t group_m = 8;
+  LaunchConfig launch;
+};
+ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t batch, int variant);
+
+// Number of distinct variants the heuristics offer (variant = 0 .. kNumVariants - 1).
+inline constexpr int kNumVariants = 4;
+
+}  // namespace drtriton::codegen

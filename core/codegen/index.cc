@@ -1,0 +1,116 @@
+// Text helpers shared by the emitters: literals, index decomposition, broadcasting.
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel.h"
+#include "codegen/python_writer.h"
+
+namespace drtriton::codegen {
+
+std::string FloatLiteral(double v) {
+  if (std::isinf(v)) return v > 0 ? "float('inf')" : "float('-inf')";
+  if (std::isnan(v)) return "float('nan')";
+  char buf[64];
+  // Shortest of %.{9..17}g that reads back exactly keeps literals readable (0.01, not
+  // 0.01000000000000000021).
+  for (int precision = 9; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof(buf), "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  std::string s = buf;
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string IntLiteral(int64_t v) { return std::to_string(v); }
+
+int64_t NextPow2(int64_t v) {
+  int64_t p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+int64_t Product(const Shape& shape, size_t begin, size_t end) {
+  int64_t p = 1;
+  for (size_t i = begin; i < shape.size() && i < end; ++i) p *= shape[i];
+  return p;
+}
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+std::vector<std::string> Decompose(PythonWriter& w, const std::string& flat, const Shape& shape,
+                                   const std::string& prefix) {
+  std::vector<std::string> coords(shape.size(), "0");
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 1) continue;
+    const int64_t inner = Product(shape, i + 1);
+    const int64_t outer = Product(shape, 0, i);  // 1 when nothing non-unit lies before
+    std::string e = flat;
+    if (inner != 1) e = "(" + e + " // " + IntLiteral(inner) + ")";
+    if (outer != 1) e = e + " % " + IntLiteral(shape[i]);
+    coords[i] = prefix + std::to_string(i);
+    w.Line(coords[i] + " = " + e);
+  }
+  return coords;
+}
+
+std::vector<std::string> BroadcastCoords(const Shape& in, const Shape& out,
+                                         const std::vector<std::string>& coords) {
+  std::vector<std::string> result(in.size(), "0");
+  const size_t lead = out.size() - in.size();
+  for (size_t j = 0; j < in.size(); ++j)
+    if (in[j] != 1) result[j] = coords[lead + j];
+  return result;
+}
+
+int NormDim(int64_t dim, size_t rank) {
+  const int64_t r = static_cast<int64_t>(rank);
+  return static_cast<int>(dim < 0 ? dim + r : dim);
+}
+
+std::string Join(const std::vector<std::string>& parts, const std::string& sep) {
+  std::string s;
+  for (size_t i = 0; i < parts.size(); ++i) s += (i ? sep : "") + parts[i];
+  return s;
+}
+
+// --- KernelParams. -----------------------------------------------------------------------
+
+void KernelParams::Add(std::string param, std::string arg) {
+  for (const auto& p : params_)
+    if (p == param) return;
+  params_.push_back(std::move(param));
+  args_.push_back(std::move(arg));
+}
+
+std::string KernelParams::Pointer(ValueId v) {
+  const std::string& name = program_.value(v).name;
+  Add(name + "_ptr", name);
+  return name + "_ptr";
+}
+
+std::string KernelParams::Stride(ValueId v, int dim) {
+  const std::string& name = program_.value(v).name;
+  const std::string d = std::to_string(dim);
+  Add("stride_" + name + "_" + d, name + ".stride(" + d + ")");
+  return "stride_" + name + "_" + d;
+}
+
+std::string KernelParams::Address(ValueId v, const std::vector<std::string>& coords,
+                                  const std::string& zero) {
+  std::string e = Pointer(v);
+  bool any = false;
+  for (size_t d = 0; d < coords.size(); ++d) {
+    if (coords[d] == "0") continue;
+    const bool simple = coords[d].find(' ') == std::string::npos;
+    const std::string c = simple ? coords[d] : "(" + coords[d] + ")";
+    e += " + " + c + " * " + Stride(v, static_cast<int>(d));
+    any = true;
+  }
+  if (!any) e += " + " + zero;
+  return e;
+}
+
+}  // namespace drtriton::codegen

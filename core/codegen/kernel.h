@@ -1,0 +1,73 @@
+// Private to codegen/: what every emitter shares.  A kernel is emitted as text plus the
+// argument list its launch needs; the wrapper (wrapper.cc) strings the launches together.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "catalog/attr.h"
+#include "ir/program.h"
+
+namespace drtriton::codegen {
+
+// Launch configuration chosen by heuristics.cc.
+struct LaunchConfig {
+  int num_warps = 4;
+  int num_stages = 1;
+};
+
+// One emitted `@triton.jit` kernel and how to launch it.
+struct EmittedKernel {
+  std::string name;
+  std::string text;                    // the decorated def, ending in a newline
+  std::vector<std::string> call_args;  // wrapper-side expressions, one per runtime param
+  std::vector<std::string> constexprs; // "BLOCK_M=64" keyword arguments
+  std::string grid;                    // Python tuple expression: "(triton.cdiv(n, 256),)"
+  LaunchConfig launch;
+};
+
+// The runtime parameters of a kernel, in the order they are first needed: a tensor's
+// pointer and the strides of its non-unit dims.  Wrapper names are the value names.
+class KernelParams {
+ public:
+  explicit KernelParams(const Program& program) : program_(program) {}
+  // Registers `v` as a kernel argument (once) and returns its pointer parameter name.
+  std::string Pointer(ValueId v);
+  // Parameter name of `v`'s stride along `dim` (registered on first use).
+  std::string Stride(ValueId v, int dim);
+  // `ptr + c0 * stride_0 + ...` for the coordinates of `v`; `zero` (an int tensor of the
+  // tile's shape) keeps the offset a tensor when every coordinate is the constant 0.
+  std::string Address(ValueId v, const std::vector<std::string>& coords, const std::string& zero);
+  const std::vector<std::string>& params() const { return params_; }
+  const std::vector<std::string>& args() const { return args_; }
+
+ private:
+  void Add(std::string param, std::string arg);
+  const Program& program_;
+  std::vector<std::string> params_;
+  std::vector<std::string> args_;
+};
+
+// --- Text helpers (index.cc). --------------------------------------------------------
+
+// A Python float literal that reads back to the same double ("1.0", "1e-05", "float('inf')").
+std::string FloatLiteral(double v);
+std::string IntLiteral(int64_t v);
+int64_t NextPow2(int64_t v);
+int64_t Product(const Shape& shape, size_t begin = 0, size_t end = SIZE_MAX);
+int64_t CeilDiv(int64_t a, int64_t b);
+// Writes `prefix_i = ...` lines decomposing the flat row-major index `flat` over `shape`
+// and returns the coordinate expressions ("0" for unit dims, never written).
+std::vector<std::string> Decompose(class PythonWriter& w, const std::string& flat,
+                                   const Shape& shape, const std::string& prefix);
+// Coordinates of the value of shape `in` that an elementwise operation of result shape
+// `out` reads at `coords` (right-aligned broadcast: unit dims read coordinate 0).
+std::vector<std::string> BroadcastCoords(const Shape& in, const Shape& out,
+                                         const std::vector<std::string>& coords);
+// Normalizes a possibly negative dim of a rank-`rank` tensor.
+int NormDim(int64_t dim, size_t rank);
+std::string Join(const std::vector<std::string>& parts, const std::string& sep);
+
+}  // namespace drtriton::codegen

@@ -1,0 +1,143 @@
+"""`drtriton teach PROGRAMS.jsonl --out PAIRS.jsonl [--variants K] [--verify]`.
+
+Writes one pair record per program (K per program with --variants): the program record plus
+`completion`, the teacher's candidate, and with --verify the verdict's fields.  Programs the
+generator cannot emit yet are written with `completion: null` and `unsupported: [...]`, and
+summed up at the end, never skipped silently.
+
+Resumable: ids already in PAIRS.jsonl (whole lines only) are skipped, and each record is
+appended as one write, so an interrupted run continues where it stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from drtriton.errors import UserError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "teach",
+        help="generate verified Triton kernels for programs with the template teacher",
+        description=(
+            "Emit Triton candidates for program records (JSONL from `drtriton synth`) with the "
+            "C++ template generator; write pair records (program + completion [+ verdict])."
+        ),
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument("programs", type=Path, help="program records (JSONL with id and source)")
+    p.add_argument("--out", type=Path, required=True, help="pair records (JSONL), appended")
+    p.add_argument(
+        "--variants",
+        type=int,
+        default=1,
+        help="distinct candidates per program (block sizes, fusion splits)",
+    )
+    p.add_argument("--verify", action="store_true", help="verify every candidate")
+    p.add_argument("--device", default="cpu", help="verifier device: cpu or cuda[:N]")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="parallel programs (default: cpus/2 on cpu, GPUs on cuda, 1 unverified)",
+    )
+    p.add_argument("--timeout", type=float, default=None, help="verifier seconds per candidate")
+    p.add_argument("--no-progress", action="store_true", help="no progress line")
+    p.set_defaults(func=run)
+
+
+def _read_records(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        raise UserError(f"{path} does not exist")
+    records = []
+    with path.open() as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise UserError(f"{path}:{n}: not JSON ({exc})") from exc
+            if "id" not in record or "source" not in record:
+                raise UserError(f"{path}:{n}: a program record needs 'id' and 'source'")
+            records.append(record)
+    return records
+
+
+def _done_programs(path: Path) -> set[str]:
+    """Program ids with a whole line in `path` (variant ids map back to their program)."""
+    done: set[str] = set()
+    if not path.exists():
+        return done
+    with path.open("rb") as f:
+        for line in f:
+            if not line.endswith(b"\n"):
+                continue  # torn last line: redo that program
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            done.add(str(record["id"]).split("#v")[0])
+    return done
+
+
+def run(args: argparse.Namespace) -> int:
+    from drtriton.teach.pairs import make_pairs
+
+    if args.variants < 1:
+        raise UserError("--variants must be >= 1")
+    records = _read_records(args.programs)
+    done = _done_programs(args.out)
+    todo = [r for r in records if str(r["id"]) not in done]
+    opts = None
+    if args.verify:
+        from drtriton.verify import Options
+
+        opts = Options(device=args.device, timeout=args.timeout)
+    workers = args.workers
+    if workers is None:
+        workers = 1
+        if args.verify:
+            workers = 1 if opts.on_cuda else max(1, (os.cpu_count() or 2) // 2)
+    fd = os.open(args.out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    counts: collections.Counter[str] = collections.Counter()
+    unsupported: collections.Counter[str] = collections.Counter()
+    try:
+        for n, pairs in enumerate(make_pairs(todo, args.variants, opts, workers), 1):
+            # One write per program: a killed run leaves whole programs only.
+            os.write(fd, "".join(json.dumps(p) + "\n" for p in pairs).encode())
+            for p in pairs:
+                counts[_outcome(p)] += 1
+                unsupported.update(p.get("unsupported") or [])
+            if not args.no_progress:
+                print(
+                    f"\rteach: {n}/{len(todo)} programs ({len(done)} already done) "
+                    + " ".join(f"{k}={v}" for k, v in sorted(counts.items())),
+                    end="",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    finally:
+        os.close(fd)
+    if not args.no_progress:
+        print(file=sys.stderr)
+    if unsupported:
+        print(
+            "unsupported operators (programs written with completion null): "
+            + ", ".join(f"{op} x{c}" for op, c in unsupported.most_common()),
+            file=sys.stderr,
+        )
+    return 0
+
+
+def _outcome(pair: dict[str, Any]) -> str:
+    if pair.get("completion") is None:
+        return "unsupported" if pair.get("unsupported") else "error"
+    return pair.get("status", "emitted")
