@@ -37,20 +37,28 @@ def test_unshare_sandbox_when_available() -> None:
     assert verdict.status == "correct" and verdict.sandbox == "unshare", verdict.to_json()
 
 
-def test_unshare_without_pid_namespace() -> None:
-    """The fallback for containers where a user namespace cannot mount a fresh /proc."""
+@pytest.mark.parametrize(
+    ("user_ns", "pid_ns"), [(False, True), (False, False), (True, True), (True, False)]
+)
+def test_unshare_variants_isolate(user_ns: bool, pid_ns: bool) -> None:
+    """Every unshare variant the probe may pick (containers: no CAP_SYS_ADMIN, masked /proc)."""
+    import os
+
     from drtriton.verify import sandbox
 
+    if not user_ns and os.geteuid() != 0:
+        pytest.skip("needs root")
     if not sandbox.works("unshare"):
         pytest.skip("unshare cannot create namespaces here")
-    saved = sandbox._unshare_pid[0]
-    sandbox._unshare_pid[0] = False
+    saved = sandbox._unshare_user[0], sandbox._unshare_pid[0]
+    sandbox._unshare_user[0], sandbox._unshare_pid[0] = user_ns, pid_ns
     try:
-        assert sandbox._probe("unshare")
-        verdict = verify(task_source("add_relu"), (HERE / "adversarial" / "write_outside.py").read_text(),
-                         sandbox="unshare", static_checks=False)  # fmt: skip
+        if not sandbox._probe("unshare"):
+            pytest.skip("this variant does not work here")
+        escape = (HERE / "adversarial" / "write_outside.py").read_text()
+        verdict = verify(task_source("add_relu"), escape, sandbox="unshare", static_checks=False)
         assert verdict.status == "runtime_error" and "Read-only" in verdict.reason, (
             verdict.to_json()
         )
     finally:
-        sandbox._unshare_pid[0] = saved
+        sandbox._unshare_user[0], sandbox._unshare_pid[0] = saved

@@ -59,12 +59,16 @@ def _bwrap_prefix(private: str) -> list[str]:
 # A fresh PID namespace needs a fresh /proc, which a user namespace may not mount where the
 # container masks parts of /proc (Docker does); then the PID namespace is dropped and the
 # process group (setsid) is what the harness kills.
+# Root in a container may lack CAP_SYS_ADMIN and still be allowed a user namespace, so root
+# tries both too.
 _UNSHARE_PID = ["--pid", "--fork", "--kill-child", "--mount-proc"]
-_unshare_pid = [True]  # which variant works here; set by works("unshare")
+_UNSHARE_USER = ["--user", "--map-root-user"]
+_unshare_pid = [True]  # the variant that works here; set by works("unshare")
+_unshare_user = [os.geteuid() != 0]
 
 
 def _unshare_prefix(private: str) -> list[str]:
-    user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
+    user = _UNSHARE_USER if _unshare_user[0] else []
     pid = _UNSHARE_PID if _unshare_pid[0] else []
     return [
         "unshare", *user, "--net", "--mount", "--ipc", "--uts", *pid, "--propagation", "private",
@@ -90,10 +94,12 @@ def works(level: str) -> bool:
     if shutil.which(level) is None:
         return False
     if level == "unshare":
-        for with_pid in (True, False):
-            _unshare_pid[0] = with_pid
-            if _probe(level):
-                return True
+        users = (False, True) if os.geteuid() == 0 else (True,)
+        for with_user in users:
+            for with_pid in (True, False):
+                _unshare_user[0], _unshare_pid[0] = with_user, with_pid
+                if _probe(level):
+                    return True
         return False
     return _probe(level)
 
