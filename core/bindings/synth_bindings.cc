@@ -106,6 +106,22 @@ void BindSynth(nb::module_& m) {
       nb::arg("preset"), nb::arg("overrides") = nb::dict(),
       "The bounds of `preset` with `overrides` applied; ValueError when impossible.");
 
+  m.def(
+      "synth_sample",
+      [](int level, uint64_t seed, const std::string& preset, const nb::dict& overrides) {
+        const SynthBounds bounds = MakeBounds(preset, overrides);
+        Result<Program> program = MakeError("");
+        {
+          nb::gil_scoped_release release;
+          program = synth::SampleProgram(level, seed, bounds);
+        }
+        if (!program) Raise(program.error());
+        return program.value().Print();
+      },
+      nb::arg("level"), nb::arg("seed"), nb::arg("preset") = "paper",
+      nb::arg("overrides") = nb::dict(),
+      "The source of the program a record with this level and seed holds (no dedup).");
+
   nb::class_<Synthesizer>(m, "Synthesizer")
       .def(
           "__init__",

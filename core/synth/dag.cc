@@ -12,6 +12,8 @@ const char* RejectName(Reject r) {
     case Reject::kIndexDtype: return "index_dtype";
     case Reject::kUnsupported: return "unsupported";
     case Reject::kInfeasible: return "infeasible";
+    case Reject::kUnsolved: return "unsolved";
+    case Reject::kRefused: return "refused";
     case Reject::kCount: break;
   }
   return "?";

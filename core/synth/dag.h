@@ -56,6 +56,8 @@ enum class Reject {
   kIndexDtype,    // argmax/argmin only as the last operator
   kUnsupported,   // a shape rule or attribute the synthesizer cannot model
   kInfeasible,    // constraint propagation proved the shapes impossible
+  kUnsolved,      // in a DAG whose shapes the search did not find (DAG resampled)
+  kRefused,       // in a DAG whose solved shapes the IR or the exact bound check refused
   kCount,
 };
 const char* RejectName(Reject r);

@@ -26,6 +26,8 @@ bool Available() { return false; }
 namespace {
 
 constexpr int kMaxLevel = 64;
+// Consecutive duplicates before a run is declared exhausted (a tiny space, many programs).
+constexpr int64_t kMaxDuplicateRun = 20000;
 
 void Count(SynthStats* stats, int64_t SynthStats::*field) {
   if (stats) ++(stats->*field);
@@ -49,6 +51,11 @@ class RoundingGuard {
  private:
   int mode_;
 };
+
+// Every operator of a DAG that failed after sampling shares the blame in the statistics.
+void Blame(SynthStats& s, const Dag& dag, Reject why) {
+  for (const DagNode& n : dag.nodes) ++s.ops[static_cast<size_t>(n.op)].rejected[static_cast<int>(why)];
+}
 
 // The attribute as printed: var-backed attributes read their solved values.
 AttrValue ReadAttr(const DagAttr& attr, const std::vector<int64_t>& values) {
@@ -185,6 +192,7 @@ Result<Program> SampleProgram(int level, uint64_t sample_seed, const SynthBounds
         std::fprintf(stderr, "\n");
       }
       Count(&s, &SynthStats::solve_failures);
+      Blame(s, dag, Reject::kUnsolved);
       continue;
     }
     Result<Program> program = BuildProgram(dag, *values);
@@ -207,6 +215,7 @@ Result<Program> SampleProgram(int level, uint64_t sample_seed, const SynthBounds
         }
       }
       Count(&s, &SynthStats::check_failures);
+      Blame(s, dag, Reject::kRefused);
       ++s.check_errors[*why];
       continue;
     }
@@ -264,8 +273,15 @@ Result<std::vector<SynthRecord>> Synthesizer::Next(int64_t count) {
       std::string key = CanonicalKey(program);
       if (!seen_.insert(key).second) {
         ++stats_.duplicates;
+        if (++duplicate_run_ > kMaxDuplicateRun) {
+          return MakeError("only " + std::to_string(seen_.size()) +
+                           " distinct programs after " + std::to_string(duplicate_run_) +
+                           " duplicates in a row: these bounds and levels admit few programs; "
+                           "widen the bounds, add levels or ask for fewer");
+        }
         continue;
       }
+      duplicate_run_ = 0;
       SynthRecord r;
       r.index = index;
       r.seed = SampleSeed(config_.seed, static_cast<uint64_t>(index));

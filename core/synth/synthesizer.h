@@ -81,6 +81,7 @@ class Synthesizer {
   SynthConfig config_;
   int64_t next_index_ = 0;
   std::unordered_set<std::string> seen_;
+  int64_t duplicate_run_ = 0;
   SynthStats stats_;
 };
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from drtriton.errors import UserError
-from drtriton.synth import Synthesizer, bounds, parse_levels, synthesize
+from drtriton.synth import Synthesizer, bounds, parse_levels, regenerate, synthesize
 
 FIELDS = {"id", "level", "ops", "source", "flops", "bytes", "seed", "index", "preset"}
 
@@ -76,3 +76,8 @@ def test_overrides_apply_and_bad_ones_are_user_errors():
 def test_impossible_bounds_error_quickly():
     with pytest.raises(UserError, match="too tight"):
         synthesize(1, levels=2, preset="paper", flops_min=1e30, flops_max=2e30, max_attempts=10)
+
+
+def test_a_record_regenerates_from_its_seed():
+    for r in synthesize(10, levels="1-5", preset="paper", seed=8, threads=2):
+        assert regenerate(r) == r["source"]

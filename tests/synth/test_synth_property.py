@@ -13,7 +13,7 @@ import torch
 from drtriton import catalog
 from drtriton.synth import Synthesizer, synthesize
 
-from .meta_check import run_and_compare
+from meta_check import run_and_compare
 
 THREADS = os.cpu_count() or 1
 

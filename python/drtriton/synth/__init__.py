@@ -24,6 +24,7 @@ __all__ = [
     "bound_names",
     "bounds",
     "parse_levels",
+    "regenerate",
     "synthesize",
 ]
 
@@ -79,6 +80,15 @@ def parse_levels(text: str | int | Iterable[int]) -> list[int]:
         if not 1 <= level <= MAX_LEVEL:
             raise UserError(f"level {level} outside [1, {MAX_LEVEL}]")
     return levels
+
+
+def regenerate(record: dict[str, Any], **overrides: float) -> str:
+    """The source of `record` recomputed from its level, seed and preset alone."""
+    try:
+        return str(_core().synth_sample(record["level"], record["seed"],
+                                        record.get("preset", "paper"), overrides))
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
 
 
 class Synthesizer:
