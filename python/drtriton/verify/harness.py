@@ -21,6 +21,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import select
 import shutil
 import signal
@@ -38,9 +39,9 @@ from drtriton.verify import compare as cmp
 from drtriton.verify import sandbox, static
 from drtriton.verify.task import FUNCTIONAL, Task, load_task, task_kind, to_device
 from drtriton.verify.verdict import Verdict
-from drtriton.verify.worker import CANDIDATE_FILE
 
 SUSPICIOUS_SPEEDUP = 50.0
+CANDIDATE_FILE = "candidate.py"  # in the worker's private directory
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -196,12 +197,16 @@ class WorkerProcess:
             code = self.proc.wait(timeout=max(0.1, min(5.0, self.deadline - time.monotonic())))
         except subprocess.TimeoutExpired:
             code = None
+        tail = self.log_tail()  # before kill(), which removes the directory
         self.kill()
-        if code is not None and code < 0:
-            how = f"killed by {signal.Signals(-code).name}"
+        signo = -code if code is not None and code < 0 else (code or 0) - 128  # sandboxes: 128+N
+        if code is not None and signo in {s.value for s in signal.Signals}:
+            how = f"was killed by {signal.Signals(signo).name}"
         else:
             how = f"exited with code {code}"
-        return {"status": "crashed", "reason": f"the worker {how} {when}{self.log_tail()}"}
+        found = re.findall(re.escape(CANDIDATE_FILE) + r'", line (\d+)', tail)
+        line = int(found[0]) if found else None  # faulthandler lists the innermost frame first
+        return {"status": "crashed", "reason": f"the worker {how} {when}{tail}", "line": line}
 
     def log_tail(self, limit: int = 1500) -> str:
         with contextlib.suppress(OSError), open(self.log_path, "rb") as f:

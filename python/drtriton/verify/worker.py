@@ -19,6 +19,7 @@ the outside: it only ever reads the replies it requested.
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import random
@@ -28,8 +29,6 @@ import time
 import traceback
 import types
 from typing import Any
-
-CANDIDATE_FILE = "candidate.py"
 
 
 def _set_limits(limits: dict[str, int]) -> None:
@@ -60,7 +59,7 @@ class Worker:
         self.watch: poison.TorchWatch | None = None
         self.entry: Any = None
         self.device = "cpu"
-        self.candidate_path = os.path.join(workdir, CANDIDATE_FILE)
+        self.candidate_path = ""
 
     # -- requests -----------------------------------------------------------------------------
     def load(self, msg: dict[str, Any]) -> dict[str, Any]:
@@ -68,6 +67,7 @@ class Worker:
 
         torch = self.torch
         self.device = msg["device"]
+        self.candidate_path = os.path.join(self.workdir, os.path.basename(msg["candidate"]))
         self.watch = poison.TorchWatch(frozenset(msg.get("poisoned_copies", [])))
         module = types.ModuleType("candidate")
         module.__file__ = self.candidate_path
@@ -297,6 +297,7 @@ def main() -> None:
     fd_in, fd_out = (int(x) for x in os.environ["DRT_VERIFY_FDS"].split(","))
     workdir = os.environ["DRT_VERIFY_DIR"]
     _set_limits(json.loads(os.environ.get("DRT_VERIFY_LIMITS", "{}")))
+    faulthandler.enable()  # a segfault leaves a Python traceback in the log the harness quotes
     requests = os.fdopen(fd_in, "r")
     replies = os.fdopen(fd_out, "w")
     worker = Worker(workdir)
