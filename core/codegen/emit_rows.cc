@@ -203,7 +203,13 @@ class RowsEmitter {
                                            counter_);
       e = tail.get();
     }
-    e->Bind(node_.result, val);
+    // Formulas use their inputs as atoms: bind a variable, never an expression.
+    std::string var = val;
+    if (val.find_first_of(" (") != std::string::npos) {
+      var = "result";
+      w_.Line(var + " = " + val);
+    }
+    e->Bind(node_.result, var);
     const std::string out = e->Compute(ctx_.group.output, coords);
     w_.Line("tl.store(" + params_.Address(ctx_.group.output, coords, zero) + ", " + out +
             ", mask=" + mask + ")");

@@ -109,7 +109,7 @@ std::string KernelParams::Address(ValueId v, const std::vector<std::string>& coo
     e += " + " + c + " * " + Stride(v, static_cast<int>(d));
     any = true;
   }
-  if (!any) e += " + " + zero;
+  if (!zero.empty() && (zero.find('+') != std::string::npos || !any)) e += " + " + zero;
   return e;
 }
 

@@ -37,8 +37,11 @@ class KernelParams {
   std::string Pointer(ValueId v);
   // Parameter name of `v`'s stride along `dim` (registered on first use).
   std::string Stride(ValueId v, int dim);
-  // `ptr + c0 * stride_0 + ...` for the coordinates of `v`; `zero` (an int tensor of the
-  // tile's shape) keeps the offset a tensor when every coordinate is the constant 0.
+  // `ptr + c0 * stride_0 + ...` for the coordinates of `v`.  `zero` is an int tensor of the
+  // tile's shape: "offs * 0" (1-D) or "(rows + r) * 0" (2-D, the two axes' sum).  In a 2-D
+  // tile a coordinate may span one axis only while tl.load/tl.store need a pointer of the
+  // mask's full shape, so a 2-D zero is always added; a 1-D one only when every
+  // coordinate is the constant 0.
   std::string Address(ValueId v, const std::vector<std::string>& coords, const std::string& zero);
   const std::vector<std::string>& params() const { return params_; }
   const std::vector<std::string>& args() const { return args_; }

@@ -1,0 +1,82 @@
+"""The teacher's Python API: candidates, variants, unsupported operators, errors."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from drtriton.errors import UserError
+from drtriton.teach import emit, unsupported_ops, variants
+from drtriton.verify.static import check_source
+
+HEADER = "import torch\nimport torch.nn.functional as F\n\n"
+
+
+def task(body: str, inputs: str) -> str:
+    return f"{HEADER}{body}\ndef get_inputs():\n    return [{inputs}]\n"
+
+
+SOFTMAX_MLP = task(
+    "def fused_operator(x0, x1, x2):\n"
+    "    t0 = F.linear(x0, x1, x2)\n"
+    "    t1 = F.gelu(t0)\n"
+    "    t2 = torch.softmax(t1, -1)\n"
+    "    return t2\n",
+    "torch.randn(8, 32), torch.randn(16, 32), torch.randn(16)",
+)
+
+
+def test_candidate_is_python_with_kernels_and_wrapper() -> None:
+    text = emit(SOFTMAX_MLP)
+    tree = ast.parse(text)
+    names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
+    assert names[-1] == "triton_fused_operator"
+    # linear + gelu epilogue in one kernel, softmax in a second.
+    assert names[:-1] == ["k0_linear_kernel", "k1_softmax_kernel"]
+    assert text.count("@triton.jit") == 2
+    assert 'input_precision="ieee"' in text
+
+
+def test_candidate_passes_the_static_rules() -> None:
+    issues = check_source(emit(SOFTMAX_MLP), "triton_fused_operator")
+    assert not issues, issues
+
+
+def test_variants_are_distinct_and_valid() -> None:
+    vs = variants(SOFTMAX_MLP, 5)
+    assert 2 <= len(vs) <= 5
+    assert len(set(vs)) == len(vs)
+    for v in vs:
+        ast.parse(v)
+    assert vs[0] == emit(SOFTMAX_MLP)
+
+
+def test_every_catalog_example_is_supported() -> None:
+    from drtriton import _core
+
+    for op in _core.ops():
+        if op["kind"] != "compute":
+            continue
+        ok, text, _ = _core.example_program(op["name"])
+        assert ok, text
+        assert unsupported_ops(text) == [], op["name"]
+        emit(text)
+
+
+def test_unsupported_configuration_is_named() -> None:
+    source = task(
+        "def fused_operator(x0, x1, x2):\n"
+        "    t0 = F.instance_norm(x0, x1, x2, None, None, False)\n"
+        "    return t0\n",
+        "torch.randn(2, 3, 4), torch.randn(3), torch.rand(3)",
+    )
+    assert unsupported_ops(source) == ["instance_norm(use_input_stats=False)"]
+    with pytest.raises(UserError, match="instance_norm"):
+        emit(source)
+    assert variants(source, 3) == []
+
+
+def test_bad_task_is_a_user_error() -> None:
+    with pytest.raises(UserError):
+        emit("def fused_operator(x0):\n    return torch.nope(x0)\n")

@@ -1,0 +1,101 @@
+"""Teacher candidates judged by the real verifier on the CPU interpreter: one program per
+group kind and fusion pattern (about 3-5 s each), plus strided and broadcast inputs."""
+
+from __future__ import annotations
+
+import pytest
+
+from drtriton.teach import emit, variants
+from drtriton.verify import verify
+
+HEADER = "import torch\nimport torch.nn.functional as F\n\n"
+
+
+def task(lines: list[str], args: str, inputs: str) -> str:
+    body = "".join(f"    {line}\n" for line in lines)
+    out = lines[-1].split("=")[0].strip()
+    return (
+        f"{HEADER}def fused_operator({args}):\n{body}    return {out}\n\n"
+        f"def get_inputs():\n    return [{inputs}]\n"
+    )
+
+
+CASES = {
+    "elementwise_broadcast": task(
+        ["t0 = torch.mul(x0, x1)", "t1 = F.hardswish(t0)", "t2 = F.gelu(t1, approximate='tanh')"],
+        "x0, x1",
+        "torch.randn(3, 1, 5), torch.randn(4, 1)",
+    ),
+    "transpose_mish_selu": task(
+        ["t0 = torch.transpose(x0, 0, 2)", "t1 = F.mish(t0)", "t2 = torch.selu(t1)"],
+        "x0",
+        "torch.randn(3, 4, 5)",
+    ),
+    "argmin_keepdim": task(["t0 = torch.argmin(x0, 1, True)"], "x0", "torch.randn(4, 7, 3)"),
+    "logsumexp_epilogue": task(
+        ["t0 = torch.logsumexp(x0, 0)", "t1 = F.softplus(t0, 2.0, 20.0)"],
+        "x0",
+        "torch.randn(6, 5)",
+    ),
+    "cumprod_long_row": task(["t0 = torch.cumprod(x0, -1)"], "x0", "torch.rand(2, 5000)"),
+    "group_norm": task(
+        ["t0 = F.group_norm(x0, 2, x1, x2)"],
+        "x0, x1, x2",
+        "torch.randn(2, 4, 3, 3), torch.randn(4), torch.randn(4)",
+    ),
+    "batch_norm_into_layer_norm": task(
+        [
+            "t0 = F.batch_norm(x0, x1, x2, None, None, False, 0.1, 1e-05)",
+            "t1 = F.layer_norm(t0, [3, 4])",
+        ],
+        "x0, x1, x2",
+        "torch.randn(2, 5, 3, 4), torch.randn(5), torch.rand(5)",
+    ),
+    "bmm_relu": task(
+        ["t0 = torch.bmm(x0, x1)", "t1 = torch.relu(t0)"],
+        "x0, x1",
+        "torch.randn(3, 20, 17), torch.randn(3, 17, 9)",
+    ),
+    "conv_grouped_strided": task(
+        ["t0 = F.conv2d(x0, x1, x2, 2, 1, 1, 2)", "t1 = torch.tanh(t0)"],
+        "x0, x1, x2",
+        "torch.randn(2, 4, 7, 7), torch.randn(6, 2, 3, 3), torch.randn(6)",
+    ),
+    "conv_transpose_dilated": task(
+        ["t0 = F.conv_transpose1d(x0, x1, None, 2, 1, 1, 1, 2)"],
+        "x0, x1",
+        "torch.randn(2, 3, 6), torch.randn(3, 4, 3)",
+    ),
+    "max_pool_ceil": task(
+        ["t0 = F.max_pool2d(x0, 3, 2, 1, 1, True)"],
+        "x0",
+        "torch.randn(2, 3, 8, 7)",
+    ),
+    "avg_pool_no_pad_count": task(
+        ["t0 = F.avg_pool2d(x0, 3, 2, 1, True, False)"],
+        "x0",
+        "torch.randn(2, 3, 8, 7)",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_teacher_candidate_is_accepted(name: str) -> None:
+    source = CASES[name]
+    verdict = verify(source, emit(source), device="cpu")
+    assert verdict.correct, f"{verdict.status}: {verdict.reason}"
+
+
+def test_unfused_variant_is_accepted_too() -> None:
+    source = CASES["bmm_relu"]
+    unfused = emit(source, fuse_epilogue=False)
+    assert unfused.count("@triton.jit") == 2
+    verdict = verify(source, unfused, device="cpu")
+    assert verdict.correct, f"{verdict.status}: {verdict.reason}"
+
+
+def test_block_size_variant_is_accepted() -> None:
+    source = CASES["group_norm"]
+    candidates = variants(source, 3)
+    verdict = verify(source, candidates[-1], device="cpu")
+    assert verdict.correct, f"{verdict.status}: {verdict.reason}"
