@@ -237,9 +237,12 @@ Synthesizer::Synthesizer(SynthConfig config) : config_(std::move(config)) { Resi
 
 Result<std::vector<SynthRecord>> Synthesizer::Next(int64_t count) {
   if (auto ok = config_.Validate(); !ok) return ok.error();
+  // Everything per sample, including printing and the canonical key, runs in the workers;
+  // the merge below only deduplicates (serial work there capped scaling at ~3 threads).
   struct Slot {
     std::optional<Result<Program>> program;
     SynthStats stats;
+    SynthRecord record;
   };
   std::vector<SynthRecord> records;
   while (static_cast<int64_t>(records.size()) < count) {
@@ -253,8 +256,19 @@ Result<std::vector<SynthRecord>> Synthesizer::Next(int64_t count) {
       for (int64_t k = worker; k < batch; k += config_.threads) {
         Slot& slot = slots[static_cast<size_t>(k)];
         const int64_t index = first + k;
-        slot.program = SampleProgram(LevelOf(config_, index), SampleSeed(config_.seed,
-                                     static_cast<uint64_t>(index)), config_.bounds, &slot.stats);
+        const uint64_t seed = SampleSeed(config_.seed, static_cast<uint64_t>(index));
+        slot.program = SampleProgram(LevelOf(config_, index), seed, config_.bounds, &slot.stats);
+        if (!slot.program->ok()) continue;
+        const Program& program = slot.program->value();
+        SynthRecord& r = slot.record;
+        r.index = index;
+        r.seed = seed;
+        r.level = program.level();
+        r.ops = program.op_names();
+        r.source = program.Print();
+        r.flops = program.flops();
+        r.bytes = program.bytes();
+        r.key = CanonicalKey(program);
       }
     };
     std::vector<std::thread> pool;
@@ -270,8 +284,7 @@ Result<std::vector<SynthRecord>> Synthesizer::Next(int64_t count) {
       ++stats_.samples;
       next_index_ = index + 1;
       const Program& program = slot.program->value();
-      std::string key = CanonicalKey(program);
-      if (!seen_.insert(key).second) {
+      if (!seen_.insert(slot.record.key).second) {
         ++stats_.duplicates;
         if (++duplicate_run_ > kMaxDuplicateRun) {
           return MakeError("only " + std::to_string(seen_.size()) +
@@ -282,15 +295,7 @@ Result<std::vector<SynthRecord>> Synthesizer::Next(int64_t count) {
         continue;
       }
       duplicate_run_ = 0;
-      SynthRecord r;
-      r.index = index;
-      r.seed = SampleSeed(config_.seed, static_cast<uint64_t>(index));
-      r.level = program.level();
-      r.ops = program.op_names();
-      r.source = program.Print();
-      r.flops = program.flops();
-      r.bytes = program.bytes();
-      r.key = std::move(key);
+      SynthRecord& r = slot.record;
       ++stats_.kept;
       ++stats_.kept_per_level[r.level];
       for (const Node& node : program.nodes()) ++stats_.ops[static_cast<size_t>(node.op)].emitted;
