@@ -39,23 +39,31 @@ def measure(preset: str, levels: str, threads: int, seconds: float) -> dict[str,
         "seconds": round(elapsed, 3),
         "programs_per_s": made / elapsed,
         "programs_per_s_per_core": made / elapsed / threads,
-        "restarts_per_program": (stats["dead_ends"] + stats["solve_failures"]
-                                 + stats["check_failures"]) / max(stats["samples"], 1),
+        "restarts_per_program": (
+            stats["dead_ends"] + stats["solve_failures"] + stats["check_failures"]
+        )
+        / max(stats["samples"], 1),
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="time per figure")
-    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
-                        help="threads for the whole-machine figure")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="threads for the whole-machine figure",
+    )
     parser.add_argument("--json", help="also write the rows to this file")
     args = parser.parse_args()
 
     rows = []
     print(f"paper's rate: {PAPER_PER_CORE:.2f} programs/s per core\n")
-    print(f"{'preset':<7}{'levels':>7}{'threads':>8}{'programs':>10}{'prog/s':>10}"
-          f"{'prog/s/core':>13}{'x paper':>9}{'restarts':>10}")
+    print(
+        f"{'preset':<7}{'levels':>7}{'threads':>8}{'programs':>10}{'prog/s':>10}"
+        f"{'prog/s/core':>13}{'x paper':>9}{'restarts':>10}"
+    )
     for preset in ("paper", "tiny"):
         configs = [(levels, 1) for levels in LEVELS]
         if args.threads > 1:
@@ -63,10 +71,13 @@ def main() -> None:
         for levels, threads in configs:
             row = measure(preset, levels, threads, args.seconds)
             rows.append(row)
-            print(f"{preset:<7}{levels:>7}{threads:>8}{row['programs']:>10}"
-                  f"{row['programs_per_s']:>10.0f}{row['programs_per_s_per_core']:>13.0f}"
-                  f"{row['programs_per_s_per_core'] / PAPER_PER_CORE:>9.0f}"
-                  f"{row['restarts_per_program']:>10.2f}", flush=True)
+            print(
+                f"{preset:<7}{levels:>7}{threads:>8}{row['programs']:>10}"
+                f"{row['programs_per_s']:>10.0f}{row['programs_per_s_per_core']:>13.0f}"
+                f"{row['programs_per_s_per_core'] / PAPER_PER_CORE:>9.0f}"
+                f"{row['restarts_per_program']:>10.2f}",
+                flush=True,
+            )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=2)

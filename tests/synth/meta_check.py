@@ -27,7 +27,8 @@ def run_and_compare(source: str, device: str = "meta") -> dict[str, torch.Tensor
     for name, shape in program.shapes.items():
         value = values[name]
         assert list(value.shape) == list(shape), (
-            f"{name}: torch {list(value.shape)} vs IR {shape}\n{source}")
+            f"{name}: torch {list(value.shape)} vs IR {shape}\n{source}"
+        )
         want = getattr(torch, program.dtypes[name])
         assert value.dtype == want, f"{name}: torch {value.dtype} vs IR {want}\n{source}"
     return values

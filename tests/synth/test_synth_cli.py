@@ -6,8 +6,7 @@ import json
 
 from drtriton.cli import main
 
-ARGS = ["synth", "--n", "40", "--levels", "1-3", "--preset", "tiny", "--seed", "9",
-        "--no-progress"]
+ARGS = ["synth", "--n", "40", "--levels", "1-3", "--preset", "tiny", "--seed", "9", "--no-progress"]
 
 
 def test_writes_jsonl_and_refuses_to_overwrite(tmp_path, capsys):
@@ -53,9 +52,26 @@ def test_partial_from_other_arguments_is_refused(tmp_path, capsys):
 
 def test_impossible_bounds_are_a_clean_error(tmp_path, capsys):
     out = tmp_path / "x.jsonl"
-    code = main(["synth", "--n", "3", "--levels", "2", "--preset", "paper", "--out", str(out),
-                 "--no-progress", "--flops-min", "1e30", "--flops-max", "2e30",
-                 "--max-attempts", "5"])
+    code = main(
+        [
+            "synth",
+            "--n",
+            "3",
+            "--levels",
+            "2",
+            "--preset",
+            "paper",
+            "--out",
+            str(out),
+            "--no-progress",
+            "--flops-min",
+            "1e30",
+            "--flops-max",
+            "2e30",
+            "--max-attempts",
+            "5",
+        ]
+    )
     assert code == 2
     assert "too tight" in capsys.readouterr().err
     code = main(["synth", "--n", "3", "--out", str(out), "--dim-min", "9", "--dim-max", "3"])

@@ -11,11 +11,10 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 import torch
+from meta_check import run_and_compare
 
 from drtriton import catalog
 from drtriton.synth import Synthesizer, synthesize
-
-from meta_check import run_and_compare
 
 THREADS = os.cpu_count() or 1
 

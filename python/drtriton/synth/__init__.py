@@ -85,8 +85,11 @@ def parse_levels(text: str | int | Iterable[int]) -> list[int]:
 def regenerate(record: dict[str, Any], **overrides: float) -> str:
     """The source of `record` recomputed from its level, seed and preset alone."""
     try:
-        return str(_core().synth_sample(record["level"], record["seed"],
-                                        record.get("preset", "paper"), overrides))
+        return str(
+            _core().synth_sample(
+                record["level"], record["seed"], record.get("preset", "paper"), overrides
+            )
+        )
     except ValueError as exc:
         raise UserError(str(exc)) from None
 

@@ -33,22 +33,38 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--n", type=int, required=True, help="number of programs")
     p.add_argument("--levels", default="1-5", help="levels: '1-5', '1,3,10' or '7'")
-    p.add_argument("--preset", default="paper", choices=["paper", "tiny"],
-                   help="paper: dims 1..2^15, elements 2^5..2^32, FLOPs 2^34..2^35 "
-                        "(Appendix B); tiny: runs in Triton's CPU interpreter")
+    p.add_argument(
+        "--preset",
+        default="paper",
+        choices=["paper", "tiny"],
+        help="paper: dims 1..2^15, elements 2^5..2^32, FLOPs 2^34..2^35 "
+        "(Appendix B); tiny: runs in Triton's CPU interpreter",
+    )
     p.add_argument("--seed", type=int, default=0, help="run seed")
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="worker threads")
     p.add_argument("--out", type=Path, required=True, help="output JSONL file")
-    p.add_argument("--stats", action="store_true",
-                   help="print per-operator frequencies and rejection rates to stderr")
+    p.add_argument(
+        "--stats",
+        action="store_true",
+        help="print per-operator frequencies and rejection rates to stderr",
+    )
     p.add_argument("--force", action="store_true", help="overwrite an existing output file")
-    p.add_argument("--restart", action="store_true",
-                   help="discard an interrupted run's partial file instead of resuming it")
+    p.add_argument(
+        "--restart",
+        action="store_true",
+        help="discard an interrupted run's partial file instead of resuming it",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     bounds = p.add_argument_group("bounds (override the preset)")
     for name in _bound_names():
-        bounds.add_argument(f"--{name.replace('_', '-')}", dest=f"bound_{name}", type=float,
-                            metavar="V", default=None, help=_BOUND_HELP.get(name, name))
+        bounds.add_argument(
+            f"--{name.replace('_', '-')}",
+            dest=f"bound_{name}",
+            type=float,
+            metavar="V",
+            default=None,
+            help=_BOUND_HELP.get(name, name),
+        )
     p.set_defaults(func=run)
 
 
@@ -81,8 +97,7 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         for name in _bound_names()
         if getattr(args, f"bound_{name}", None) is not None
     }
-    return {"levels": args.levels, "preset": args.preset, "seed": args.seed,
-            "overrides": overrides}
+    return {"levels": args.levels, "preset": args.preset, "seed": args.seed, "overrides": overrides}
 
 
 def _read_partial(path: Path) -> tuple[list[dict[str, Any]], int]:
@@ -116,15 +131,18 @@ def run(args: argparse.Namespace) -> int:
     if not out.parent.is_dir():
         raise UserError(f"directory {out.parent} does not exist")
     config = _config(args)
-    synth = Synthesizer(config["levels"], config["preset"], config["seed"], args.threads,
-                        **config["overrides"])
+    synth = Synthesizer(
+        config["levels"], config["preset"], config["seed"], args.threads, **config["overrides"]
+    )
 
     done: list[dict[str, Any]] = []
     if partial.exists() and not args.restart:
         previous = json.loads(meta.read_text()) if meta.exists() else None
         if previous != config:
-            raise UserError(f"{partial} is from a run with other arguments ({previous}); "
-                            "use --restart to discard it")
+            raise UserError(
+                f"{partial} is from a run with other arguments ({previous}); "
+                "use --restart to discard it"
+            )
         done, good = _read_partial(partial)
         done = done[: args.n]
         with partial.open("r+b") as f:

@@ -23,16 +23,25 @@ def format_stats(stats: dict[str, Any]) -> str:
         rejected = sum(o["rejected"].values())
         share = o["emitted"] / emitted_total
         rate = rejected / o["tried"] if o["tried"] else 0.0
-        reasons = ", ".join(f"{k} {v}" for k, v in sorted(o["rejected"].items(), key=lambda kv: -kv[1]))
+        reasons = ", ".join(
+            f"{k} {v}" for k, v in sorted(o["rejected"].items(), key=lambda kv: -kv[1])
+        )
         lines.append(
             f"{name:<24}{o['emitted']:>9}{share:>8.2%}{share / uniform:>7.2f}"
             f"{o['tried']:>10}{rate:>8.1%}  {reasons}"
         )
     missing = [name for name, o in ops.items() if o["emitted"] == 0]
     lines.append("")
-    lines.append(f"operators emitted: {len(ops) - len(missing)}/{len(ops)}"
-                 + (f"; never: {', '.join(sorted(missing))}" if missing else ""))
+    lines.append(
+        f"operators emitted: {len(ops) - len(missing)}/{len(ops)}"
+        + (f"; never: {', '.join(sorted(missing))}" if missing else "")
+    )
     if stats["check_errors"]:
-        lines.append("check refusals: " + "; ".join(
-            f"{k.strip()} x{v}" for k, v in sorted(stats["check_errors"].items(), key=lambda kv: -kv[1])))
+        lines.append(
+            "check refusals: "
+            + "; ".join(
+                f"{k.strip()} x{v}"
+                for k, v in sorted(stats["check_errors"].items(), key=lambda kv: -kv[1])
+            )
+        )
     return "\n".join(lines)
