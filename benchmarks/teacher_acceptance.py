@@ -6,7 +6,8 @@ faster than eager and than torch.compile with geometric-mean speedups (all three
 the same verifier run).  Operators of rejected or unsupported programs are listed.
 
     python benchmarks/teacher_acceptance.py --preset tiny --per-level 40            # CPU
-    python benchmarks/teacher_acceptance.py --preset paper --per-level 100 --device cuda
+    drtriton synth --preset paper --levels 1-5 --n 200 --out paper.jsonl                # CPU
+    python benchmarks/teacher_acceptance.py --programs paper.jsonl --device cuda        # H200
 
 Issue 5's bar: tiny preset on the CPU interpreter >= 99% of level 1 and >= 95% of levels
 2-5; paper preset on the H200 >= 95%.  `--out` keeps every pair record (with its verdict)
@@ -32,6 +33,12 @@ from drtriton.verify import Options
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--preset", default="tiny", choices=["tiny", "paper"])
+    ap.add_argument(
+        "--programs",
+        default=None,
+        help="program records (JSONL from `drtriton synth`) instead of synthesizing here "
+        "(the GPU image has no Gecode: synthesize on the CPU, carry the file)",
+    )
     ap.add_argument("--levels", default="1-5", help="levels, e.g. 1-5 or 1,3")
     ap.add_argument("--per-level", type=int, default=40, help="programs per level")
     ap.add_argument("--seed", type=int, default=0)
@@ -107,7 +114,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     on_gpu = args.device.startswith("cuda")
     records = []
-    for level in level_list(args.levels):
+    levels = level_list(args.levels)
+    if args.programs:
+        with open(args.programs) as f:
+            records = [json.loads(line) for line in f if line.strip()]
+        records = [r for r in records if r["level"] in levels]
+        levels = []
+    for level in levels:
         records += synthesize(
             args.per_level, levels=[level], preset=args.preset, seed=args.seed + level, threads=2
         )

@@ -21,6 +21,14 @@ std::string KernelName(const Program& p, const Group& g, size_t index) {
   return "k" + std::to_string(index) + "_" + op + "_kernel";
 }
 
+// 2^31 elements: beyond it int32 offsets (element index times stride) can overflow.
+bool IsWide(const Program& p) {
+  constexpr int64_t kInt32Elems = int64_t{1} << 31;
+  for (const Value& v : p.values())
+    if (Product(v.shape) >= kInt32Elems) return true;
+  return false;
+}
+
 Result<EmittedKernel> EmitGroup(const GroupContext& ctx) {
   switch (ctx.group.kind) {
     case GroupKind::kPointwise:
@@ -58,7 +66,8 @@ Result<std::string> EmitCandidate(const Program& program, const CodegenOptions& 
   std::vector<Launch> launches;
   for (size_t i = 0; i < plan.groups.size(); ++i) {
     const Group& g = plan.groups[i];
-    GroupContext ctx{program, plan, g, KernelName(program, g, i), options.variant};
+    GroupContext ctx{program, plan, g, KernelName(program, g, i), options.variant,
+                     IsWide(program)};
     auto kernel = EmitGroup(ctx);
     if (!kernel) return kernel.error();
     launches.push_back(Launch{std::move(kernel).value(), g.output});

@@ -165,6 +165,23 @@ TEST(CodegenTest, FusionPlanStoresOutputsOnly) {
   EXPECT_FALSE(plan.materialized[p.FindValue("t0").index]);
 }
 
+TEST(CodegenTest, HugeTensorsIndexInInt64) {
+  // 2^31 elements: offsets would overflow int32 (paper-preset programs reach 2^32).
+  const Program p = MustParse(
+      "def fused_operator(x0):\n"
+      "    t0 = torch.sum(x0, 0)\n"
+      "    return t0\n",
+      "torch.randn(65536, 32768)");
+  ExpectInOrder(MustEmit(p), {"pid = tl.program_id(0).to(tl.int64)",
+                              "tl.arange(0, BLOCK_R).to(tl.int64)[None, :]"});
+  const Program small = MustParse(
+      "def fused_operator(x0):\n"
+      "    t0 = torch.sum(x0, 0)\n"
+      "    return t0\n",
+      "torch.randn(64, 32)");
+  EXPECT_EQ(MustEmit(small).find("tl.int64"), std::string::npos);
+}
+
 TEST(CodegenTest, Literals) {
   EXPECT_EQ(FloatLiteral(1.0), "1.0");
   EXPECT_EQ(FloatLiteral(0.01), "0.01");

@@ -214,7 +214,7 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
 
   // Grouped tile order (the matmul tutorial's GROUP_SIZE_M): consecutive programs share
   // B columns and A rows in L2.
-  w.Line("pid = tl.program_id(0)");
+  w.Line("pid = " + ProgramId(0, ctx.wide));
   w.Line("num_pid_m = tl.cdiv(" + IntLiteral(m) + ", BLOCK_M)");
   w.Line("num_pid_n = tl.cdiv(" + IntLiteral(s.n) + ", BLOCK_N)");
   w.Line("num_pid_in_group = GROUP_M * num_pid_n");
@@ -222,17 +222,17 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   w.Line("group_size_m = min(num_pid_m - first_pid_m, GROUP_M)");
   w.Line("pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)");
   w.Line("pid_n = (pid % num_pid_in_group) // group_size_m");
-  w.Line("pid_b = tl.program_id(1)");
-  w.Line("offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)[:, None]");
-  w.Line("offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]");
+  w.Line("pid_b = " + ProgramId(1, ctx.wide));
+  w.Line("offs_m = pid_m * BLOCK_M + " + Arange("BLOCK_M", ctx.wide) + "[:, None]");
+  w.Line("offs_n = pid_n * BLOCK_N + " + Arange("BLOCK_N", ctx.wide) + "[None, :]");
   w.Line("mask_m = offs_m < " + IntLiteral(m));
   w.Line("mask_n = offs_n < " + IntLiteral(s.n));
   const Coords bc = Decompose(w, "pid_b", s.batch_shape, "bc");
   const Coords mc = Decompose(w, "offs_m", s.m_shape, "mc");
   w.Line("acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)");
   w.Open("for k0 in tl.range(0, " + IntLiteral(k) + ", BLOCK_K):");
-  w.Line("offs_ka = k0 + tl.arange(0, BLOCK_K)[None, :]");
-  w.Line("offs_kb = k0 + tl.arange(0, BLOCK_K)[:, None]");
+  w.Line("offs_ka = k0 + " + Arange("BLOCK_K", ctx.wide) + "[None, :]");
+  w.Line("offs_kb = k0 + " + Arange("BLOCK_K", ctx.wide) + "[:, None]");
   const Coords kca = Decompose(w, "offs_ka", s.k_shape, "ka");
   const Coords kcb = Decompose(w, "offs_kb", s.k_shape, "kb");
   Operand a = s.a_at(w, bc, mc, kca);

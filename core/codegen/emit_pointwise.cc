@@ -19,7 +19,7 @@ Result<EmittedKernel> EmitPointwise(const GroupContext& ctx) {
   KernelParams params(p);
   PythonWriter w(1);  // the kernel body
   int counter = 0;
-  w.Line("pid = tl.program_id(0)");
+  w.Line("pid = " + ProgramId(0, ctx.wide));
   w.Line("offs = pid * BLOCK + tl.arange(0, BLOCK)");
   w.Line("mask = offs < " + IntLiteral(numel));
   const auto coords = Decompose(w, "offs", out.shape, "c");

@@ -74,7 +74,7 @@ Result<EmittedKernel> EmitPool(const GroupContext& ctx) {
   PythonWriter w(1);
   int counter = 0;
 
-  w.Line("pid = tl.program_id(0)");
+  w.Line("pid = " + ProgramId(0, ctx.wide));
   w.Line("rows = pid * BLOCK_O + tl.arange(0, BLOCK_O)[:, None]");
   w.Line("row_mask = rows < " + IntLiteral(rows));
   const Coords oc = Decompose(w, "rows", out, "oc");
@@ -93,10 +93,10 @@ Result<EmittedKernel> EmitPool(const GroupContext& ctx) {
   const bool is_max = s.kind == PoolSpec::kMax;
   const std::string identity = is_max ? "float('-inf')" : "0.0";
   w.Line("acc = tl.full([BLOCK_O, BLOCK_R], " + identity + ", dtype=tl.float32)");
-  if (single) w.Line("r = tl.arange(0, BLOCK_R)[None, :]");
+  if (single) w.Line("r = " + Arange("BLOCK_R", ctx.wide) + "[None, :]");
   else {
     w.Open("for r0 in tl.range(0, " + IntLiteral(kv) + ", BLOCK_R):");
-    w.Line("r = r0 + tl.arange(0, BLOCK_R)[None, :]");
+    w.Line("r = r0 + " + Arange("BLOCK_R", ctx.wide) + "[None, :]");
   }
   const Coords kc = Decompose(w, "r", s.window, "kc");
   Coords in_coords(oc.begin(), oc.begin() + static_cast<std::ptrdiff_t>(lead));

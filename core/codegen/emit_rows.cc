@@ -135,7 +135,7 @@ class RowsEmitter {
   }
 
   EmittedKernel Emit() {
-    w_.Line("pid = tl.program_id(0)");
+    w_.Line("pid = " + ProgramId(0, ctx_.wide));
     w_.Line("rows = pid * BLOCK_O + tl.arange(0, BLOCK_O)[:, None]");
     w_.Line("row_mask = rows < " + IntLiteral(rows_));
     row_ = Decompose(w_, "rows", layout_.row_shape, "rc");
@@ -160,10 +160,10 @@ class RowsEmitter {
     if (single_ && scope_) return x_;
     if (!single_) {
       w_.Open("for r0 in tl.range(0, " + IntLiteral(r_) + ", BLOCK_R):");
-      w_.Line("r = r0 + tl.arange(0, BLOCK_R)[None, :]");
+      w_.Line("r = r0 + " + Arange("BLOCK_R", ctx_.wide) + "[None, :]");
     } else {
       w_.Line("r0 = 0");
-      w_.Line("r = tl.arange(0, BLOCK_R)[None, :]");
+      w_.Line("r = " + Arange("BLOCK_R", ctx_.wide) + "[None, :]");
     }
     w_.Line("mask = row_mask & (r < " + IntLiteral(r_) + ")");
     r_coords_ = Decompose(w_, "r", layout_.r_shape, "kc");

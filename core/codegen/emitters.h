@@ -18,7 +18,14 @@ struct GroupContext {
   const Group& group;
   std::string kernel_name;
   int variant = 0;
+  // Some tensor of the program has 2^31 elements or more: index arithmetic in int64
+  // (paper-preset programs reach 2^32 elements).
+  bool wide = false;
 };
+
+// `tl.program_id(axis)` and `tl.arange(0, block)`, widened to int64 for wide programs.
+std::string ProgramId(int axis, bool wide);
+std::string Arange(const std::string& block, bool wide);
 
 Result<EmittedKernel> EmitPointwise(const GroupContext& ctx);
 Result<EmittedKernel> EmitRows(const GroupContext& ctx);         // emit_rows.cc

@@ -39,6 +39,16 @@ void WriteLaunch(PythonWriter& w, const EmittedKernel& k) {
 
 }  // namespace
 
+std::string ProgramId(int axis, bool wide) {
+  const std::string id = "tl.program_id(" + std::to_string(axis) + ")";
+  return wide ? id + ".to(tl.int64)" : id;
+}
+
+std::string Arange(const std::string& block, bool wide) {
+  const std::string r = "tl.arange(0, " + block + ")";
+  return wide ? r + ".to(tl.int64)" : r;
+}
+
 std::string KernelText(const std::string& name, const std::string& comment,
                        const KernelParams& params, const std::vector<std::string>& constexprs,
                        const std::string& body) {
