@@ -1,0 +1,116 @@
+"""HFPolicy: a transformers causal LM from a local checkpoint, batched sampling.
+
+Prompts are left-padded into one batch (decoder-only models continue from the right) and each is
+sampled `n` times through `num_return_sequences`. When the tokenizer has a chat template, the
+prompt is sent as one user message; a base model (no template) sees the raw prompt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from drtriton.errors import UserError
+from drtriton.policy.base import Completion
+
+
+@dataclass
+class SamplingConfig:
+    temperature: float = 1.0  # 0 means greedy
+    top_p: float = 1.0
+    max_new_tokens: int = 1024
+    batch_size: int = 8  # prompts per generate() call; each expands to n sequences
+
+
+def render_prompt(tokenizer: Any, prompt: str, chat: bool | None = None) -> str:
+    """The text the model sees: the chat template if there is one (and `chat` is not False)."""
+    use_chat = chat if chat is not None else bool(getattr(tokenizer, "chat_template", None))
+    if not use_chat:
+        return prompt
+    messages = [{"role": "user", "content": prompt}]
+    return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+
+
+def load_model(path: str | Path, dtype: str = "auto", device: str | None = None) -> tuple[Any, Any]:
+    """(model, tokenizer) from a local checkpoint directory; never touches the network."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if not Path(path).is_dir():
+        raise UserError(f"model checkpoint {path} is not a directory")
+    tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+    model = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype, local_files_only=True)
+    if device:
+        model.to(device)
+    return model, tokenizer
+
+
+class HFPolicy:
+    def __init__(self, model: Any, tokenizer: Any, sampling: SamplingConfig | None = None,
+                 chat: bool | None = None, name: str = "hf") -> None:  # fmt: skip
+        self.model = model
+        self.tokenizer = tokenizer
+        self.sampling = sampling or SamplingConfig()
+        self.chat = chat
+        self.name = name
+        if tokenizer.pad_token_id is None:
+            tokenizer.pad_token = tokenizer.eos_token
+
+    @classmethod
+    def from_pretrained(cls, path: str | Path, sampling: SamplingConfig | None = None,
+                        device: str | None = None, **kwargs: Any) -> HFPolicy:  # fmt: skip
+        model, tokenizer = load_model(path, device=device)
+        return cls(model, tokenizer, sampling, name=str(path), **kwargs)
+
+    def generate(self, prompts: list[str], n: int = 1) -> list[list[Completion]]:
+        out: list[list[Completion]] = []
+        step = max(1, self.sampling.batch_size)
+        for i in range(0, len(prompts), step):
+            out.extend(self.generate_ids(prompts[i : i + step], n)[0])
+        return out
+
+    def generate_ids(self, prompts: list[str], n: int) -> tuple[list[list[Completion]], Any]:
+        """Completions plus the raw (prompt ids, completion ids) per sequence, for training."""
+        import torch
+
+        tok = self.tokenizer
+        texts = [render_prompt(tok, p, self.chat) for p in prompts]
+        tok.padding_side = "left"
+        batch = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False)
+        batch = {k: v.to(self.model.device) for k, v in batch.items()}
+        s = self.sampling
+        greedy = s.temperature <= 0
+        kwargs: dict[str, Any] = {"do_sample": not greedy, "max_new_tokens": s.max_new_tokens,
+                                  "num_return_sequences": n, "pad_token_id": tok.pad_token_id}  # fmt: skip
+        if not greedy:
+            kwargs.update(temperature=s.temperature, top_p=s.top_p, top_k=0)
+        was_training = self.model.training
+        self.model.eval()
+        with torch.no_grad():
+            seqs = self.model.generate(**batch, **kwargs)
+        self.model.train(was_training)
+        width = batch["input_ids"].shape[1]
+        prompt_mask = batch["attention_mask"].repeat_interleave(n, dim=0)
+        groups: list[list[Completion]] = []
+        raw = []
+        for j in range(len(prompts)):
+            group = []
+            for k in range(n):
+                row = j * n + k
+                prompt_ids = batch["input_ids"][j][prompt_mask[row].bool()]
+                gen = _trim(seqs[row, width:], tok)
+                text = tok.decode(gen, skip_special_tokens=True)
+                finish = "length" if len(gen) >= s.max_new_tokens else "stop"
+                group.append(Completion(text, len(prompt_ids), len(gen), finish))
+                raw.append((prompt_ids.cpu(), gen.cpu()))
+            groups.append(group)
+        return groups, raw
+
+
+def _trim(ids: Any, tok: Any) -> Any:
+    """Completion ids up to and including the first EOS (padding after it dropped)."""
+    stops = {tok.eos_token_id, tok.pad_token_id} - {None}
+    for i, t in enumerate(ids.tolist()):
+        if t in stops:
+            return ids[: i + 1] if t == tok.eos_token_id else ids[:i]
+    return ids
