@@ -151,6 +151,27 @@ void BindSynth(nb::module_& m) {
             return out;
           },
           nb::arg("count"), "The next `count` distinct programs, as record dicts.")
+      .def(
+          "sample_block",
+          [](Synthesizer& self, int64_t first, int64_t count) {
+            Result<std::vector<synth::SynthRecord>> records = std::vector<synth::SynthRecord>{};
+            synth::SynthStats stats;
+            {
+              nb::gil_scoped_release release;
+              records = self.SampleBlock(first, count, &stats);
+            }
+            if (!records) Raise(records.error());
+            nb::list out;
+            for (const auto& r : records.value()) {
+              nb::dict d = RecordToDict(r);
+              d["key"] = r.key;
+              out.append(d);
+            }
+            return nb::make_tuple(out, StatsToDict(stats));
+          },
+          nb::arg("first"), nb::arg("count"),
+          "Samples first .. first + count - 1 without deduplication: (records with their "
+          "canonical key, stats of these samples).")
       .def("resume_at", &Synthesizer::ResumeAt, nb::arg("index"),
            "Continue from sample `index` (the index after the last record kept).")
       .def(

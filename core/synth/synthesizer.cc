@@ -235,46 +235,63 @@ Result<Program> SampleProgram(int level, uint64_t sample_seed, const SynthBounds
 
 Synthesizer::Synthesizer(SynthConfig config) : config_(std::move(config)) { Resize(stats_); }
 
+// Everything per sample, including printing and the canonical key, runs in the workers;
+// the merge in Next() only deduplicates (serial work there capped scaling at ~3 threads).
+std::vector<Synthesizer::Slot> Synthesizer::Fill(int64_t first, int64_t n) const {
+  std::vector<Slot> slots(static_cast<size_t>(n));
+  auto work = [&](int worker) {
+    for (int64_t k = worker; k < n; k += config_.threads) {
+      Slot& slot = slots[static_cast<size_t>(k)];
+      const int64_t index = first + k;
+      const uint64_t seed = SampleSeed(config_.seed, static_cast<uint64_t>(index));
+      slot.program = SampleProgram(LevelOf(config_, index), seed, config_.bounds, &slot.stats);
+      if (!slot.program->ok()) continue;
+      const Program& program = slot.program->value();
+      SynthRecord& r = slot.record;
+      r.index = index;
+      r.seed = seed;
+      r.level = program.level();
+      r.ops = program.op_names();
+      r.source = program.Print();
+      r.flops = program.flops();
+      r.bytes = program.bytes();
+      r.key = CanonicalKey(program);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int w = 1; w < config_.threads; ++w) pool.emplace_back(work, w);
+  work(0);
+  for (auto& t : pool) t.join();
+  return slots;
+}
+
+Result<std::vector<SynthRecord>> Synthesizer::SampleBlock(int64_t first, int64_t count,
+                                                          SynthStats* stats) {
+  if (auto ok = config_.Validate(); !ok) return ok.error();
+  std::vector<Slot> slots = Fill(first, count);
+  std::vector<SynthRecord> records;
+  for (Slot& slot : slots) {
+    if (!slot.program->ok()) return slot.program->error();
+    if (stats) {
+      Resize(*stats);
+      stats->Merge(slot.stats);
+      ++stats->samples;
+    }
+    records.push_back(std::move(slot.record));
+  }
+  return records;
+}
+
 Result<std::vector<SynthRecord>> Synthesizer::Next(int64_t count) {
   if (auto ok = config_.Validate(); !ok) return ok.error();
-  // Everything per sample, including printing and the canonical key, runs in the workers;
-  // the merge below only deduplicates (serial work there capped scaling at ~3 threads).
-  struct Slot {
-    std::optional<Result<Program>> program;
-    SynthStats stats;
-    SynthRecord record;
-  };
   std::vector<SynthRecord> records;
   while (static_cast<int64_t>(records.size()) < count) {
     // A batch a little larger than what is missing, to cover duplicates; whatever is
     // left unmerged is recomputed by the next call (samples are pure functions of index).
     const int64_t missing = count - static_cast<int64_t>(records.size());
     const int64_t batch = missing + missing / 16 + config_.threads;
-    std::vector<Slot> slots(static_cast<size_t>(batch));
     const int64_t first = next_index_;
-    auto work = [&](int worker) {
-      for (int64_t k = worker; k < batch; k += config_.threads) {
-        Slot& slot = slots[static_cast<size_t>(k)];
-        const int64_t index = first + k;
-        const uint64_t seed = SampleSeed(config_.seed, static_cast<uint64_t>(index));
-        slot.program = SampleProgram(LevelOf(config_, index), seed, config_.bounds, &slot.stats);
-        if (!slot.program->ok()) continue;
-        const Program& program = slot.program->value();
-        SynthRecord& r = slot.record;
-        r.index = index;
-        r.seed = seed;
-        r.level = program.level();
-        r.ops = program.op_names();
-        r.source = program.Print();
-        r.flops = program.flops();
-        r.bytes = program.bytes();
-        r.key = CanonicalKey(program);
-      }
-    };
-    std::vector<std::thread> pool;
-    for (int w = 1; w < config_.threads; ++w) pool.emplace_back(work, w);
-    work(0);
-    for (auto& t : pool) t.join();
+    std::vector<Slot> slots = Fill(first, batch);
 
     for (int64_t k = 0; k < batch && static_cast<int64_t>(records.size()) < count; ++k) {
       Slot& slot = slots[static_cast<size_t>(k)];

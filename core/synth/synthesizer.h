@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -69,6 +70,12 @@ class Synthesizer {
   // error in index order) when the bounds admit no program.
   Result<std::vector<SynthRecord>> Next(int64_t count);
 
+  // Samples [first, first + count) without deduplication, in index order: one record per
+  // index (key included), stats of those samples added to `stats`.  The building block
+  // of multi-process runs (drtriton/synth/): Gecode serializes space allocation behind a
+  // process-wide lock, so threads stop scaling past a few cores while processes do not.
+  Result<std::vector<SynthRecord>> SampleBlock(int64_t first, int64_t count, SynthStats* stats);
+
   // Resuming: continue from `index`, treating `keys` as already emitted.
   void ResumeAt(int64_t index) { next_index_ = index; }
   void MarkSeen(const std::string& key) { seen_.insert(key); }
@@ -78,6 +85,14 @@ class Synthesizer {
   const SynthConfig& config() const { return config_; }
 
  private:
+  struct Slot {
+    std::optional<Result<Program>> program;
+    SynthStats stats;
+    SynthRecord record;
+  };
+  // Samples [first, first + n) on config_.threads threads.
+  std::vector<Slot> Fill(int64_t first, int64_t n) const;
+
   SynthConfig config_;
   int64_t next_index_ = 0;
   std::unordered_set<std::string> seen_;

@@ -37,7 +37,7 @@ def test_resume_after_interruption_gives_the_same_file(tmp_path):
     (tmp_path / "resumed.jsonl.partial").write_bytes(b"".join(lines[:13]) + lines[13][:25])
     meta = {"levels": "1-3", "preset": "tiny", "seed": 9, "overrides": {}}
     (tmp_path / "resumed.jsonl.partial.json").write_text(json.dumps(meta))
-    assert main([*ARGS, "--threads", "2", "--out", str(out)]) == 0
+    assert main([*ARGS, "--processes", "2", "--out", str(out)]) == 0
     assert out.read_bytes() == expected
 
 

@@ -42,6 +42,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--seed", type=int, default=0, help="run seed")
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="worker threads")
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="worker processes (each with --threads threads); use processes beyond ~4 "
+        "cores: Gecode serializes space allocation within a process",
+    )
     p.add_argument("--out", type=Path, required=True, help="output JSONL file")
     p.add_argument(
         "--stats",
@@ -119,7 +126,6 @@ def _read_partial(path: Path) -> tuple[list[dict[str, Any]], int]:
 
 def run(args: argparse.Namespace) -> int:
     from drtriton.synth import Synthesizer
-    from drtriton.synth.report import format_stats
 
     if args.n < 0:
         raise UserError("--n must be >= 0")
@@ -132,8 +138,21 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"directory {out.parent} does not exist")
     config = _config(args)
     synth = Synthesizer(
-        config["levels"], config["preset"], config["seed"], args.threads, **config["overrides"]
+        config["levels"],
+        config["preset"],
+        config["seed"],
+        args.threads,
+        args.processes,
+        **config["overrides"],
     )
+    try:
+        return _generate(args, synth, out, partial, meta, config)
+    finally:
+        synth.close()
+
+
+def _generate(args, synth, out: Path, partial: Path, meta: Path, config: dict[str, Any]) -> int:
+    from drtriton.synth.report import format_stats
 
     done: list[dict[str, Any]] = []
     if partial.exists() and not args.restart:
@@ -159,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
         from tqdm import tqdm
 
         bar = tqdm(total=args.n, initial=len(done), unit="prog", desc="synth", file=sys.stderr)
-    chunk = max(DEFAULT_CHUNK, 64 * args.threads)
+    chunk = max(DEFAULT_CHUNK, 64 * args.threads * args.processes)
     try:
         with partial.open("ab") as f:
             for batch in synth.stream(args.n - len(done), chunk=chunk):
