@@ -123,8 +123,8 @@ TEST(CodegenTest, MatmulUsesDotWithBroadcastBatch) {
       "    return t0\n",
       "torch.randn(2, 5, 24, 40), torch.randn(5, 40, 16)");
   const std::string c = MustEmit(p);
-  ExpectInOrder(c, {"# matmul: M=24 N=16 K=40 batch=10", "bc0 = (pid_b // 5)", "bc1 = pid_b % 5",
-                    "tl.dot(a, b", "k0_matmul_kernel[(1, 10)]("});
+  ExpectInOrder(c, {"# matmul: M=24 N=16 K=40 batch=10", "pid_b = pid // 1", "bc0 = (pid_b // 5)", "bc1 = pid_b % 5",
+                    "tl.dot(a, b", "k0_matmul_kernel[(10,)]("});
 }
 
 TEST(CodegenTest, EveryCatalogOperatorEmits) {

@@ -212,9 +212,13 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   PythonWriter w(1);
   int counter = 0;
 
-  // Grouped tile order (the matmul tutorial's GROUP_SIZE_M): consecutive programs share
-  // B columns and A rows in L2.
+  // One flat grid axis (CUDA allows 2^31 - 1 programs there, 65535 on the others): batch
+  // entries outermost, then tiles in the matmul tutorial's grouped order (GROUP_M rows
+  // of tiles share B columns and A rows in L2).
+  const int64_t tiles = CeilDiv(m, c.block_m) * CeilDiv(s.n, c.block_n);
   w.Line("pid = " + ProgramId(0, ctx.wide));
+  w.Line("pid_b = pid // " + IntLiteral(tiles));
+  w.Line("pid = pid % " + IntLiteral(tiles));
   w.Line("num_pid_m = tl.cdiv(" + IntLiteral(m) + ", BLOCK_M)");
   w.Line("num_pid_n = tl.cdiv(" + IntLiteral(s.n) + ", BLOCK_N)");
   w.Line("num_pid_in_group = GROUP_M * num_pid_n");
@@ -222,7 +226,6 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   w.Line("group_size_m = min(num_pid_m - first_pid_m, GROUP_M)");
   w.Line("pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)");
   w.Line("pid_n = (pid % num_pid_in_group) // group_size_m");
-  w.Line("pid_b = " + ProgramId(1, ctx.wide));
   w.Line("offs_m = pid_m * BLOCK_M + " + Arange("BLOCK_M", ctx.wide) + "[:, None]");
   w.Line("offs_n = pid_n * BLOCK_N + " + Arange("BLOCK_N", ctx.wide) + "[None, :]");
   w.Line("mask_m = offs_m < " + IntLiteral(m));
@@ -279,8 +282,7 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   kernel.call_args = params.args();
   kernel.constexprs = {"BLOCK_M=" + IntLiteral(c.block_m), "BLOCK_N=" + IntLiteral(c.block_n),
                        "BLOCK_K=" + IntLiteral(c.block_k), "GROUP_M=" + IntLiteral(c.group_m)};
-  kernel.grid = "(" + IntLiteral(CeilDiv(m, c.block_m) * CeilDiv(s.n, c.block_n)) + ", " +
-                IntLiteral(batch) + ")";
+  kernel.grid = "(" + IntLiteral(tiles * batch) + ",)";
   kernel.launch = c.launch;
   return kernel;
 }

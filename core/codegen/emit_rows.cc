@@ -130,8 +130,16 @@ class RowsEmitter {
         layout_(LayoutOf(p_, node, op_)), params_(p_) {
     rows_ = Product(layout_.row_shape);
     r_ = Product(layout_.r_shape);
-    config_ = ChooseRows(rows_, r_, ctx.variant);
+    config_ = ChooseRows(rows_, r_, ctx.variant, ReducesInnermost());
     single_ = r_ <= config_.block_r;
+  }
+
+  // True unless an along-dim operator reduces a dim with non-unit dims after it.
+  bool ReducesInnermost() const {
+    if (op_ == RowOp::kNorm) return true;
+    const Shape& in = p_.value(node_.tensors[0]).shape;
+    const int d = NormDim(node_.attrs[0].i, in.size());
+    return Product(in, static_cast<size_t>(d) + 1) == 1;
   }
 
   EmittedKernel Emit() {

@@ -33,7 +33,20 @@ PointwiseConfig ChoosePointwise(int64_t numel, int variant) {
   return c;
 }
 
-RowsConfig ChooseRows(int64_t rows, int64_t reduced, int variant) {
+RowsConfig ChooseRows(int64_t rows, int64_t reduced, int variant, bool r_inner) {
+  if (!r_inner && rows > 1) {
+    // Reducing an outer dim (sum over dim 0 of a row-major (N, C)): lanes along r are a
+    // stride apart, rows are adjacent.  64 rows x 64 lanes keeps 256-byte coalesced
+    // segments along rows while the loop walks r; the small tile also bounds registers.
+    static constexpr int64_t kRows[kNumVariants] = {64, 32, 128, 16};
+    RowsConfig c;
+    c.block_o = std::min(NextPow2(rows), kRows[variant % kNumVariants]);
+    c.block_r = std::min(NextPow2(reduced), int64_t{64});
+    if (rows * reduced >= kLaunchBoundElems)
+      while (c.block_o > 16 && CeilDiv(rows, c.block_o) < kMinPrograms) c.block_o /= 2;
+    c.launch.num_warps = WarpsForTile(c.block_o * c.block_r);
+    return c;
+  }
   // One tile of about 4096 fp32 (16 KB of registers at 8 warps) covers a whole row up to
   // 4096 elements, so softmax and norms read their input once; longer rows loop.
   static constexpr int64_t kTile[kNumVariants] = {4096, 2048, 8192, 1024};

@@ -22,7 +22,9 @@ struct RowsConfig {
   int64_t block_r = 1024;
   LaunchConfig launch;
 };
-RowsConfig ChooseRows(int64_t rows, int64_t reduced, int variant);
+// `r_inner`: the reduced coordinates are the input's innermost (unit-stride for contiguous
+// inputs); otherwise consecutive rows are adjacent in memory and tiles widen along rows.
+RowsConfig ChooseRows(int64_t rows, int64_t reduced, int variant, bool r_inner = true);
 
 struct ContractionConfig {
   int64_t block_m = 64, block_n = 64, block_k = 32;
