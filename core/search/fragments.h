@@ -1,0 +1,35 @@
+// Fragments of a program for the test-time search (paper §4): contiguous runs of at most
+// K compute operators in program (topological) order, each rebuilt as its own functional
+// task so that a policy can write a kernel for it and the verifier can judge it alone.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/program.h"
+#include "util/result.h"
+
+namespace drtriton::search {
+
+// Nodes [start, end) of the parent program as a standalone task.  Value names are the
+// parent's, so a fragment's inputs and outputs name the parent values they stand for.
+struct Fragment {
+  int start = 0;
+  int end = 0;
+  Program program;
+  std::vector<std::string> inputs;   // parent values read, in first-use order
+  std::vector<std::string> outputs;  // values defined here and read after `end` or returned
+};
+
+// Builds nodes [start, end) as a task: external inputs become parameters (created by the
+// parent's create op for program inputs; else torch.rand where a use needs positive values,
+// torch.randn otherwise).  Fails for a fragment that reads an integer (argmax) value.
+Result<Fragment> MakeFragment(const Program& program, int start, int end);
+
+// Every buildable fragment of 1..max_ops nodes, by start then length.  `blocked[i]` marks
+// node i as one the search must leave alone (an operator kept in PyTorch); fragments
+// containing it are skipped.  An empty `blocked` blocks nothing.
+std::vector<Fragment> EnumerateFragments(const Program& program, int max_ops = 5,
+                                         const std::vector<bool>& blocked = {});
+
+}  // namespace drtriton::search
