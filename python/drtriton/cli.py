@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "drtriton.synth.cli",
     "drtriton.verify.cli",
     "drtriton.teach.cli",
+    "drtriton.train.cli",
 )
 
 
