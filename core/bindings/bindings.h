@@ -9,5 +9,6 @@ void BindCatalog(nanobind::module_& m);
 void BindIR(nanobind::module_& m);
 void BindSynth(nanobind::module_& m);
 void BindCodegen(nanobind::module_& m);
+void BindSearch(nanobind::module_& m);
 
 }  // namespace drtriton

@@ -9,4 +9,5 @@ NB_MODULE(_core, m) {
   drtriton::BindIR(m);
   drtriton::BindSynth(m);
   drtriton::BindCodegen(m);
+  drtriton::BindSearch(m);
 }
