@@ -4,8 +4,6 @@
 #include <cctype>
 #include <cfenv>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <optional>
 #include <string>
 #include <thread>
@@ -186,11 +184,6 @@ Result<Program> SampleProgram(int level, uint64_t sample_seed, const SynthBounds
     const std::optional<std::vector<int64_t>> values = model.Solve();
     rounding.Restore();
     if (!values) {
-      if (std::getenv("DRTRITON_SYNTH_DEBUG")) {
-        std::fprintf(stderr, "UNSOLVED");
-        for (const DagNode& n : dag.nodes) std::fprintf(stderr, " %s", GetOp(n.op).name.c_str());
-        std::fprintf(stderr, "\n");
-      }
       Count(&s, &SynthStats::solve_failures);
       Blame(s, dag, Reject::kUnsolved);
       continue;
@@ -200,20 +193,6 @@ Result<Program> SampleProgram(int level, uint64_t sample_seed, const SynthBounds
     if (!program) why = Generalize(program.error().message);
     else why = CheckBounds(program.value(), bounds);
     if (why) {
-      if (std::getenv("DRTRITON_SYNTH_DEBUG")) {
-        std::fprintf(stderr, "REFUSED %s\n", program ? why->c_str() : program.error().message.c_str());
-        for (const DagNode& n : dag.nodes) {
-          std::fprintf(stderr, "  %s:", GetOp(n.op).name.c_str());
-          for (int t : n.tensors) {
-            std::fprintf(stderr, " [");
-            if (t >= 0) for (VarId v : dag.tensors[static_cast<size_t>(t)].dims) std::fprintf(stderr, "v%d=%ld ", v, static_cast<long>((*values)[static_cast<size_t>(v)]));
-            std::fprintf(stderr, "]");
-          }
-          std::fprintf(stderr, " -> [");
-          for (VarId v : dag.tensors[static_cast<size_t>(n.output)].dims) std::fprintf(stderr, "v%d=%ld ", v, static_cast<long>((*values)[static_cast<size_t>(v)]));
-          std::fprintf(stderr, "]\n");
-        }
-      }
       Count(&s, &SynthStats::check_failures);
       Blame(s, dag, Reject::kRefused);
       ++s.check_errors[*why];
