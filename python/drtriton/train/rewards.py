@@ -1,0 +1,65 @@
+"""Rollout rewards from the verifier: correctness and log speed-up, decoupled (DRTriton 4).
+
+The reward never comes from anywhere but the verifier (DESIGN.md "Verification rules"): a
+completion without extractable code is judged incorrect without a verifier call, every other one
+goes through `drtriton.verify.batch.run_batch` (sandboxed children, several at once).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+
+@dataclass
+class Reward:
+    correct: bool
+    log_speedup: float | None = None  # log(t_torch / t_triton); None without timing (CPU)
+    status: str = ""
+
+
+class Verifier(Protocol):
+    def judge(self, tasks: list[str], codes: list[str]) -> list[Reward]: ...
+
+
+class BatchVerifier:
+    """Judges (task, candidate) pairs with the sandboxed batch verifier."""
+
+    def __init__(self, device: str = "cpu", timeout: float | None = None,
+                 workers: int | None = None) -> None:  # fmt: skip
+        from drtriton.verify import Options
+
+        self.opts = Options(device=device, timeout=timeout)
+        self.workers = workers
+
+    def judge(self, tasks: list[str], codes: list[str]) -> list[Reward]:
+        from drtriton.verify.batch import run_batch
+
+        rewards = [Reward(False, None, "no_code") for _ in codes]
+        todo = [i for i, code in enumerate(codes) if code.strip()]
+        if not todo:
+            return rewards
+        with tempfile.TemporaryDirectory(prefix="drtriton-rl-") as tmp:
+            pairs, out = Path(tmp) / "pairs.jsonl", Path(tmp) / "verdicts.jsonl"
+            with pairs.open("w") as f:
+                for i in todo:
+                    f.write(json.dumps({"id": str(i), "source": tasks[i], "completion": codes[i]}))
+                    f.write("\n")
+            run_batch(str(pairs), str(out), self.opts, workers=self.workers, progress=False)
+            for line in out.read_text().splitlines():
+                v = json.loads(line)
+                rewards[int(v["id"])] = _reward(v)
+        return rewards
+
+
+def _reward(verdict: dict) -> Reward:
+    import math
+
+    if "error" in verdict:
+        return Reward(False, None, "error")
+    speedup = verdict.get("speedup")
+    log_speedup = math.log(speedup) if speedup and speedup > 0 else None
+    return Reward(bool(verdict.get("correct")), log_speedup, str(verdict.get("status", "")))
