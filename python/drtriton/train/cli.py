@@ -1,4 +1,4 @@
-"""`drtriton tiny-model`, `drtriton sft` and `drtriton rl`: thin wrappers over the typed configs."""
+"""`drtriton sft-data`, `drtriton sft`, `drtriton rl` and `drtriton tiny-model`: thin wrappers over the typed configs."""
 
 from __future__ import annotations
 
@@ -17,6 +17,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               description="Fine-tune a causal LM on PyTorch-to-Triton pairs.")  # fmt: skip
     add_arguments(p, SFTConfig)
     p.set_defaults(func=run_sft)
+
+    from drtriton.train.sft_data import SFTDataConfig
+
+    p = subparsers.add_parser("sft-data", help="verified level-1 pairs per operator for SFT",
+                              description="Synthesize level-1 programs per operator, answer "
+                                          "them with the teacher and/or an API model, keep the "
+                                          "verified pairs.")  # fmt: skip
+    add_arguments(p, SFTDataConfig)
+    p.set_defaults(func=run_sft_data)
 
     p = subparsers.add_parser("tiny-model", help="build a tiny tokenizer + Qwen2 model (tests)",
                               description="Train a BPE tokenizer on records and save a tiny "
@@ -42,6 +51,14 @@ def run_sft(args: argparse.Namespace) -> int:
     _check_model(cfg.model)
     metrics = train(cfg)
     print(json.dumps(metrics))
+    return 0
+
+
+def run_sft_data(args: argparse.Namespace) -> int:
+    from drtriton.train.sft_data import SFTDataConfig, build
+
+    summary = build(from_namespace(SFTDataConfig, args))
+    print(json.dumps(summary))
     return 0
 
 
