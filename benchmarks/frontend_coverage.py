@@ -1,0 +1,107 @@
+"""Frontend coverage over KernelBench: how many problems export, map fully to catalog
+operators, and reproduce the module's outputs (issue 6, part 1).
+
+    python benchmarks/frontend_coverage.py [--levels 1 2 3] [--timeout 20] [--jobs 2]
+
+Each problem runs in its own process with a wall-clock limit (a problem slower than
+--timeout seconds on this CPU is counted as skipped, not failed).  Prints per-level counts
+and, with --details, one line per problem with its opaque operators or error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+KERNELBENCH = Path("/work/shared/kernelbench")
+
+
+def one(code: str) -> dict:
+    """Runs in the child: the stages a problem gets through."""
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    from drtriton.frontend import check_equivalence, from_module_source
+
+    record: dict = {"exported": False, "mapped": False, "equivalent": False}
+    try:
+        result = from_module_source(code)
+    except Exception as exc:
+        record["error"] = f"export: {type(exc).__name__}: {str(exc)[:160]}"
+        return record
+    record["exported"] = True
+    record["mapped"] = result.fully_mapped
+    record["opaque"] = result.opaque_calls
+    try:
+        record["equivalent"] = check_equivalence(code, result).ok
+    except Exception as exc:
+        record["error"] = f"check: {type(exc).__name__}: {str(exc)[:160]}"
+    return record
+
+
+def run_problem(problem: dict, timeout: float) -> dict:
+    try:
+        done = subprocess.run(
+            [sys.executable, __file__, "--child"],
+            input=problem["code"],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        record = json.loads(done.stdout.strip().splitlines()[-1])
+    except subprocess.TimeoutExpired:
+        record = {"skipped": True}
+    except (IndexError, json.JSONDecodeError):
+        record = {"exported": False, "error": "child crashed"}
+    return {"level": problem["level"], "name": problem["name"], **record}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--levels", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--timeout", type=float, default=20.0)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--details", action="store_true")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(one(sys.stdin.read())))
+        return
+    problems = [
+        json.loads(line)
+        for level in args.levels
+        for line in (KERNELBENCH / f"level{level}.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
+    with ThreadPoolExecutor(args.jobs) as pool:
+        records = list(pool.map(lambda p: run_problem(p, args.timeout), problems))
+    opaque: Counter[str] = Counter()
+    for level in args.levels:
+        rows = [r for r in records if r["level"] == level]
+        count = {
+            k: sum(bool(r.get(k)) for r in rows)
+            for k in ("exported", "mapped", "equivalent", "skipped")
+        }
+        print(
+            f"level {level}: {len(rows)} problems, {count['exported']} export, {count['mapped']} map fully, "
+            f"{count['equivalent']} reproduce outputs, {count['skipped']} skipped (> {args.timeout:g} s)"
+        )
+        for r in rows:
+            opaque.update(set(r.get("opaque", [])))
+            if args.details:
+                print(
+                    f"  {r['name']}: {json.dumps({k: v for k, v in r.items() if k not in ('level', 'name')})}"
+                )
+    print(
+        "most common opaque calls (problems):",
+        ", ".join(f"{k} {v}" for k, v in opaque.most_common(15)),
+    )
+
+
+if __name__ == "__main__":
+    main()

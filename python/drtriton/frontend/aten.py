@@ -1,0 +1,383 @@
+"""The ATen → catalog table: one entry per ATen overload the frontend maps.
+
+Each entry turns the ATen call's arguments (bound by schema name) into catalog calls: a list
+of (catalog operator, {catalog parameter: value}) applied in sequence, each step after the
+first reading the previous step's result as its `input`.  An entry returns None where the
+call has no catalog equivalent (a scalar operand, an unsupported flag); the node then stays
+an opaque PyTorch call.  Values are normalised to the catalog's types here (one-element dim
+lists become ints; a reduction over several dims becomes one reduction per dim, innermost
+first, which is exact for sum/mean/amax/amin over equal-sized groups).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+aten = torch.ops.aten
+Step = tuple[str, dict[str, Any]]
+Entry = Callable[[dict[str, Any]], "list[Step] | None"]
+
+
+def _is_tensor(value: Any) -> bool:
+    return isinstance(value, torch.fx.Node)
+
+
+def _one(op: str, **params: Any) -> list[Step]:
+    return [(op, params)]
+
+
+def _binary(op: str) -> Entry:
+    def entry(a: dict[str, Any]) -> list[Step] | None:
+        if not (_is_tensor(a["self"]) and _is_tensor(a["other"])) or a.get("alpha", 1) != 1:
+            return None
+        if a.get("rounding_mode") is not None:
+            return None
+        return _one(op, input=a["self"], other=a["other"])
+
+    return entry
+
+
+def _unary(op: str, **renames: str) -> Entry:
+    """`renames`: catalog parameter ← ATen argument, for the attributes."""
+
+    def entry(a: dict[str, Any]) -> list[Step]:
+        return _one(op, input=a["self"], **{p: a[arg] for p, arg in renames.items()})
+
+    return entry
+
+
+def _elu(a: dict[str, Any]) -> list[Step] | None:
+    if a["scale"] != 1 or a["input_scale"] != 1:
+        return None
+    return _one("elu", input=a["self"], alpha=a["alpha"])
+
+
+def _dims(dim: Any, rank: int) -> list[int] | None:
+    """Normalised dims, innermost first; None for a reduction over everything."""
+    if dim is None or (isinstance(dim, list | tuple) and len(dim) == 0):
+        return None
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    return sorted({d % rank for d in dims}, reverse=True)
+
+
+def _reduction(op: str, chainable: bool = True) -> Entry:
+    def entry(a: dict[str, Any]) -> list[Step] | None:
+        if a.get("dtype") is not None:
+            return None
+        rank = len(a["self"].meta["val"].shape)
+        dims = _dims(a.get("dim"), rank)
+        if dims is None:
+            dims = list(range(rank - 1, -1, -1)) if chainable else None
+        if dims is None or (len(dims) > 1 and not chainable):
+            return None
+        keep = bool(a.get("keepdim", False))
+        # Innermost first, so the remaining dims keep their numbers when keepdim is False.
+        return [(op, {"input": a["self"], "dim": d, "keepdim": keep}) for d in dims]
+
+    return entry
+
+
+def _rowwise(op: str) -> Entry:
+    def entry(a: dict[str, Any]) -> list[Step] | None:
+        if a.get("dtype") is not None or a.get("half_to_float"):
+            return None
+        return _one(op, input=a["self"], dim=a["dim"])
+
+    return entry
+
+
+def _transpose(a: dict[str, Any]) -> list[Step]:
+    return _one("transpose", input=a["self"], dim0=a["dim0"], dim1=a["dim1"])
+
+
+def _t(a: dict[str, Any]) -> list[Step] | None:
+    if len(a["self"].meta["val"].shape) != 2:
+        return None
+    return _one("transpose", input=a["self"], dim0=0, dim1=1)
+
+
+def _permute(a: dict[str, Any]) -> list[Step] | None:
+    """A permutation that swaps exactly two dims is a transpose."""
+    dims = [d % len(a["dims"]) for d in a["dims"]]
+    moved = [i for i, d in enumerate(dims) if d != i]
+    if len(moved) != 2:
+        return None
+    return _one("transpose", input=a["self"], dim0=moved[0], dim1=moved[1])
+
+
+def _conv(rank_op: str) -> Entry:
+    def entry(a: dict[str, Any]) -> list[Step] | None:
+        padding = a["padding"]
+        if isinstance(padding, str):
+            return None  # 'same'/'valid' as strings: the catalog takes ints
+        return _one(
+            rank_op,
+            input=a["input"],
+            weight=a["weight"],
+            bias=a["bias"],
+            stride=a["stride"],
+            padding=padding,
+            dilation=a["dilation"],
+            groups=a["groups"],
+        )
+
+    return entry
+
+
+def _conv_transpose(rank_op: str) -> Entry:
+    def entry(a: dict[str, Any]) -> list[Step]:
+        return _one(
+            rank_op,
+            input=a["input"],
+            weight=a["weight"],
+            bias=a["bias"],
+            stride=a["stride"],
+            padding=a["padding"],
+            output_padding=a["output_padding"],
+            groups=a["groups"],
+            dilation=a["dilation"],
+        )
+
+    return entry
+
+
+def _convolution(a: dict[str, Any]) -> list[Step] | None:
+    spatial = len(a["input"].meta["val"].shape) - 2
+    if spatial not in (1, 2, 3):
+        return None
+    if a["transposed"]:
+        return _conv_transpose(f"conv_transpose{spatial}d")(a)
+    return _conv(f"conv{spatial}d")(a)
+
+
+def _batch_norm_eval(a: dict[str, Any]) -> list[Step]:
+    return _one(
+        "batch_norm",
+        input=a["input"],
+        running_mean=a["running_mean"],
+        running_var=a["running_var"],
+        weight=a["weight"],
+        bias=a["bias"],
+        training=False,
+        momentum=a["momentum"],
+        eps=a["eps"],
+    )
+
+
+def _batch_norm(a: dict[str, Any]) -> list[Step] | None:
+    if a["training"] or not _is_tensor(a["running_mean"]):
+        return None
+    return _batch_norm_eval(a)
+
+
+def _layer_norm(a: dict[str, Any]) -> list[Step]:
+    return _one(
+        "layer_norm",
+        input=a["input"],
+        normalized_shape=list(a["normalized_shape"]),
+        weight=a["weight"],
+        bias=a["bias"],
+        eps=a["eps"],
+    )
+
+
+def _group_norm(a: dict[str, Any]) -> list[Step]:
+    return _one(
+        "group_norm",
+        input=a["input"],
+        num_groups=a["num_groups"],
+        weight=a["weight"],
+        bias=a["bias"],
+        eps=a["eps"],
+    )
+
+
+def _instance_norm(a: dict[str, Any]) -> list[Step]:
+    return _one(
+        "instance_norm",
+        input=a["input"],
+        running_mean=a["running_mean"],
+        running_var=a["running_var"],
+        weight=a["weight"],
+        bias=a["bias"],
+        use_input_stats=a["use_input_stats"],
+        momentum=a["momentum"],
+        eps=a["eps"],
+    )
+
+
+def _max_pool(op: str) -> Entry:
+    def entry(a: dict[str, Any]) -> list[Step]:
+        return _one(
+            op,
+            input=a["self"],
+            kernel_size=a["kernel_size"],
+            stride=a["stride"] or None,
+            padding=a["padding"],
+            dilation=a["dilation"],
+            ceil_mode=a["ceil_mode"],
+        )
+
+    return entry
+
+
+def _avg_pool(op: str) -> Entry:
+    def entry(a: dict[str, Any]) -> list[Step] | None:
+        if a.get("divisor_override") is not None:
+            return None
+        return _one(
+            op,
+            input=a["self"],
+            kernel_size=a["kernel_size"],
+            stride=a["stride"] or None,
+            padding=a["padding"],
+            ceil_mode=a["ceil_mode"],
+            count_include_pad=a["count_include_pad"],
+        )
+
+    return entry
+
+
+def _adaptive_avg(op: str) -> Entry:
+    return lambda a: _one(op, input=a["self"], output_size=list(a["output_size"]))
+
+
+def _matmul(op: str, other: str) -> Entry:
+    return lambda a: _one(op, input=a["self"], **{"other" if op == "matmul" else "mat2": a[other]})
+
+
+def _linear(a: dict[str, Any]) -> list[Step]:
+    return _one("linear", input=a["input"], weight=a["weight"], bias=a["bias"])
+
+
+def _clamp(a: dict[str, Any]) -> list[Step] | None:
+    if _is_tensor(a.get("min")) or _is_tensor(a.get("max")):
+        return None
+    return _one("clamp", input=a["self"], min=a["min"], max=a["max"])
+
+
+def _pow(a: dict[str, Any]) -> list[Step] | None:
+    if _is_tensor(a["exponent"]):
+        return None
+    return _one("pow", input=a["self"], exponent=a["exponent"])
+
+
+_UNARY = [
+    "relu",
+    "sigmoid",
+    "tanh",
+    "exp",
+    "log",
+    "abs",
+    "sqrt",
+    "neg",
+    "selu",
+    "hardsigmoid",
+    "hardswish",
+    "mish",
+    "silu",
+]
+
+ATEN_TO_CATALOG: dict[Any, Entry] = {
+    aten.add.Tensor: _binary("add"),
+    aten.sub.Tensor: _binary("sub"),
+    aten.mul.Tensor: _binary("mul"),
+    aten.div.Tensor: _binary("div"),
+    aten.div.Tensor_mode: _binary("div"),
+    aten.maximum.default: _binary("maximum"),
+    aten.minimum.default: _binary("minimum"),
+    aten.pow.Tensor_Scalar: _pow,
+    aten.clamp.default: _clamp,
+    **{getattr(aten, name).default: _unary(name) for name in _UNARY},
+    aten.leaky_relu.default: _unary("leaky_relu", negative_slope="negative_slope"),
+    aten.gelu.default: _unary("gelu", approximate="approximate"),
+    aten.elu.default: _elu,
+    aten.hardtanh.default: _unary("hardtanh", min_val="min_val", max_val="max_val"),
+    aten.softplus.default: _unary("softplus", beta="beta", threshold="threshold"),
+    aten.sum.dim_IntList: _reduction("sum"),
+    aten.sum.default: _reduction("sum"),
+    aten.mean.dim: _reduction("mean"),
+    aten.mean.default: _reduction("mean"),
+    aten.amax.default: _reduction("amax"),
+    aten.amin.default: _reduction("amin"),
+    aten.argmax.default: _reduction("argmax", chainable=False),
+    aten.argmin.default: _reduction("argmin", chainable=False),
+    aten.logsumexp.default: _reduction("logsumexp", chainable=False),
+    aten.softmax.int: _rowwise("softmax"),
+    aten._softmax.default: _rowwise("softmax"),
+    aten.log_softmax.int: _rowwise("log_softmax"),
+    aten._log_softmax.default: _rowwise("log_softmax"),
+    aten.cumsum.default: _rowwise("cumsum"),
+    aten.cumprod.default: _rowwise("cumprod"),
+    aten.matmul.default: _matmul("matmul", "other"),
+    aten.mm.default: _matmul("matmul", "mat2"),
+    aten.bmm.default: _matmul("bmm", "mat2"),
+    aten.linear.default: _linear,
+    aten.transpose.int: _transpose,
+    aten.t.default: _t,
+    aten.permute.default: _permute,
+    aten.batch_norm.default: _batch_norm,
+    aten._native_batch_norm_legit_no_training.default: _batch_norm_eval,
+    aten.layer_norm.default: _layer_norm,
+    aten.group_norm.default: _group_norm,
+    aten.instance_norm.default: _instance_norm,
+    aten.conv1d.default: _conv("conv1d"),
+    aten.conv2d.default: _conv("conv2d"),
+    aten.conv3d.default: _conv("conv3d"),
+    aten.convolution.default: _convolution,
+    aten.conv_transpose1d.default: _conv_transpose("conv_transpose1d"),
+    aten.conv_transpose2d.input: _conv_transpose("conv_transpose2d"),
+    aten.conv_transpose3d.input: _conv_transpose("conv_transpose3d"),
+    aten.max_pool1d.default: _max_pool("max_pool1d"),
+    aten.max_pool2d.default: _max_pool("max_pool2d"),
+    aten.max_pool3d.default: _max_pool("max_pool3d"),
+    aten.max_pool2d_with_indices.default: _max_pool("max_pool2d"),
+    aten.max_pool3d_with_indices.default: _max_pool("max_pool3d"),
+    aten.avg_pool1d.default: _avg_pool("avg_pool1d"),
+    aten.avg_pool2d.default: _avg_pool("avg_pool2d"),
+    aten.avg_pool3d.default: _avg_pool("avg_pool3d"),
+    aten.adaptive_avg_pool1d.default: _adaptive_avg("adaptive_avg_pool1d"),
+    aten.adaptive_avg_pool2d.default: _adaptive_avg("adaptive_avg_pool2d"),
+    aten.adaptive_avg_pool3d.default: _adaptive_avg("adaptive_avg_pool3d"),
+    aten._adaptive_avg_pool2d.default: _adaptive_avg("adaptive_avg_pool2d"),
+    aten._adaptive_avg_pool3d.default: _adaptive_avg("adaptive_avg_pool3d"),
+}
+
+# ATen operators whose tuple result maps through element 0 (the others are unused state).
+TUPLE_RESULT = {
+    aten._native_batch_norm_legit_no_training.default,
+    aten.max_pool2d_with_indices.default,
+    aten.max_pool3d_with_indices.default,
+}
+
+
+def kept_whole() -> list[Any]:
+    """Overloads the decomposition must keep: the table's keys, and the OpOverloadPacket-
+    level composites (matmul, linear, conv*) they stand for."""
+    return list(ATEN_TO_CATALOG)
+
+
+def bind(node: torch.fx.Node) -> dict[str, Any]:
+    """The call's arguments by ATen schema name, defaults filled in."""
+    bound: dict[str, Any] = {}
+    for i, arg in enumerate(node.target._schema.arguments):
+        if i < len(node.args):
+            bound[arg.name] = node.args[i]
+        elif arg.name in node.kwargs:
+            bound[arg.name] = node.kwargs[arg.name]
+        elif arg.has_default_value():
+            bound[arg.name] = arg.default_value
+    return bound
+
+
+def to_catalog(node: torch.fx.Node) -> list[Step] | None:
+    entry = ATEN_TO_CATALOG.get(node.target)
+    if entry is None:
+        return None
+    try:
+        return entry(bind(node))
+    except (KeyError, TypeError, AttributeError):
+        return None  # an argument form the entry does not know: keep it in PyTorch

@@ -1,0 +1,52 @@
+"""KernelBench task → exported, decomposed ATen graph (eval mode).
+
+The task file is trusted (it is the user's own model), so it is exec'd in a fresh namespace.
+Decomposition keeps every ATen operator the catalog has whole (aten.ATEN_TO_CATALOG's keys):
+PyTorch would otherwise lower linear to addmm with a transposed weight, layer_norm to
+mean/var arithmetic, and so on, which no longer reads as one catalog operator.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from drtriton.errors import UserError
+from drtriton.frontend.aten import kept_whole
+
+
+@dataclass
+class LoadedTask:
+    model: torch.nn.Module
+    inputs: list[Any]
+    namespace: dict[str, Any]
+
+
+def load_module_task(code: str, seed: int = 0) -> LoadedTask:
+    """Executes a KernelBench source and builds Model(*get_init_inputs()).eval()."""
+    namespace: dict[str, Any] = {"__name__": "drtriton_task"}
+    exec(compile(code, "<task>", "exec"), namespace)  # a trusted task file
+    for name in ("Model", "get_inputs", "get_init_inputs"):
+        if name not in namespace:
+            raise UserError(f"the task does not define {name!r}")
+    torch.manual_seed(seed)
+    model = namespace["Model"](*namespace["get_init_inputs"]()).eval()
+    torch.manual_seed(seed + 1)
+    inputs = list(namespace["get_inputs"]())
+    return LoadedTask(model, inputs, namespace)
+
+
+def decompositions() -> dict[Any, Any]:
+    """torch.export's default table minus the operators the catalog keeps whole."""
+    table = torch.export.default_decompositions()
+    for op in kept_whole():
+        table.pop(op, None)
+    return table
+
+
+def export_model(task: LoadedTask) -> torch.export.ExportedProgram:
+    with torch.no_grad():
+        exported = torch.export.export(task.model, tuple(task.inputs))
+        return exported.run_decompositions(decompositions())

@@ -1,0 +1,255 @@
+"""Exported ATen graph → functional program with opaque PyTorch nodes (the frontend's IR).
+
+Every graph node becomes one line `name = call` of `fused_operator`: a catalog operator in
+the DESIGN.md spelling where aten.py maps it and the catalog's shape rules accept it, else an
+opaque `torch.ops.aten.<op>(...)` call that the search leaves in PyTorch.  Parameters and
+buffers become inputs after the user inputs, in the exported signature's order (the module's
+parameter order, then its buffers); unused placeholders (num_batches_tracked) are dropped.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch.export.graph_signature import InputKind
+
+from drtriton import _core, catalog
+from drtriton.frontend.aten import TUPLE_RESULT, Step, to_catalog
+
+
+@dataclass
+class Tensor:
+    name: str
+    shape: list[int]
+    dtype: str  # "float32", "int64", ...
+
+
+@dataclass
+class Input(Tensor):
+    kind: str = "user"  # "user" | "parameter" | "buffer"
+    target: str | None = None  # module attribute path of a parameter or buffer
+    positive: bool = False  # a catalog use needs positive values (running_var): torch.rand
+
+
+@dataclass
+class Line:
+    result: str
+    call: str  # right-hand side, runnable with `torch` and `F` in scope
+    op: str | None  # catalog name; None for an opaque PyTorch call
+    operands: list[str] = field(default_factory=list)
+
+    @property
+    def opaque(self) -> bool:
+        return self.op is None
+
+
+def _dtype(value: Any) -> str:
+    return str(value.dtype).removeprefix("torch.")
+
+
+def _literal(value: Any, names: dict[torch.fx.Node, str]) -> str:
+    if isinstance(value, torch.fx.Node):
+        return names[value]
+    if isinstance(value, list | tuple):
+        inner = ", ".join(_literal(v, names) for v in value)
+        return (
+            f"[{inner}]"
+            if isinstance(value, list)
+            else f"({inner}{',' if len(value) == 1 else ''})"
+        )
+    if isinstance(value, torch.dtype | torch.memory_format | torch.layout):
+        return str(value)
+    if isinstance(value, torch.device):
+        return f"torch.device({str(value)!r})"
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return f"float({str(value)!r})"
+    return repr(value)
+
+
+def _identifier(name: str) -> str:
+    return re.sub(r"\W", "_", name) if name.isidentifier() else "v_" + re.sub(r"\W", "_", name)
+
+
+class Lowering:
+    """One pass over the graph; results in `inputs`, `lines`, `outputs`, `shapes`."""
+
+    def __init__(self, exported: torch.export.ExportedProgram) -> None:
+        self.exported = exported
+        self.names: dict[torch.fx.Node, str] = {}
+        self.tensors: dict[str, Tensor] = {}
+        self.inputs: list[Input] = []
+        self.lines: list[Line] = []
+        self.outputs: list[str] = []
+        self._positive: set[str] = set()
+        self._mapped_tuples: set[torch.fx.Node] = set()
+        self._pending: dict[str, Tensor] = {}  # checked lines' results, until appended
+
+    def run(self) -> Lowering:
+        self._placeholders()
+        for node in self.exported.graph.nodes:
+            if node.op == "call_function":
+                self._call(node)
+            elif node.op == "output":
+                self.outputs = [self.names[n] for n in node.args[0]]
+        for inp in self.inputs:
+            inp.positive = inp.name in self._positive
+        return self
+
+    def _placeholders(self) -> None:
+        specs = {s.arg.name: s for s in self.exported.graph_signature.input_specs}
+        user, params = [], []
+        for node in self.exported.graph.nodes:
+            if node.op != "placeholder" or not node.users:
+                continue
+            spec = specs[node.name]
+            val = node.meta["val"]
+            if spec.kind == InputKind.USER_INPUT:
+                name = f"x{len(user)}"
+                user.append(Input(name, list(val.shape), _dtype(val)))
+            else:
+                name = _identifier(node.name)
+                kind = "parameter" if spec.kind == InputKind.PARAMETER else "buffer"
+                params.append(Input(name, list(val.shape), _dtype(val), kind, spec.target))
+            self.names[node] = name
+            self.tensors[name] = Tensor(name, list(val.shape), _dtype(val))
+        self.inputs = user + params
+
+    def _fresh(self, node: torch.fx.Node) -> str:
+        name = f"t{len(self.lines)}"
+        val = node.meta.get("val")
+        if isinstance(val, torch.Tensor):
+            self.tensors[name] = Tensor(name, list(val.shape), _dtype(val))
+        return name
+
+    def _call(self, node: torch.fx.Node) -> None:
+        if node.target is operator.getitem and node.args[0] in self._mapped_tuples:
+            if node.args[1] == 0:
+                self.names[node] = self.names[node.args[0]]
+                return
+        steps = to_catalog(node) if isinstance(node.target, torch._ops.OpOverload) else None
+        if node.target in TUPLE_RESULT and not _only_first_used(node):
+            steps = None
+        if steps is not None and self._emit_steps(node, steps):
+            if node.target in TUPLE_RESULT:
+                self._mapped_tuples.add(node)
+            return
+        self._emit_opaque(node)
+
+    def _emit_opaque(self, node: torch.fx.Node) -> None:
+        name = self._fresh(node)
+        if node.target is operator.getitem:
+            call = f"{self.names[node.args[0]]}[{node.args[1]}]"
+        else:
+            args = [_literal(a, self.names) for a in node.args]
+            args += [f"{k}={_literal(v, self.names)}" for k, v in node.kwargs.items()]
+            call = f"{_callable_name(node.target)}({', '.join(args)})"
+        operands = [self.names[n] for n in node.all_input_nodes]
+        self.lines.append(Line(name, call, None, operands))
+        self.names[node] = name
+
+    def _emit_steps(self, node: torch.fx.Node, steps: list[Step]) -> bool:
+        """Appends the catalog lines for `steps`, or nothing and False when one does not fit."""
+        lines: list[Line] = []
+        previous: str | None = None
+        for k, (op, params) in enumerate(steps):
+            if previous is not None:
+                params = {**params, "input": previous}
+            line = self._checked_line(op, params, f"t{len(self.lines) + k}")
+            if line is None:
+                self._pending.clear()
+                return False
+            lines.append(line)
+            previous = line.result
+        for line in lines:
+            self.lines.append(line)
+            self.tensors[line.result] = self._pending.pop(line.result)
+        self.names[node] = lines[-1].result
+        return True
+
+    def _operand(self, value: Any) -> str | None:
+        if isinstance(value, torch.fx.Node):
+            return self.names.get(value)
+        return value if isinstance(value, str) else None
+
+    def _checked_line(self, op: str, params: dict[str, Any], result: str) -> Line | None:
+        """The catalog line, checked by the IR's parser on the operands' shapes."""
+        entry = catalog.op(op)
+        args, operands, positive = [], [], []
+        for k, param in enumerate(entry["params"]):
+            if param["name"] not in params:
+                continue
+            value = params[param["name"]]
+            if param["kind"] == "attr":
+                if isinstance(value, torch.fx.Node):
+                    return None  # a tensor where the catalog takes a literal
+                text = _literal(list(value) if isinstance(value, tuple) else value, {})
+            elif value is None:
+                text = "None"
+            else:
+                text = self._operand(value)
+                tensor = self.tensors.get(text or "") or self._pending.get(text or "")
+                if tensor is None or tensor.dtype != "float32":
+                    return None
+                operands.append(text)
+                if param["positive"] or (k == 0 and "positive_input" in entry["traits"]):
+                    positive.append(text)
+            args.append(text if k == 0 else f"{param['name']}={text}")
+        call = f"{entry['spelling']}({', '.join(args)})"
+        checked = self._canonical(call, operands, positive, result)
+        if checked is None:
+            return None
+        self._positive.update(positive)
+        self._pending[result] = Tensor(result, checked.shape, checked.dtype)
+        return Line(result, checked.name, op, operands)
+
+    def _canonical(
+        self, call: str, operands: list[str], positive: list[str], result: str
+    ) -> Tensor | None:
+        """The parser's spelling of `call` (as the Tensor's name slot: see _checked_line) and
+        its result's shape, or None when the IR rejects it."""
+        unique = list(dict.fromkeys(operands))
+        makes = [
+            ("torch.rand" if n in positive else "torch.randn")
+            + _shape_args((self.tensors.get(n) or self._pending[n]).shape)
+            for n in unique
+        ]
+        ok, program, _ = _core.parse(
+            render_task(unique, [Line(result, call, None)], [result], makes)
+        )
+        if not ok:
+            return None
+        prefix = f"    {result} = "
+        line = next(x for x in program["source"].splitlines() if x.startswith(prefix))
+        return Tensor(
+            line.removeprefix(prefix), program["shapes"][result], program["dtypes"][result]
+        )
+
+
+def _only_first_used(node: torch.fx.Node) -> bool:
+    """True when every use of a tuple-valued node takes element 0."""
+    return all(u.target is operator.getitem and u.args[1] == 0 for u in node.users if u.users)
+
+
+def _callable_name(target: Any) -> str:
+    if isinstance(target, torch._ops.OpOverload):
+        return f"torch.ops.aten.{target._schema.name.split('::')[-1]}.{target._overloadname}"
+    module = getattr(target, "__module__", "") or ""
+    return f"{module}.{target.__name__}" if module else target.__name__
+
+
+def _shape_args(shape: list[int]) -> str:
+    return "(" + ", ".join(str(d) for d in shape) + ")"
+
+
+def render_task(params: list[str], lines: list[Line], outputs: list[str], makes: list[str]) -> str:
+    """A functional task: `fused_operator(params)` of `lines` and `get_inputs()` of `makes`."""
+    body = "".join(f"    {line.result} = {line.call}\n" for line in lines)
+    return (
+        "import torch\nimport torch.nn.functional as F\n\n"
+        f"def fused_operator({', '.join(params)}):\n{body}    return {', '.join(outputs)}\n\n"
+        f"def get_inputs():\n    return [{', '.join(makes)}]\n"
+    )

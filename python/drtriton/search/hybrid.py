@@ -1,0 +1,60 @@
+"""End-to-end check of a stitched hybrid.
+
+A hybrid that is all kernels goes through the verifier like any candidate.  A hybrid that
+keeps operators in PyTorch would be `not_genuine` there (the verifier poisons every torch
+compute call), so it is compared against the task in a child process instead: the Triton
+interpreter on the CPU, three seeds, atol = rtol = 1e-4.  The fragments inside it were each
+verified strictly; this checks the wiring between them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+_CHILD = r"""
+import json, sys, torch
+task, hybrid = json.loads(sys.stdin.read())
+t, h = {}, {}
+exec(compile(task, "<task>", "exec"), t)
+exec(compile(hybrid, "<hybrid>", "exec"), h)
+flat = lambda v: list(v) if isinstance(v, (list, tuple)) else [v]
+for seed in range(3):
+    torch.manual_seed(seed)
+    args = t["get_inputs"]()
+    want = flat(t["fused_operator"](*[a.clone() for a in args]))
+    got = flat(h["triton_fused_operator"](*[a.clone() for a in args]))
+    for w, g in zip(want, got, strict=True):
+        if w.shape != g.shape or not torch.allclose(g, w, atol=1e-4, rtol=1e-4):
+            print(json.dumps([False, f"seed {seed}: output differs"])); sys.exit()
+print(json.dumps([True, "matches the task on 3 seeds"]))
+"""
+
+
+def check_hybrid(
+    task: str, hybrid: str, cover: list[dict[str, Any]], device: str
+) -> tuple[bool, str]:
+    if all(s["fused"] for s in cover):
+        from drtriton.verify import verify
+
+        verdict = verify(task, hybrid, device=device)
+        return verdict.correct, f"{verdict.status}: {verdict.reason}"
+    env = {**os.environ}
+    if not device.startswith("cuda"):
+        env["TRITON_INTERPRET"] = "1"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _CHILD],
+            input=json.dumps([task, hybrid]),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+        )
+        ok, reason = json.loads(done.stdout.strip().splitlines()[-1])
+        return bool(ok), str(reason)
+    except (subprocess.TimeoutExpired, IndexError, json.JSONDecodeError):
+        return False, "the hybrid crashed or timed out"

@@ -1,0 +1,171 @@
+"""Test-time search (paper §4): the fastest verified hybrid of a functional task.
+
+    fragments (C++) ─► policy candidates ─► verify (cached) ─► costs ─► cover DP (C++)
+                 ─► stitch the hybrid ─► verify it end to end
+
+Cost model.  On a GPU a fragment's cost is its best verified candidate's measured time and
+an operator's PyTorch cost is the eager time the verifier measured for its one-operator
+fragment.  On the CPU the verifier judges correctness only, so costs are modelled as memory
+traffic (these kernels are bandwidth-bound): a fused fragment moves its inputs and outputs
+once (IR `bytes`); an operator left in PyTorch moves its own inputs and output.  A fused
+fragment thus wins exactly when it keeps intermediates out of memory; a one-operator kernel
+ties with PyTorch and the DP keeps PyTorch on ties.
+
+Early stop: under the CPU model a fragment's cost is known before any candidate exists, so a
+fragment whose traffic is not below its operators' PyTorch traffic is never sent to the
+policy; the first verified candidate of a fragment settles it (its siblings cost the same).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from drtriton import _core
+from drtriton.search.hybrid import check_hybrid
+from drtriton.search.policy import Policy
+from drtriton.search.stitch import stitch
+
+
+@dataclass
+class SearchConfig:
+    max_ops: int = 5  # longest fragment, in compute operators (paper: 5)
+    k: int = 2  # candidates asked of the policy per fragment
+    device: str = "cpu"  # "cpu" (traffic model, correctness only) or "cuda[:N]" (measured)
+    verify_timeout: float | None = None  # per candidate; None: the verifier's default
+
+
+@dataclass
+class FragmentResult:
+    start: int
+    end: int
+    source: str
+    cost: float = math.inf
+    candidate: str | None = None
+    tried: int = 0
+    modelled: float = math.inf  # the traffic model's cost (bytes), known without a GPU
+    eager_ms: float | None = None  # PyTorch's time for the fragment's task (GPU verdicts)
+
+
+@dataclass
+class SearchResult:
+    cover: list[dict[str, Any]]
+    hybrid: str | None  # None when the cover is all PyTorch
+    cost: float
+    pytorch_cost: float
+    fragments: list[FragmentResult] = field(default_factory=list)
+    hybrid_ok: bool | None = None
+    hybrid_reason: str = ""
+
+
+class VerdictCache:
+    """Verdicts by (fragment canonical key, candidate hash): a fragment that recurs (same
+    operators, shapes and wiring under other names) is never judged twice."""
+
+    def __init__(self) -> None:
+        self.verdicts: dict[tuple[str, str], dict[str, Any]] = {}
+        self.hits = 0
+
+    def get(self, task: str, candidate: str, judge: Any) -> dict[str, Any]:
+        key = (
+            _core.parse(task)[1]["canonical_key"],
+            hashlib.sha256(candidate.encode()).hexdigest(),
+        )
+        if key in self.verdicts:
+            self.hits += 1
+        else:
+            self.verdicts[key] = judge(task, candidate)
+        return self.verdicts[key]
+
+
+def _judge(config: SearchConfig) -> Any:
+    from drtriton.verify import verify
+
+    def judge(task: str, candidate: str) -> dict[str, Any]:
+        kwargs = {"timeout": config.verify_timeout} if config.verify_timeout else {}
+        return json.loads(verify(task, candidate, device=config.device, **kwargs).to_json())
+
+    return judge
+
+
+def _modelled(fragment: dict[str, Any]) -> float:
+    return float(fragment["bytes"])
+
+
+def search(
+    task: str, policy: Policy, config: SearchConfig | None = None, cache: VerdictCache | None = None
+) -> SearchResult:
+    """Searches `task` (a functional task text) for its fastest verified hybrid."""
+    config = config or SearchConfig()
+    cache = cache or VerdictCache()
+    judge = _judge(config)
+    n_ops = _core.parse(task)[1]["level"]
+    fragments = list(_core.fragments(task, config.max_ops))
+    singles = {f["start"]: f for f in fragments if f["end"] == f["start"] + 1}
+    op_costs = [
+        float(singles[i]["unfused_bytes"]) if i in singles else math.inf for i in range(n_ops)
+    ]
+    results = [_search_fragment(f, op_costs, policy, config, cache, judge) for f in fragments]
+    if config.device.startswith("cuda"):
+        op_costs = _eager_costs(results, op_costs, n_ops)
+    costs = {(r.start, r.end): r.cost for r in results if math.isfinite(r.cost)}
+    cover = list(_core.best_cover(n_ops, costs, op_costs))
+    chosen = {(r.start, r.end): r for r in results}
+    total = sum(
+        chosen[(s["start"], s["end"])].cost if s["fused"] else op_costs[s["start"]] for s in cover
+    )
+    result = SearchResult(cover, None, total, sum(op_costs), results)
+    if any(s["fused"] for s in cover):
+        plan = _core.plan_hybrid(task, cover)
+        kernels = [chosen[(s["start"], s["end"])].candidate for s in cover if s["fused"]]
+        result.hybrid = stitch(plan["entry"], kernels)
+        result.hybrid_ok, result.hybrid_reason = check_hybrid(
+            task, result.hybrid, cover, config.device
+        )
+    return result
+
+
+def _search_fragment(
+    fragment: dict[str, Any],
+    op_costs: list[float],
+    policy: Policy,
+    config: SearchConfig,
+    cache: VerdictCache,
+    judge: Any,
+) -> FragmentResult:
+    result = FragmentResult(fragment["start"], fragment["end"], fragment["source"])
+    result.modelled = _modelled(fragment)
+    on_gpu = config.device.startswith("cuda")
+    unfused = sum(op_costs[fragment["start"] : fragment["end"]])
+    if not on_gpu and _modelled(fragment) >= unfused:
+        return result  # cannot beat PyTorch under the traffic model: not worth verifying
+    for candidate in policy.candidates(fragment["source"], config.k):
+        result.tried += 1
+        verdict = cache.get(fragment["source"], candidate, judge)
+        result.eager_ms = verdict.get("eager_ms") or result.eager_ms
+        if not verdict["correct"]:
+            continue
+        cost = (
+            float(verdict["time_ms"]) if on_gpu and verdict.get("time_ms") else _modelled(fragment)
+        )
+        if cost < result.cost:
+            result.cost, result.candidate = cost, candidate
+        if not on_gpu:
+            break
+    return result
+
+
+def _eager_costs(results: list[FragmentResult], modelled: list[float], n_ops: int) -> list[float]:
+    """GPU: each operator's eager time from its one-operator fragment's verdicts.  Where an
+    operator has none (the policy had no candidate for it alone), every cost falls back to
+    the traffic model so that the DP never compares milliseconds with bytes."""
+    eager = {r.start: r.eager_ms for r in results if r.end == r.start + 1 and r.eager_ms}
+    if len(eager) == n_ops:
+        return [float(eager[i]) for i in range(n_ops)]
+    for r in results:
+        if r.candidate is not None:
+            r.cost = r.modelled
+    return modelled

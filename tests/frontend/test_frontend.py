@@ -1,0 +1,114 @@
+"""The torch.export frontend on small module tasks with parameters (KernelBench format)."""
+
+from __future__ import annotations
+
+import pytest
+
+from drtriton import parse
+from drtriton.errors import UserError
+from drtriton.frontend import check_equivalence, from_functional_source, from_module_source
+
+
+def module_task(init: str, forward: str, inputs: str, init_inputs: str = "") -> str:
+    """A KernelBench task; `init` and `forward` are bodies, one statement per line."""
+
+    def body(text: str) -> str:
+        return "".join(f"        {line}\n" for line in text.strip().splitlines())
+
+    return (
+        "import torch\nimport torch.nn as nn\n\n"
+        "class Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        f"{body(init)}\n    def forward(self, x):\n{body(forward)}\n"
+        f"def get_inputs():\n    return [{inputs}]\n\n"
+        f"def get_init_inputs():\n    return [{init_inputs}]\n"
+    )
+
+
+LINEAR_RELU = module_task(
+    "self.fc = nn.Linear(16, 8)\n", "return torch.relu(self.fc(x))\n", "torch.randn(4, 16)"
+)
+CONV_BN_RELU = module_task(
+    "self.conv = nn.Conv2d(3, 8, 3, padding=1)\nself.bn = nn.BatchNorm2d(8)\n",
+    "return torch.relu(self.bn(self.conv(x)))\n",
+    "torch.randn(2, 3, 8, 8)",
+)
+LAYER_NORM = module_task(
+    "self.ln = nn.LayerNorm(32)\n", "return self.ln(x)\n", "torch.randn(4, 6, 32)"
+)
+SCALED = module_task(
+    "self.fc = nn.Linear(16, 8)\n",
+    "y = self.fc(x) * 2.0\nreturn torch.softmax(y.mean(dim=[0], keepdim=True) + y, dim=1)\n",
+    "torch.randn(4, 16)",
+)
+
+
+def test_linear_relu_maps_fully_with_parameters_as_inputs():
+    result = from_module_source(LINEAR_RELU)
+    assert result.fully_mapped
+    program = parse(result.program_text)
+    assert program.ops == ["linear", "relu"]
+    assert program.inputs == ["x0", "p_fc_weight", "p_fc_bias"]
+    assert program.shapes["p_fc_weight"] == [8, 16]
+    assert [i.kind for i in result.inputs] == ["user", "parameter", "parameter"]
+    assert check_equivalence(LINEAR_RELU, result).ok
+
+
+def test_conv_batchnorm_eval_relu():
+    result = from_module_source(CONV_BN_RELU)
+    assert result.fully_mapped, result.source
+    program = parse(result.program_text)
+    assert program.ops == ["conv2d", "batch_norm", "relu"]
+    # Parameters in module order, then buffers; num_batches_tracked is unused and dropped.
+    assert [i.kind for i in result.inputs] == ["user"] + ["parameter"] * 4 + ["buffer"] * 2
+    running_var = next(i for i in result.inputs if i.target == "bn.running_var")
+    assert running_var.positive  # the task creates it with torch.rand
+    assert check_equivalence(CONV_BN_RELU, result).ok
+
+
+def test_layer_norm():
+    result = from_module_source(LAYER_NORM)
+    assert parse(result.program_text).ops == ["layer_norm"]
+    assert check_equivalence(LAYER_NORM, result).ok
+
+
+def test_scalar_multiply_stays_opaque_and_runs_split_around_it():
+    result = from_module_source(SCALED)
+    assert not result.fully_mapped
+    assert result.opaque_calls == ["torch.ops.aten.mul.Tensor"]
+    runs = result.runs()
+    assert [r.lines[0].opaque for r in runs] == [False, True, False]
+    assert parse(runs[0].task).ops == ["linear"]
+    assert parse(runs[2].task).ops == ["mean", "add", "softmax"]
+    assert runs[2].inputs == [runs[1].outputs[0]]
+    assert check_equivalence(SCALED, result).ok
+
+
+def test_reduction_over_two_dims_becomes_two_reductions():
+    code = module_task("pass\n", "return x.mean(dim=[2, 3])\n", "torch.randn(2, 3, 4, 5)")
+    result = from_module_source(code)
+    assert parse(result.program_text).ops == ["mean", "mean"]
+    assert check_equivalence(code, result).ok
+
+
+def test_equivalence_catches_a_wrong_program():
+    result = from_module_source(LINEAR_RELU)
+    result.source = result.source.replace("torch.relu", "torch.sigmoid")
+    assert not check_equivalence(LINEAR_RELU, result).ok
+
+
+def test_functional_task_is_accepted_directly():
+    text = (
+        "import torch\nimport torch.nn.functional as F\n\n"
+        "def fused_operator(x0, x1):\n    t0 = torch.add(x0, x1)\n    t1 = torch.relu(t0)\n"
+        "    return t1\n\ndef get_inputs():\n    return [torch.randn(4, 4), torch.randn(4)]\n"
+    )
+    result = from_functional_source(text)
+    assert result.fully_mapped and [line.op for line in result.lines] == ["add", "relu"]
+    assert [r.task is not None for r in result.runs()] == [True]
+    with pytest.raises(UserError):
+        from_functional_source("def fused_operator(x0):\n    return x0\n")
+
+
+def test_missing_definitions_are_a_user_error():
+    with pytest.raises(UserError):
+        from_module_source("import torch\n")

@@ -1,0 +1,81 @@
+"""Fragment enumeration, the cover DP and stitching through the Python bindings (no verifier)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from drtriton import _core, parse
+from drtriton.search.stitch import prefixed, stitch
+
+TASK = (
+    "import torch\nimport torch.nn.functional as F\n\n"
+    "def fused_operator(x0, x1):\n"
+    "    t0 = torch.relu(x0)\n"
+    "    t1 = torch.add(t0, x1)\n"
+    "    t2 = torch.log(t1)\n"
+    "    t3 = torch.mul(t2, t0)\n"
+    "    return t3\n\n"
+    "def get_inputs():\n    return [torch.randn(4, 8), torch.randn(4, 8)]\n"
+)
+
+
+def test_fragments_are_tasks_with_external_inputs_and_live_outputs():
+    fragments = _core.fragments(TASK, 5)
+    assert len(fragments) == 4 + 3 + 2 + 1
+    by_range = {(f["start"], f["end"]): f for f in fragments}
+    middle = by_range[(1, 3)]
+    assert middle["inputs"] == ["t0", "x1"] and middle["outputs"] == ["t2"]
+    assert parse(middle["source"]).ops == ["add", "log"]
+    # log's input is an intermediate here; alone it is a parameter, created positive.
+    assert "torch.rand(4, 8)" in by_range[(2, 3)]["source"]
+    assert by_range[(0, 2)]["outputs"] == ["t0", "t1"]  # t0 is read again by mul
+    assert by_range[(0, 4)]["bytes"] < by_range[(0, 4)]["unfused_bytes"]
+    assert len(_core.fragments(TASK, 2)) == 4 + 3
+    assert len(_core.fragments(TASK, 5, [False, True, False, False])) == 1 + 3
+
+
+@pytest.mark.parametrize(
+    ("costs", "expected"),
+    [
+        ({(0, 4): 1.0, (0, 2): 1.0, (2, 4): 1.0}, [(0, 4, True)]),
+        ({(0, 4): 9.0, (0, 2): 1.0, (2, 4): 1.0}, [(0, 2, True), (2, 4, True)]),
+        ({(0, 4): math.inf}, [(0, 1, False), (1, 2, False), (2, 3, False), (3, 4, False)]),
+        ({(1, 3): 0.5}, [(0, 1, False), (1, 3, True), (3, 4, False)]),
+    ],
+)
+def test_best_cover(costs, expected):
+    cover = _core.best_cover(4, costs, [1.0, 1.0, 1.0, 1.0])
+    assert [(s["start"], s["end"], s["fused"]) for s in cover] == expected
+
+
+def test_best_cover_rejects_mismatched_costs():
+    with pytest.raises(ValueError):
+        _core.best_cover(3, {}, [1.0])
+
+
+def test_plan_and_stitch():
+    cover = [
+        {"start": 0, "end": 2, "fused": True},
+        {"start": 2, "end": 3, "fused": False},
+        {"start": 3, "end": 4, "fused": True},
+    ]
+    plan = _core.plan_hybrid(TASK, cover)
+    assert plan["entry"].splitlines() == [
+        "def triton_fused_operator(x0, x1):",
+        "    t0, t1 = fragment_0(x0, x1)",
+        "    t2 = torch.log(t1)",
+        "    t3 = fragment_1(t2, t0)",
+        "    return t3",
+    ]
+    kernel = "import triton\n\ndef helper(a):\n    return a\n\ndef triton_fused_operator(a, b):\n    return helper(a), b\n"
+    imports, body = prefixed(kernel, "f0_")
+    assert imports == ["import triton"]
+    assert "def f0_helper(a)" in body and "return (f0_helper(a), b)" in body
+    hybrid = stitch(plan["entry"], [kernel, kernel])
+    assert "t0, t1 = f0_triton_fused_operator(x0, x1)" in hybrid
+    assert "t3 = f1_triton_fused_operator(t2, t0)" in hybrid
+    namespace: dict = {}
+    exec(compile(hybrid, "<hybrid>", "exec"), namespace)
+    assert "f1_helper" in namespace

@@ -1,0 +1,56 @@
+"""A tiny end-to-end search on the CPU: teacher candidates, the verifier, the DP, the hybrid.
+Each verification starts a worker (about 3 s here), so the programs stay at 2-3 operators."""
+
+from __future__ import annotations
+
+import pytest
+
+from drtriton import _core
+from drtriton.search import SearchConfig, TemplatePolicy, VerdictCache, search
+
+pytestmark = pytest.mark.skipif(not hasattr(_core, "codegen_variants"), reason="no teacher binding")
+
+
+def task(body: str, inputs: str) -> str:
+    return (
+        "import torch\nimport torch.nn.functional as F\n\n"
+        f"def fused_operator(x0, x1):\n{body}\n\ndef get_inputs():\n    return [{inputs}]\n"
+    )
+
+
+TWO = task(
+    "    t0 = torch.add(x0, x1)\n    t1 = torch.relu(t0)\n    return t1",
+    "torch.randn(8, 32), torch.randn(8, 32)",
+)
+THREE = task(
+    "    t0 = torch.add(x0, x1)\n    t1 = torch.relu(t0)\n    t2 = torch.sigmoid(t1)\n    return t2",
+    "torch.randn(8, 32), torch.randn(8, 32)",
+)
+
+
+class NoSigmoid:
+    """The teacher, except for fragments with a sigmoid: forces a PyTorch segment."""
+
+    def candidates(self, task_source: str, k: int) -> list[str]:
+        return [] if "sigmoid" in task_source else TemplatePolicy().candidates(task_source, k)
+
+
+def test_fuses_a_two_operator_program():
+    cache = VerdictCache()
+    result = search(TWO, TemplatePolicy(), SearchConfig(k=1), cache)
+    assert result.cover == [{"start": 0, "end": 2, "fused": True}]
+    assert result.cost < result.pytorch_cost
+    assert result.hybrid_ok, result.hybrid_reason
+    # Searching again judges nothing anew.
+    again = search(TWO, TemplatePolicy(), SearchConfig(k=1), cache)
+    assert cache.hits == 1 and again.cover == result.cover
+
+
+def test_hybrid_keeps_unsupported_fragment_in_pytorch():
+    result = search(THREE, NoSigmoid(), SearchConfig(k=1))
+    assert result.cover == [
+        {"start": 0, "end": 2, "fused": True},
+        {"start": 2, "end": 3, "fused": False},
+    ]
+    assert "t2 = torch.sigmoid(t1)" in result.hybrid
+    assert result.hybrid_ok, result.hybrid_reason
