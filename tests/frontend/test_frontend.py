@@ -112,3 +112,14 @@ def test_functional_task_is_accepted_directly():
 def test_missing_definitions_are_a_user_error():
     with pytest.raises(UserError):
         from_module_source("import torch\n")
+
+
+def test_same_padding_becomes_ints_where_symmetric():
+    code = module_task(
+        "self.conv = nn.Conv2d(3, 4, 3, padding='same', dilation=2)\n",
+        "return self.conv(x)\n",
+        "torch.randn(2, 3, 9, 9)",
+    )
+    result = from_module_source(code)
+    assert "F.conv2d(x0, p_conv_weight, p_conv_bias, [1, 1], [2, 2], [2, 2])" in result.program_text
+    assert check_equivalence(code, result).ok

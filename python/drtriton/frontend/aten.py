@@ -108,11 +108,25 @@ def _permute(a: dict[str, Any]) -> list[Step] | None:
     return _one("transpose", input=a["self"], dim0=moved[0], dim1=moved[1])
 
 
+def _string_padding(a: dict[str, Any]) -> list[int] | None:
+    """'valid' → zeros; 'same' → the symmetric padding that keeps the size (stride 1),
+    or None where PyTorch would pad one side more (an even dilated kernel)."""
+    spatial = len(a["weight"].meta["val"].shape) - 2
+    if a["padding"] == "valid":
+        return [0] * spatial
+    kernel = list(a["weight"].meta["val"].shape[2:])
+    dilation = list(a["dilation"]) * (spatial if len(a["dilation"]) == 1 else 1)
+    total = [d * (k - 1) for d, k in zip(dilation, kernel, strict=True)]
+    if any(t % 2 for t in total):
+        return None
+    return [t // 2 for t in total]
+
+
 def _conv(rank_op: str) -> Entry:
     def entry(a: dict[str, Any]) -> list[Step] | None:
-        padding = a["padding"]
-        if isinstance(padding, str):
-            return None  # 'same'/'valid' as strings: the catalog takes ints
+        padding = _string_padding(a) if isinstance(a["padding"], str) else a["padding"]
+        if padding is None:
+            return None
         return _one(
             rank_op,
             input=a["input"],
@@ -327,6 +341,9 @@ ATEN_TO_CATALOG: dict[Any, Entry] = {
     aten.conv1d.default: _conv("conv1d"),
     aten.conv2d.default: _conv("conv2d"),
     aten.conv3d.default: _conv("conv3d"),
+    aten.conv1d.padding: _conv("conv1d"),
+    aten.conv2d.padding: _conv("conv2d"),
+    aten.conv3d.padding: _conv("conv3d"),
     aten.convolution.default: _convolution,
     aten.conv_transpose1d.default: _conv_transpose("conv_transpose1d"),
     aten.conv_transpose2d.input: _conv_transpose("conv_transpose2d"),
@@ -355,8 +372,8 @@ TUPLE_RESULT = {
 
 
 def kept_whole() -> list[Any]:
-    """Overloads the decomposition must keep: the table's keys, and the OpOverloadPacket-
-    level composites (matmul, linear, conv*) they stand for."""
+    """Overloads the decomposition must keep whole: every key of the table (those that are
+    not in the default decomposition table are simply absent from it)."""
     return list(ATEN_TO_CATALOG)
 
 
