@@ -73,6 +73,9 @@ class RLConfig:
     resume: bool = field(default=False, metadata={"help": "continue from OUT's latest checkpoint"})
     mixed_precision: str = field(default="no", metadata={"help": "no | bf16 | fp16"})
     seed: int = field(default=0, metadata={"help": "sampling and data seed"})
+    dtype: str = field(default="float32", metadata={"help": "weights: float32 | bfloat16"})
+    gradient_checkpointing: bool = field(default=False, metadata={"help": "recompute "
+                                         "activations in backward (long sequences)"})  # fmt: skip
 
 
 def _programs(cfg: RLConfig) -> tuple[dict[int, list], dict[int, list], list[int]]:
@@ -146,7 +149,9 @@ def train(cfg: RLConfig, verifier: Verifier | None = None) -> dict[str, Any]:
                                          cfg.verify_workers or None)  # fmt: skip
     accelerator = Accelerator(mixed_precision=cfg.mixed_precision)
     set_seed(cfg.seed)
-    model, tokenizer = load_model(cfg.model, dtype="float32")
+    model, tokenizer = load_model(cfg.model, dtype=cfg.dtype)
+    if cfg.gradient_checkpointing:
+        model.gradient_checkpointing_enable()
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
     model, optimizer = accelerator.prepare(model, optimizer)
     sampling = SamplingConfig(cfg.temperature, cfg.top_p, cfg.max_new_tokens, cfg.prompts_per_step)

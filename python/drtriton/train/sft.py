@@ -51,6 +51,9 @@ class SFTConfig:
     log_every: int = field(default=10, metadata={"help": "optimizer steps between metric lines"})
     resume: bool = field(default=False, metadata={"help": "continue from OUT's latest checkpoint"})
     seed: int = field(default=0, metadata={"help": "data order and initialisation seed"})
+    dtype: str = field(default="float32", metadata={"help": "weights: float32 | bfloat16"})
+    gradient_checkpointing: bool = field(default=False, metadata={"help": "recompute "
+                                         "activations in backward (long sequences)"})  # fmt: skip
     lora: LoRAConfig = field(default_factory=LoRAConfig)
 
 
@@ -95,7 +98,11 @@ def train(cfg: SFTConfig) -> dict[str, Any]:
     accelerator = Accelerator(gradient_accumulation_steps=cfg.grad_accum,
                               mixed_precision=cfg.mixed_precision)  # fmt: skip
     set_seed(cfg.seed)
-    model, tokenizer = load_model(cfg.model, dtype="float32")
+    model, tokenizer = load_model(cfg.model, dtype=cfg.dtype)
+    if cfg.gradient_checkpointing:
+        model.gradient_checkpointing_enable()
+        if cfg.lora.enabled:  # frozen embeddings: checkpointed blocks need a grad-carrying input
+            model.enable_input_require_grads()
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     model = _with_lora(model, cfg.lora)
