@@ -23,3 +23,15 @@ def test_teacher_samples_n_kernels():
     assert len(group) == 3
     assert all("def triton_fused_operator" in c.code and "@triton.jit" in c.code for c in group)
     assert "<triton_code>" in group[0].text
+
+
+def test_missing_teacher_is_a_clear_error(monkeypatch):
+    import sys
+
+    import drtriton
+    from drtriton.errors import UserError
+
+    monkeypatch.setitem(sys.modules, "drtriton._core", None)  # as if the extension were absent
+    monkeypatch.delattr(drtriton, "_core", raising=False)
+    with pytest.raises(UserError, match="TemplatePolicy needs the teacher"):
+        TemplatePolicy()

@@ -22,3 +22,14 @@ def test_round_trip_and_sampling(tmp_path):
     assert [len(g) for g in groups] == [3, 3]
     assert all(0 < c.completion_tokens <= 8 for g in groups for c in g)
     assert groups[0][0].prompt_tokens > groups[1][0].prompt_tokens
+
+
+def test_chat_template_is_used_when_present(tmp_path):
+    from drtriton.policy.hf import render_prompt
+
+    path = make_tiny([TASK], tmp_path / "tiny", TinyConfig(vocab_size=300))
+    _, tok = load_model(path)
+    assert render_prompt(tok, "hi") == "hi"  # a base model sees the raw prompt
+    tok.chat_template = "{% for m in messages %}<user>{{ m['content'] }}{% endfor %}<bot>"
+    assert render_prompt(tok, "hi") == "<user>hi<bot>"
+    assert render_prompt(tok, "hi", chat=False) == "hi"
