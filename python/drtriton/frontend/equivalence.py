@@ -26,6 +26,15 @@ def _flat(value: Any) -> list[torch.Tensor]:
     return []
 
 
+def _attribute(model: torch.nn.Module, target: str | None) -> torch.Tensor:
+    """A parameter, buffer or constant tensor by its dotted attribute path."""
+    assert target is not None, "a non-user input names its module attribute"
+    value: Any = model
+    for part in target.split("."):
+        value = getattr(value, part)
+    return value
+
+
 def run_functional(source: str, args: list[torch.Tensor]) -> Any:
     namespace: dict[str, Any] = {}
     exec(compile(source, "<functional>", "exec"), namespace)  # our own text
@@ -38,11 +47,11 @@ def check_equivalence(
     """Runs the KernelBench module and `result.source` on the module's example inputs with the
     module's own parameters and buffers; compares every output."""
     task = load_module_task(code, seed)
-    state = {**dict(task.model.named_parameters()), **dict(task.model.named_buffers())}
     users = [t for t in task.inputs if isinstance(t, torch.Tensor)]
-    args = []
-    for inp in result.inputs:
-        args.append(state[inp.target] if inp.kind != "user" else users[int(inp.name[1:])])
+    args = [
+        users[int(inp.name[1:])] if inp.kind == "user" else _attribute(task.model, inp.target)
+        for inp in result.inputs
+    ]
     with torch.no_grad():
         expected = _flat(task.model(*task.inputs))
         got = _flat(run_functional(result.source, args))

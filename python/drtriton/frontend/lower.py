@@ -18,6 +18,7 @@ import torch
 from torch.export.graph_signature import InputKind
 
 from drtriton import _core, catalog
+from drtriton.errors import UserError
 from drtriton.frontend.aten import TUPLE_RESULT, Step, to_catalog
 
 
@@ -30,7 +31,7 @@ class Tensor:
 
 @dataclass
 class Input(Tensor):
-    kind: str = "user"  # "user" | "parameter" | "buffer"
+    kind: str = "user"  # "user" | "parameter" | "buffer" | "constant" (a plain tensor attribute)
     target: str | None = None  # module attribute path of a parameter or buffer
     positive: bool = False  # a catalog use needs positive values (running_var): torch.rand
 
@@ -103,16 +104,22 @@ class Lowering:
         specs = {s.arg.name: s for s in self.exported.graph_signature.input_specs}
         user, params = [], []
         for node in self.exported.graph.nodes:
-            if node.op != "placeholder" or not node.users:
+            if node.op != "placeholder":
                 continue
             spec = specs[node.name]
+            if not node.users and spec.kind != InputKind.USER_INPUT:
+                continue  # num_batches_tracked and the like: state the forward never reads
             val = node.meta["val"]
+            if not isinstance(val, torch.Tensor):
+                raise UserError(f"input {node.name} is a {type(val).__name__}, not a tensor")
             if spec.kind == InputKind.USER_INPUT:
                 name = f"x{len(user)}"
                 user.append(Input(name, list(val.shape), _dtype(val)))
             else:
                 name = _identifier(node.name)
-                kind = "parameter" if spec.kind == InputKind.PARAMETER else "buffer"
+                kind = {InputKind.PARAMETER: "parameter", InputKind.BUFFER: "buffer"}.get(
+                    spec.kind, "constant"
+                )
                 params.append(Input(name, list(val.shape), _dtype(val), kind, spec.target))
             self.names[node] = name
             self.tensors[name] = Tensor(name, list(val.shape), _dtype(val))
