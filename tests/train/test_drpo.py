@@ -67,14 +67,14 @@ def test_all_correct_group_contrasts_on_speed():
     wa, wb = 1 / (1 + math.e), math.e / (1 + math.e)
     # d(-J)/ds = softmax(s/tau) - w = 1/2 - w: the faster kernel goes up, the slower down.
     assert scores.grad.tolist() == pytest.approx([0.5 - wa, 0.5 - wb])
-    assert float(loss) == pytest.approx(-(wa * -1 + wb * -1) + (-1.0))
+    assert float(loss.detach()) == pytest.approx(-(wa * -1 + wb * -1) + (-1.0))
 
 
 def test_all_correct_equal_speeds_and_all_wrong_are_dropped():
     scores = t(-1.0, -2.0, grad=True)
     for correct, speed in (([True, True], (0.0, 0.0)), ([False, False], (0.0, 0.0))):
         loss, stats = drpo_loss(scores, torch.tensor(correct), t(*speed), torch.zeros(2), None, CFG)
-        assert float(loss) == 0.0 and stats["groups_used"] == 0
+        assert float(loss.detach()) == 0.0 and stats["groups_used"] == 0
         loss.backward()
         assert scores.grad.tolist() == [0.0, 0.0]
 
@@ -95,13 +95,13 @@ def test_groups_are_averaged_over_contributing_ones():
     correct = torch.tensor([True, False, False, False])
     loss, stats = drpo_loss(scores, correct, torch.zeros(4, dtype=torch.float64),
                             torch.tensor([0, 0, 1, 1]), None, CFG)  # fmt: skip
-    assert stats["groups_used"] == 1 and float(loss) == pytest.approx(-(-1.0 - -2.0))
+    assert stats["groups_used"] == 1 and float(loss.detach()) == pytest.approx(-(-1.0 - -2.0))
 
 
 def test_hinge_penalty_value_and_gradient():
     kl = t(0.003, grad=True)
     pen = kl_penalty(kl, beta=100.0, delta=0.001)
-    assert float(pen) == pytest.approx(100 * 0.002**2)
+    assert float(pen.detach()) == pytest.approx(100 * 0.002**2)
     pen.backward()
     assert float(kl.grad) == pytest.approx(2 * 100 * 0.002)
     inside = t(0.0005, grad=True)
@@ -113,7 +113,7 @@ def test_penalty_enters_the_loss():
     scores = t(-1.0, -2.0)
     loss, stats = drpo_loss(scores, torch.tensor([True, False]), t(0.0, 0.0), torch.zeros(2),
                             t(0.011), CFG)  # fmt: skip
-    assert float(loss) == pytest.approx(-(-1.0 - -2.0) + 100 * 0.01**2)
+    assert float(loss.detach()) == pytest.approx(-(-1.0 - -2.0) + 100 * 0.01**2)
     assert stats["kl_penalty"] == pytest.approx(0.01)
 
 
@@ -128,7 +128,7 @@ def test_k3_kl_is_zero_on_policy_and_positive_off():
 def test_nonfinite_speed_is_clipped():
     w = drpo_loss(t(-1.0, -1.0, grad=True), torch.tensor([True, True]),
                   t(float("inf"), float("nan")), torch.zeros(2), None, CFG)[0]  # fmt: skip
-    assert math.isfinite(float(w))
+    assert math.isfinite(float(w.detach()))
 
 
 def test_grpo_advantages_and_loss_gradient():

@@ -102,3 +102,16 @@ def test_real_verifier_rewards():
     rewards = BatchVerifier(workers=1).judge([task("relu")] * 3, [good, "import torch\n", ""])
     assert [r.correct for r in rewards] == [True, False, False]
     assert rewards[2].status == "no_code" and rewards[0].log_speedup is None  # CPU: no timing
+
+
+def test_cli_user_errors_and_tiny_model(tiny_model, programs, pairs_file, tmp_path, capsys):
+    from drtriton.cli import main
+
+    assert main(["rl", "--model", str(tmp_path), "--programs", str(programs), "--out", "o"]) == 2
+    assert "not a model checkpoint" in capsys.readouterr().err
+    bad = ["rl", "--model", str(tiny_model), "--programs", str(programs), "--out",
+           str(tmp_path / "o"), "--loss", "ppo"]  # fmt: skip
+    assert main(bad) == 2 and "drpo or grpo" in capsys.readouterr().err
+    out = tmp_path / "tiny"
+    assert main(["tiny-model", str(pairs_file), "--out", str(out), "--vocab-size", "300"]) == 0
+    assert (out / "config.json").is_file() and (out / "tokenizer.json").is_file()
