@@ -317,6 +317,8 @@ ATEN_TO_CATALOG: dict[Any, Entry] = {
     aten.mean.default: _reduction("mean"),
     aten.amax.default: _reduction("amax"),
     aten.amin.default: _reduction("amin"),
+    aten.max.dim: _reduction("amax", chainable=False),  # values only: see TUPLE_RESULT
+    aten.min.dim: _reduction("amin", chainable=False),
     aten.argmax.default: _reduction("argmax", chainable=False),
     aten.argmin.default: _reduction("argmin", chainable=False),
     aten.logsumexp.default: _reduction("logsumexp", chainable=False),
@@ -365,6 +367,8 @@ ATEN_TO_CATALOG: dict[Any, Entry] = {
 
 # ATen operators whose tuple result maps through element 0 (the others are unused state).
 TUPLE_RESULT = {
+    aten.max.dim,
+    aten.min.dim,
     aten._native_batch_norm_legit_no_training.default,
     aten.max_pool2d_with_indices.default,
     aten.max_pool3d_with_indices.default,

@@ -4,7 +4,8 @@ Every graph node becomes one line `name = call` of `fused_operator`: a catalog o
 the DESIGN.md spelling where aten.py maps it and the catalog's shape rules accept it, else an
 opaque `torch.ops.aten.<op>(...)` call that the search leaves in PyTorch.  Parameters and
 buffers become inputs after the user inputs, in the exported signature's order (the module's
-parameter order, then its buffers); unused placeholders (num_batches_tracked) are dropped.
+parameter order, then its buffers); parameters and buffers the forward never reads
+(num_batches_tracked) are dropped.
 """
 
 from __future__ import annotations
