@@ -72,8 +72,10 @@ def test_drpo_steps_curriculum_and_resume(tiny_model, programs, tmp_path):
 
 def test_grpo_and_several_updates_per_batch(tiny_model, programs, tmp_path):
     out = tmp_path / "grpo"
-    train(_cfg(tiny_model, programs, out, loss="grpo", steps=1), verifier=FakeVerifier())
-    assert _lines(out)[0]["groups_used"] == 2
+    cfg = _cfg(tiny_model, programs, out, loss="grpo", steps=1, heldout=str(programs))
+    train(cfg, verifier=FakeVerifier())
+    step, evaluation = _lines(out)
+    assert step["groups_used"] == 2 and evaluation["eval_heldout"] is True
     out = tmp_path / "drpo2"
     train(_cfg(tiny_model, programs, out, steps=1, updates_per_batch=2, lr=1e-2),
           verifier=FakeVerifier())  # fmt: skip

@@ -38,14 +38,18 @@ def update(state: CurriculumState, pass_at_1: float, levels: list[int], advance_
     return CurriculumState(state.level, state.best, stale, done=stale >= patience)
 
 
+def by_level(records: list[dict[str, Any]]) -> dict[int, list]:
+    out: dict[int, list] = {}
+    for r in records:
+        out.setdefault(int(r["level"]), []).append(r)
+    return out
+
+
 def split_by_level(records: list[dict[str, Any]], heldout_per_level: int,
                    seed: int) -> tuple[dict[int, list], dict[int, list]]:  # fmt: skip
     """(train, held-out) records per level; held-out are a seeded sample of each level."""
-    by_level: dict[int, list] = {}
-    for r in records:
-        by_level.setdefault(int(r["level"]), []).append(r)
     train, heldout = {}, {}
-    for level, rs in by_level.items():
+    for level, rs in by_level(records).items():
         rs = sorted(rs, key=lambda r: str(r["id"]))
         random.Random(seed + level).shuffle(rs)
         k = min(heldout_per_level, len(rs) // 2)

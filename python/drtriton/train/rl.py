@@ -27,7 +27,7 @@ from typing import Any
 
 from drtriton.errors import UserError
 from drtriton.train import checkpoint
-from drtriton.train.curriculum import CurriculumState, split_by_level, update
+from drtriton.train.curriculum import CurriculumState, by_level, split_by_level, update
 from drtriton.train.drpo import DRPOConfig, GRPOConfig
 from drtriton.train.rewards import BatchVerifier, Reward, Verifier
 
@@ -85,7 +85,7 @@ def _programs(cfg: RLConfig) -> tuple[dict[int, list], dict[int, list], list[int
     records = [r for r in read_jsonl(cfg.programs) if r.get("source")]
     train, heldout = split_by_level(records, 0 if cfg.heldout else cfg.heldout_per_level, cfg.seed)
     if cfg.heldout:
-        heldout = split_by_level(list(read_jsonl(cfg.heldout)), 10**9, cfg.seed)[1]
+        heldout = by_level([r for r in read_jsonl(cfg.heldout) if r.get("source")])
     levels = [lv for lv in parse_levels(cfg.levels) if train.get(lv)]
     if not levels:
         raise UserError(f"{cfg.programs}: no programs at levels {cfg.levels}")
@@ -189,7 +189,10 @@ def train(cfg: RLConfig, verifier: Verifier | None = None) -> dict[str, Any]:
                    "update_s": time.perf_counter() - t0 - t_gen - t_verify}  # fmt: skip
         log.write(metrics)
         if step % cfg.eval_every == 0 or step == cfg.steps:
-            result = evaluate(policy, verifier, heldout.get(state.level, []), cfg.eval_size)
+            # A level too small to hold programs out is judged on training programs (logged).
+            pool = heldout.get(state.level) or train_sets[state.level]
+            result = evaluate(policy, verifier, pool, cfg.eval_size)
+            result["heldout"] = bool(heldout.get(state.level))
             new = update(state, result["pass@1"], levels, cfg.advance_at, cfg.patience,
                          cfg.min_delta)  # fmt: skip
             log.write({"step": step, "level": state.level, "eval": True,
