@@ -1,11 +1,11 @@
 // Binds the template Triton generator (core/codegen).  Programs come in as task text;
 // errors come back as (False, message, line) tuples like `parse`, so that the Python layer
 // can turn them into UserError or a skipped record.
-#include <string>
-#include <vector>
-
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
+
+#include <string>
+#include <vector>
 
 #include "bindings.h"
 #include "codegen/codegen.h"

@@ -59,15 +59,13 @@ Result<std::string> EmitCandidate(const Program& program, const CodegenOptions& 
   if (program.outputs().empty()) return MakeError("program has no outputs");
   for (size_t i = 0; i < program.nodes().size(); ++i) {
     const std::string why = UnsupportedReason(program, NodeId{static_cast<int32_t>(i)});
-    if (!why.empty())
-      return MakeError("cannot emit " + why, program.nodes()[i].line);
+    if (!why.empty()) return MakeError("cannot emit " + why, program.nodes()[i].line);
   }
   const FusionPlan plan = PlanFusion(program, options.fuse_epilogue);
   std::vector<Launch> launches;
   for (size_t i = 0; i < plan.groups.size(); ++i) {
     const Group& g = plan.groups[i];
-    GroupContext ctx{program, plan, g, KernelName(program, g, i), options.variant,
-                     IsWide(program)};
+    GroupContext ctx{program, plan, g, KernelName(program, g, i), options.variant, IsWide(program)};
     auto kernel = EmitGroup(ctx);
     if (!kernel) return kernel.error();
     launches.push_back(Launch{std::move(kernel).value(), g.output});

@@ -68,11 +68,10 @@ std::string Unary(const std::string& name, const std::string& x,
     return "tl.where(" + x + " > 0.0, " + x + ", " + FloatLiteral(attrs[0].AsFloat()) +
            " * (tl.exp(" + x + ") - 1.0))";
   if (name == "leaky_relu")
-    return "tl.where(" + x + " > 0.0, " + x + ", " + FloatLiteral(attrs[0].AsFloat()) + " * " +
-           x + ")";
+    return "tl.where(" + x + " > 0.0, " + x + ", " + FloatLiteral(attrs[0].AsFloat()) + " * " + x +
+           ")";
   if (name == "hardsigmoid") return "tl.minimum(tl.maximum(" + x + " + 3.0, 0.0), 6.0) / 6.0";
-  if (name == "hardswish")
-    return x + " * tl.minimum(tl.maximum(" + x + " + 3.0, 0.0), 6.0) / 6.0";
+  if (name == "hardswish") return x + " * tl.minimum(tl.maximum(" + x + " + 3.0, 0.0), 6.0) / 6.0";
   if (name == "softplus") return Softplus(x, attrs[0].AsFloat(), attrs[1].AsFloat());
   if (name == "mish") return x + " * " + Tanh(Softplus(x, 1.0, 20.0));
   if (name == "gelu") {

@@ -81,9 +81,7 @@ ContractionSpec LinearSpec(const Program& p, const Node& node) {
   s.b_at = [](PythonWriter&, const Coords&, const Coords& kc, const std::string& n) {
     return Operand{{n, kc[0]}, ""};
   };
-  s.out_at = [](const Coords&, const Coords& mc, const std::string& n) {
-    return Concat(mc, {n});
-  };
+  s.out_at = [](const Coords&, const Coords& mc, const std::string& n) { return Concat(mc, {n}); };
   s.channel = [](const Coords&, const std::string& n) { return n; };
   return s;
 }
@@ -138,8 +136,7 @@ ContractionSpec ConvSpec(const Program& p, const Node& node, bool transpose) {
     for (size_t d = 0; d < nsp; ++d) {
       const std::string oc = mc[lead + d], kk = kc[1 + d], i = "sp" + std::to_string(d);
       if (!transpose) {  // i = o * stride - pad + k * dilation
-        w.Line(i + " = " + Sum({Scaled(oc, stride[d]), IntLiteral(-pad[d]),
-                                Scaled(kk, dil[d])}));
+        w.Line(i + " = " + Sum({Scaled(oc, stride[d]), IntLiteral(-pad[d]), Scaled(kk, dil[d])}));
       } else {  // o = i * stride - pad + k * dilation  =>  i = (o + pad - k * dilation) / stride
         w.Line(i + "_num = " + Sum({oc, IntLiteral(pad[d])}) + " - " + Scaled(kk, dil[d]));
         w.Line(i + " = " + i + "_num // " + IntLiteral(stride[d]));
@@ -159,8 +156,10 @@ ContractionSpec ConvSpec(const Program& p, const Node& node, bool transpose) {
   s.b_at = [=](PythonWriter&, const Coords& bc, const Coords& kc, const std::string& n) {
     Operand o;
     const std::string g = group(bc);
-    if (!transpose) o.coords = {Sum({Scaled(g, cout_g), n}), kc[0]};
-    else o.coords = {Sum({Scaled(g, cin_g), kc[0]}), n};
+    if (!transpose)
+      o.coords = {Sum({Scaled(g, cout_g), n}), kc[0]};
+    else
+      o.coords = {Sum({Scaled(g, cin_g), kc[0]}), n};
     o.coords.insert(o.coords.end(), kc.begin() + 1, kc.end());
     return o;
   };
@@ -270,8 +269,7 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   Coords out = Materialize(w, s.out_at(bc, mc, "offs_n"), "oc");
   e.Bind(node.result, "acc");
   const std::string val = e.Compute(ctx.group.output, out);
-  w.Line("tl.store(" + params.Address(ctx.group.output, out, zero) + ", " + val +
-         ", mask=mask)");
+  w.Line("tl.store(" + params.Address(ctx.group.output, out, zero) + ", " + val + ", mask=mask)");
 
   EmittedKernel kernel;
   kernel.name = ctx.kernel_name;

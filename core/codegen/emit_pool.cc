@@ -93,7 +93,8 @@ Result<EmittedKernel> EmitPool(const GroupContext& ctx) {
   const bool is_max = s.kind == PoolSpec::kMax;
   const std::string identity = is_max ? "float('-inf')" : "0.0";
   w.Line("acc = tl.full([BLOCK_O, BLOCK_R], " + identity + ", dtype=tl.float32)");
-  if (single) w.Line("r = " + Arange("BLOCK_R", ctx.wide) + "[None, :]");
+  if (single)
+    w.Line("r = " + Arange("BLOCK_R", ctx.wide) + "[None, :]");
   else {
     w.Open("for r0 in tl.range(0, " + IntLiteral(kv) + ", BLOCK_R):");
     w.Line("r = r0 + " + Arange("BLOCK_R", ctx.wide) + "[None, :]");
@@ -119,8 +120,10 @@ Result<EmittedKernel> EmitPool(const GroupContext& ctx) {
   {
     ExprEmitter e(p, ctx.plan.materialized, params, w, "mask", "(rows + r) * 0", counter);
     const std::string x = e.Emit(node.tensors[0], in_coords);
-    if (is_max) w.Line("acc = tl.maximum(acc, tl.where(mask, " + x + ", " + identity + "))");
-    else w.Line("acc += tl.where(mask, " + x + ", 0.0)");
+    if (is_max)
+      w.Line("acc = tl.maximum(acc, tl.where(mask, " + x + ", " + identity + "))");
+    else
+      w.Line("acc += tl.where(mask, " + x + ", 0.0)");
   }
   if (!single) w.Dedent();
   w.Line(std::string("result = tl.") + (is_max ? "max" : "sum") + "(acc, axis=1, keep_dims=True)");
@@ -154,12 +157,12 @@ Result<EmittedKernel> EmitPool(const GroupContext& ctx) {
 
   EmittedKernel k;
   k.name = ctx.kernel_name;
-  k.text = KernelText(k.name, GetOp(node.op).name + ": window " + IntLiteral(kv) + " for " +
-                                  IntLiteral(rows) + " outputs",
-                      params, {"BLOCK_O", "BLOCK_R"}, w.str());
+  k.text = KernelText(
+      k.name,
+      GetOp(node.op).name + ": window " + IntLiteral(kv) + " for " + IntLiteral(rows) + " outputs",
+      params, {"BLOCK_O", "BLOCK_R"}, w.str());
   k.call_args = params.args();
-  k.constexprs = {"BLOCK_O=" + IntLiteral(config.block_o),
-                  "BLOCK_R=" + IntLiteral(config.block_r)};
+  k.constexprs = {"BLOCK_O=" + IntLiteral(config.block_o), "BLOCK_R=" + IntLiteral(config.block_r)};
   k.grid = "(" + IntLiteral(CeilDiv(rows, config.block_o)) + ",)";
   k.launch = config.launch;
   return k;

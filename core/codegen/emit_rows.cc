@@ -20,8 +20,18 @@ namespace {
 using Coords = std::vector<std::string>;
 
 enum class RowOp {
-  kSum, kMean, kMax, kMin, kArgmax, kArgmin, kLogsumexp,
-  kSoftmax, kLogSoftmax, kCumsum, kCumprod, kNorm
+  kSum,
+  kMean,
+  kMax,
+  kMin,
+  kArgmax,
+  kArgmin,
+  kLogsumexp,
+  kSoftmax,
+  kLogSoftmax,
+  kCumsum,
+  kCumprod,
+  kNorm
 };
 
 // How the input's coordinates follow from (row coordinates, reduced coordinates).
@@ -96,9 +106,12 @@ RowLayout Groups(const Shape& in, int64_t groups) {
   l.r_shape.insert(l.r_shape.end(), in.begin() + 2, in.end());
   l.in_coords = [per_group](PythonWriter& w, const Coords& row, const Coords& r) {
     std::string channel;
-    if (row[1] == "0") channel = r[0];
-    else if (r[0] == "0") channel = row[1] + " * " + IntLiteral(per_group);
-    else channel = row[1] + " * " + IntLiteral(per_group) + " + " + r[0];
+    if (row[1] == "0")
+      channel = r[0];
+    else if (r[0] == "0")
+      channel = row[1] + " * " + IntLiteral(per_group);
+    else
+      channel = row[1] + " * " + IntLiteral(per_group) + " + " + r[0];
     if (channel != "0") {
       w.Line("chan = " + channel);
       channel = "chan";
@@ -107,7 +120,9 @@ RowLayout Groups(const Shape& in, int64_t groups) {
     c.insert(c.end(), r.begin() + 1, r.end());
     return c;
   };
-  l.param_coords = [](const Coords&, const Coords&, const Coords& coords) { return Coords{coords[1]}; };
+  l.param_coords = [](const Coords&, const Coords&, const Coords& coords) {
+    return Coords{coords[1]};
+  };
   return l;
 }
 
@@ -126,8 +141,12 @@ RowLayout LayoutOf(const Program& p, const Node& node, RowOp op) {
 class RowsEmitter {
  public:
   RowsEmitter(const GroupContext& ctx, const Node& node)
-      : ctx_(ctx), p_(ctx.program), node_(node), op_(OpOf(GetOp(node.op).name)),
-        layout_(LayoutOf(p_, node, op_)), params_(p_) {
+      : ctx_(ctx),
+        p_(ctx.program),
+        node_(node),
+        op_(OpOf(GetOp(node.op).name)),
+        layout_(LayoutOf(p_, node, op_)),
+        params_(p_) {
     rows_ = Product(layout_.row_shape);
     r_ = Product(layout_.r_shape);
     config_ = ChooseRows(rows_, r_, ctx.variant, ReducesInnermost());
@@ -150,9 +169,10 @@ class RowsEmitter {
     EmitOp();
     EmittedKernel k;
     k.name = ctx_.kernel_name;
-    k.text = KernelText(k.name, GetOp(node_.op).name + " over " + IntLiteral(r_) + " of " +
-                                    IntLiteral(rows_) + " rows",
-                        params_, {"BLOCK_O", "BLOCK_R"}, w_.str());
+    k.text = KernelText(
+        k.name,
+        GetOp(node_.op).name + " over " + IntLiteral(r_) + " of " + IntLiteral(rows_) + " rows",
+        params_, {"BLOCK_O", "BLOCK_R"}, w_.str());
     k.call_args = params_.args();
     k.constexprs = {"BLOCK_O=" + IntLiteral(config_.block_o),
                     "BLOCK_R=" + IntLiteral(config_.block_r)};
@@ -194,9 +214,12 @@ class RowsEmitter {
     std::string v = f_of_x;
     for (size_t pos; (pos = v.find("{x}")) != std::string::npos;) v.replace(pos, 3, x);
     const std::string masked = "tl.where(mask, " + v + ", " + identity + ")";
-    if (is_max) w_.Line("acc = tl.maximum(acc, " + masked + ")");
-    else if (is_min) w_.Line("acc = tl.minimum(acc, " + masked + ")");
-    else w_.Line("acc += " + masked);
+    if (is_max)
+      w_.Line("acc = tl.maximum(acc, " + masked + ")");
+    else if (is_min)
+      w_.Line("acc = tl.minimum(acc, " + masked + ")");
+    else
+      w_.Line("acc += " + masked);
     ClosePass();
     w_.Line(name + " = tl." + kind + "(acc, axis=1, keep_dims=True)");
   }
@@ -314,8 +337,10 @@ void RowsEmitter::EmitScan(bool is_prod) {
   w_.Line("carry = tl.full([BLOCK_O, 1], " + identity + ", dtype=tl.float32)");
   const std::string x = OpenPass();
   w_.Line("xm = tl.where(mask, " + x + ", " + identity + ")");
-  if (is_prod) w_.Line("out = tl.cumprod(xm, axis=1) * carry");
-  else w_.Line("out = tl.cumsum(xm, axis=1) + carry");
+  if (is_prod)
+    w_.Line("out = tl.cumprod(xm, axis=1) * carry");
+  else
+    w_.Line("out = tl.cumsum(xm, axis=1) + carry");
   StoreElements("out");
   if (!single_) {
     w_.Line("last = tl.arange(0, BLOCK_R)[None, :] == BLOCK_R - 1");

@@ -20,8 +20,13 @@ class ExprEmitter {
   // KernelParams::Address); `counter` numbers the variables of the whole kernel.
   ExprEmitter(const Program& program, const std::vector<bool>& materialized, KernelParams& params,
               PythonWriter& w, std::string mask, std::string zero, int& counter)
-      : program_(program), materialized_(materialized), params_(params), w_(w),
-        mask_(std::move(mask)), zero_(std::move(zero)), counter_(counter) {}
+      : program_(program),
+        materialized_(materialized),
+        params_(params),
+        w_(w),
+        mask_(std::move(mask)),
+        zero_(std::move(zero)),
+        counter_(counter) {}
 
   // `v` is already in registers as `var` (an anchor's result feeding its epilogue).
   void Bind(ValueId v, const std::string& var) { bound_[v.index] = var; }

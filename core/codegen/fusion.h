@@ -26,8 +26,8 @@ struct Group {
 };
 
 struct FusionPlan {
-  std::vector<Group> groups;      // in an order where every group's inputs come first
-  std::vector<bool> materialized; // per value: stored in memory (inputs, group outputs)
+  std::vector<Group> groups;       // in an order where every group's inputs come first
+  std::vector<bool> materialized;  // per value: stored in memory (inputs, group outputs)
 };
 
 // True for nodes computed inline by whichever kernel reads them.

@@ -75,7 +75,10 @@ ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t bat
   // Too few tiles for the 132 SMs: halve the larger tile dim (down to 32) for parallelism.
   while (CeilDiv(m, c.block_m) * CeilDiv(n, c.block_n) * batch < 132 &&
          std::max(c.block_m, c.block_n) > 32 && m * n * batch >= kLaunchBoundElems / 4) {
-    if (c.block_m >= c.block_n) c.block_m /= 2; else c.block_n /= 2;
+    if (c.block_m >= c.block_n)
+      c.block_m /= 2;
+    else
+      c.block_n /= 2;
   }
   const int64_t tile = c.block_m * c.block_n;
   c.launch.num_warps = tile >= 128 * 128 ? 8 : 4;

@@ -21,10 +21,10 @@ struct LaunchConfig {
 // One emitted `@triton.jit` kernel and how to launch it.
 struct EmittedKernel {
   std::string name;
-  std::string text;                    // the decorated def, ending in a newline
-  std::vector<std::string> call_args;  // wrapper-side expressions, one per runtime param
-  std::vector<std::string> constexprs; // "BLOCK_M=64" keyword arguments
-  std::string grid;                    // Python tuple expression: "(triton.cdiv(n, 256),)"
+  std::string text;                     // the decorated def, ending in a newline
+  std::vector<std::string> call_args;   // wrapper-side expressions, one per runtime param
+  std::vector<std::string> constexprs;  // "BLOCK_M=64" keyword arguments
+  std::string grid;                     // Python tuple expression: "(triton.cdiv(n, 256),)"
   LaunchConfig launch;
 };
 

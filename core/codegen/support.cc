@@ -17,8 +17,7 @@ std::string UnsupportedReason(const Program& p, const NodeId id) {
     if (ElementwiseFormula(op, ins, node.attrs).empty()) return op.name;
     return "";
   }
-  if (op.name == "instance_norm" && !node.attrs[0].b)
-    return "instance_norm(use_input_stats=False)";
+  if (op.name == "instance_norm" && !node.attrs[0].b) return "instance_norm(use_input_stats=False)";
   if (op.has(kContraction) || op.has(kConv) || op.has(kConvTranspose)) {
     for (ValueId t : node.tensors)
       if (t.valid() && p.value(t).dtype != "float32") return op.name + "(int64 operand)";

@@ -1,11 +1,12 @@
 // Assembles the candidate file: imports, the kernels, and `triton_fused_operator`, which
 // checks its inputs, allocates every stored intermediate and output, and launches the
 // kernels in order (checks -> allocate -> grid -> launch, as the Triton tutorials do).
+#include "codegen/wrapper.h"
+
 #include <string>
 #include <vector>
 
 #include "codegen/emitters.h"
-#include "codegen/wrapper.h"
 
 namespace drtriton::codegen {
 namespace {
