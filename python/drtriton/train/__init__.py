@@ -1,4 +1,10 @@
-"""Training: tiny models for tests (tiny.py), SFT warm-up (sft.py), the DRPO/GRPO losses
-(drpo.py) and curriculum RL (rl.py). Commands: `drtriton tiny-model`, `drtriton sft`,
-`drtriton rl` (cli.py). Heavy dependencies (transformers, accelerate, peft) load lazily.
+"""Training: SFT warm-up and curriculum RL with DRPO (DRTriton section 4, appendix C).
+
+    sft_data.py  `drtriton sft-data`: verified level-1 pairs per operator (teacher / API model)
+    sft.py       `drtriton sft`: prompt-masked fine-tuning on accelerate, LoRA through peft
+    drpo.py      the DRPO loss (and GRPO), pure tensor functions; departures from the papers
+    update.py    one policy update in micro-batches (exact gradients of the group loss)
+    rl.py        `drtriton rl`: rollouts, verifier rewards, updates, curriculum, metrics
+    tiny.py      `drtriton tiny-model`: a BPE tokenizer and a 2-layer Qwen2 for tests and demos
+Heavy dependencies (transformers, accelerate, peft, tokenizers) load lazily.
 """
