@@ -39,3 +39,24 @@ def test_plain_code_and_prose():
     assert extract_code("import torch\ndef f(): pass") == "import torch\ndef f(): pass\n"
     assert extract_code("I cannot do that.") == ""
     assert extract_code("<triton_code></triton_code>") == ""
+
+
+def test_policy_as_search_candidates():
+    from drtriton.policy import Completion, PolicyCandidates
+
+    class Echo:
+        name = "echo"
+
+        def generate(self, prompts, n=1):
+            texts = [
+                "```python\nimport a\n```",
+                "<triton_code>import a</triton_code>",
+                "no",
+                "```\nimport b\n```",
+            ]
+            return [[Completion(t) for t in texts[:n]] for _ in prompts]
+
+    assert PolicyCandidates(Echo()).candidates("def fused_operator(x0): ...", 4) == [
+        "import a\n",
+        "import b\n",
+    ]

@@ -12,13 +12,13 @@ lazily, so `import drtriton.policy` is cheap.
 
 from __future__ import annotations
 
-from drtriton.policy.base import Completion, Policy
+from drtriton.policy.base import Completion, Policy, PolicyCandidates
 from drtriton.policy.extract import extract_code
 from drtriton.policy.hf import HFPolicy, SamplingConfig
 from drtriton.policy.openai_compat import OpenAIConfig, OpenAIPolicy
 from drtriton.policy.prompts import kernelbench_prompt, prompt_for, synthetic_prompt
 from drtriton.policy.template import TemplatePolicy
 
-__all__ = ["Completion", "HFPolicy", "OpenAIConfig", "OpenAIPolicy", "Policy", "SamplingConfig",
+__all__ = ["Completion", "HFPolicy", "OpenAIConfig", "OpenAIPolicy", "Policy", "PolicyCandidates", "SamplingConfig",
            "TemplatePolicy", "extract_code", "kernelbench_prompt", "prompt_for",
            "synthetic_prompt"]  # fmt: skip

@@ -32,3 +32,18 @@ class Policy(Protocol):
     def generate(self, prompts: list[str], n: int = 1) -> list[list[Completion]]:
         """`n` completions for each prompt, in prompt order."""
         ...
+
+
+class PolicyCandidates:
+    """Any Policy as a candidate source for the test-time search (drtriton.search's protocol:
+    `candidates(task_source, k)`): prompts with the task's template, samples k completions,
+    returns the distinct non-empty extracted codes."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+
+    def candidates(self, task_source: str, k: int) -> list[str]:
+        from drtriton.policy.prompts import prompt_for
+
+        [group] = self.policy.generate([prompt_for(task_source)], k)
+        return list(dict.fromkeys(c.code for c in group if c.code))
