@@ -19,6 +19,17 @@ from drtriton.policy.openai_compat import OpenAIConfig, OpenAIPolicy
 from drtriton.policy.prompts import kernelbench_prompt, prompt_for, synthetic_prompt
 from drtriton.policy.template import TemplatePolicy
 
-__all__ = ["Completion", "HFPolicy", "OpenAIConfig", "OpenAIPolicy", "Policy", "PolicyCandidates", "SamplingConfig",
-           "TemplatePolicy", "extract_code", "kernelbench_prompt", "prompt_for",
-           "synthetic_prompt"]  # fmt: skip
+__all__ = [
+    "Completion",
+    "HFPolicy",
+    "OpenAIConfig",
+    "OpenAIPolicy",
+    "Policy",
+    "PolicyCandidates",
+    "SamplingConfig",
+    "TemplatePolicy",
+    "extract_code",
+    "kernelbench_prompt",
+    "prompt_for",
+    "synthetic_prompt",
+]
