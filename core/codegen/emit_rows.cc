@@ -317,16 +317,23 @@ void RowsEmitter::EmitOp() {
 void RowsEmitter::EmitArg(bool is_max) {
   const std::string worst = is_max ? "float('-inf')" : "float('inf')";
   const std::string red = is_max ? "max" : "min";
+  const std::string n = IntLiteral(r_);
   w_.Line("best_v = tl.full([BLOCK_O, 1], " + worst + ", dtype=tl.float32)");
   w_.Line("best_i = tl.zeros([BLOCK_O, 1], dtype=tl.int32)");
+  // torch ranks NaN above everything (argmax and argmin alike): the first NaN wins.
+  w_.Line("first_nan = tl.full([BLOCK_O, 1], " + n + ", dtype=tl.int32)");
   const std::string x = OpenPass();
-  w_.Line("xm = tl.where(mask, " + x + ", " + worst + ")");
+  w_.Line("is_nan = mask & (" + x + " != " + x + ")");
+  w_.Line("first_nan = tl.minimum(first_nan, tl.min(tl.where(is_nan, r, " + n +
+          "), axis=1, keep_dims=True))");
+  w_.Line("xm = tl.where(mask & ~is_nan, " + x + ", " + worst + ")");
   w_.Line("blk_v = tl." + red + "(xm, axis=1, keep_dims=True)");
   w_.Line("blk_i = tl.arg" + red + "(xm, axis=1, tie_break_left=True, keep_dims=True) + r0");
   w_.Line(std::string("better = blk_v ") + (is_max ? ">" : "<") + " best_v");
   w_.Line("best_i = tl.where(better, blk_i, best_i)");
   w_.Line("best_v = tl.where(better, blk_v, best_v)");
   ClosePass();
+  w_.Line("best_i = tl.where(first_nan < " + n + ", first_nan, best_i)");
   StoreReduced("best_i.to(tl.int64)");
 }
 
