@@ -43,6 +43,13 @@ CASES = {
         "x0, x1, x2",
         "torch.randn(2, 4, 3, 3), torch.randn(4), torch.randn(4)",
     ),
+    # The task copies into its running stats; the interpreter's own argument copies must not
+    # make the candidate look like it computes through torch.
+    "instance_norm_running_stats": task(
+        ["t0 = F.instance_norm(x0, x1, x2, x3, x4)"],
+        "x0, x1, x2, x3, x4",
+        "torch.randn(2, 3, 4, 4), torch.randn(3), torch.rand(3), torch.randn(3), torch.randn(3)",
+    ),
     "batch_norm_into_layer_norm": task(
         [
             "t0 = F.batch_norm(x0, x1, x2, None, None, False, 0.1, 1e-05)",

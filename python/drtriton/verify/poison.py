@@ -12,6 +12,10 @@ runs, whatever spelling reached it. Operators fall in three classes:
   and from the host with empty/set_/copy_).
 - COPY: copies and casts (clone, copy_, _to_copy). Allowed, unless the task itself uses them (a
   transpose-then-contiguous task must not be answered by `.contiguous()`): those are poisoned.
+  Copies made while Triton's interpreter launches a kernel are always allowed: the interpreter
+  moves every argument to the host and back with copy_, so on the CPU a task that uses copy_
+  (instance_norm with running stats) would otherwise reject every candidate.  A copy cannot
+  compute the task, and torch code inside a kernel body would not compile on a GPU anyway.
 - everything else is compute: during a poisoned call its result is overwritten with random
   values (booleans flipped), and every call is recorded.
 Verdict rule (strict, and stronger than the paper's): a call that runs any torch compute operator
@@ -58,16 +62,26 @@ def op_name(func: Any) -> str:
 class TorchWatch(TorchDispatchMode):
     """Records torch compute run under it; with `poison`, scribbles over their results."""
 
-    def __init__(self, poisoned_copies: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self, poisoned_copies: frozenset[str] = frozenset(), launches: LaunchCounter | None = None
+    ) -> None:
         super().__init__()
         self.poison = True
         self.poisoned_copies = poisoned_copies
+        self.launches = launches
         self.hits: Counter[str] = Counter()
+
+    def _allowed(self, name: str) -> bool:
+        if name in ALLOCATE_AND_VIEW:
+            return True
+        if name not in COPY:
+            return False
+        interpreting = self.launches is not None and self.launches.interpreting > 0
+        return interpreting or name not in self.poisoned_copies
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
-        name = op_name(func)
-        if name in ALLOCATE_AND_VIEW or (name in COPY and name not in self.poisoned_copies):
+        if self._allowed(op_name(func)):
             return out
         self.hits[str(func)] += 1
         if self.poison:
@@ -97,6 +111,7 @@ class LaunchCounter:
 
     def __init__(self) -> None:
         self.count = 0
+        self.interpreting = 0  # depth of interpreter launches in progress (see TorchWatch)
 
     def install(self) -> None:
         from triton.runtime.jit import JITFunction
@@ -109,15 +124,19 @@ class LaunchCounter:
         except ImportError:  # pragma: no cover - every triton 3.x has it
             pass
         for cls in targets:
-            self._wrap(cls)
+            self._wrap(cls, interpreted=cls is not JITFunction)
 
-    def _wrap(self, cls: type) -> None:
+    def _wrap(self, cls: type, interpreted: bool) -> None:
         original = cls.run
         counter = self
 
         def run(self, *args, grid, warmup, **kwargs):
             if not warmup:
                 counter.count += 1
-            return original(self, *args, grid=grid, warmup=warmup, **kwargs)
+            counter.interpreting += interpreted
+            try:
+                return original(self, *args, grid=grid, warmup=warmup, **kwargs)
+            finally:
+                counter.interpreting -= interpreted
 
         cls.run = run

@@ -68,7 +68,7 @@ class Worker:
         torch = self.torch
         self.device = msg["device"]
         self.candidate_path = os.path.join(self.workdir, os.path.basename(msg["candidate"]))
-        self.watch = poison.TorchWatch(frozenset(msg.get("poisoned_copies", [])))
+        self.watch = poison.TorchWatch(frozenset(msg.get("poisoned_copies", [])), self.launches)
         module = types.ModuleType("candidate")
         module.__file__ = self.candidate_path
         with open(self.candidate_path) as f:
