@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import hashlib
+import sys
 import types
 from collections.abc import Callable
 from typing import Any
@@ -91,8 +93,13 @@ def _redraw(x: torch.Tensor, dist: str) -> None:
 
 def load_task(source: str, filename: str = "<task>") -> Task:
     kind = task_kind(source)
-    module = types.ModuleType("drtriton_task")
+    # Registered in sys.modules under a name unique to the source: torch.compile (the GPU
+    # baseline) resolves a function's globals through sys.modules[fn.__module__] and failed
+    # with "No module named 'drtriton_task'" on the H200 without it.
+    name = "drtriton_task_" + hashlib.sha256(source.encode()).hexdigest()[:16]
+    module = types.ModuleType(name)
     module.__file__ = filename
+    sys.modules[name] = module
     try:
         code = compile(source, filename, "exec")
         exec(code, module.__dict__)  # trusted task code, harness side only
