@@ -1,6 +1,4 @@
-"""Import drtriton's Python sources from this working tree (the installed package may be older),
-keeping the compiled extension `drtriton._core` from wherever it was installed; and a tiny model
-plus teacher pairs shared by the SFT and RL tests."""
+"""A tiny model plus teacher pairs shared by the SFT and RL tests."""
 
 from __future__ import annotations
 
@@ -8,12 +6,6 @@ import json
 import pathlib
 
 import pytest
-
-import drtriton
-
-_TREE = str(pathlib.Path(__file__).resolve().parents[2] / "python" / "drtriton")
-if _TREE not in drtriton.__path__:
-    drtriton.__path__.insert(0, _TREE)
 
 HEADER = "import torch\nimport torch.nn.functional as F\n\n"
 TASKS = {
