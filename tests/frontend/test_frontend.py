@@ -123,3 +123,12 @@ def test_same_padding_becomes_ints_where_symmetric():
     result = from_module_source(code)
     assert "F.conv2d(x0, p_conv_weight, p_conv_bias, [1, 1], [2, 2], [2, 2])" in result.program_text
     assert check_equivalence(code, result).ok
+
+
+def test_tensor_made_in_forward_is_a_constant_input():
+    code = module_task(
+        "pass\n", "return torch.relu(x) + torch.tensor([0.5, 1.5])\n", "torch.randn(3, 2)"
+    )
+    result = from_module_source(code)
+    assert [i.kind for i in result.inputs] == ["user", "constant"]
+    assert check_equivalence(code, result).ok

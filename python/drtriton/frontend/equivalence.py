@@ -26,9 +26,13 @@ def _flat(value: Any) -> list[torch.Tensor]:
     return []
 
 
-def _attribute(model: torch.nn.Module, target: str | None) -> torch.Tensor:
-    """A parameter, buffer or constant tensor by its dotted attribute path."""
+def _state(model: torch.nn.Module, result: FrontendResult, target: str | None) -> torch.Tensor:
+    """A parameter, buffer or constant tensor by its dotted attribute path; a tensor the
+    forward creates (torch.tensor(0.5)) is one export lifted into its constants."""
     assert target is not None, "a non-user input names its module attribute"
+    constants = getattr(result.exported, "constants", {}) or {}
+    if target in constants:
+        return constants[target]
     value: Any = model
     for part in target.split("."):
         value = getattr(value, part)
@@ -49,7 +53,7 @@ def check_equivalence(
     task = load_module_task(code, seed)
     users = [t for t in task.inputs if isinstance(t, torch.Tensor)]
     args = [
-        users[int(inp.name[1:])] if inp.kind == "user" else _attribute(task.model, inp.target)
+        users[int(inp.name[1:])] if inp.kind == "user" else _state(task.model, result, inp.target)
         for inp in result.inputs
     ]
     with torch.no_grad():
