@@ -13,7 +13,10 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "programs" / "conv_
 def drtriton(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "drtriton", *args],
-        capture_output=True, text=True, input=stdin, timeout=120,
+        capture_output=True,
+        text=True,
+        input=stdin,
+        timeout=120,
     )
 
 

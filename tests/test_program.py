@@ -47,12 +47,24 @@ def test_program_runs_under_torch_with_inferred_shapes() -> None:
 @pytest.mark.parametrize(
     ("text", "line", "fragment"),
     [
-        ("def fused_operator(x0):\n    t0 = torch.frobnicate(x0)\n    return t0\n"
-         "def get_inputs():\n    return [torch.randn(2, 3)]\n", 2, "frobnicate"),
-        ("def fused_operator(x0, x1):\n    t0 = torch.add(x0, x1)\n    return t0\n"
-         "def get_inputs():\n    return [torch.randn(2, 3), torch.randn(4, 3)]\n", 2, "broadcast"),
-        ("def fused_operator(x0):\n    t0 = torch.relu(x9)\n    return t0\n"
-         "def get_inputs():\n    return [torch.randn(2, 3)]\n", 2, "x9"),
+        (
+            "def fused_operator(x0):\n    t0 = torch.frobnicate(x0)\n    return t0\n"
+            "def get_inputs():\n    return [torch.randn(2, 3)]\n",
+            2,
+            "frobnicate",
+        ),
+        (
+            "def fused_operator(x0, x1):\n    t0 = torch.add(x0, x1)\n    return t0\n"
+            "def get_inputs():\n    return [torch.randn(2, 3), torch.randn(4, 3)]\n",
+            2,
+            "broadcast",
+        ),
+        (
+            "def fused_operator(x0):\n    t0 = torch.relu(x9)\n    return t0\n"
+            "def get_inputs():\n    return [torch.randn(2, 3)]\n",
+            2,
+            "x9",
+        ),
     ],
 )
 def test_bad_programs_name_the_line(text: str, line: int, fragment: str) -> None:

@@ -1,28 +1,16 @@
 // Text helpers shared by the emitters: literals, index decomposition, broadcasting.
-#include <cmath>
-#include <cstdio>
 #include <string>
 #include <vector>
 
+#include "catalog/attr.h"
 #include "codegen/kernel.h"
 #include "codegen/python_writer.h"
 
 namespace drtriton::codegen {
 
-std::string FloatLiteral(double v) {
-  if (std::isinf(v)) return v > 0 ? "float('inf')" : "float('-inf')";
-  if (std::isnan(v)) return "float('nan')";
-  char buf[64];
-  // Shortest of %.{9..17}g that reads back exactly keeps literals readable (0.01, not
-  // 0.01000000000000000021).
-  for (int precision = 9; precision <= 17; ++precision) {
-    std::snprintf(buf, sizeof(buf), "%.*g", precision, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  std::string s = buf;
-  if (s.find_first_of(".en") == std::string::npos) s += ".0";
-  return s;
-}
+// One spelling of float literals for programs and kernels: the catalog's shortest round-trip
+// text ("0.01", "1e-05", "1.0", "float('inf')").
+std::string FloatLiteral(double v) { return AttrValue::Float(v).ToPython(); }
 
 std::string IntLiteral(int64_t v) { return std::to_string(v); }
 

@@ -70,8 +70,10 @@ def _summary(program: Any) -> str:
         name = node["result"]
         lines.append(f"  {node['op']:<14} {name:<8} {tuple(program.shapes[name])}")
     lines.append(f"  returns {', '.join(program.outputs)}")
-    lines.append(f"flops {program.flops:.4g}  bytes {program.bytes:.4g}  "
-                 f"unfused bytes {program.unfused_bytes:.4g}")
+    lines.append(
+        f"flops {program.flops:.4g}  bytes {program.bytes:.4g}  "
+        f"unfused bytes {program.unfused_bytes:.4g}"
+    )
     return "\n".join(lines)
 
 

@@ -88,4 +88,4 @@ def test_variants_and_resume(tmp_path: Path) -> None:
 def test_missing_file_is_a_usage_error(tmp_path: Path) -> None:
     result = teach(str(tmp_path / "nope.jsonl"), "--out", str(tmp_path / "o.jsonl"))
     assert result.returncode == 2
-    assert "does not exist" in result.stderr
+    assert "no such file" in result.stderr

@@ -47,7 +47,7 @@ def pairs_file(tmp_path_factory) -> pathlib.Path:
 
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory, pairs_file) -> pathlib.Path:
-    from drtriton.train.data import read_jsonl
+    from drtriton.jsonl import read_jsonl
     from drtriton.train.tiny import TinyConfig, corpus_from_records, make_tiny
 
     out = tmp_path_factory.mktemp("tiny") / "model"

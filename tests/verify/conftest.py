@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import os
 import pathlib
-import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[1] / "python"))
 os.environ.pop("TRITON_INTERPRET", None)  # the worker sets it; the harness does not need it
 
 

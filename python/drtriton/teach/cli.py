@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from drtriton.errors import UserError
+from drtriton.jsonl import read_jsonl
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -54,21 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _read_records(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        raise UserError(f"{path} does not exist")
-    records = []
-    with path.open() as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{path}:{n}: not JSON ({exc})") from exc
-            if "id" not in record or "source" not in record:
-                raise UserError(f"{path}:{n}: a program record needs 'id' and 'source'")
-            records.append(record)
-    return records
+    return list(read_jsonl(path, required=("id", "source"), what="program record"))
 
 
 def _done_programs(path: Path) -> set[str]:

@@ -63,7 +63,7 @@ def run_sft_data(args: argparse.Namespace) -> int:
 
 
 def run_tiny(args: argparse.Namespace) -> int:
-    from drtriton.train.data import read_jsonl
+    from drtriton.jsonl import read_jsonl
     from drtriton.train.tiny import TinyConfig, corpus_from_records, make_tiny
 
     records = [r for path in args.records for r in read_jsonl(path) if r.get("source")]

@@ -8,9 +8,6 @@ ended by EOS, so that a trained model stops and its answer extracts cleanly.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from drtriton.errors import UserError
@@ -18,20 +15,6 @@ from drtriton.policy.hf import render_prompt
 from drtriton.policy.prompts import is_module_task, prompt_for
 
 IGNORE = -100  # label of tokens that carry no loss (the prompt, the padding)
-
-
-def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
-    path = Path(path)
-    if not path.is_file():
-        raise UserError(f"{path}: no such file")
-    with path.open() as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                yield json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{path}:{n}: not JSON: {exc}") from None
 
 
 def usable_pair(record: dict[str, Any]) -> bool:

@@ -79,8 +79,8 @@ class RLConfig:
 
 
 def _programs(cfg: RLConfig) -> tuple[dict[int, list], dict[int, list], list[int]]:
+    from drtriton.jsonl import read_jsonl
     from drtriton.synth import parse_levels
-    from drtriton.train.data import read_jsonl
 
     records = [r for r in read_jsonl(cfg.programs) if r.get("source")]
     train, heldout = split_by_level(records, 0 if cfg.heldout else cfg.heldout_per_level, cfg.seed)

@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from drtriton.errors import UserError
+from drtriton.jsonl import read_jsonl
 from drtriton.train import checkpoint
-from drtriton.train.data import collate, encode_records, read_jsonl, usable_pair
+from drtriton.train.data import collate, encode_records, usable_pair
 
 
 @dataclass

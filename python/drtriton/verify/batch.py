@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from drtriton.errors import UserError
+from drtriton.jsonl import read_jsonl
 from drtriton.verify.harness import Options
 
 _OPTS: Options | None = None
@@ -72,17 +73,7 @@ def _candidate_text(record: dict[str, Any]) -> str:
 
 
 def read_pairs(path: str) -> Iterator[dict[str, Any]]:
-    with open(path) as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{path}:{n}: not JSON: {exc.msg}") from exc
-            if not isinstance(record, dict) or "id" not in record:
-                raise UserError(f"{path}:{n}: a pair needs an `id`")
-            yield record
+    return read_jsonl(path, required=("id",), what="pair")
 
 
 def done_ids(path: str) -> set[str]:
