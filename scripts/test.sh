@@ -14,4 +14,5 @@ cmake --build build/test -j "$(nproc)"
 ctest --test-dir build/test --output-on-failure -j "$(nproc)"
 
 python3 -m ruff check python tests benchmarks examples
+python3 -m ruff format --check python tests benchmarks examples
 python3 -m pytest -q tests
