@@ -16,6 +16,8 @@ from typing import Any
 
 import torch
 
+from drtriton.catalog import op as catalog_op
+
 aten = torch.ops.aten
 Step = tuple[str, dict[str, Any]]
 Entry = Callable[[dict[str, Any]], "list[Step] | None"]
@@ -198,29 +200,11 @@ def _layer_norm(a: dict[str, Any]) -> list[Step]:
     )
 
 
-def _group_norm(a: dict[str, Any]) -> list[Step]:
-    return _one(
-        "group_norm",
-        input=a["input"],
-        num_groups=a["num_groups"],
-        weight=a["weight"],
-        bias=a["bias"],
-        eps=a["eps"],
-    )
-
-
-def _instance_norm(a: dict[str, Any]) -> list[Step]:
-    return _one(
-        "instance_norm",
-        input=a["input"],
-        running_mean=a["running_mean"],
-        running_var=a["running_var"],
-        weight=a["weight"],
-        bias=a["bias"],
-        use_input_stats=a["use_input_stats"],
-        momentum=a["momentum"],
-        eps=a["eps"],
-    )
+def _same_names(op: str) -> Entry:
+    """For ATen overloads whose arguments carry the catalog's parameter names (group_norm,
+    instance_norm, linear): pass every catalog parameter through by name."""
+    names = [p["name"] for p in catalog_op(op)["params"]]
+    return lambda a: _one(op, **{name: a[name] for name in names})
 
 
 def _max_pool(op: str) -> Entry:
@@ -261,10 +245,6 @@ def _adaptive_avg(op: str) -> Entry:
 
 def _matmul(op: str, other: str) -> Entry:
     return lambda a: _one(op, input=a["self"], **{"other" if op == "matmul" else "mat2": a[other]})
-
-
-def _linear(a: dict[str, Any]) -> list[Step]:
-    return _one("linear", input=a["input"], weight=a["weight"], bias=a["bias"])
 
 
 def _clamp(a: dict[str, Any]) -> list[Step] | None:
@@ -331,15 +311,15 @@ ATEN_TO_CATALOG: dict[Any, Entry] = {
     aten.matmul.default: _matmul("matmul", "other"),
     aten.mm.default: _matmul("matmul", "mat2"),
     aten.bmm.default: _matmul("bmm", "mat2"),
-    aten.linear.default: _linear,
+    aten.linear.default: _same_names("linear"),
     aten.transpose.int: _transpose,
     aten.t.default: _t,
     aten.permute.default: _permute,
     aten.batch_norm.default: _batch_norm,
     aten._native_batch_norm_legit_no_training.default: _batch_norm_eval,
     aten.layer_norm.default: _layer_norm,
-    aten.group_norm.default: _group_norm,
-    aten.instance_norm.default: _instance_norm,
+    aten.group_norm.default: _same_names("group_norm"),
+    aten.instance_norm.default: _same_names("instance_norm"),
     aten.conv1d.default: _conv("conv1d"),
     aten.conv2d.default: _conv("conv2d"),
     aten.conv3d.default: _conv("conv3d"),
