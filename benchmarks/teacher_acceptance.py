@@ -46,6 +46,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--workers", type=int, default=None, help="default: 2 on cpu, GPUs on cuda")
     ap.add_argument("--timeout", type=float, default=None, help="seconds per candidate")
     ap.add_argument("--out", default=None, help="JSONL of pair records with verdicts (resumable)")
+    ap.add_argument(
+        "--report-only",
+        action="store_true",
+        help="print the table from --out's records without verifying more (after a cut-off run)",
+    )
     return ap.parse_args(argv)
 
 
@@ -113,7 +118,7 @@ def report(results: list[dict[str, Any]], on_gpu: bool) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     on_gpu = args.device.startswith("cuda")
-    records = []
+    records: list[dict[str, Any]] = []
     levels = level_list(args.levels)
     if args.programs:
         with open(args.programs) as f:
@@ -125,6 +130,9 @@ def main(argv: list[str] | None = None) -> int:
             args.per_level, levels=[level], preset=args.preset, seed=args.seed + level, threads=2
         )
     done = load_done(args.out)
+    if args.report_only:
+        report(list(done.values()), on_gpu)
+        return 0
     todo = [r for r in records if r["id"] not in done]
     opts = Options(device=args.device, timeout=args.timeout)
     workers = args.workers or (1 if on_gpu else 2)
