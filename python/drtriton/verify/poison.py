@@ -18,6 +18,9 @@ runs, whatever spelling reached it. Operators fall in three classes:
   compute the task, and torch code inside a kernel body would not compile on a GPU anyway.
 - everything else is compute: during a poisoned call its result is overwritten with random
   values (booleans flipped), and every call is recorded.
+A hybrid (drtriton optimize) may name operators it deliberately leaves in PyTorch
+(Options.allow_torch, ATen overload-packet names): those are neither poisoned nor recorded;
+every other operator keeps the rule below, and the call must still launch a Triton kernel.
 Verdict rule (strict, and stronger than the paper's): a call that runs any torch compute operator
 is `not_genuine`, whether or not the output survived. The paper's survival test alone can be
 gamed: a candidate that probes whether torch is poisoned (`torch.add(1, 1) != 2`) would take the
@@ -63,16 +66,20 @@ class TorchWatch(TorchDispatchMode):
     """Records torch compute run under it; with `poison`, scribbles over their results."""
 
     def __init__(
-        self, poisoned_copies: frozenset[str] = frozenset(), launches: LaunchCounter | None = None
+        self,
+        poisoned_copies: frozenset[str] = frozenset(),
+        launches: LaunchCounter | None = None,
+        allowed: frozenset[str] = frozenset(),
     ) -> None:
         super().__init__()
         self.poison = True
         self.poisoned_copies = poisoned_copies
+        self.allowed = allowed  # Options.allow_torch: what a hybrid leaves in PyTorch on purpose
         self.launches = launches
         self.hits: Counter[str] = Counter()
 
     def _allowed(self, name: str) -> bool:
-        if name in ALLOCATE_AND_VIEW:
+        if name in ALLOCATE_AND_VIEW or name in self.allowed:
             return True
         if name not in COPY:
             return False

@@ -75,13 +75,16 @@ class Task:
                     _redraw(x, dist)
         return [x.detach() if isinstance(x, torch.Tensor) else x for x in inputs]
 
-    def build_reference(self, device: torch.device, init_seed: int) -> Callable[..., Any]:
-        """The reference callable on `device` (for a module task: Model seeded with init_seed)."""
+    def build_reference(
+        self, device: torch.device, init_seed: int, eval_mode: bool = False
+    ) -> Callable[..., Any]:
+        """The reference callable on `device` (for a module task: Model seeded with init_seed,
+        in training mode as KernelBench runs it, or in eval mode when asked)."""
         if self.kind == FUNCTIONAL:
             return self.module.fused_operator
         torch.manual_seed(init_seed)
         model = self.module.Model(*self.init_inputs())
-        return model.to(device)
+        return model.eval().to(device) if eval_mode else model.to(device)
 
 
 def _redraw(x: torch.Tensor, dist: str) -> None:

@@ -7,8 +7,9 @@ can pose as a reply. Tensors travel as `torch.save` files in the private work di
 read back by the harness with `weights_only=True` (no pickled code crosses the boundary).
 
 Requests:
-- {"op": "load", "candidate", "kind", "device", "init", "poisoned_copies"}: install the launch
-  counter and the torch watch, import the candidate, build ModelNew for module tasks.
+- {"op": "load", "candidate", "kind", "device", "init", "poisoned_copies", "allow_torch", "eval"}:
+  install the launch counter and the torch watch (operators in allow_torch are left alone),
+  import the candidate, build ModelNew for module tasks (in eval mode when "eval").
 - {"op": "run", "inputs", "output"}: one poisoned call on fresh inputs.
 - {"op": "time", "inputs": [...], "warmup", "runs", "check", "output"}: GPU timing.
 Each reply is {"ok": true, ...} or {"ok": false, "status", "reason", "line"}.
@@ -68,7 +69,11 @@ class Worker:
         torch = self.torch
         self.device = msg["device"]
         self.candidate_path = os.path.join(self.workdir, os.path.basename(msg["candidate"]))
-        self.watch = poison.TorchWatch(frozenset(msg.get("poisoned_copies", [])), self.launches)
+        self.watch = poison.TorchWatch(
+            frozenset(msg.get("poisoned_copies", [])),
+            self.launches,
+            allowed=frozenset(msg.get("allow_torch", [])),
+        )
         module = types.ModuleType("candidate")
         module.__file__ = self.candidate_path
         with open(self.candidate_path) as f:
@@ -94,6 +99,8 @@ class Worker:
         try:
             torch.manual_seed(init["seed"])
             model = module.ModelNew(*init["init_inputs"]).to(self.device)
+            if msg.get("eval"):
+                model.eval()
         except BaseException as exc:
             return self._error("runtime_error", "ModelNew(*get_init_inputs()) failed", exc)
         problem = _adopt_state(model, init["params"], init["buffers"])
