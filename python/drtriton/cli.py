@@ -17,6 +17,7 @@ from drtriton.errors import UserError
 
 # Modules that add subcommands, in the order `--help` lists them.
 COMMAND_MODULES = (
+    "drtriton.optimize.cli",
     "drtriton.catalog_cli",
     "drtriton.synth.cli",
     "drtriton.verify.cli",

@@ -1,4 +1,4 @@
-"""KernelBench task → exported, decomposed ATen graph (eval mode).
+"""KernelBench task → exported, decomposed ATen graph (eval mode, or training mode on request).
 
 The task file is trusted (it is the user's own model), so it is exec'd in a fresh namespace.
 Decomposition keeps every ATen operator the catalog has whole (aten.ATEN_TO_CATALOG's keys):
@@ -24,15 +24,16 @@ class LoadedTask:
     namespace: dict[str, Any]
 
 
-def load_module_task(code: str, seed: int = 0) -> LoadedTask:
-    """Executes a KernelBench source and builds Model(*get_init_inputs()).eval()."""
+def load_module_task(code: str, seed: int = 0, training: bool = False) -> LoadedTask:
+    """Executes a KernelBench source and builds Model(*get_init_inputs()), in eval mode unless
+    `training` (KernelBench's own evaluation never calls eval(); a deployment does)."""
     namespace: dict[str, Any] = {"__name__": "drtriton_task"}
     exec(compile(code, "<task>", "exec"), namespace)  # a trusted task file
     for name in ("Model", "get_inputs", "get_init_inputs"):
         if name not in namespace:
             raise UserError(f"the task does not define {name!r}")
     torch.manual_seed(seed)
-    model = namespace["Model"](*namespace["get_init_inputs"]()).eval()
+    model = namespace["Model"](*namespace["get_init_inputs"]()).train(training)
     torch.manual_seed(seed + 1)
     inputs = list(namespace["get_inputs"]())
     return LoadedTask(model, inputs, namespace)

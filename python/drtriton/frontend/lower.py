@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from torch.export.graph_signature import InputKind
+from torch.export.graph_signature import InputKind, OutputKind
 
 from drtriton import _core, catalog
 from drtriton.errors import UserError
 from drtriton.frontend.aten import TUPLE_RESULT, Step, to_catalog
+from drtriton.frontend.public import public_call
 
 
 @dataclass
@@ -43,6 +44,9 @@ class Line:
     call: str  # right-hand side, runnable with `torch` and `F` in scope
     op: str | None  # catalog name; None for an opaque PyTorch call
     operands: list[str] = field(default_factory=list)
+    # An opaque call in public PyTorch (no torch.ops, no private names: what a generated
+    # ModelNew may contain); None where public.py knows no spelling.  Catalog lines: `call`.
+    public: str | None = None
 
     @property
     def opaque(self) -> bool:
@@ -96,10 +100,31 @@ class Lowering:
             if node.op == "call_function":
                 self._call(node)
             elif node.op == "output":
-                self.outputs = [self.names[n] for n in node.args[0]]
+                self.outputs = self._user_outputs(node)
+        self._prune()
         for inp in self.inputs:
             inp.positive = inp.name in self._positive
         return self
+
+    def _user_outputs(self, node: torch.fx.Node) -> list[str]:
+        """The forward's own results.  A module exported in training mode also returns its
+        buffer updates (batch norm's running statistics): those are state, not results."""
+        specs = self.exported.graph_signature.output_specs
+        return [
+            self.names[n]
+            for n, spec in zip(node.args[0], specs, strict=True)
+            if spec.kind == OutputKind.USER_OUTPUT
+        ]
+
+    def _prune(self) -> None:
+        """Drops lines whose results reach no output (the buffer updates' arithmetic)."""
+        live = set(self.outputs)
+        kept: list[Line] = []
+        for line in reversed(self.lines):
+            if line.result in live:
+                kept.append(line)
+                live.update(line.operands)
+        self.lines = kept[::-1]
 
     def _placeholders(self) -> None:
         specs = {s.arg.name: s for s in self.exported.graph_signature.input_specs}
@@ -149,14 +174,22 @@ class Lowering:
 
     def _emit_opaque(self, node: torch.fx.Node) -> None:
         name = self._fresh(node)
+        public = None
         if node.target is operator.getitem:
-            call = f"{self.names[node.args[0]]}[{node.args[1]}]"
+            call = public = f"{self.names[node.args[0]]}[{node.args[1]}]"
         else:
             args = [_literal(a, self.names) for a in node.args]
             args += [f"{k}={_literal(v, self.names)}" for k, v in node.kwargs.items()]
             call = f"{_callable_name(node.target)}({', '.join(args)})"
+            if isinstance(node.target, torch._ops.OpOverload):
+                public = public_call(
+                    node.target,
+                    list(node.args),
+                    dict(node.kwargs),
+                    lambda v: _literal(v, self.names),
+                )
         operands = [self.names[n] for n in node.all_input_nodes]
-        self.lines.append(Line(name, call, None, operands))
+        self.lines.append(Line(name, call, None, operands, public))
         self.names[node] = name
 
     def _emit_steps(self, node: torch.fx.Node, steps: list[Step]) -> bool:

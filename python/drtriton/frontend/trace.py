@@ -9,9 +9,11 @@ from drtriton.frontend.lower import Input, Line, Lowering, Tensor, _shape_args, 
 from drtriton.frontend.result import FrontendResult
 
 
-def from_module_source(code: str, seed: int = 0) -> FrontendResult:
-    """Exports `Model(*get_init_inputs()).eval()` on `get_inputs()` and lowers the graph."""
-    exported = export_model(load_module_task(code, seed))
+def from_module_source(code: str, seed: int = 0, training: bool = False) -> FrontendResult:
+    """Exports `Model(*get_init_inputs())` on `get_inputs()` and lowers the graph: in eval mode,
+    or in training mode when `training` (batch norm then uses batch statistics and stays an
+    opaque PyTorch call; its running-statistics updates are not part of the program)."""
+    exported = export_model(load_module_task(code, seed, training))
     lowering = Lowering(exported).run()
     makes = [
         ("torch.rand" if i.positive else "torch.randn") + _shape_args(i.shape)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +37,9 @@ class SearchConfig:
     k: int = 2  # candidates asked of the policy per fragment
     device: str = "cpu"  # "cpu" (traffic model, correctness only) or "cuda[:N]" (measured)
     verify_timeout: float | None = None  # per candidate; None: the verifier's default
+    # time.monotonic() after which no further fragment is sent to the policy (drtriton
+    # optimize --time-budget): the cover is then chosen among the fragments verified so far.
+    deadline: float | None = None
 
 
 @dataclass
@@ -86,7 +90,9 @@ def _judge(config: SearchConfig) -> Any:
 
     def judge(task: str, candidate: str) -> dict[str, Any]:
         kwargs = {"timeout": config.verify_timeout} if config.verify_timeout else {}
-        return json.loads(verify(task, candidate, device=config.device, **kwargs).to_json())
+        # The search reads eager and candidate times only: no torch.compile of every fragment.
+        verdict = verify(task, candidate, device=config.device, compile_baseline=False, **kwargs)
+        return json.loads(verdict.to_json())
 
     return judge
 
@@ -142,6 +148,8 @@ def _search_fragment(
     unfused = sum(op_costs[fragment["start"] : fragment["end"]])
     if not on_gpu and _modelled(fragment) >= unfused:
         return result  # cannot beat PyTorch under the traffic model: not worth verifying
+    if config.deadline is not None and time.monotonic() > config.deadline:
+        return result  # the time budget is spent: keep what was verified so far
     for candidate in policy.candidates(fragment["source"], config.k):
         result.tried += 1
         verdict = cache.get(fragment["source"], candidate, judge)

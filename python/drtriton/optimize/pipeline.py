@@ -1,0 +1,236 @@
+"""optimize_source: frontend → search per catalog run → ModelNew → final verification.
+
+Cost model (what "fastest" means).  On a GPU every fragment candidate is timed by the
+verifier and each operator's PyTorch cost is its measured eager time, so the chosen cover is
+the fastest measured one.  On the CPU nothing is timed (Triton's interpreter is not a
+performance model): costs are modelled memory traffic in bytes, so a fragment is fused
+exactly when it keeps intermediates out of memory (see drtriton.search.search).
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from drtriton import _core
+from drtriton.errors import UserError
+from drtriton.frontend import FrontendResult, Run, from_module_source
+from drtriton.optimize import assemble
+from drtriton.optimize.allowed import allowed_ops
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class OptimizeConfig:
+    device: str = "cpu"  # "cpu" (interpreter, traffic model) or "cuda[:N]" (measured)
+    mode: str = "eval"  # "eval" (a deployment: drtriton optimize) | "train" (KernelBench)
+    max_ops: int = 5  # longest fused fragment, in operators (paper: 5)
+    k: int = 2  # candidates asked of the policy per fragment
+    policy: Any = None  # anything with candidates(task, k); None: the template teacher
+    verify_timeout: float | None = None  # seconds per verification; None: the verifier's
+    time_budget_s: float | None = None  # stop searching when spent; keep the best so far
+    seed: int = 0
+
+
+@dataclass
+class OptimizeResult:
+    model_new: str | None = None  # the ModelNew file; None when no kernel made it in
+    verdict: dict[str, Any] | None = None  # the verifier's JSON on the module task
+    segments: list[dict[str, Any]] = field(default_factory=list)
+    frontend: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+    error: str | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def correct(self) -> bool:
+        return bool(self.verdict and self.verdict.get("correct"))
+
+    def report_markdown(self) -> str:
+        from drtriton.optimize.report import render
+
+        return render(self)
+
+
+def _export(code: str, config: OptimizeConfig) -> FrontendResult:
+    from drtriton.verify.task import MODULE, task_kind
+
+    if task_kind(code) != MODULE:
+        raise UserError("the model file must define Model, get_inputs and get_init_inputs")
+    try:
+        return from_module_source(code, config.seed, training=config.mode == "train")
+    except UserError:
+        raise
+    except Exception as exc:
+        raise UserError(
+            f"torch.export could not trace Model ({config.mode} mode): {type(exc).__name__}: "
+            f"{str(exc).splitlines()[0] if str(exc) else ''}"
+        ) from exc
+
+
+def _frontend_summary(frontend: FrontendResult) -> dict[str, Any]:
+    return {
+        "n_ops": len(frontend.lines),
+        "n_catalog": sum(not line.opaque for line in frontend.lines),
+        "opaque_calls": frontend.opaque_calls,
+        "fully_mapped": frontend.fully_mapped,
+    }
+
+
+def _search_run(run: Run, config: OptimizeConfig, deadline: float | None) -> Any:
+    from drtriton.search import SearchConfig, TemplatePolicy, search
+
+    search_config = SearchConfig(
+        max_ops=config.max_ops,
+        k=config.k,
+        device=config.device,
+        verify_timeout=config.verify_timeout,
+        deadline=deadline,
+    )
+    return search(run.task, config.policy or TemplatePolicy(), search_config)
+
+
+def _run_segments(k: int, run: Run, found: Any, why: str, on_gpu: bool) -> list[dict[str, Any]]:
+    """Report rows for one run: the cover's segments, or the run whole in PyTorch."""
+    ops = [line.op or line.call.split("(")[0] for line in run.lines]
+    if found is None or found.hybrid is None or not found.hybrid_ok:
+        return [{"run": k, "ops": ops, "fused": False, "kernel": None, "why": why}]
+    fragments = {(f.start, f.end): f for f in found.fragments}
+    rows = []
+    fused_index = 0
+    for seg in found.cover:
+        row: dict[str, Any] = {"run": k, "ops": ops[seg["start"] : seg["end"]]}
+        frag = fragments.get((seg["start"], seg["end"]))
+        if seg["fused"] and frag is not None:
+            row.update(fused=True, kernel=f"r{k}_f{fused_index}_triton_fused_operator")
+            row.update(modelled_bytes=frag.modelled, eager_ms=frag.eager_ms)
+            row["time_ms"] = frag.cost if on_gpu else None
+            fused_index += 1
+        else:
+            row.update(fused=False, kernel=None, why="PyTorch is as cheap or cheaper here")
+        rows.append(row)
+    return rows
+
+
+def _kept_results(pieces: list[assemble.Piece], found_by_run: dict[int, Any]) -> set[str]:
+    """Results of every line that runs in PyTorch in the assembled forward."""
+    kept: set[str] = set()
+    for k, piece in enumerate(pieces):
+        if piece.hybrid is None:
+            kept.update(line.result for line in piece.run.lines)
+            continue
+        found = found_by_run[k]
+        nodes = _core.parse(piece.run.task)[1]["nodes"]
+        results = [line.result for line in piece.run.lines]
+        in_order = [n["result"] for n in nodes] == results
+        for seg in found.cover:
+            if not seg["fused"]:
+                span = results[seg["start"] : seg["end"]] if in_order else results
+                kept.update(span)
+    return kept
+
+
+def optimize_source(
+    code: str, config: OptimizeConfig | None = None, progress: Progress | None = None
+) -> OptimizeResult:
+    """A KernelBench-format model source → OptimizeResult (see the package docstring).
+
+    Raises UserError for a file that is not a model task or that torch.export cannot trace;
+    any later failure is reported in `error`, never raised.
+    """
+    config = config or OptimizeConfig()
+    if config.mode not in ("eval", "train"):
+        raise UserError(f"mode must be eval or train, not {config.mode!r}")
+    say = progress or (lambda _msg: None)
+    start = time.monotonic()
+    result = OptimizeResult(config={k: v for k, v in vars(config).items() if k != "policy"})
+    deadline = start + config.time_budget_s if config.time_budget_s else None
+    frontend = _export(code, config)
+    result.frontend = _frontend_summary(frontend)
+    say(f"frontend: {result.frontend['n_catalog']} of {result.frontend['n_ops']} operators "
+        "map to the catalog")  # fmt: skip
+    try:
+        _optimize(code, config, frontend, result, deadline, say)
+    except UserError as exc:
+        result.error = str(exc)
+    except Exception as exc:  # a bug or a torch failure: a result, not a traceback
+        result.error = f"{type(exc).__name__}: {exc}"
+        result.config["traceback"] = traceback.format_exc(limit=8)
+    result.seconds = round(time.monotonic() - start, 2)
+    return result
+
+
+def _optimize(
+    code: str,
+    config: OptimizeConfig,
+    frontend: FrontendResult,
+    result: OptimizeResult,
+    deadline: float | None,
+    say: Progress,
+) -> None:
+    runs = frontend.runs()
+    pieces: list[assemble.Piece] = []
+    found_by_run: dict[int, Any] = {}
+    searchable = sum(run.task is not None for run in runs)
+    done = 0
+    for k, run in enumerate(runs):
+        piece = assemble.Piece(run)
+        why = "not in the operator catalog" if run.lines[0].opaque else "no task for this run"
+        if run.task is not None:
+            if deadline is not None and time.monotonic() > deadline:
+                why = "the time budget was spent before this run"
+            else:
+                done += 1
+                say(f"search {done}/{searchable}: {', '.join(str(x.op) for x in run.lines)}")
+                found = _search_run(run, config, deadline)
+                found_by_run[k] = found
+                if found.hybrid is not None and found.hybrid_ok:
+                    piece.hybrid = found.hybrid
+                elif found.hybrid is not None:
+                    why = f"the stitched hybrid failed its check: {found.hybrid_reason}"
+                else:
+                    why = "no fused fragment beat PyTorch"
+        pieces.append(piece)
+        on_gpu = config.device.startswith("cuda")
+        result.segments += _run_segments(k, run, found_by_run.get(k), why, on_gpu)
+    if not any(p.hybrid for p in pieces):
+        result.error = "no Triton kernel: every operator stayed in PyTorch (see segments)"
+        return
+    attributes = assemble.module_attributes(_load_model(code, config))
+    result.model_new = assemble.model_new(code, frontend, pieces, attributes)
+    allow = allowed_ops(frontend, _kept_results(pieces, found_by_run), _probe_device(config))
+    say(f"verify ModelNew ({len(allow)} ATen operators left in PyTorch)")
+    result.verdict = _final_verdict(code, result.model_new, allow, config)
+
+
+def _probe_device(config: OptimizeConfig) -> str:
+    return config.device if config.device.startswith("cuda") else "cpu"
+
+
+def _load_model(code: str, config: OptimizeConfig) -> Any:
+    from drtriton.frontend.export import load_module_task
+
+    return load_module_task(code, config.seed, training=config.mode == "train").model
+
+
+def _final_verdict(
+    code: str, model_new: str, allow: tuple[str, ...], config: OptimizeConfig
+) -> dict[str, Any]:
+    import json
+
+    from drtriton.verify import Options, verify
+
+    opts = Options(
+        device=config.device,
+        allow_torch=allow,
+        eval_mode=config.mode == "eval",
+        timeout=config.verify_timeout,
+        seed=config.seed,
+    )
+    verdict = json.loads(verify(code, model_new, opts).to_json())
+    verdict["allowed_torch"] = list(allow)
+    return verdict
