@@ -1,4 +1,4 @@
-"""A small MLP block in KernelBench format: linear → GELU → scale and shift → LayerNorm.
+"""A small MLP block in KernelBench format: linear → GELU → shift → LayerNorm.
 
     drtriton optimize examples/models/linear_gelu_norm.py --out /tmp/linear_gelu_norm_new.py
 
@@ -13,13 +13,12 @@ class Model(nn.Module):
     def __init__(self, d_in: int, d_out: int):
         super().__init__()
         self.fc = nn.Linear(d_in, d_out)
-        self.scale = nn.Parameter(torch.ones(d_out))
         self.shift = nn.Parameter(torch.zeros(d_out))
         self.norm = nn.LayerNorm(d_out)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = torch.nn.functional.gelu(self.fc(x))
-        y = y * self.scale + self.shift
+        y = y + self.shift
         return self.norm(y)
 
 

@@ -1,0 +1,90 @@
+"""drtriton optimize end to end on the CPU (Triton's interpreter): small models, k=1, short
+fragments, so that each run needs only a handful of verifications (a few seconds each)."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+
+import pytest
+
+from drtriton import _core
+from drtriton.cli import main
+from drtriton.optimize import OptimizeConfig, optimize_source
+
+pytestmark = pytest.mark.skipif(not hasattr(_core, "codegen_variants"), reason="no teacher binding")
+os.environ.pop("TRITON_INTERPRET", None)
+
+HEAD = "import torch\nimport torch.nn as nn\n\n"
+TAIL = "\ndef get_inputs():\n    return [torch.randn(4, 16)]\n\ndef get_init_inputs():\n    return [16, 8]\n"
+
+
+def model(init: str, forward: str) -> str:
+    return (
+        HEAD + "class Model(nn.Module):\n    def __init__(self, d_in, d_out):\n"
+        "        super().__init__()\n" + "".join(f"        {x}\n" for x in init.splitlines())
+        + "\n    def forward(self, x):\n" + "".join(f"        {x}\n" for x in forward.splitlines())
+        + TAIL
+    )  # fmt: skip
+
+
+# Two parameters owned by the model itself before the layer's: ModelNew must keep that order.
+LINEAR = model(
+    "self.shift = nn.Parameter(torch.randn(d_out))\nself.fc = nn.Linear(d_in, d_out)",
+    "return torch.relu(self.fc(x)) + self.shift",
+)
+OPAQUE = model("self.fc = nn.Linear(d_in, d_out)", "return torch.flip(torch.relu(self.fc(x)), [0])")
+CONFIG = OptimizeConfig(max_ops=3, k=1)
+
+
+def test_model_with_parameters_is_fused_and_verified(tmp_path: pathlib.Path) -> None:
+    result = optimize_source(LINEAR, CONFIG)
+    assert result.error is None, result.error
+    assert result.verdict["status"] == "correct", result.verdict
+    assert [s["ops"] for s in result.segments if s["fused"]] == [["linear", "relu", "add"]]
+    assert "class ModelNew(Model)" in result.model_new
+    assert result.frontend["fully_mapped"] and result.frontend["n_ops"] == 3
+    report = result.report_markdown()
+    assert "`linear` → `relu` → `add`" in report and "r0_f0_triton_fused_operator" in report
+    # The plain verifier (training mode, no allowances) accepts the file too.
+    (tmp_path / "model.py").write_text(LINEAR)
+    (tmp_path / "new.py").write_text(result.model_new)
+    assert (
+        main(["verify", str(tmp_path / "model.py"), str(tmp_path / "new.py"), "--trials", "2"]) == 0
+    )
+
+
+def test_opaque_op_stays_in_pytorch() -> None:
+    result = optimize_source(OPAQUE, CONFIG)
+    assert result.verdict is not None and result.verdict["status"] == "correct", result
+    assert "flip" in result.verdict["allowed_torch"]
+    assert "torch.flip(" in result.model_new and "torch.ops" not in result.model_new
+    kept = [s for s in result.segments if not s["fused"]]
+    assert [s["ops"] for s in kept] == [["torch.ops.aten.flip.default"]]
+    assert "not in the operator catalog" in kept[0]["why"]
+    assert "`torch.ops.aten.flip.default`" in result.report_markdown()
+
+
+def test_cli_user_errors(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["optimize", str(tmp_path / "missing.py")]) == 2
+    assert "cannot read model" in capsys.readouterr().err
+    (tmp_path / "plain.py").write_text("import torch\n\ndef f(x):\n    return x\n")
+    assert main(["optimize", str(tmp_path / "plain.py")]) == 2
+    assert "Model" in capsys.readouterr().err
+    branchy = LINEAR.replace(
+        "return torch.relu", "if x.sum() > 0:\n            x = -x\n        return torch.relu"
+    )
+    (tmp_path / "branchy.py").write_text(branchy)
+    assert main(["optimize", str(tmp_path / "branchy.py")]) == 2
+    assert "torch.export could not trace Model" in capsys.readouterr().err
+
+
+def test_cli_writes_model_and_report(tmp_path: pathlib.Path) -> None:
+    """No kernel is worth it for a lone relu under the traffic model: exit 1, no file, a report
+    that says why."""
+    lone = model("self.fc = nn.Linear(d_in, d_out)", "return self.fc(x)")
+    (tmp_path / "lone.py").write_text(lone)
+    out, report = tmp_path / "new.py", tmp_path / "report.md"
+    code = main(["optimize", str(tmp_path / "lone.py"), "--out", str(out), "--report", str(report)])
+    assert code == 1 and not out.exists()
+    assert "no Triton kernel" in report.read_text()
