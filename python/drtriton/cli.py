@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "drtriton.verify.cli",
     "drtriton.teach.cli",
     "drtriton.train.cli",
+    "drtriton.evaluate.cli",
 )
 
 

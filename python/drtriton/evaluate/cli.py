@@ -1,0 +1,169 @@
+"""`drtriton eval kernelbench | synthetic | summarize`: the benchmark that proves the product.
+
+    drtriton eval kernelbench PROBLEMS.jsonl --out DIR [--device cuda] [--levels 1,2] ...
+    drtriton eval synthetic PROGRAMS.jsonl --out DIR [--policy template|hf:PATH] ...
+    drtriton eval summarize DIR
+
+Each writes DIR/results.jsonl, DIR/summary.md (by level: correct %, fast_p at p = 0, 1, 1.5,
+2 against eager and torch.compile, geometric-mean speedups) and DIR/speedup.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from drtriton.errors import UserError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "eval",
+        help="evaluate on KernelBench problems or held-out synthetic programs",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = p.add_subparsers(dest="eval_command", metavar="WHAT", required=True)
+    _register_kernelbench(sub)
+    _register_synthetic(sub)
+    s = sub.add_parser("summarize", help="rebuild summary.md and speedup.png from results.jsonl",
+                       description="Rebuild DIR/summary.md and DIR/speedup.png from "
+                       "DIR/results.jsonl (e.g. after copying results back from a GPU machine).")  # fmt: skip
+    s.add_argument("dir", type=Path, help="an evaluation directory (holds results.jsonl)")
+    s.set_defaults(func=run_summarize)
+
+
+def _common(p: argparse.ArgumentParser, workers_help: str) -> None:
+    p.add_argument("--out", type=Path, required=True,
+                   help="output directory; a rerun with the same directory resumes")  # fmt: skip
+    p.add_argument("--device", default="cpu",
+                   help="cpu (default; Triton interpreter, correctness only) or cuda (every visible GPU, "
+                   "round-robin) or cuda:N")  # fmt: skip
+    p.add_argument("--workers", type=int, default=None,
+                   help=workers_help)  # fmt: skip
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _register_kernelbench(sub: argparse._SubParsersAction) -> None:
+    k = sub.add_parser(
+        "kernelbench",
+        help="optimize and measure KernelBench problems",
+        description="Optimize each problem with `drtriton optimize`'s search (each in its own "
+        "process with a wall-clock limit) and verify the result KernelBench's way.",
+    )
+    k.add_argument("problems", type=Path,
+                   help="KernelBench problems (JSONL: level, problem_id, name, code)")  # fmt: skip
+    _common(
+        k, "parallel problems, each in its own process (default: one per GPU on cuda, 1 on cpu)"
+    )
+    k.add_argument("--levels", default=None, help="levels to run, e.g. 1,2 or 1-3 (default: all)")
+    k.add_argument("--limit", type=int, default=None, help="first N problems of each level")
+    k.add_argument("--problem-timeout", type=float, default=600.0,
+                   help="wall-clock seconds per problem (optimize + verify); past it the "
+                   "problem is a recorded timeout (default: %(default)g)")  # fmt: skip
+    k.add_argument("--time-budget", type=float, default=None,
+                   help="seconds after which no new problem starts (the rest is listed as not "
+                   "run; the run ends at most one problem timeout later)")  # fmt: skip
+    k.add_argument(
+        "--max-ops",
+        type=int,
+        default=5,
+        help="longest fused fragment, in operators (default: %(default)s)",
+    )
+    k.add_argument(
+        "--k",
+        type=int,
+        default=2,
+        help="candidates asked of the policy per fragment (default: %(default)s)",
+    )
+    k.add_argument(
+        "--seed", type=int, default=0, help="verifier and search seed (default: %(default)s)"
+    )
+    k.set_defaults(func=run_kernelbench)
+
+
+def _register_synthetic(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser(
+        "synthetic",
+        help="a policy on held-out synthetic programs, by level",
+        description="Ask a policy for candidates for each program record (from `drtriton "
+        "synth`), verify them (verify-batch), and tabulate by level.",
+    )
+    s.add_argument("programs", type=Path, help="program records (JSONL: id, level, source)")
+    _common(s, "parallel verifications (default: one per GPU on cuda, half the cores on cpu)")
+    s.add_argument("--policy", default="template",
+                   help="`template` (the C++ teacher, default) or `hf:PATH` (a local checkpoint)")  # fmt: skip
+    s.add_argument("--variants", type=int, default=1,
+                   help="candidates per program; a program counts as its best (default: 1)")  # fmt: skip
+    s.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="verifier seconds per candidate (default: the verifier's)",
+    )
+    s.set_defaults(func=run_synthetic)
+
+
+def parse_levels(text: str | None) -> list[int] | None:
+    """ "1,2", "1-3" or None (all) → level numbers; a UserError for anything else."""
+    if text is None:
+        return None
+    levels: list[int] = []
+    try:
+        for part in text.split(","):
+            lo, sep, hi = part.strip().partition("-")
+            levels += list(range(int(lo), int(hi) + 1)) if sep else [int(lo)]
+    except ValueError:
+        raise UserError(f"--levels {text!r}: expected numbers like 1,2 or 1-3") from None
+    if not levels or any(lv < 1 for lv in levels):
+        raise UserError(f"--levels {text!r}: levels are positive numbers")
+    return sorted(set(levels))
+
+
+def _positive(name: str, value: float | None) -> None:
+    if value is not None and value <= 0:
+        raise UserError(f"{name} must be positive, not {value:g}")
+
+
+def _check_out(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out}: exists and is not a directory")
+
+
+def run_kernelbench(args: argparse.Namespace) -> int:
+    from drtriton.evaluate.kernelbench import RunConfig, load_problems
+    from drtriton.evaluate.kernelbench import run_kernelbench as run
+
+    for name in ("workers", "limit", "problem_timeout", "time_budget", "max_ops", "k"):
+        _positive("--" + name.replace("_", "-"), getattr(args, name))
+    _check_out(args.out)
+    problems = load_problems(args.problems, parse_levels(args.levels), args.limit)
+    cfg = RunConfig(device=args.device, workers=args.workers, problem_timeout=args.problem_timeout,
+                    time_budget=args.time_budget, max_ops=args.max_ops, k=args.k, seed=args.seed)  # fmt: skip
+    outcome = run(problems, args.out, cfg, source=str(args.problems), progress=not args.no_progress)
+    print(f"ran {outcome.ran} problems now; {outcome.results} results in {args.out}, "
+          f"{outcome.not_run} not run; summary: {outcome.summary}")  # fmt: skip
+    return 0
+
+
+def run_synthetic(args: argparse.Namespace) -> int:
+    from drtriton.evaluate.synthetic import run_synthetic as run
+
+    _positive("--workers", args.workers)
+    _positive("--variants", args.variants)
+    _positive("--timeout", args.timeout)
+    _check_out(args.out)
+    summary = run(args.programs, args.out, policy=args.policy, variants=args.variants,
+                  device=args.device, workers=args.workers, timeout=args.timeout,
+                  progress=not args.no_progress)  # fmt: skip
+    print(f"summary: {summary}")
+    return 0
+
+
+def run_summarize(args: argparse.Namespace) -> int:
+    from drtriton.evaluate.kernelbench import summarize_dir
+
+    if not args.dir.is_dir():
+        raise UserError(f"{args.dir}: not a directory")
+    print(f"summary: {summarize_dir(args.dir)}")
+    return 0

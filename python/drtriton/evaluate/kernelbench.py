@@ -1,0 +1,375 @@
+"""`drtriton eval kernelbench`: optimize every KernelBench problem and measure the result.
+
+KernelBench's method lives in the verifier (five correctness trials with fresh inputs, CUDA
+events, L2 flush, warm-ups, eager and torch.compile timed in the same run); this module
+schedules problems and records what `drtriton.optimize` and its final verification found.
+
+    problems.jsonl ─► plan.json (the selection) ─► one child process per problem
+        (python -m drtriton.evaluate.worker, wall-clock limit, device round-robin)
+      ─► results.jsonl (appended, resumable) ─► summary.md + speedup.png
+
+Failures are results: a problem whose worker crashes, hangs past --problem-timeout or whose
+optimizer raises is recorded with its status and error, and the run goes on. --time-budget
+stops starting problems once spent; the rest is "not run" in the summary (and a rerun with
+the same --out picks it up).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from drtriton.errors import UserError
+from drtriton.evaluate.store import ResultStore, read_results, write_text_atomic
+from drtriton.evaluate.summary import Column, fmt_ms, fmt_text, fmt_x, write_summary
+from drtriton.evaluate.worker import DEFAULT_OPTIMIZER
+from drtriton.jsonl import read_jsonl
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding drtriton/
+PLAN_JSON = "plan.json"
+RESULTS_JSONL = "results.jsonl"
+TERM_GRACE_S = 10.0  # SIGTERM → SIGKILL: time for the verifier to kill its own workers
+# The optimizer is asked to finish its search within this share of the problem timeout, so
+# that the end-to-end verification of its answer fits in the rest.
+SEARCH_SHARE = 0.7
+
+
+@dataclass
+class RunConfig:
+    device: str = "cpu"  # "cpu" or "cuda" (all visible GPUs) or "cuda:N" (that one)
+    workers: int | None = None  # default: visible GPUs on cuda, 1 on cpu
+    problem_timeout: float = 600.0  # wall-clock seconds per problem, optimize + verify
+    time_budget: float | None = None  # no new problem starts after this many seconds
+    max_ops: int = 5
+    k: int = 2
+    seed: int = 0
+    optimizer: str = DEFAULT_OPTIMIZER  # "module:function"; tests inject a fake
+    extra_pythonpath: list[str] = field(default_factory=list)
+
+
+def problem_id(record: dict[str, Any]) -> str:
+    return f"L{record['level']}_{record['problem_id']}"
+
+
+def load_problems(
+    path: Path, levels: Sequence[int] | None = None, limit: int | None = None
+) -> list[dict[str, Any]]:
+    """The selected problems, by level then problem id; `limit` applies per level."""
+    records = list(read_jsonl(path, ("level", "problem_id", "name", "code"), "KernelBench problem"))
+    present = sorted({int(r["level"]) for r in records})
+    if levels:
+        missing = [lv for lv in levels if lv not in present]
+        if missing:
+            raise UserError(f"{path}: no problems of level {missing} (levels present: {present})")
+        records = [r for r in records if int(r["level"]) in levels]
+    records.sort(key=lambda r: (int(r["level"]), int(r["problem_id"])))
+    if limit is not None:
+        count: dict[int, int] = {}
+        kept = []
+        for r in records:
+            count[r["level"]] = count.get(r["level"], 0) + 1
+            if count[r["level"]] <= limit:
+                kept.append(r)
+        records = kept
+    if not records:
+        raise UserError(f"{path}: no problems selected")
+    return records
+
+
+def devices_for(device: str, workers: int | None) -> list[str]:
+    """The device of each worker slot: GPUs round-robin (cuda:0, cuda:1, ...) or cpu."""
+    if device == "cpu":
+        return ["cpu"] * (workers or 1)
+    if device.startswith("cuda:"):
+        return [device] * (workers or 1)
+    if device != "cuda":
+        raise UserError(f"--device must be cpu, cuda or cuda:N, not {device!r}")
+    import torch
+
+    gpus = torch.cuda.device_count()
+    if gpus == 0:
+        raise UserError("--device cuda: no CUDA device is visible")
+    return [f"cuda:{i % gpus}" for i in range(workers or gpus)]
+
+
+def plan_entries(problems: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"id": problem_id(p), "level": p["level"], "problem_id": p["problem_id"],
+             "name": p["name"]} for p in problems]  # fmt: skip
+
+
+def not_run(
+    plan: Sequence[dict[str, Any]], results: Sequence[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    done = {str(r["id"]) for r in results}
+    return [p for p in plan if p["id"] not in done]
+
+
+# --- one problem ---------------------------------------------------------------------------
+
+
+def build_record(problem: dict[str, Any], outcome: dict[str, Any], device: str,
+                 seconds: float) -> dict[str, Any]:  # fmt: skip
+    """The result record of one problem from its worker's outcome (or a failure's)."""
+    verdict = outcome.get("verdict") or {}
+    extra = verdict.get("extra") if isinstance(verdict.get("extra"), dict) else {}
+    flat = {**extra, **verdict}  # the verifier's JSON flattens `extra` into the top level
+    frontend = outcome.get("frontend") or {}
+    segments = outcome.get("segments") or []
+    opaque = frontend.get("opaque_calls")
+    error = outcome.get("error")
+    if verdict:
+        status = str(verdict.get("status"))
+    elif outcome.get("status"):
+        status = outcome["status"]  # timeout / crashed (the parent), unsupported (the worker)
+    else:
+        status = "optimize_error" if outcome.get("traceback") else "no_kernel"
+    return {
+        "id": problem_id(problem),
+        "level": problem["level"],
+        "problem_id": problem["problem_id"],
+        "name": problem["name"],
+        "device": device,
+        "status": status,
+        "correct": bool(verdict.get("correct")) and status == "correct",
+        "time_ms": flat.get("time_ms"),
+        "eager_ms": flat.get("eager_ms"),
+        "compile_ms": flat.get("compile_ms"),
+        "speedup": flat.get("speedup"),
+        "speedup_vs_compile": flat.get("speedup_vs_compile"),
+        "compile_error": flat.get("compile_error"),
+        "n_ops": frontend.get("n_ops"),
+        "n_catalog": frontend.get("n_catalog"),
+        "fully_mapped": frontend.get("fully_mapped"),
+        "fused_segments": sum(1 for s in segments if isinstance(s, dict) and s.get("fused")),
+        "segments": len(segments),
+        "opaque_ops": len(opaque) if isinstance(opaque, list | tuple) else opaque,
+        "opaque_calls": opaque if isinstance(opaque, list | tuple) else None,
+        "reason": verdict.get("reason"),
+        "kernel": outcome.get("kernel"),
+        "seconds": round(seconds, 2),
+        "optimize_seconds": outcome.get("optimize_seconds"),
+        "error": error,
+        "traceback": outcome.get("traceback"),
+    }
+
+
+class Stopped(Exception):
+    """The run was interrupted while this problem ran: it is left for the next run."""
+
+
+def run_problem(problem: dict[str, Any], device: str, cfg: RunConfig, out_dir: Path,
+                stop: threading.Event) -> dict[str, Any]:  # fmt: skip
+    """Runs one problem in a child process; returns its record (failures included)."""
+    pid = problem_id(problem)
+    kernel = out_dir / "kernels" / f"{pid}.py"
+    log = out_dir / "logs" / f"{pid}.log"
+    config = {"device": device, "mode": "train", "max_ops": cfg.max_ops, "k": cfg.k,
+              "seed": cfg.seed, "time_budget_s": round(SEARCH_SHARE * cfg.problem_timeout, 1)}  # fmt: skip
+    job = {"problem": problem, "optimizer": cfg.optimizer, "config": config,
+           "kernel_path": str(kernel)}  # fmt: skip
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="drtriton-eval-") as tmp:
+        job_path, result_path = Path(tmp) / "job.json", Path(tmp) / "result.json"
+        job_path.write_text(json.dumps(job))
+        with log.open("wb") as log_file:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "drtriton.evaluate.worker", str(job_path), str(result_path)],
+                stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file, env=_child_env(cfg),
+                start_new_session=True,  # its own process group: a kill takes its children too
+            )  # fmt: skip
+            timed_out = _wait(proc, start + cfg.problem_timeout, stop)
+        seconds = time.monotonic() - start
+        if stop.is_set() and not timed_out and proc.returncode != 0:
+            raise Stopped(pid)
+        outcome = _outcome(proc.returncode, timed_out, result_path, log, cfg.problem_timeout)
+    if kernel.exists():
+        outcome["kernel"] = str(kernel.relative_to(out_dir))
+    return build_record(problem, outcome, device, seconds)
+
+
+def _child_env(cfg: RunConfig) -> dict[str, str]:
+    env = dict(os.environ)
+    paths = [str(PACKAGE_ROOT), *cfg.extra_pythonpath, env.get("PYTHONPATH", "")]
+    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    return env
+
+
+def _wait(proc: subprocess.Popen[bytes], deadline: float, stop: threading.Event) -> bool:
+    """Waits for the child until it exits, the deadline passes or the run stops; True when the
+    deadline passed (the child is then killed)."""
+    while True:
+        try:
+            proc.wait(timeout=0.5)
+            return False
+        except subprocess.TimeoutExpired:
+            pass
+        if stop.is_set():
+            _kill(proc)
+            return False
+        if time.monotonic() >= deadline:
+            _kill(proc)
+            return True
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the child's group (its verifier kills its workers), then SIGKILL what is left."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=TERM_GRACE_S)
+    except subprocess.TimeoutExpired:
+        pass
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def _outcome(returncode: int | None, timed_out: bool, result_path: Path, log: Path,
+             timeout: float) -> dict[str, Any]:  # fmt: skip
+    if timed_out:
+        return {"status": "timeout", "error": f"no result within the problem timeout of "
+                f"{timeout:g} s{_log_tail(log)}"}  # fmt: skip
+    if returncode == 0 and result_path.exists():
+        try:
+            return json.loads(result_path.read_text())
+        except json.JSONDecodeError:
+            pass
+    return {"status": "crashed",
+            "error": f"the problem's worker exited with code {returncode}{_log_tail(log)}"}  # fmt: skip
+
+
+def _log_tail(log: Path, limit: int = 800) -> str:
+    with contextlib.suppress(OSError):
+        data = log.read_bytes()[-limit:].decode(errors="replace").strip()
+        if data:
+            return f"; log tail: {data}"
+    return ""
+
+
+# --- the run -------------------------------------------------------------------------------
+
+
+@dataclass
+class RunOutcome:
+    ran: int  # problems run now
+    results: int  # records in results.jsonl
+    not_run: int  # selected problems with no record
+    summary: Path
+
+
+def run_kernelbench(problems: Sequence[dict[str, Any]], out_dir: Path, cfg: RunConfig,
+                    *, source: str = "", progress: bool = True) -> RunOutcome:  # fmt: skip
+    """Runs every selected problem that has no record in out_dir/results.jsonl yet."""
+    devices = devices_for(cfg.device, cfg.workers)
+    for sub in ("kernels", "logs"):
+        (out_dir / sub).mkdir(parents=True, exist_ok=True)
+    plan = plan_entries(problems)
+    write_text_atomic(out_dir / PLAN_JSON, json.dumps(
+        {"source": source, "config": asdict(cfg), "problems": plan}, indent=1))  # fmt: skip
+    with ResultStore(out_dir / RESULTS_JSONL) as store:
+        todo = [p for p in problems if problem_id(p) not in store.done]
+        ran = _schedule(todo, devices, cfg, out_dir, store, progress)
+    outcome_summary = summarize_dir(out_dir)
+    results = read_results(out_dir / RESULTS_JSONL)
+    return RunOutcome(ran, len(results), len(not_run(plan, results)), outcome_summary)
+
+
+def _schedule(todo: Sequence[dict[str, Any]], devices: list[str], cfg: RunConfig,
+              out_dir: Path, store: ResultStore, progress: bool) -> int:  # fmt: skip
+    """Keeps one problem per worker slot in flight until the work or the time budget ends."""
+    from tqdm import tqdm
+
+    start = time.monotonic()
+    stop = threading.Event()
+    free = list(range(len(devices)))
+    queue = list(todo)
+    pending: dict[cf.Future[dict[str, Any]], int] = {}
+    ran = correct = 0
+    bar = tqdm(total=len(todo), disable=not progress, unit="problem", desc="kernelbench")
+    with cf.ThreadPoolExecutor(max_workers=len(devices)) as pool:
+        try:
+            while True:
+                while free and queue and _within(cfg.time_budget, start):
+                    slot = free.pop(0)
+                    problem = queue.pop(0)
+                    future = pool.submit(run_problem, problem, devices[slot], cfg, out_dir, stop)
+                    pending[future] = slot
+                if not pending:
+                    break
+                done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+                for future in done:
+                    free.append(pending.pop(future))
+                    record = future.result()
+                    store.append(record)
+                    ran += 1
+                    correct += record["correct"]
+                    bar.update(1)
+                    bar.set_postfix(correct=correct, last=record["status"])
+        except BaseException:
+            stop.set()  # children are killed; problems in flight stay unrecorded (not run)
+            for future in pending:
+                with contextlib.suppress(Exception):
+                    future.result()  # waits for the child to be killed
+            raise
+        finally:
+            bar.close()
+    return ran
+
+
+def _within(budget: float | None, start: float) -> bool:
+    return budget is None or time.monotonic() - start < budget
+
+
+# --- the summary ---------------------------------------------------------------------------
+
+COLUMNS = (
+    Column("level", "level"),
+    Column("id", "problem_id"),
+    Column("name", "name", fmt_text(40)),
+    Column("status", "status"),
+    Column("kernel ms", "time_ms", fmt_ms),
+    Column("eager ms", "eager_ms", fmt_ms),
+    Column("compile ms", "compile_ms", fmt_ms),
+    Column("vs eager", "speedup", fmt_x),
+    Column("vs compile", "speedup_vs_compile", fmt_x),
+    Column("ops", "n_ops", lambda v: "" if v is None else str(v)),
+    Column("fused", "fused_segments", lambda v: "" if v is None else str(v)),
+    Column("opaque", "opaque_ops", lambda v: "" if v is None else str(v)),
+    Column("s", "seconds", lambda v: "" if v is None else f"{v:.0f}"),
+    Column("error", "error", fmt_text(80)),
+)
+
+
+def summarize_dir(out_dir: Path) -> Path:
+    """Rebuilds out_dir/summary.md and speedup.png from results.jsonl (and plan.json)."""
+    results_path = out_dir / RESULTS_JSONL
+    if not results_path.exists():
+        raise UserError(f"{out_dir}: no {RESULTS_JSONL} (run `drtriton eval kernelbench` first)")
+    results = read_results(results_path)
+    plan: dict[str, Any] = {}
+    if (out_dir / PLAN_JSON).exists():
+        plan = json.loads((out_dir / PLAN_JSON).read_text())
+    missing = not_run(plan.get("problems", []), results)
+    config = plan.get("config", {})
+    devices = sorted({str(r.get("device")) for r in results})
+    preamble = [
+        f"Problems: `{plan.get('source', '?')}`; devices: {', '.join(devices) or '-'}; "
+        f"results: {len(results)}; search: max_ops={config.get('max_ops', '?')}, "
+        f"k={config.get('k', '?')}; problem timeout {config.get('problem_timeout', '?')} s.",
+        "Method: the verifier's (five correctness trials with fresh inputs; on a GPU CUDA events, "
+        "L2 flush, warm-ups, eager and torch.compile timed in the same run as the kernel).",
+    ]
+    return write_summary(out_dir, results, missing, title="KernelBench evaluation",
+                         preamble=preamble, columns=COLUMNS)  # fmt: skip

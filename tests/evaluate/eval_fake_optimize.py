@@ -1,0 +1,44 @@
+"""A stand-in for drtriton.optimize.optimize_source, for the evaluation runner's tests.
+
+Imported by the per-problem worker (tests pass this folder on its PYTHONPATH). What it does
+depends on a marker in the problem's code: HANG sleeps, CRASH kills the process, RAISE raises,
+anything else returns a correct result whose timings come from `# time_ms=...` markers.
+Every call appends the problem's first line to $EVAL_FAKE_CALLS, so tests can count calls.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import time
+import types
+from typing import Any
+
+MODEL_NEW = "class ModelNew:\n    pass\n"
+
+
+def optimize_source(source: str, config: Any) -> types.SimpleNamespace:
+    calls = os.environ.get("EVAL_FAKE_CALLS")
+    if calls:
+        with open(calls, "a") as f:
+            f.write(f"{source.splitlines()[0]} {config.device}\n")
+    if "HANG" in source:
+        time.sleep(600)
+    if "CRASH" in source:
+        os.kill(os.getpid(), signal.SIGKILL)
+    if "RAISE" in source:
+        raise RuntimeError("the fake optimizer failed")
+    timing = {k: float(v) for k, v in re.findall(r"# (\w+_ms)=([0-9.]+)", source)}
+    verdict: dict[str, Any] = {"status": "correct", "correct": True, "reason": "", **timing}
+    if "time_ms" in timing:
+        verdict["speedup"] = timing["eager_ms"] / timing["time_ms"]
+        verdict["extra"] = {"speedup_vs_compile": timing["compile_ms"] / timing["time_ms"]}
+    return types.SimpleNamespace(
+        model_new=MODEL_NEW,
+        verdict=verdict,
+        segments=[{"start": 0, "end": 1, "fused": True}, {"start": 1, "end": 2, "fused": False}],
+        frontend={"n_ops": 2, "n_catalog": 1, "opaque_calls": ["aten.foo"], "fully_mapped": False},
+        seconds=0.01,
+        error=None,
+    )
