@@ -1,9 +1,10 @@
 """Acceptance of the template Triton generator (the teacher) on synthetic programs.
 
 Synthesizes programs per level (number of operators), emits one candidate each with the
-C++ generator, verifies it, and prints by level: the share accepted, and on a GPU the share
-faster than eager and than torch.compile with geometric-mean speedups (all three timed in
-the same verifier run).  Operators of rejected or unsupported programs are listed.
+C++ generator, verifies it, and prints by level (drtriton.evaluate's tables): the share
+accepted, and on a GPU fast_p (correct and more than p times faster, over all programs) and
+geometric-mean speedups against eager and torch.compile (all three timed in the same
+verifier run).  Operators of rejected or unsupported programs are listed.
 
     python benchmarks/teacher_acceptance.py --preset tiny --per-level 40            # CPU
     drtriton synth --preset paper --levels 1-5 --n 200 --out paper.jsonl                # CPU
@@ -19,12 +20,12 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import math
 import os
 import sys
 import time
 from typing import Any
 
+from drtriton.evaluate import by_level, level_tables
 from drtriton.synth import synthesize
 from drtriton.teach.pairs import make_pairs
 from drtriton.verify import Options
@@ -72,36 +73,10 @@ def load_done(path: str | None) -> dict[str, dict[str, Any]]:
     return done
 
 
-def geomean(xs: list[float]) -> float:
-    xs = [x for x in xs if x and x > 0]
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
-
-
-def report(results: list[dict[str, Any]], on_gpu: bool) -> None:
-    by_level: dict[int, list[dict[str, Any]]] = collections.defaultdict(list)
-    for r in results:
-        by_level[r["level"]].append(r)
-    head = f"{'level':>5} {'n':>4} {'accepted':>9}"
-    if on_gpu:
-        head += f" {'>eager':>7} {'>compile':>8} {'gm eager':>9} {'gm compile':>10}"
-    print(head)
-    for level in sorted(by_level):
-        rs = by_level[level]
-        ok = [r for r in rs if r.get("correct")]
-        line = f"{level:>5} {len(rs):>4} {100.0 * len(ok) / len(rs):>8.1f}%"
-        if on_gpu:
-            eager = [
-                r["eager_ms"] / r["time_ms"] for r in ok if r.get("time_ms") and r.get("eager_ms")
-            ]
-            comp = [
-                r["compile_ms"] / r["time_ms"]
-                for r in ok
-                if r.get("time_ms") and r.get("compile_ms")
-            ]
-            line += f" {100.0 * sum(s > 1 for s in eager) / max(len(ok), 1):>6.1f}%"
-            line += f" {100.0 * sum(s > 1 for s in comp) / max(len(ok), 1):>7.1f}%"
-            line += f" {geomean(eager):>9.3f} {geomean(comp):>10.3f}"
-        print(line)
+def report(results: list[dict[str, Any]]) -> None:
+    """By level: accepted share, and on a GPU fast_p and geomeans against eager and
+    torch.compile (the table of `drtriton eval`, drtriton.evaluate)."""
+    print("\n".join(level_tables(by_level(results))))
     failing: collections.Counter[str] = collections.Counter()
     for r in results:
         if not r.get("correct"):
@@ -131,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     done = load_done(args.out)
     if args.report_only:
-        report(list(done.values()), on_gpu)
+        report(list(done.values()))
         return 0
     todo = [r for r in records if r["id"] not in done]
     opts = Options(device=args.device, timeout=args.timeout)
@@ -157,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         if out:
             out.close()
     print(file=sys.stderr)
-    report(results, on_gpu)
+    report(results)
     return 0
 
 
