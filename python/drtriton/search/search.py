@@ -4,8 +4,8 @@
                  ─► stitch the hybrid ─► verify it end to end
 
 Cost model.  On a GPU a fragment's cost is its best verified candidate's measured time and
-an operator's PyTorch cost is the eager time the verifier measured for its one-operator
-fragment.  On the CPU the verifier judges correctness only, so costs are modelled as memory
+an operator's PyTorch cost is its eager time, measured here on its one-operator task; only
+fragments whose optimistic bound can beat PyTorch are verified, lazily (lazy.py).  On the CPU the verifier judges correctness only, so costs are modelled as memory
 traffic (these kernels are bandwidth-bound): a fused fragment moves its inputs and outputs
 once (IR `bytes`); an operator left in PyTorch moves its own inputs and output.  A fused
 fragment thus wins exactly when it keeps intermediates out of memory; a one-operator kernel
@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from drtriton import _core
+from drtriton.search import lazy
 from drtriton.search.hybrid import check_hybrid
 from drtriton.search.policy import Policy
 from drtriton.search.stitch import stitch
@@ -114,11 +115,18 @@ def search(
     op_costs = [
         float(singles[i]["unfused_bytes"]) if i in singles else math.inf for i in range(n_ops)
     ]
-    results = [_search_fragment(f, op_costs, policy, config, cache, judge) for f in fragments]
+    eager = None
     if config.device.startswith("cuda"):
-        op_costs = _eager_costs(results, op_costs, n_ops)
-    costs = {(r.start, r.end): r.cost for r in results if math.isfinite(r.cost)}
-    cover = list(_core.best_cover(n_ops, costs, op_costs))
+        eager = lazy.eager_op_costs_ms(fragments, n_ops, config.device)
+    if eager is not None:
+        op_costs = eager
+        results, cover = _search_lazy(fragments, n_ops, op_costs, policy, config, cache, judge)
+    else:
+        results = [_search_fragment(f, op_costs, policy, config, cache, judge) for f in fragments]
+        if config.device.startswith("cuda"):
+            op_costs = _eager_costs(results, op_costs, n_ops)
+        costs = {(r.start, r.end): r.cost for r in results if math.isfinite(r.cost)}
+        cover = list(_core.best_cover(n_ops, costs, op_costs))
     chosen = {(r.start, r.end): r for r in results}
     total = sum(
         chosen[(s["start"], s["end"])].cost if s["fused"] else op_costs[s["start"]] for s in cover
@@ -128,9 +136,12 @@ def search(
         plan = _core.plan_hybrid(task, cover)
         kernels = [chosen[(s["start"], s["end"])].candidate for s in cover if s["fused"]]
         result.hybrid = stitch(plan["entry"], kernels)
-        result.hybrid_ok, result.hybrid_reason = check_hybrid(
-            task, result.hybrid, cover, config.device
-        )
+        if len(cover) == 1:  # one fragment over the whole task: its own verdict says it all
+            result.hybrid_ok, result.hybrid_reason = True, "the one fragment was verified"
+        else:
+            result.hybrid_ok, result.hybrid_reason = check_hybrid(
+                task, result.hybrid, cover, config.device
+            )
     return result
 
 
@@ -164,6 +175,37 @@ def _search_fragment(
         if not on_gpu:
             break
     return result
+
+
+def _search_lazy(
+    fragments: list[dict[str, Any]],
+    n_ops: int,
+    op_costs: list[float],
+    policy: Policy,
+    config: SearchConfig,
+    cache: VerdictCache,
+    judge: Any,
+) -> tuple[list[FragmentResult], list[dict[str, Any]]]:
+    """GPU: measured costs, verifying only fragments that can still win (lazy.py)."""
+    by_span = {lazy.Span(f["start"], f["end"]): f for f in fragments}
+    bounds = {span: lazy.lower_bound_ms(f) for span, f in by_span.items()}
+    results = {
+        span: FragmentResult(span.start, span.end, f["source"], modelled=_modelled(f))
+        for span, f in by_span.items()
+    }
+
+    def measure(span: lazy.Span) -> float:
+        result = results[span]
+        for candidate in policy.candidates(result.source, config.k):
+            result.tried += 1
+            verdict = cache.get(result.source, candidate, judge)
+            result.eager_ms = verdict.get("eager_ms") or result.eager_ms
+            if verdict["correct"] and verdict.get("time_ms") and verdict["time_ms"] < result.cost:
+                result.cost, result.candidate = float(verdict["time_ms"]), candidate
+        return result.cost
+
+    cover, _ = lazy.lazy_cover(n_ops, list(by_span), bounds, op_costs, measure, config.deadline)
+    return list(results.values()), cover
 
 
 def _eager_costs(results: list[FragmentResult], modelled: list[float], n_ops: int) -> list[float]:

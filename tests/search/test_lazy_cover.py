@@ -1,0 +1,58 @@
+"""The GPU search's lazy cover (drtriton.search.lazy) on hand-made costs, without a GPU."""
+
+from __future__ import annotations
+
+import math
+
+from drtriton.search.lazy import Span, lazy_cover
+
+
+def _spans(n: int, longest: int) -> list[Span]:
+    return [Span(s, e) for s in range(n) for e in range(s + 1, min(n, s + longest) + 1)]
+
+
+def _run(n, bounds, true_cost, op_costs):
+    asked: list[Span] = []
+
+    def measure(span: Span) -> float:
+        asked.append(span)
+        return true_cost.get(span, math.inf)
+
+    cover, measured = lazy_cover(n, list(bounds), bounds, op_costs, measure)
+    return [(c["start"], c["end"], c["fused"]) for c in cover], asked, measured
+
+
+def test_the_whole_chain_wins_after_one_measurement() -> None:
+    spans = _spans(3, 3)
+    bounds = {s: 0.1 for s in spans}  # a launch each: a cover of k fragments costs >= 0.1 k
+    true = {s: 0.15 for s in spans}
+    cover, asked, _ = _run(3, bounds, true, [1.0, 1.0, 1.0])
+    assert cover == [(0, 3, True)]
+    assert asked == [Span(0, 3)]  # no two-fragment cover can beat 0.15
+
+
+def test_a_failed_fragment_falls_back_to_the_next_best() -> None:
+    spans = _spans(3, 3)
+    bounds = {s: 0.2 for s in spans}
+    true = {s: 0.3 for s in spans if s != Span(0, 3)}  # the whole chain has no correct kernel
+    cover, asked, measured = _run(3, bounds, true, [1.0, 1.0, 1.0])
+    assert measured[Span(0, 3)] == math.inf
+    assert asked[0] == Span(0, 3)
+    assert sum(1 for c in cover if c[2]) >= 1 and cover[0][0] == 0 and cover[-1][1] == 3
+    assert all(Span(a, b) in measured for a, b, fused in cover if fused)
+
+
+def test_fragments_that_cannot_beat_pytorch_are_never_measured() -> None:
+    spans = _spans(2, 2)
+    bounds = {s: 5.0 for s in spans}  # every bound above PyTorch's 1 ms per operator
+    cover, asked, _ = _run(2, bounds, {s: 0.01 for s in spans}, [1.0, 1.0])
+    assert asked == []
+    assert all(not fused for _, _, fused in cover)
+
+
+def test_a_slow_measured_kernel_loses_to_pytorch() -> None:
+    spans = _spans(2, 2)
+    bounds = {s: 0.1 for s in spans}
+    cover, asked, _ = _run(2, bounds, {s: 9.0 for s in spans}, [1.0, 1.0])
+    assert all(not fused for _, _, fused in cover)
+    assert set(asked) == set(spans)  # each was hopeful until measured
