@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# KernelBench levels 1-3 on the H200: install, `drtriton eval kernelbench`, summary, in one call.
+#
+#   bash benchmarks/kernelbench_eval.sh PROBLEMS OUTDIR BUDGET_S [extra `eval kernelbench` args]
+#
+# PROBLEMS: a KernelBench JSONL, or a folder of level*.jsonl (the GPU machine does not see
+#   /work/shared: copy /work/shared/kernelbench/level{1,2,3}.jsonl into the repo tree first).
+# OUTDIR: receives results.jsonl, summary.md, speedup.png (if matplotlib is there), plan.json,
+#   kernels/ (each ModelNew) and logs/ (one per problem). Use a folder under $OUT.
+# BUDGET_S: wall-clock seconds for the whole script (install included); nothing is started
+#   that cannot finish in it: problems stop starting at BUDGET - install - PROBLEM_TIMEOUT.
+#
+# Resumable across calls: set PREVIOUS to a folder holding an earlier call's results.jsonl
+# (copied back into the repo tree); its problems are not run again.
+# Environment: PROBLEM_TIMEOUT (default 150 s per problem: optimize + final verification),
+#   WORKERS (default: one per GPU; more than one per GPU makes timings contend),
+#   LEVELS (default 1,2,3), SKIP_INSTALL=1 (drtriton is importable already), DEVICE (default
+#   cuda; cpu for a dry run of this script).
+# Afterwards, on any machine with matplotlib: drtriton eval summarize OUTDIR
+set -uo pipefail
+problems=$1 outdir=$2 budget=$3
+shift 3
+start=$(date +%s)
+problem_timeout=${PROBLEM_TIMEOUT:-150}
+mkdir -p "$outdir"
+export PYTHONUNBUFFERED=1
+
+if [[ -z "${SKIP_INSTALL:-}" ]]; then
+    bash benchmarks/h200/install.sh || { echo "install failed" >&2; exit 1; }
+fi
+# Run this tree's Python (a cached wheel may hold older Python code) over the installed
+# extension: copy the installed _core next to the sources.
+core=$(cd / && python3 -c "import drtriton._core as c; print(c.__file__)") || {
+    echo "drtriton._core is not importable: install first" >&2; exit 1; }
+[[ -e python/drtriton/$(basename "$core") ]] || cp "$core" python/drtriton/
+export PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH}
+
+if [[ -d "$problems" ]]; then
+    cat "$problems"/level*.jsonl >"$outdir/problems.jsonl"
+    problems=$outdir/problems.jsonl
+fi
+if [[ -n "${PREVIOUS:-}" && -f "$PREVIOUS/results.jsonl" && ! -s "$outdir/results.jsonl" ]]; then
+    cp "$PREVIOUS/results.jsonl" "$outdir/results.jsonl"
+    echo "resuming: $(wc -l <"$outdir/results.jsonl") results from $PREVIOUS"
+fi
+
+# 10 s: SIGTERM grace of a killed problem; 30 s: summary and copying back.
+left=$(( budget - ($(date +%s) - start) ))
+starts=$(( left - problem_timeout - 40 ))
+if (( starts <= 0 )); then
+    echo "budget too small: ${left}s left after install, PROBLEM_TIMEOUT=${problem_timeout}s" >&2
+    exit 1
+fi
+nvidia-smi --query-gpu=name,memory.used --format=csv,noheader 2>/dev/null || true
+echo "eval: ${starts}s to start problems, ${problem_timeout}s per problem"
+timeout --signal=INT $(( left - 20 )) python3 -m drtriton eval kernelbench "$problems" \
+    --out "$outdir" --device "${DEVICE:-cuda}" --levels "${LEVELS:-1,2,3}" --problem-timeout "$problem_timeout" \
+    --time-budget "$starts" ${WORKERS:+--workers "$WORKERS"} --no-progress "$@"
+echo "eval exit: $?"
+# Rebuilds the summary even after an interrupted run (results.jsonl holds whole lines only).
+python3 -m drtriton eval summarize "$outdir"
+sed -n '/^## By level/,/^## Speedup/p' "$outdir/summary.md"
+echo "total: $(( $(date +%s) - start )) s"
