@@ -6,5 +6,8 @@
     update.py    one policy update in micro-batches (exact gradients of the group loss)
     rl.py        `drtriton rl`: rollouts, verifier rewards, updates, curriculum, metrics
     tiny.py      `drtriton tiny-model`: a BPE tokenizer and a 2-layer Qwen2 for tests and demos
+    evaluate.py  held-out pass@1, speed-ups and fast_1, overall and per level
+    recipe.py    `drtriton train-recipe`: scratch model -> SFT -> eval -> DRPO -> eval, time-boxed
+    budget.py    wall-clock budgets (`--max-minutes`) shared by SFT and RL
 Heavy dependencies (transformers, accelerate, peft, tokenizers) load lazily.
 """

@@ -38,15 +38,21 @@ def load(accelerator: Any, path: Path) -> dict[str, Any]:
 
 
 def save_final(accelerator: Any, model: Any, tokenizer: Any, out: str | Path) -> None:
-    """The trained model in the HF layout; a LoRA model is merged so that it loads alone."""
+    """The trained model in the HF layout; a LoRA model is merged so that it loads alone.
+    Every process must call it: under FSDP the full state dict is gathered from all ranks."""
     accelerator.wait_for_everyone()
-    if not accelerator.is_main_process:
+    unwrapped = accelerator.unwrap_model(model)
+    if hasattr(unwrapped, "merge_and_unload"):  # LoRA (one device or DDP: weights are whole)
+        if accelerator.is_main_process:
+            unwrapped.merge_and_unload().save_pretrained(str(out))
+            tokenizer.save_pretrained(str(out))
+        accelerator.wait_for_everyone()
         return
-    model = accelerator.unwrap_model(model)
-    if hasattr(model, "merge_and_unload"):
-        model = model.merge_and_unload()
-    model.save_pretrained(str(out))
-    tokenizer.save_pretrained(str(out))
+    state = accelerator.get_state_dict(model)
+    if accelerator.is_main_process:
+        unwrapped.save_pretrained(str(out), state_dict=state)
+        tokenizer.save_pretrained(str(out))
+    accelerator.wait_for_everyone()
 
 
 class MetricsLog:

@@ -1,4 +1,5 @@
-"""`drtriton sft-data`, `drtriton sft`, `drtriton rl` and `drtriton tiny-model`: thin wrappers over the typed configs."""
+"""`drtriton sft-data`, `drtriton sft`, `drtriton rl`, `drtriton tiny-model` and
+`drtriton train-recipe`: thin wrappers over the typed configs."""
 
 from __future__ import annotations
 
@@ -38,10 +39,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_tiny)
 
     try:
-        from drtriton.train import rl
+        from drtriton.train import recipe, rl
     except ImportError:
         return
     rl.register(subparsers)
+    recipe.register(subparsers)
 
 
 def run_sft(args: argparse.Namespace) -> int:

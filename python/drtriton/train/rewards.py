@@ -29,10 +29,10 @@ class BatchVerifier:
     """Judges (task, candidate) pairs with the sandboxed batch verifier."""
 
     def __init__(self, device: str = "cpu", timeout: float | None = None,
-                 workers: int | None = None) -> None:  # fmt: skip
+                 workers: int | None = None, compile_baseline: bool = True) -> None:  # fmt: skip
         from drtriton.verify import Options
 
-        self.opts = Options(device=device, timeout=timeout)
+        self.opts = Options(device=device, timeout=timeout, compile_baseline=compile_baseline)
         self.workers = workers
 
     def judge(self, tasks: list[str], codes: list[str]) -> list[Reward]:

@@ -10,7 +10,9 @@ level decides the curriculum (curriculum.py): above 50% advance a level, a plate
 How this loop departs from the paper besides the loss: held-out programs are a seeded sample of
 each level of the same program file unless `--heldout` names another file; pass@1 is one sample
 per held-out program at the rollout temperature; rollouts are generated with transformers
-(no vLLM on our machines), so they are slow for large models.
+in-process (slow for large models) unless `--rollout-url` names a vLLM/SGLang server, whose
+samples are re-tokenized and whose weights are refreshed every `--sync-every` steps
+(rollout.ServerRollouts states what that changes). `--max-minutes` ends the run cleanly.
 
 Outputs in OUT: metrics.jsonl (one line per step and per evaluation), metrics.svg (a plot),
 checkpoint-<step>/ (resume with --resume) and the final model in the HF layout.
@@ -23,10 +25,12 @@ import json
 import random
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from drtriton.errors import UserError
 from drtriton.train import checkpoint
+from drtriton.train.budget import Budget
 from drtriton.train.curriculum import CurriculumState, by_level, split_by_level, update
 from drtriton.train.drpo import DRPOConfig, GRPOConfig
 from drtriton.train.rewards import BatchVerifier, Reward, Verifier
@@ -76,6 +80,24 @@ class RLConfig:
     dtype: str = field(default="float32", metadata={"help": "weights: float32 | bfloat16"})
     gradient_checkpointing: bool = field(default=False, metadata={"help": "recompute "
                                          "activations in backward (long sequences)"})  # fmt: skip
+    max_minutes: float = field(default=0.0, metadata={"help": "wall-clock budget: no step "
+                               "starts that would end past it; then save and return; 0: none"})  # fmt: skip
+    metrics: str = field(default="", metadata={"help": "metrics JSONL (the plot beside it, "
+                         ".svg); default: OUT/metrics.jsonl"})  # fmt: skip
+    start_level: int = field(default=0, metadata={"help": "curriculum level to start at "
+                             "(e.g. one a prior evaluation already passes); 0: the first"})  # fmt: skip
+    rollout_url: str = field(default="", metadata={"help": "OpenAI-compatible server "
+                             "(vLLM, SGLang) that samples rollouts; default: in-process"})  # fmt: skip
+    rollout_model: str = field(default="", metadata={"help": "model name at --rollout-url"})
+    rollout_key_env: str = field(default="OPENAI_API_KEY", metadata={"help": "env var of its "
+                                 "key (not needed for localhost)"})  # fmt: skip
+    sync_every: int = field(default=0, metadata={"help": "steps between weight syncs to the "
+                            "server: save OUT/sync (HF layout), then run --sync-cmd"})  # fmt: skip
+    sync_cmd: str = field(default="", metadata={"help": "shell command that makes the server "
+                          "load OUT/sync ({dir} is replaced), e.g. a curl to SGLang's "
+                          "/update_weights_from_disk"})  # fmt: skip
+    verify_compile_baseline: bool = field(default=True, metadata={"help": "also time "
+                                          "torch.compile of each task (slow on many tasks)"})  # fmt: skip
 
 
 def _programs(cfg: RLConfig) -> tuple[dict[int, list], dict[int, list], list[int]]:
@@ -146,7 +168,8 @@ def train(cfg: RLConfig, verifier: Verifier | None = None) -> dict[str, Any]:
         raise UserError(f"--loss must be drpo or grpo, not {cfg.loss!r}")
     train_sets, heldout, levels = _programs(cfg)
     verifier = verifier or BatchVerifier(cfg.verify_device, cfg.verify_timeout or None,
-                                         cfg.verify_workers or None)  # fmt: skip
+                                         cfg.verify_workers or None,
+                                         cfg.verify_compile_baseline)  # fmt: skip
     accelerator = Accelerator(mixed_precision=cfg.mixed_precision)
     set_seed(cfg.seed)
     model, tokenizer = load_model(cfg.model, dtype=cfg.dtype)
@@ -155,17 +178,21 @@ def train(cfg: RLConfig, verifier: Verifier | None = None) -> dict[str, Any]:
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
     model, optimizer = accelerator.prepare(model, optimizer)
     sampling = SamplingConfig(cfg.temperature, cfg.top_p, cfg.max_new_tokens, cfg.prompts_per_step)
-    policy = HFPolicy(accelerator.unwrap_model(model), tokenizer, sampling)
+    policy = _rollout_policy(cfg, HFPolicy(accelerator.unwrap_model(model), tokenizer, sampling))
     drpo = DRPOConfig(beta=cfg.beta, tau=cfg.tau, lam=cfg.lam, delta=cfg.delta)
     grpo = GRPOConfig(clip_eps=cfg.clip_eps)
 
-    step, state = 0, CurriculumState(levels[0])
+    if cfg.start_level and cfg.start_level not in levels:
+        raise UserError(f"--start-level {cfg.start_level} is not among levels {levels}")
+    step, state = 0, CurriculumState(cfg.start_level or levels[0])
     if cfg.resume and (last := checkpoint.latest(cfg.out)) is not None:
         saved = checkpoint.load(accelerator, last)
         step, state = saved["step"], CurriculumState(**saved["curriculum"])
-    log = checkpoint.MetricsLog(f"{cfg.out}/metrics.jsonl", accelerator.is_main_process)
+    metrics_path = cfg.metrics or f"{cfg.out}/metrics.jsonl"
+    log = checkpoint.MetricsLog(metrics_path, accelerator.is_main_process)
     metrics: dict[str, Any] = {}
-    while step < cfg.steps and not state.done:
+    budget, totals, last_step_s = Budget(cfg.max_minutes), Totals(), 0.0
+    while step < cfg.steps and not state.done and not budget.spent(accelerator, last_step_s):
         records = _pick(train_sets[state.level], cfg.prompts_per_step, cfg.seed, step,
                         accelerator.process_index)  # fmt: skip
         t0 = time.perf_counter()
@@ -183,11 +210,20 @@ def train(cfg: RLConfig, verifier: Verifier | None = None) -> dict[str, Any]:
                               pad_id=tokenizer.pad_token_id, micro_batch=cfg.micro_batch,
                               updates=cfg.updates_per_batch, max_grad_norm=cfg.max_grad_norm)  # fmt: skip
         step += 1
+        t_update = time.perf_counter() - t0 - t_gen - t_verify
+        gen_tokens = sum(c.completion_tokens for c in rollouts.completions)
+        train_tokens = cfg.updates_per_batch * sum(len(p) + len(g) for p, g in rollouts.seqs)
+        judged = sum(r.status != "no_code" for r in rewards)  # no code: never sent to the verifier
+        totals.add(gen_tokens, t_gen, len(rewards), judged, t_verify, train_tokens, t_update)
         metrics = {"step": step, "level": state.level,
                    **_rollout_metrics(rewards, rollouts.completions, t_gen), **stats,
-                   "gen_s": t_gen, "verify_s": t_verify,
-                   "update_s": time.perf_counter() - t0 - t_gen - t_verify}  # fmt: skip
+                   "gen_s": t_gen, "verify_s": t_verify, "update_s": t_update,
+                   "rollouts_verified": judged,
+                   "rollouts_verified_per_min": _per_min(judged, t_verify),
+                   "train_tokens_per_s": train_tokens / max(t_update, 1e-9),
+                   "elapsed_s": budget.elapsed}  # fmt: skip
         log.write(metrics)
+        last_step_s = time.perf_counter() - t0
         if step % cfg.eval_every == 0 or step == cfg.steps:
             # A level too small to hold programs out is judged on training programs (logged).
             pool = heldout.get(state.level) or train_sets[state.level]
@@ -201,10 +237,80 @@ def train(cfg: RLConfig, verifier: Verifier | None = None) -> dict[str, Any]:
             state = new
         if step % cfg.save_every == 0 or step == cfg.steps or state.done:
             checkpoint.save(accelerator, cfg.out, step, {"curriculum": state.to_dict()})
+        if cfg.rollout_url and cfg.sync_every and step % cfg.sync_every == 0:
+            _sync(accelerator, model, tokenizer, cfg)
+    if step and _unsaved(cfg.out, step):  # a time budget ended the loop between checkpoints
+        checkpoint.save(accelerator, cfg.out, step, {"curriculum": state.to_dict()})
     checkpoint.save_final(accelerator, model, tokenizer, cfg.out)
     if accelerator.is_main_process:
-        plot_metrics(f"{cfg.out}/metrics.jsonl", f"{cfg.out}/metrics.svg")
-    return {"step": step, "curriculum": state.to_dict(), "last": metrics}
+        plot_metrics(metrics_path, str(Path(metrics_path).with_suffix(".svg")))
+    return {"step": step, "curriculum": state.to_dict(), "last": metrics,
+            "seconds": budget.elapsed, "timed_out": budget.spent(), **totals.rates()}  # fmt: skip
+
+
+def _rollout_policy(cfg: RLConfig, local: Any) -> Any:
+    """The in-process HFPolicy, or a server's samples re-tokenized for the update."""
+    if not cfg.rollout_url:
+        return local
+    from drtriton.policy import OpenAIConfig, OpenAIPolicy
+    from drtriton.train.rollout import ServerRollouts
+
+    if not cfg.rollout_model:
+        raise UserError("--rollout-url needs --rollout-model (the server's model name)")
+    server = OpenAIPolicy(OpenAIConfig(cfg.rollout_model, cfg.rollout_url, cfg.rollout_key_env,
+                                       cfg.temperature, cfg.top_p, cfg.max_new_tokens))  # fmt: skip
+    return ServerRollouts(server, local.tokenizer)
+
+
+def _sync(accelerator: Any, model: Any, tokenizer: Any, cfg: RLConfig) -> None:
+    """Saves the current weights to OUT/sync and runs the command that reloads the server."""
+    import subprocess
+
+    target = f"{cfg.out}/sync"
+    checkpoint.save_final(accelerator, model, tokenizer, target)
+    if cfg.sync_cmd and accelerator.is_main_process:
+        subprocess.run(cfg.sync_cmd.replace("{dir}", target), shell=True, check=True)
+    accelerator.wait_for_everyone()
+
+
+def _per_min(count: int, seconds: float) -> float | None:
+    return 60.0 * count / seconds if count and seconds > 0 else None
+
+
+def _unsaved(out: str, step: int) -> bool:
+    last = checkpoint.latest(out)
+    return last is None or int(last.name.split("-")[1]) < step
+
+
+@dataclass
+class Totals:
+    """Throughput over the whole run (the per-step lines hold each step's own rates)."""
+
+    gen_tokens: int = 0
+    gen_s: float = 0.0
+    rollouts: int = 0
+    verified: int = 0  # rollouts with code, judged by the verifier
+    verify_s: float = 0.0
+    train_tokens: int = 0
+    update_s: float = 0.0
+
+    def add(self, gen_tokens: int, gen_s: float, rollouts: int, verified: int, verify_s: float,
+            train_tokens: int, update_s: float) -> None:  # fmt: skip
+        self.gen_tokens += gen_tokens
+        self.gen_s += gen_s
+        self.rollouts += rollouts
+        self.verified += verified
+        self.verify_s += verify_s
+        self.train_tokens += train_tokens
+        self.update_s += update_s
+
+    def rates(self) -> dict[str, Any]:
+        return {"gen_tokens_per_s": self.gen_tokens / max(self.gen_s, 1e-9),
+                "rollouts_verified_per_min": _per_min(self.verified, self.verify_s),
+                "train_tokens_per_s": self.train_tokens / max(self.update_s, 1e-9),
+                "rollouts": self.rollouts, "rollouts_verified": self.verified,
+                "gen_tokens": self.gen_tokens,
+                "gen_s": self.gen_s, "verify_s": self.verify_s, "update_s": self.update_s}  # fmt: skip
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

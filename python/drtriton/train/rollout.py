@@ -31,6 +31,42 @@ def sample(policy: Any, records: list[dict[str, Any]], prompts: list[str], n: in
     return Rollouts(records, completions, raw, index)
 
 
+class ServerRollouts:
+    """Rollouts from an inference server (vLLM, SGLang) through any text policy, e.g.
+    OpenAIPolicy: the texts are tokenized with the trainer's tokenizer to give the
+    (prompt ids, completion ids) the update scores. Two departures from in-process sampling:
+    re-tokenizing decoded text may split it differently from the server's own sampling, and the
+    server serves the weights of its last sync (`--sync-every`), so rollouts may be a few steps
+    stale; DRPO's KL(pi_old || pi) term is taken against the trainer's weights at rollout time.
+    """
+
+    def __init__(self, policy: Any, tokenizer: Any) -> None:
+        self.policy = policy
+        self.tokenizer = tokenizer
+        self.name = getattr(policy, "name", "server")
+
+    def generate(self, prompts: list[str], n: int = 1) -> list[list[Completion]]:
+        return self.policy.generate(prompts, n)
+
+    def generate_ids(self, prompts: list[str], n: int) -> tuple[list[list[Completion]], list]:
+        from drtriton.policy.hf import render_prompt
+
+        tok = self.tokenizer
+        groups = self.policy.generate(prompts, n)
+        raw = []
+        for prompt, group in zip(prompts, groups, strict=True):
+            ids = tok(render_prompt(tok, prompt), add_special_tokens=False)["input_ids"]
+            for c in group:
+                gen = tok(c.text, add_special_tokens=False)["input_ids"]
+                if c.finish_reason == "stop" and tok.eos_token_id is not None:
+                    gen = [*gen, tok.eos_token_id]  # the server stopped on EOS: score it too
+                c.prompt_tokens, c.completion_tokens = len(ids), len(gen)
+                raw.append(
+                    (torch.tensor(ids, dtype=torch.long), torch.tensor(gen, dtype=torch.long))
+                )
+        return groups, raw
+
+
 def token_logprobs(model: Any, seqs: list[tuple[Tensor, Tensor]], pad_id: int,
                    device: Any) -> tuple[Tensor, Tensor]:  # fmt: skip
     """log pi(token) of each completion token: ([m, T], mask [m, T]), T the longest completion.

@@ -21,6 +21,7 @@ from typing import Any
 from drtriton.errors import UserError
 from drtriton.jsonl import read_jsonl
 from drtriton.train import checkpoint
+from drtriton.train.budget import Budget
 from drtriton.train.data import collate, encode_records, usable_pair
 
 
@@ -55,6 +56,10 @@ class SFTConfig:
     dtype: str = field(default="float32", metadata={"help": "weights: float32 | bfloat16"})
     gradient_checkpointing: bool = field(default=False, metadata={"help": "recompute "
                                          "activations in backward (long sequences)"})  # fmt: skip
+    max_minutes: float = field(default=0.0, metadata={"help": "wall-clock budget: stop, save "
+                               "and return when spent (the LR decays by time too); 0: none"})  # fmt: skip
+    metrics: str = field(default="", metadata={"help": "metrics JSONL (the plot beside it, "
+                         ".svg); default: OUT/metrics.jsonl"})  # fmt: skip
     lora: LoRAConfig = field(default_factory=LoRAConfig)
 
 
@@ -76,13 +81,15 @@ def _examples(cfg: SFTConfig, tokenizer: Any) -> list[dict]:
     return encode_records(tokenizer, records, cfg.max_len)
 
 
-def _schedule(optimizer: Any, total: int, warmup: int) -> Any:
+def _schedule(optimizer: Any, total: int, warmup: int, budget: Budget | None = None) -> Any:
     import torch
 
     def factor(step: int) -> float:  # linear warm-up, cosine decay to 10% of the peak
         if step < warmup:
             return (step + 1) / max(1, warmup)
         progress = (step - warmup) / max(1, total - warmup)
+        if budget is not None:  # a time budget may end the run first: decay by time as well
+            progress = max(progress, budget.fraction())
         return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
 
     return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
@@ -117,7 +124,10 @@ def train(cfg: SFTConfig) -> dict[str, Any]:
     total = cfg.max_steps or max(1, math.ceil(cfg.epochs * steps_per_epoch))
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
-    scheduler = _schedule(optimizer, total, int(cfg.warmup * total))
+    budget = Budget(cfg.max_minutes)
+    # With a time budget, warm-up is a fraction of the first 100 steps (`total` may never come).
+    warmup = int(cfg.warmup * (min(total, 100) if budget.seconds > 0 else total))
+    scheduler = _schedule(optimizer, total, warmup, budget)
     model, optimizer, loader, scheduler = accelerator.prepare(model, optimizer, loader, scheduler)
 
     step, start_micro = 0, 0
@@ -125,11 +135,13 @@ def train(cfg: SFTConfig) -> dict[str, Any]:
         state = checkpoint.load(accelerator, last)
         step, start_micro = state["step"], state["micro"]
         accelerator.print(f"resumed from {last} at step {step}")
-    log = checkpoint.MetricsLog(f"{cfg.out}/metrics.jsonl", accelerator.is_main_process)
+    metrics_path = cfg.metrics or f"{cfg.out}/metrics.jsonl"
+    log = checkpoint.MetricsLog(metrics_path, accelerator.is_main_process)
     metrics: dict[str, Any] = {"step": step}
     micro, tokens, losses, t0 = start_micro, 0, [], time.perf_counter()
+    all_tokens, timed_out = 0, False
     model.train()
-    while step < total:
+    while step < total and not timed_out:
         epoch_micro = micro % len(loader)
         batches = accelerator.skip_first_batches(loader, epoch_micro) if epoch_micro else loader
         for batch in batches:
@@ -144,19 +156,23 @@ def train(cfg: SFTConfig) -> dict[str, Any]:
             micro += 1
             losses.append(float(loss.detach()))
             tokens += int((batch["labels"] != -100).sum())
+            all_tokens += int(batch["attention_mask"].sum())
             if not accelerator.sync_gradients:
                 continue
             step += 1
-            if step % cfg.log_every == 0 or step == total:
+            timed_out = budget.spent(accelerator)
+            if step % cfg.log_every == 0 or step == total or timed_out:
                 elapsed = time.perf_counter() - t0
                 metrics = {"step": step, "loss": sum(losses) / len(losses),
                            "lr": scheduler.get_last_lr()[0], "epoch": micro / len(loader),
                            "tokens_per_s": tokens / max(elapsed, 1e-9)}  # fmt: skip
                 log.write(metrics)
                 losses, tokens, t0 = [], 0, time.perf_counter()
-            if (cfg.save_every and step % cfg.save_every == 0) or step == total:
+            if (cfg.save_every and step % cfg.save_every == 0) or step == total or timed_out:
                 checkpoint.save(accelerator, cfg.out, step, {"micro": micro})
-            if step >= total:
+            if step >= total or timed_out:
                 break
     checkpoint.save_final(accelerator, model, tokenizer, cfg.out)
-    return metrics
+    seconds = budget.elapsed
+    return {**metrics, "steps": step, "seconds": seconds, "timed_out": timed_out,
+            "train_tokens_per_s": all_tokens * accelerator.num_processes / max(seconds, 1e-9)}  # fmt: skip

@@ -62,6 +62,9 @@ class Options:
     runs: int = 30
     check_timed: int = 5  # timed calls (picked at random) whose outputs are compared too
     baselines: bool = True  # time eager and torch.compile of the task (GPU)
+    # torch.compile of every task costs seconds per harness process: RL on many distinct
+    # programs turns it off and keeps the eager baseline (its speed reward's reference).
+    compile_baseline: bool = True
     memory_gb: float = 8.0  # RLIMIT_DATA of a CPU worker
     # Off only in tests of the dynamic defences (what a candidate that slipped past the static
     # rules could still do); never off for a reward or a reported number.
@@ -452,7 +455,7 @@ def _time(
     if not opts.baselines:
         return
     key = (hashlib.sha256(task.source.encode()).hexdigest(), opts.device, opts.seed, opts.trials,
-           opts.warmup, opts.runs)  # fmt: skip
+           opts.warmup, opts.runs, opts.compile_baseline)  # fmt: skip
     if key not in _BASELINES:
         _BASELINES[key] = _baselines(reference, sets, opts)
     eager_ms, compile_ms, extra = _BASELINES[key]
@@ -487,6 +490,8 @@ def _baselines(
     eager_ms = timing.summarize(eager)["median"]
     extra["eager_mean_ms"] = timing.summarize(eager)["mean"]
     compile_ms = None
+    if not opts.compile_baseline:
+        return eager_ms, compile_ms, extra
     try:
         compiled = torch.compile(reference)
         with torch.no_grad():

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# CPU side of the H200 recipe (h200_recipe.sh): everything that needs Gecode (synthesis) or is
+# slow to verify is done here, once, and shipped as small files in examples/train/data/.
+#   sft_pairs.jsonl  verified level-1 teacher pairs for every catalog operator (`drtriton sft-data`)
+#   rl_programs.jsonl  curriculum programs, levels 1-2 (RL prompts)
+#   heldout.jsonl      held-out programs, levels 1-2, disjoint (by source) from both files above
+# All with `--preset tiny`: small shapes, so that the GPU verifies rollouts fast.
+# Usage: examples/train/prepare_data.sh [DATADIR] [PER_OP] [RL_N] [HELDOUT_PER_LEVEL]
+# (run from the repository root with drtriton installed, or with PYTHON="env PYTHONPATH=python python")
+set -euo pipefail
+data=${1:-examples/train/data}
+per_op=${2:-10}
+rl_n=${3:-600}
+heldout=${4:-64}
+py=${PYTHON:-python3}
+mkdir -p "$data"
+
+# 1. Verified teacher pairs, level 1, every operator (appends: start from a clean file).
+rm -f "$data/sft_pairs.jsonl"
+$py -m drtriton sft-data --out "$data/sft_pairs.jsonl" --per-op "$per_op" --preset tiny \
+    --seed 0 --workers "${WORKERS:-2}" > "$data/sft_summary.json"
+
+# 2. RL prompts and a held-out pool, levels 1-2, from other synthesis seeds.
+$py -m drtriton synth --n "$rl_n" --levels 1-2 --preset tiny --seed 1 \
+    --out "$data/rl_programs.jsonl" --force --no-progress
+$py -m drtriton synth --n $((heldout * 4)) --levels 1-2 --preset tiny --seed 2 \
+    --out "$data/heldout_pool.jsonl" --force --no-progress
+
+# 3. Held-out = pool minus anything whose source is in the SFT or RL files, k per level.
+$py - "$data" "$heldout" <<'EOF'
+import json, sys
+from pathlib import Path
+
+data, k = Path(sys.argv[1]), int(sys.argv[2])
+read = lambda p: [json.loads(x) for x in p.read_text().splitlines() if x.strip()]
+seen = {r["source"] for name in ("sft_pairs.jsonl", "rl_programs.jsonl") for r in read(data / name)}
+kept, per_level = [], {}
+for r in read(data / "heldout_pool.jsonl"):
+    if r["source"] in seen or per_level.get(r["level"], 0) >= k:
+        continue
+    seen.add(r["source"])
+    per_level[r["level"]] = per_level.get(r["level"], 0) + 1
+    kept.append(r)
+(data / "heldout.jsonl").write_text("".join(json.dumps(r) + "\n" for r in kept))
+(data / "heldout_pool.jsonl").unlink()
+print(json.dumps({"heldout_per_level": per_level}))
+EOF
+wc -lc "$data"/*.jsonl

@@ -1,0 +1,124 @@
+"""The small-model recipe (`drtriton train-recipe`): held-out evaluation statistics, the
+before/after-RL evaluation path on a tiny model, time budgets, and the whole run on the CPU
+with a fake verifier (the real one is exercised in test_rl and on the GPU)."""
+
+import json
+import math
+
+import pytest
+
+from drtriton.policy.hf import HFPolicy, SamplingConfig, load_model
+from drtriton.train.budget import Budget
+from drtriton.train.evaluate import evaluate_policy, summarize
+from drtriton.train.recipe import RecipeConfig, run
+from drtriton.train.rewards import Reward
+
+from .conftest import TASKS, task
+
+
+class LevelVerifier:
+    """Judges by the task alone: level-1 tasks (no `t1 =` line, see `_level2`) correct with
+    log speed-ups 0.5 and -0.5 in turn; level-2 tasks wrong. Records what it was asked."""
+
+    def __init__(self):
+        self.calls = []
+
+    def judge(self, tasks, codes):
+        self.calls.append((list(tasks), list(codes)))
+        out, solved = [], 0
+        for t in tasks:
+            ok = "t1 =" not in t
+            out.append(Reward(ok, (0.5 if solved % 2 == 0 else -0.5) if ok else None, "fake"))
+            solved += ok
+        return out
+
+
+def _level2(op: str) -> str:
+    return task(op).replace("    return t0", "    t1 = torch.neg(t0)\n    return t1")
+
+
+def _programs(path, per_level=2):
+    ops = list(TASKS)
+    with path.open("w") as f:
+        for i in range(per_level * 2):
+            op = ops[i % len(ops)]
+            for level, source in ((1, task(op)), (2, _level2(op))):
+                f.write(json.dumps({"id": f"l{level}-{i}", "level": level, "ops": [op] * level,
+                                    "source": source}) + "\n")  # fmt: skip
+    return path
+
+
+def test_summarize_hand_computed():
+    rewards = [Reward(True, math.log(2.0)), Reward(True, math.log(0.5)), Reward(True, None),
+               Reward(False, None)]  # fmt: skip
+    s = summarize(rewards)
+    assert s["n"] == 4 and s["pass@1"] == 0.75 and s["timed"] == 2
+    assert s["mean_log_speedup"] == pytest.approx(0.0)
+    assert s["geomean_speedup"] == pytest.approx(1.0)
+    assert s["mean_speedup"] == pytest.approx(1.25)  # (2 + 0.5) / 2
+    assert s["fast1"] == 0.25  # one of four correct and faster than eager
+    empty = summarize([])
+    assert empty["pass@1"] == 0.0 and empty["mean_speedup"] is None
+
+
+def test_evaluate_before_and_after_on_tiny_model(tiny_model, tmp_path):
+    records = [json.loads(x) for x in _programs(tmp_path / "p.jsonl").read_text().splitlines()]
+    model, tok = load_model(tiny_model)
+    policy = HFPolicy(model, tok, SamplingConfig(temperature=1.0, max_new_tokens=5))
+    verifier = LevelVerifier()
+    before = evaluate_policy(policy, verifier, records)
+    [(tasks, codes)] = verifier.calls
+    assert tasks == [r["source"] for r in records] and len(codes) == len(records)
+    assert before["n"] == len(records) and before["pass@1"] == pytest.approx(0.5)
+    assert before["per_level"]["1"]["pass@1"] == 1.0 and before["per_level"]["2"]["pass@1"] == 0
+    # Level-1 verdicts alternate +0.5/-0.5: two of each among the four level-1 programs.
+    assert before["per_level"]["1"]["mean_log_speedup"] == pytest.approx(0.0)
+    assert before["per_level"]["1"]["mean_speedup"] == pytest.approx(math.cosh(0.5))
+    assert 0 < before["mean_completion_tokens"] <= 5 and before["gen_tokens_per_s"] > 0
+    # The same path after a (here: no-op) RL stage: an independent second call.
+    after = evaluate_policy(policy, verifier, records)
+    assert len(verifier.calls) == 2 and after["pass@1"] == before["pass@1"]
+
+
+def test_budget_stops_and_predicts():
+    assert not Budget(0).spent(ahead=1e9)  # no budget: never spent
+    b = Budget(1.0)
+    assert not b.spent() and b.spent(ahead=61.0)
+    assert 0 <= b.fraction() < 0.1
+
+
+def test_sft_time_budget_stops_early(tiny_model, pairs_file, tmp_path):
+    from drtriton.train.sft import SFTConfig, train
+
+    out = tmp_path / "sft"
+    cfg = SFTConfig(model=str(tiny_model), data=str(pairs_file), out=str(out), max_steps=100000,
+                    batch_size=2, max_len=2048, log_every=1000, max_minutes=0.05)  # fmt: skip
+    metrics = train(cfg)
+    assert metrics["timed_out"] and 0 < metrics["steps"] < 100000
+    assert (out / "config.json").is_file() and metrics["train_tokens_per_s"] > 0
+    assert (out / f"checkpoint-{metrics['steps']}" / "state.json").is_file()
+
+
+def test_recipe_end_to_end_cpu(pairs_file, tmp_path):
+    programs = _programs(tmp_path / "programs.jsonl", per_level=4)
+    heldout = _programs(tmp_path / "heldout.jsonl", per_level=1)
+    out, work = tmp_path / "out", tmp_path / "work"
+    cfg = RecipeConfig(pairs=str(pairs_file), programs=str(programs), heldout=str(heldout),
+                       out=str(out), work=str(work), minutes=0.4, device="cpu", sft_share=0.15,
+                       vocab_size=600, hidden_size=32, layers=1, heads=2, kv_heads=1,
+                       intermediate_size=64, sft_batch=2, prompts_per_step=2, group_size=2,
+                       eval_per_level=2, max_new_tokens=6)  # fmt: skip
+    verifier = LevelVerifier()
+    data = run(cfg, verifier=verifier)
+    saved = json.loads((out / "summary.json").read_text())
+    assert saved["finished_stage"] == "headline" and saved["sft"]["steps"] > 0
+    assert saved["rl"]["step"] >= 1 and saved["rl"]["rollouts"] >= 4
+    head = data["headline"]
+    # Held-out pass@1 follows the verifier, before and after RL: level 1 solved, level 2 not.
+    assert head["per_level_pass@1"] == {"before_rl": {"1": 1.0, "2": 0.0},
+                                        "after_rl": {"1": 1.0, "2": 0.0}}  # fmt: skip
+    assert saved["rl"]["start_level"] == 2  # level 1 above 50% before RL: the curriculum skips
+    # Only small files come back to OUT; the models stay in the work directory.
+    assert sorted(p.name for p in out.iterdir()) == ["metrics.jsonl", "metrics.svg",
+                                                    "sft_metrics.jsonl", "summary.json"]  # fmt: skip
+    assert (work / "rl" / "config.json").is_file()
