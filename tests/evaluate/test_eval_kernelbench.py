@@ -3,7 +3,6 @@ time budget), its user errors, and one end-to-end run with the real optimizer on
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from drtriton.cli import main
 from drtriton.evaluate.kernelbench import RunConfig, load_problems, run_kernelbench
 from drtriton.evaluate.store import read_results
 
@@ -101,12 +101,13 @@ def test_workers_spread_over_devices_and_torn_lines_are_redone(
     assert len([ln for ln in lines if ln.startswith("{") and ln.endswith("}")]) == 4
 
 
-def drtriton(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "drtriton", *args], capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+def test_cli_user_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """In process (drtriton.cli.main): the exit code and the message, no traceback."""
 
+    def drtriton(*args: str) -> subprocess.CompletedProcess:
+        code = main(list(args))
+        return subprocess.CompletedProcess(args, code, "", capsys.readouterr().err)
 
-def test_cli_user_errors_exit_2(tmp_path: Path) -> None:
     missing = drtriton("eval", "kernelbench", str(tmp_path / "nope.jsonl"), "--out", str(tmp_path))
     assert missing.returncode == 2 and "no such file" in missing.stderr
     assert "Traceback" not in missing.stderr
@@ -175,8 +176,6 @@ def get_init_inputs():
 """
 
 
-@pytest.mark.skipif(importlib.util.find_spec("drtriton.optimize") is None,
-                    reason="drtriton.optimize (issue 6, the optimize command) is not built yet")  # fmt: skip
 def test_end_to_end_on_the_cpu(tmp_path: Path) -> None:
     problems = write_problems(tmp_path / "tiny.jsonl", [
         {"level": 1, "problem_id": 1, "name": "1_ReLU_Tanh", "code": RELU_TANH},

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from drtriton.cli import main
 from drtriton.evaluate.store import read_results
 from drtriton.evaluate.synthetic import program_results
 
@@ -79,7 +80,13 @@ def test_teacher_on_one_program_end_to_end(tmp_path: Path) -> None:
     assert len(read_results(out / "candidates.jsonl")) == 1
 
 
-def test_synthetic_user_errors(tmp_path: Path) -> None:
+def test_synthetic_user_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """In process (drtriton.cli.main): the exit code and the message, no traceback."""
+
+    def drtriton(*args: str) -> subprocess.CompletedProcess:
+        code = main(list(args))
+        return subprocess.CompletedProcess(args, code, "", capsys.readouterr().err)
+
     programs = tmp_path / "programs.jsonl"
     programs.write_text(json.dumps({"id": "a", "level": 1, "source": RELU_TANH}) + "\n")
     bad = drtriton("eval", "synthetic", str(programs), "--out", str(tmp_path / "o"),
