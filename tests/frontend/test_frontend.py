@@ -71,16 +71,32 @@ def test_layer_norm():
     assert check_equivalence(LAYER_NORM, result).ok
 
 
-def test_scalar_multiply_stays_opaque_and_runs_split_around_it():
+def test_scalar_operands_become_one_element_constant_inputs():
     result = from_module_source(SCALED)
+    assert result.fully_mapped
+    assert parse(result.program_text).ops == ["linear", "mul", "mean", "add", "softmax"]
+    constants = [i for i in result.inputs if i.kind == "constant"]
+    assert [(i.shape, result.constants[i.target].tolist()) for i in constants] == [([1], [2.0])]
+    assert check_equivalence(SCALED, result).ok
+
+
+FLIPPED = module_task(
+    "self.fc = nn.Linear(16, 8)\n",
+    "y = torch.flip(self.fc(x), dims=[1])\nreturn torch.softmax(y.mean(dim=[0], keepdim=True) + y, dim=1)\n",
+    "torch.randn(4, 16)",
+)
+
+
+def test_an_opaque_operator_stays_in_pytorch_and_runs_split_around_it():
+    result = from_module_source(FLIPPED)
     assert not result.fully_mapped
-    assert result.opaque_calls == ["torch.ops.aten.mul.Tensor"]
+    assert result.opaque_calls == ["torch.ops.aten.flip.default"]
     runs = result.runs()
     assert [r.lines[0].opaque for r in runs] == [False, True, False]
     assert parse(runs[0].task).ops == ["linear"]
     assert parse(runs[2].task).ops == ["mean", "add", "softmax"]
     assert runs[2].inputs == [runs[1].outputs[0]]
-    assert check_equivalence(SCALED, result).ok
+    assert check_equivalence(FLIPPED, result).ok
 
 
 def test_reduction_over_two_dims_becomes_two_reductions():

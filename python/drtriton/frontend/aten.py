@@ -27,13 +27,22 @@ def _is_tensor(value: Any) -> bool:
     return isinstance(value, torch.fx.Node)
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def _one(op: str, **params: Any) -> list[Step]:
     return [(op, params)]
 
 
 def _binary(op: str) -> Entry:
     def entry(a: dict[str, Any]) -> list[Step] | None:
-        if not (_is_tensor(a["self"]) and _is_tensor(a["other"])) or a.get("alpha", 1) != 1:
+        # A Python number operand (x * 2.0) becomes a one-element constant input (lower.py).
+        tensors = [_is_tensor(a["self"]), _is_tensor(a["other"])]
+        numbers = [_is_number(a["self"]), _is_number(a["other"])]
+        if not any(tensors) or not all(t or n for t, n in zip(tensors, numbers, strict=True)):
+            return None
+        if a.get("alpha", 1) != 1:
             return None
         if a.get("rounding_mode") is not None:
             return None

@@ -30,9 +30,8 @@ def _state(model: torch.nn.Module, result: FrontendResult, target: str | None) -
     """A parameter, buffer or constant tensor by its dotted attribute path; a tensor the
     forward creates (torch.tensor(0.5)) is one export lifted into its constants."""
     assert target is not None, "a non-user input names its module attribute"
-    constants = getattr(result.exported, "constants", {}) or {}
-    if target in constants:
-        return constants[target]
+    if target in result.constants:
+        return result.constants[target]
     value: Any = model
     for part in target.split("."):
         value = getattr(value, part)

@@ -93,6 +93,9 @@ class Lowering:
         self._positive: set[str] = set()
         self._mapped_tuples: set[torch.fx.Node] = set()
         self._pending: dict[str, Tensor] = {}  # checked lines' results, until appended
+        # Python numbers in elementwise operators, as one-element float32 constant inputs: the
+        # catalog's binary operators take tensors, and a broadcast [1] tensor means the same.
+        self.scalars: dict[str, torch.Tensor] = {}
 
     def run(self) -> Lowering:
         self._placeholders()
@@ -205,13 +208,31 @@ class Lowering:
                 return False
             lines.append(line)
             previous = line.result
+        val = node.meta.get("val")
+        last = self._pending[lines[-1].result]
+        if isinstance(val, torch.Tensor) and list(val.shape) != list(last.shape):
+            self._pending.clear()  # e.g. a [1] scalar constant broadcast against a 0-d tensor
+            return False
         for line in lines:
             self.lines.append(line)
             self.tensors[line.result] = self._pending.pop(line.result)
         self.names[node] = lines[-1].result
         return True
 
+    def _scalar(self, value: float) -> str:
+        """The constant input holding `value` (one per distinct value)."""
+        target = f"drtriton_scalar_{float(value)!r}".replace(".", "_").replace("-", "m")
+        target = re.sub(r"\W", "_", target)
+        name = "c_" + target.removeprefix("drtriton_scalar_")
+        if target not in self.scalars:
+            self.scalars[target] = torch.tensor([float(value)], dtype=torch.float32)
+            self.inputs.append(Input(name, [1], "float32", "constant", target))
+            self.tensors[name] = Tensor(name, [1], "float32")
+        return name
+
     def _operand(self, value: Any) -> str | None:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return self._scalar(value)
         if isinstance(value, torch.fx.Node):
             return self.names.get(value)
         return value if isinstance(value, str) else None

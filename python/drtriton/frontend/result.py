@@ -36,6 +36,9 @@ class FrontendResult:
     source: str
     program_text: str | None
     exported: Any = field(default=None, repr=False)  # torch.export.ExportedProgram, if any
+    # Values of "constant" inputs by target: tensors export lifted out of forward, and the
+    # frontend's own one-element tensors for Python numbers (lower.py, Lowering._scalar).
+    constants: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def fully_mapped(self) -> bool:

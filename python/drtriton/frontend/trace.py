@@ -34,6 +34,7 @@ def from_module_source(code: str, seed: int = 0, training: bool = False) -> Fron
         source,
         program_text,
         exported,
+        {**(getattr(exported, "constants", {}) or {}), **lowering.scalars},
     )
 
 

@@ -59,7 +59,7 @@ def _constant(value: torch.Tensor, device_of: str | None) -> str:
 
 
 def _state_lines(frontend: FrontendResult, attributes: set[str]) -> list[str]:
-    constants = getattr(frontend.exported, "constants", {}) or {}
+    constants = frontend.constants
     users = [i.name for i in frontend.inputs if i.kind == "user"]
     lines = []
     for inp in frontend.inputs:
