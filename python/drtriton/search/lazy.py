@@ -70,7 +70,8 @@ def _time_ops(
     from drtriton.verify import timing
     from drtriton.verify.task import load_task, to_device
 
-    with torch.no_grad():
+    # time_cuda flushes L2 and records events on the current device: make it this one.
+    with torch.no_grad(), torch.cuda.device(torch.device(device)):
         for i in range(n_ops):
             task = load_task(singles[i]["source"])
             sets = [to_device(task.make_inputs(k, seed), torch.device(device)) for k in range(2)]
