@@ -80,8 +80,8 @@ TEST(CodegenTest, ConvWithEpilogueIsOneKernel) {
   EXPECT_EQ(Count(c, "@triton.jit"), 1);
   ExpectInOrder(c, {"def k0_conv2d_kernel(", "# conv2d: M=128 N=4 K=27 batch=1",
                     "for k0 in tl.range(0, 27, BLOCK_K):", "ok0 = (sp0 >= 0) & (sp0 < 8)",
-                    "acc += tl.dot(a, b, input_precision=\"ieee\")", "tl.maximum(acc, 0.0)",
-                    "tl.store(t2_ptr"});
+                    "acc += tl.dot(a, b, input_precision=\"ieee\")",
+                    "tl.maximum(acc, 0.0, propagate_nan=tl.PropagateNan.ALL)", "tl.store(t2_ptr"});
   EXPECT_EQ(Count(c, "torch.empty("), 1);  // only the output is stored
   // Without epilogue fusion the conv result is stored and a pointwise kernel follows.
   CodegenOptions unfused;
@@ -103,6 +103,56 @@ TEST(CodegenTest, SoftmaxReadsTheRowOnceWhenItFits) {
   ExpectInOrder(c, {"# softmax over 100 of 6 rows", "row_mask = rows < 6", "tl.exp(x",
                     "row_max = tl.max(acc, axis=1, keep_dims=True)", "row_sum = tl.sum(",
                     "out = tl.exp(", "/ row_sum", "tl.store("});
+}
+
+// torch.amax/amin, max pooling, maximum, clamp and relu propagate NaN. tl.maximum's default
+// and tl.max's combine drop a NaN operand on the GPU (the interpreter propagates either way,
+// so only the emitted text can show it here).
+TEST(CodegenTest, AmaxPropagatesNan) {
+  const Program p = MustParse(
+      "def fused_operator(x0):\n"
+      "    t0 = torch.amax(x0, -1)\n"
+      "    return t0\n",
+      "torch.randn(6, 100)");
+  ExpectInOrder(MustEmit(p),
+                {"acc = tl.maximum(acc, tl.where(mask, ", "propagate_nan=tl.PropagateNan.ALL)",
+                 "result = tl.max(acc, axis=1, keep_dims=True) + tl.sum(tl.where("
+                 "acc != acc, acc, 0.0), axis=1, keep_dims=True)"});
+}
+
+TEST(CodegenTest, AminLoopPropagatesNan) {
+  const Program p = MustParse(
+      "def fused_operator(x0):\n"
+      "    t0 = torch.amin(x0, 0)\n"
+      "    return t0\n",
+      "torch.randn(5000, 3)");
+  ExpectInOrder(MustEmit(p),
+                {"acc = tl.minimum(acc, tl.where(mask, ", "propagate_nan=tl.PropagateNan.ALL)",
+                 "result = tl.min(acc, axis=1, keep_dims=True) + tl.sum("});
+}
+
+TEST(CodegenTest, MaxPoolAndClampPropagateNan) {
+  const Program p = MustParse(
+      "def fused_operator(x0):\n"
+      "    t0 = F.max_pool2d(x0, 2)\n"
+      "    t1 = torch.clamp(t0, -1.0, 1.0)\n"
+      "    return t1\n",
+      "torch.randn(2, 3, 8, 8)");
+  const std::string c = MustEmit(p);
+  ExpectInOrder(c, {"acc = tl.maximum(acc, tl.where(mask, ", "propagate_nan=tl.PropagateNan.ALL)",
+                    "result = tl.max(acc, axis=1, keep_dims=True) + tl.sum(tl.where(acc != acc",
+                    "tl.minimum(tl.maximum(", "propagate_nan=tl.PropagateNan.ALL)"});
+  EXPECT_EQ(Count(c, "tl.PropagateNan.ALL"), 3);
+}
+
+TEST(CodegenTest, SoftmaxRowMaxKeepsThePlainMax) {
+  // A NaN reaches softmax's row sum anyway: no extra NaN reduction on its row max.
+  const Program p = MustParse(
+      "def fused_operator(x0):\n"
+      "    t0 = torch.softmax(x0, -1)\n"
+      "    return t0\n",
+      "torch.randn(6, 100)");
+  EXPECT_EQ(Count(MustEmit(p), "PropagateNan"), 0);
 }
 
 TEST(CodegenTest, LongRowsLoop) {

@@ -32,8 +32,8 @@ std::string Pow(const std::string& x, double e) {
 
 std::string Clamp(const std::string& x, const AttrValue& lo, const AttrValue& hi) {
   std::string e = x;
-  if (!lo.is_none()) e = "tl.maximum(" + e + ", " + FloatLiteral(lo.AsFloat()) + ")";
-  if (!hi.is_none()) e = "tl.minimum(" + e + ", " + FloatLiteral(hi.AsFloat()) + ")";
+  if (!lo.is_none()) e = NanMax(e, FloatLiteral(lo.AsFloat()));
+  if (!hi.is_none()) e = NanMin(e, FloatLiteral(hi.AsFloat()));
   return e;
 }
 
@@ -42,8 +42,8 @@ std::string Binary(const std::string& name, const std::string& a, const std::str
   if (name == "sub") return a + " - " + b;
   if (name == "mul") return a + " * " + b;
   if (name == "div") return a + " / " + b;
-  if (name == "maximum") return "tl.maximum(" + a + ", " + b + ")";
-  if (name == "minimum") return "tl.minimum(" + a + ", " + b + ")";
+  if (name == "maximum") return NanMax(a, b);
+  if (name == "minimum") return NanMin(a, b);
   return "";
 }
 
@@ -54,7 +54,7 @@ std::string Unary(const std::string& name, const std::string& x,
   if (name == "abs") return "tl.abs(" + x + ")";
   if (name == "sqrt") return "tl.sqrt(" + x + ")";
   if (name == "neg") return "-" + x;
-  if (name == "relu") return "tl.maximum(" + x + ", 0.0)";
+  if (name == "relu") return NanMax(x, "0.0");
   if (name == "sigmoid") return "tl.sigmoid(" + x + ")";
   if (name == "tanh") return Tanh(x);
   if (name == "silu") return x + " * tl.sigmoid(" + x + ")";
@@ -70,8 +70,8 @@ std::string Unary(const std::string& name, const std::string& x,
   if (name == "leaky_relu")
     return "tl.where(" + x + " > 0.0, " + x + ", " + FloatLiteral(attrs[0].AsFloat()) + " * " + x +
            ")";
-  if (name == "hardsigmoid") return "tl.minimum(tl.maximum(" + x + " + 3.0, 0.0), 6.0) / 6.0";
-  if (name == "hardswish") return x + " * tl.minimum(tl.maximum(" + x + " + 3.0, 0.0), 6.0) / 6.0";
+  if (name == "hardsigmoid") return NanMin(NanMax(x + " + 3.0", "0.0"), "6.0") + " / 6.0";
+  if (name == "hardswish") return x + " * " + NanMin(NanMax(x + " + 3.0", "0.0"), "6.0") + " / 6.0";
   if (name == "softplus") return Softplus(x, attrs[0].AsFloat(), attrs[1].AsFloat());
   if (name == "mish") return x + " * " + Tanh(Softplus(x, 1.0, 20.0));
   if (name == "gelu") {
@@ -86,6 +86,18 @@ std::string Unary(const std::string& name, const std::string& x,
 }
 
 }  // namespace
+
+std::string NanMax(const std::string& a, const std::string& b) {
+  return "tl.maximum(" + a + ", " + b + ", propagate_nan=tl.PropagateNan.ALL)";
+}
+
+std::string NanMin(const std::string& a, const std::string& b) {
+  return "tl.minimum(" + a + ", " + b + ", propagate_nan=tl.PropagateNan.ALL)";
+}
+
+std::string NanOfLanes(const std::string& acc) {
+  return "tl.sum(tl.where(" + acc + " != " + acc + ", " + acc + ", 0.0), axis=1, keep_dims=True)";
+}
 
 std::string ElementwiseFormula(const OpInfo& op, const std::vector<std::string>& ins,
                                const std::vector<AttrValue>& attrs) {

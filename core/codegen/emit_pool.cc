@@ -121,12 +121,16 @@ Result<EmittedKernel> EmitPool(const GroupContext& ctx) {
     ExprEmitter e(p, ctx.plan.materialized, params, w, "mask", "(rows + r) * 0", counter);
     const std::string x = e.Emit(node.tensors[0], in_coords);
     if (is_max)
-      w.Line("acc = tl.maximum(acc, tl.where(mask, " + x + ", " + identity + "))");
+      w.Line("acc = " + NanMax("acc", "tl.where(mask, " + x + ", " + identity + ")"));
     else
       w.Line("acc += tl.where(mask, " + x + ", 0.0)");
   }
   if (!single) w.Dedent();
-  w.Line(std::string("result = tl.") + (is_max ? "max" : "sum") + "(acc, axis=1, keep_dims=True)");
+  // torch's max pool propagates NaN; tl.max alone drops it on the GPU (expr.h).
+  if (is_max)
+    w.Line("result = tl.max(acc, axis=1, keep_dims=True) + " + NanOfLanes("acc"));
+  else
+    w.Line("result = tl.sum(acc, axis=1, keep_dims=True)");
   if (s.kind == PoolSpec::kAdaptive) {
     std::vector<std::string> sizes;
     for (size_t d = 0; d < s.nsp; ++d)

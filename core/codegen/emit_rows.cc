@@ -206,7 +206,10 @@ class RowsEmitter {
   }
 
   // acc = combine(acc, where(mask, f(x), identity)) over R, then reduce to `name`.
-  void Accumulate(const std::string& name, const std::string& f_of_x, const std::string& kind) {
+  // `propagate_nan`: a NaN in the row makes a max/min NaN (torch.amax/amin). Softmax and
+  // logsumexp do not need it for their row max: a NaN reaches their row sum anyway.
+  void Accumulate(const std::string& name, const std::string& f_of_x, const std::string& kind,
+                  bool propagate_nan = false) {
     const bool is_max = kind == "max", is_min = kind == "min";
     const std::string identity = is_max ? "float('-inf')" : is_min ? "float('inf')" : "0.0";
     w_.Line("acc = tl.full([BLOCK_O, BLOCK_R], " + identity + ", dtype=tl.float32)");
@@ -214,14 +217,18 @@ class RowsEmitter {
     std::string v = f_of_x;
     for (size_t pos; (pos = v.find("{x}")) != std::string::npos;) v.replace(pos, 3, x);
     const std::string masked = "tl.where(mask, " + v + ", " + identity + ")";
-    if (is_max)
-      w_.Line("acc = tl.maximum(acc, " + masked + ")");
-    else if (is_min)
-      w_.Line("acc = tl.minimum(acc, " + masked + ")");
+    if (is_max && propagate_nan)
+      w_.Line("acc = " + NanMax("acc", masked));
+    else if (is_min && propagate_nan)
+      w_.Line("acc = " + NanMin("acc", masked));
+    else if (is_max || is_min)
+      w_.Line("acc = tl." + std::string(is_max ? "maximum" : "minimum") + "(acc, " + masked + ")");
     else
       w_.Line("acc += " + masked);
     ClosePass();
-    w_.Line(name + " = tl." + kind + "(acc, axis=1, keep_dims=True)");
+    std::string reduced = "tl." + kind + "(acc, axis=1, keep_dims=True)";
+    if (propagate_nan && (is_max || is_min)) reduced += " + " + NanOfLanes("acc");
+    w_.Line(name + " = " + reduced);
   }
 
   // Stores the group's output at `coords`, computing the epilogue from `val`.
@@ -281,7 +288,7 @@ void RowsEmitter::EmitOp() {
       return;
     case RowOp::kMax:
     case RowOp::kMin:
-      Accumulate("result", "{x}", op_ == RowOp::kMax ? "max" : "min");
+      Accumulate("result", "{x}", op_ == RowOp::kMax ? "max" : "min", /*propagate_nan=*/true);
       StoreReduced("result");
       return;
     case RowOp::kArgmax:
