@@ -56,3 +56,17 @@ def test_a_slow_measured_kernel_loses_to_pytorch() -> None:
     cover, asked, _ = _run(2, bounds, {s: 9.0 for s in spans}, [1.0, 1.0])
     assert all(not fused for _, _, fused in cover)
     assert set(asked) == set(spans)  # each was hopeful until measured
+
+
+def test_measurements_stop_at_the_cap() -> None:
+    spans = _spans(4, 4)
+    bounds = {s: 0.01 for s in spans}  # every bound looks good, every measurement is poor
+    asked: list[Span] = []
+
+    def measure(span: Span) -> float:
+        asked.append(span)
+        return 0.9 * (span.end - span.start)
+
+    cover, measured = lazy_cover(4, spans, bounds, [1.0] * 4, measure, max_measured=3)
+    assert len(asked) <= 3
+    assert all(Span(c["start"], c["end"]) in measured for c in cover if c["fused"])
