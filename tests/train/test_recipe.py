@@ -113,6 +113,7 @@ def test_recipe_end_to_end_cpu(pairs_file, tmp_path):
     saved = json.loads((out / "summary.json").read_text())
     assert saved["finished_stage"] == "headline" and saved["sft"]["steps"] > 0
     assert saved["rl"]["step"] >= 1 and saved["rl"]["rollouts"] >= 4
+    assert saved["rl"]["timed_out"]  # 100000 steps asked: the time budget ended RL
     head = data["headline"]
     # Held-out pass@1 follows the verifier, before and after RL: level 1 solved, level 2 not.
     assert head["per_level_pass@1"] == {"before_rl": {"1": 1.0, "2": 0.0},

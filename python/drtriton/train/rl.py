@@ -245,7 +245,8 @@ def train(cfg: RLConfig, verifier: Verifier | None = None) -> dict[str, Any]:
     if accelerator.is_main_process:
         plot_metrics(metrics_path, str(Path(metrics_path).with_suffix(".svg")))
     return {"step": step, "curriculum": state.to_dict(), "last": metrics,
-            "seconds": budget.elapsed, "timed_out": budget.spent(), **totals.rates()}  # fmt: skip
+            "seconds": budget.elapsed, "timed_out": step < cfg.steps and not state.done,
+            **totals.rates()}  # fmt: skip
 
 
 def _rollout_policy(cfg: RLConfig, local: Any) -> Any:
