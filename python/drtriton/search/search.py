@@ -11,9 +11,10 @@ once (IR `bytes`); an operator left in PyTorch moves its own inputs and output. 
 fragment thus wins exactly when it keeps intermediates out of memory; a one-operator kernel
 ties with PyTorch and the DP keeps PyTorch on ties.
 
-Early stop: under the CPU model a fragment's cost is known before any candidate exists, so a
-fragment whose traffic is not below its operators' PyTorch traffic is never sent to the
-policy; the first verified candidate of a fragment settles it (its siblings cost the same).
+Early stop (lazy.py): only the fragments of the DP's best cover under known-or-optimistic
+costs are verified, until that cover is all verified fragments or PyTorch.  Under the CPU model
+a fragment's cost is known before any candidate exists (it is its own bound), so usually one
+verification per run settles it; its first verified candidate does (siblings cost the same).
 """
 
 from __future__ import annotations
@@ -92,7 +93,10 @@ def _judge(config: SearchConfig) -> Any:
     def judge(task: str, candidate: str) -> dict[str, Any]:
         kwargs = {"timeout": config.verify_timeout} if config.verify_timeout else {}
         # The search reads eager and candidate times only: no torch.compile of every fragment.
-        verdict = verify(task, candidate, device=config.device, compile_baseline=False, **kwargs)
+        # prewarm: the next fragment's worker imports torch while this one is judged.
+        verdict = verify(
+            task, candidate, device=config.device, compile_baseline=False, prewarm=True, **kwargs
+        )
         return json.loads(verdict.to_json())
 
     return judge
@@ -118,8 +122,8 @@ def search(
     eager = None
     if config.device.startswith("cuda"):
         eager = lazy.eager_op_costs_ms(fragments, n_ops, config.device)
-    if eager is not None:
-        op_costs = eager
+    if eager is not None or not config.device.startswith("cuda"):
+        op_costs = eager or op_costs
         results, cover = _search_lazy(fragments, n_ops, op_costs, policy, config, cache, judge)
     else:
         results = [_search_fragment(f, op_costs, policy, config, cache, judge) for f in fragments]
@@ -186,9 +190,13 @@ def _search_lazy(
     cache: VerdictCache,
     judge: Any,
 ) -> tuple[list[FragmentResult], list[dict[str, Any]]]:
-    """GPU: measured costs, verifying only fragments that can still win (lazy.py)."""
+    """Verifies only fragments that can still win (lazy.py).  GPU: optimistic bounds, then
+    measured times.  CPU: the traffic model is exact, so it is its own bound and a fragment's
+    first verified candidate settles it."""
+    on_gpu = config.device.startswith("cuda")
     by_span = {lazy.Span(f["start"], f["end"]): f for f in fragments}
-    bounds = {span: lazy.lower_bound_ms(f) for span, f in by_span.items()}
+    bound = lazy.lower_bound_ms if on_gpu else _modelled
+    bounds = {span: bound(f) for span, f in by_span.items()}
     results = {
         span: FragmentResult(span.start, span.end, f["source"], modelled=_modelled(f))
         for span, f in by_span.items()
@@ -200,7 +208,12 @@ def _search_lazy(
             result.tried += 1
             verdict = cache.get(result.source, candidate, judge)
             result.eager_ms = verdict.get("eager_ms") or result.eager_ms
-            if verdict["correct"] and verdict.get("time_ms") and verdict["time_ms"] < result.cost:
+            if not verdict["correct"]:
+                continue
+            if not on_gpu:
+                result.cost, result.candidate = result.modelled, candidate
+                break
+            if verdict.get("time_ms") and verdict["time_ms"] < result.cost:
                 result.cost, result.candidate = float(verdict["time_ms"]), candidate
         return result.cost
 
