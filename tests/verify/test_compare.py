@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 
-from drtriton.verify.compare import compare
+from drtriton.verify import envelope
+from drtriton.verify.compare import compare, flatten
 
 
 def test_zeros_fail_softmax_over_16k_values() -> None:
@@ -62,3 +64,91 @@ def test_subclass_is_refused() -> None:
 
     ref = torch.ones(3)
     assert "tensor" in compare([ref.as_subclass(Liar)], [ref], None, None)
+
+
+# The envelope of an ill-conditioned reference (compare.py's docstring): the float64 evaluation
+# widens the bounds by the float32 reference's own error, and only by that.
+
+
+def two_pass_group_norm(x: torch.Tensor, groups: int, eps: float = 1e-5) -> torch.Tensor:
+    """An honest float32 group norm that rounds differently from torch's (sum / n, two passes)."""
+    xs = x.reshape(x.shape[0], groups, -1)
+    mean = xs.sum(-1, keepdim=True) / xs.shape[-1]
+    var = ((xs - mean) ** 2).sum(-1, keepdim=True) / xs.shape[-1]
+    return ((xs - mean) / torch.sqrt(var + eps)).reshape(x.shape)
+
+
+def test_zeros_still_fail_softmax_with_the_envelope() -> None:
+    x = torch.rand(2, 16384)
+    ref = torch.softmax(x * 0.1, dim=-1)
+    exact = envelope.evaluate(lambda a: torch.softmax(a * 0.1, dim=-1), [x], [ref], flatten)
+    assert exact is not None and exact[0] is not None
+    problem = compare([torch.zeros_like(ref)], [ref], None, None, exact)
+    assert problem and "relative L2" in problem
+    # ... while an honest softmax that rounds differently still passes.
+    honest = torch.exp(x * 0.1 - (x * 0.1).max(-1, keepdim=True).values)
+    honest = honest / honest.sum(-1, keepdim=True)
+    assert compare([honest], [ref], None, None, exact) is None
+
+
+def test_near_constant_group_norm_passes_only_with_the_envelope() -> None:
+    torch.manual_seed(0)
+    # Each group is a constant plus noise far below float32's resolution of its mean: the
+    # float32 reference is rounding noise amplified by 1 / sqrt(eps).
+    x = (torch.randn(4, 4, 1) * 10 + torch.randn(4, 4, 30) * 1e-5).reshape(4, 8, 5, 3)
+    ref = F.group_norm(x, 4)
+    out = two_pass_group_norm(x, 4)
+    assert compare([out], [ref], None, None) is not None  # the float32 reference alone rejects
+    exact = envelope.evaluate(lambda a: F.group_norm(a, 4), [x], [ref], flatten)
+    assert compare([out], [ref], None, None, exact) is None
+    # The envelope is the reference's noise level, not a blank cheque: zeros, a sign flip and a
+    # constant offset are still wrong.
+    assert compare([torch.zeros_like(out)], [ref], None, None, exact) is not None
+    assert compare([-out], [ref], None, None, exact) is not None
+    assert compare([out + 0.01], [ref], None, None, exact) is not None
+
+
+def test_exactly_constant_groups_use_the_moved_inputs() -> None:
+    # torch normalizes a constant group to exactly 0 in float32, and so would float64 on the
+    # same inputs, but sum / n does not; moved by one rounding, the inputs show that 0 is
+    # noise-level here.
+    x = (torch.randn(2, 2, 1) * 10).expand(2, 2, 30).reshape(2, 4, 3, 5)
+    ref = F.group_norm(x, 2)
+    exact = envelope.evaluate(lambda a: F.group_norm(a, 2), [x], [ref], flatten)
+    out = two_pass_group_norm(x, 2)
+    assert compare([out], [ref], None, None, exact) is None
+    assert compare([out + 0.01], [ref], None, None, exact) is not None
+
+
+def test_the_envelope_only_ever_accepts_more() -> None:
+    torch.manual_seed(1)
+    x = torch.randn(64, 33)
+    ref = torch.log_softmax(x, -1)
+    exact = envelope.evaluate(lambda a: torch.log_softmax(a, -1), [x], [ref], flatten)
+    for scale in (1e-6, 1e-5, 3e-5, 1e-4, 1e-3):
+        out = ref + scale * torch.randn_like(ref)
+        if compare([out], [ref], None, None) is None:
+            assert compare([out], [ref], None, None, exact) is None
+
+
+def test_no_envelope_when_float64_fails_or_for_other_dtypes() -> None:
+    def float32_only(a: torch.Tensor) -> torch.Tensor:
+        assert a.dtype == torch.float32
+        return a * 2
+
+    x = torch.randn(5)
+    assert envelope.evaluate(float32_only, [x], [x * 2], flatten) is None
+    # A float64 leaf next to a float16 reference leaf is not used.
+    half = envelope.evaluate(lambda a: (a * 2, a.half()), [x], [x * 2, x.half()], flatten)
+    assert half is not None and half[0] is not None and half[1] is None
+
+
+def test_integer_outputs_may_take_only_the_float64_alternatives() -> None:
+    # A near-tie that float32 rounding decides: ref32 picks index 0, the float64 evaluation 1.
+    ref = torch.tensor([0, 4])
+    alternatives = [envelope.IntegerAlternatives([torch.tensor([1, 4])])]
+    assert compare([torch.tensor([1, 4])], [ref], None, None, alternatives) is None
+    assert compare([torch.tensor([0, 4])], [ref], None, None, alternatives) is None
+    assert compare([torch.tensor([1, 4])], [ref], None, None) is not None
+    assert compare([torch.tensor([2, 4])], [ref], None, None, alternatives) is not None
+    assert compare([torch.tensor([1, 3])], [ref], None, None, alternatives) is not None

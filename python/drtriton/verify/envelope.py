@@ -1,0 +1,135 @@
+"""The float64 evaluation of a float32 task: how far the float32 reference is from exact.
+
+compare.py's module docstring states the rule that uses it and why. Here: evaluate the task once
+more per input set in float64 (ref64), with every float32 input, and for a module task a deep
+copy of the model with float32 parameters and buffers, cast to float64, and the inputs each moved
+by one float32 rounding (relative 2**-24, random sign, a fixed seed so verdicts are
+reproducible). ref64 is then an exact answer for inputs that float32 cannot tell from the given
+ones, which is all a float32 kernel computes (a backward-stable one is exact for inputs within a
+few roundings). The move matters where torch's float32 kernel happens to be exact: a constant
+group normalizes to exactly 0 with Welford's mean (so ref32 == the unmoved float64 value) but not
+with sum / n, while one rounding of the inputs shows that the output there is noise times
+1 / sqrt(eps). For a well-conditioned task the move changes ref64 by ~1e-7 relative.
+Runs in the harness process only, like every reference evaluation; the candidate never sees
+the result.
+
+Falls back to the float32 reference alone (None) when the float64 evaluation is unusable: it
+raises (an operator without a float64 kernel on this device), its outputs differ in structure, or
+the task draws random numbers (two evaluations would differ by more than rounding, and the
+envelope would swallow any answer). Integer and bool leaves get the float64 evaluation's values
+(IntegerAlternatives); other leaves that are not float32 in the reference get None.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+# Operators whose results depend on the random generator: a task that runs any of them has no
+# reproducible reference, so its float64 evaluation says nothing about rounding.
+RANDOM = frozenset(
+    """
+    rand rand_like randn randn_like randint randint_like randperm bernoulli bernoulli_ normal
+    normal_ uniform_ exponential_ geometric_ log_normal_ cauchy_ random_ multinomial
+    native_dropout dropout rrelu_with_noise poisson
+    """.split()
+)
+
+
+def wants_float64(ref_outputs: list[Any], inputs: list[Any], model: Any) -> bool:
+    """True when some output is float32 and nothing floating in the task is narrower/wider."""
+    if not any(isinstance(x, torch.Tensor) and x.dtype == torch.float32 for x in ref_outputs):
+        return False
+    tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
+    if isinstance(model, torch.nn.Module):
+        tensors += list(model.parameters()) + list(model.buffers())
+    return all(t.dtype == torch.float32 for t in tensors if t.is_floating_point())
+
+
+def float64_model(reference: Callable[..., Any]) -> Callable[..., Any] | None:
+    """The reference to evaluate in float64: a float64 deep copy of a module, or the function."""
+    if not isinstance(reference, torch.nn.Module):
+        return reference
+    try:
+        return copy.deepcopy(reference).double()
+    except Exception:  # an unpicklable attribute: no float64 evaluation, no envelope
+        return None
+
+
+# One float32 rounding, relative: how far each input is moved for the float64 evaluation.
+ROUNDING = 2.0**-24
+
+
+@dataclass
+class IntegerAlternatives:
+    """An integer or bool output computed from floats (argmax, a comparison): the values the
+    float64 evaluation gives. Where float32 rounding decides a near-tie they differ from ref32,
+    and the candidate may give either; elsewhere they equal ref32 and change nothing."""
+
+    values: list[torch.Tensor]
+
+
+def evaluate(
+    reference: Callable[..., Any], inputs: list[Any], ref32: list[Any], flatten: Callable
+) -> list[torch.Tensor | IntegerAlternatives | None] | None:
+    """Per leaf of `ref32`: ref64 (None where unusable); None when the evaluation failed."""
+    try:
+        with torch.no_grad():
+            out = flatten(reference(*[_moved(x, seed) for seed, x in enumerate(inputs)]))
+    except Exception:
+        return None
+    if len(out) != len(ref32):
+        return None
+    leaves: list[torch.Tensor | IntegerAlternatives | None] = []
+    for x, r in zip(out, ref32, strict=True):
+        if _same_integer_kind(x, r):
+            leaves.append(IntegerAlternatives([x.detach().cpu()]))
+        elif (
+            isinstance(x, torch.Tensor)
+            and isinstance(r, torch.Tensor)
+            and r.dtype == torch.float32
+            and x.dtype == torch.float64
+            and x.shape == r.shape
+        ):
+            leaves.append(x.detach().cpu())
+        else:
+            leaves.append(None)
+    return leaves
+
+
+def _same_integer_kind(x: Any, r: Any) -> bool:
+    return (
+        isinstance(x, torch.Tensor)
+        and isinstance(r, torch.Tensor)
+        and not r.is_floating_point()
+        and not r.is_complex()
+        and x.dtype == r.dtype
+        and x.shape == r.shape
+    )
+
+
+def _moved(x: Any, seed: int) -> Any:
+    """A float64 copy of a float32 tensor with every entry moved by one rounding, up or down."""
+    up = _up(x)
+    if up is x:
+        return x
+    # Drawn on the tensor's own device: a paper-preset input has billions of entries.
+    generator = torch.Generator(device=up.device).manual_seed(seed)
+    flip = torch.randint(0, 2, up.shape, generator=generator, device=up.device, dtype=torch.int8)
+    return up.mul_(torch.where(flip.bool(), 1.0 + ROUNDING, 1.0 - ROUNDING).to(torch.float64))
+
+
+def _up(x: Any) -> Any:
+    """A float64 copy of a float32 tensor (strides kept, so strided inputs stay strided)."""
+    if not isinstance(x, torch.Tensor) or x.dtype != torch.float32:
+        return x
+    copy64 = torch.empty_strided(x.size(), x.stride(), dtype=torch.float64, device=x.device)
+    with contextlib.suppress(RuntimeError):  # overlapping strides (expand): a dense copy then
+        copy64.copy_(x)
+        return copy64
+    return x.to(torch.float64)
