@@ -14,13 +14,13 @@ OUT= REBUILD=1 bash benchmarks/h200/install.sh || { echo "install failed" >&2; e
 left=$(( budget - ($(date +%s) - start) ))
 
 CUDA_VISIBLE_DEVICES=1 timeout $(( left - 20 )) bash examples/train/h200_recipe.sh /tmp/session/train \
-    "$(awk -v s="$left" 'BEGIN { printf "%.1f", (s - 60) / 60 }')" >"$out/train/recipe.log" 2>&1 &
+    "$(awk -v s="$left" 'BEGIN { printf "%.1f", (s - 30) / 60 }')" >"$out/train/recipe.log" 2>&1 &
 train=$!
 CUDA_VISIBLE_DEVICES=1 timeout $(( left - 40 )) python3 benchmarks/teacher_acceptance.py \
     --programs "${TEACH_PROGRAMS:-.devdata/paper_capped.jsonl}" --device cuda --workers 1 --timeout 200 \
     --out "$out/teacher_paper.jsonl" >/tmp/session/teacher.log 2>&1 &
 teach=$!
-CUDA_VISIBLE_DEVICES=0 SKIP_INSTALL=1 PROBLEM_TIMEOUT=${PROBLEM_TIMEOUT:-150} WORKERS=${EVAL_WORKERS:-3} \
+CUDA_VISIBLE_DEVICES=0 SKIP_INSTALL=1 PROBLEM_TIMEOUT=${PROBLEM_TIMEOUT:-120} WORKERS=${EVAL_WORKERS:-4} \
     bash benchmarks/kernelbench_eval.sh "${KB_PROBLEMS:-kb/interleaved.jsonl}" /tmp/session/kb \
     $(( left - 15 )) --k 1 >/tmp/session/kb.log 2>&1
 wait $teach $train
