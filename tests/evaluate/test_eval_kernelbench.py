@@ -129,9 +129,19 @@ def test_cli_user_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[st
 def test_load_problems_selects_levels_and_limits_per_level(tmp_path: Path) -> None:
     path = write_problems(tmp_path / "p.jsonl",
                           [problem(2, 3), problem(1, 9), problem(1, 2), problem(2, 1)])  # fmt: skip
-    chosen = load_problems(path, [1, 2], limit=1)
+    chosen = load_problems(path, [1, 2], limit=1, order="level")
     assert [(p["level"], p["problem_id"]) for p in chosen] == [(1, 2), (2, 1)]
     assert [p["problem_id"] for p in load_problems(path, [2])] == [1, 3]
+
+
+def test_problems_are_interleaved_by_level_unless_asked_otherwise(tmp_path: Path) -> None:
+    path = write_problems(tmp_path / "p.jsonl",
+                          [problem(1, 1), problem(1, 2), problem(1, 3), problem(2, 1),
+                           problem(3, 5), problem(3, 4)])  # fmt: skip
+    ids = [(p["level"], p["problem_id"]) for p in load_problems(path)]
+    assert ids == [(1, 1), (2, 1), (3, 4), (1, 2), (3, 5), (1, 3)]
+    by_level = [(p["level"], p["problem_id"]) for p in load_problems(path, order="level")]
+    assert by_level == sorted(by_level)
 
 
 RELU_TANH = """import torch

@@ -58,6 +58,9 @@ def _register_kernelbench(sub: argparse._SubParsersAction) -> None:
     )
     k.add_argument("--levels", default=None, help="levels to run, e.g. 1,2 or 1-3 (default: all)")
     k.add_argument("--limit", type=int, default=None, help="first N problems of each level")
+    k.add_argument("--order", default="interleaved", choices=["interleaved", "level"],
+                   help="interleaved (default): a problem of each level in turn, so a time budget "
+                   "cuts every level alike; level: level by level")  # fmt: skip
     k.add_argument("--problem-timeout", type=float, default=600.0,
                    help="wall-clock seconds per problem (optimize + verify); past it the "
                    "problem is a recorded timeout (default: %(default)g)")  # fmt: skip
@@ -137,7 +140,7 @@ def run_kernelbench(args: argparse.Namespace) -> int:
     for name in ("workers", "limit", "problem_timeout", "time_budget", "max_ops", "k"):
         _positive("--" + name.replace("_", "-"), getattr(args, name))
     _check_out(args.out)
-    problems = load_problems(args.problems, parse_levels(args.levels), args.limit)
+    problems = load_problems(args.problems, parse_levels(args.levels), args.limit, args.order)
     cfg = RunConfig(device=args.device, workers=args.workers, problem_timeout=args.problem_timeout,
                     time_budget=args.time_budget, max_ops=args.max_ops, k=args.k, seed=args.seed)  # fmt: skip
     outcome = run(problems, args.out, cfg, source=str(args.problems), progress=not args.no_progress)

@@ -64,9 +64,15 @@ def problem_id(record: dict[str, Any]) -> str:
 
 
 def load_problems(
-    path: Path, levels: Sequence[int] | None = None, limit: int | None = None
+    path: Path,
+    levels: Sequence[int] | None = None,
+    limit: int | None = None,
+    order: str = "interleaved",
 ) -> list[dict[str, Any]]:
-    """The selected problems, by level then problem id; `limit` applies per level."""
+    """The selected problems; `limit` applies per level.  Order "level": by level then problem
+    id.  "interleaved" (default): one problem of each level in turn, so that a run cut short by
+    --time-budget has reached every level (the first H200 run, in level order, reached nine
+    level-1 matmuls and nothing else)."""
     records = list(read_jsonl(path, ("level", "problem_id", "name", "code"), "KernelBench problem"))
     present = sorted({int(r["level"]) for r in records})
     if levels:
@@ -85,7 +91,22 @@ def load_problems(
         records = kept
     if not records:
         raise UserError(f"{path}: no problems selected")
+    if order == "interleaved":
+        return _interleave(records)
+    if order != "level":
+        raise UserError(f"--order must be interleaved or level, not {order!r}")
     return records
+
+
+def _interleave(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    by_level: dict[int, list[dict[str, Any]]] = {}
+    for r in records:  # already sorted by (level, problem id)
+        by_level.setdefault(int(r["level"]), []).append(r)
+    queues = list(by_level.values())
+    out: list[dict[str, Any]] = []
+    for i in range(max(len(q) for q in queues)):
+        out += [q[i] for q in queues if i < len(q)]
+    return out
 
 
 def devices_for(device: str, workers: int | None) -> list[str]:
