@@ -42,6 +42,12 @@ class SearchConfig:
     # time.monotonic() after which no further fragment is sent to the policy (drtriton
     # optimize --time-budget): the cover is then chosen among the fragments verified so far.
     deadline: float | None = None
+    # Fragment verifications rank candidates; the hybrid (and optimize's ModelNew) is verified
+    # again in full (five input sets, 30 timed runs).  Fewer input sets and timed runs here
+    # halve the cost of a fragment on large problems, where drawing and shipping inputs
+    # dominates (the first H200 KernelBench run timed out on 4D matmuls).
+    fragment_trials: int = 2
+    fragment_runs: int = 10
 
 
 @dataclass
@@ -94,9 +100,9 @@ def _judge(config: SearchConfig) -> Any:
         kwargs = {"timeout": config.verify_timeout} if config.verify_timeout else {}
         # The search reads eager and candidate times only: no torch.compile of every fragment.
         # prewarm: the next fragment's worker imports torch while this one is judged.
-        verdict = verify(
-            task, candidate, device=config.device, compile_baseline=False, prewarm=True, **kwargs
-        )
+        verdict = verify(task, candidate, device=config.device, compile_baseline=False,
+                         prewarm=True, trials=config.fragment_trials, runs=config.fragment_runs,
+                         **kwargs)  # fmt: skip
         return json.loads(verdict.to_json())
 
     return judge
