@@ -32,9 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from drtriton.errors import UserError
-from drtriton.evaluate.store import ResultStore, read_results, write_text_atomic
+from drtriton.evaluate.store import ResultStore, read_results
 from drtriton.evaluate.summary import Column, fmt_ms, fmt_text, fmt_x, write_summary
 from drtriton.evaluate.worker import DEFAULT_OPTIMIZER
+from drtriton.files import write_text_atomic
 from drtriton.jsonl import read_jsonl
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding drtriton/

@@ -7,12 +7,12 @@ closed with a newline before the next append, and its problem is run again.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from drtriton.files import ends_torn
 
 
 def read_results(path: Path) -> list[dict[str, Any]]:
@@ -39,7 +39,7 @@ class ResultStore:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.done = {str(r["id"]) for r in read_results(path)}
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        if _ends_torn(path):
+        if ends_torn(path):
             os.write(self._fd, b"\n")  # the next record starts a line of its own
 
     def append(self, record: dict[str, Any]) -> None:
@@ -56,25 +56,3 @@ class ResultStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _ends_torn(path: Path) -> bool:
-    with path.open("rb") as f:
-        f.seek(0, os.SEEK_END)
-        if f.tell() == 0:
-            return False
-        f.seek(-1, os.SEEK_END)
-        return f.read(1) != b"\n"
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide results from other users
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise

@@ -15,7 +15,7 @@ from typing import Any
 
 from drtriton.evaluate.metrics import FAST_P, LevelStats, by_level, level_order
 from drtriton.evaluate.plot import plot_speedups
-from drtriton.evaluate.store import write_text_atomic
+from drtriton.files import write_text_atomic
 
 SUMMARY_MD = "summary.md"
 SPEEDUP_PNG = "speedup.png"

@@ -19,8 +19,9 @@ from typing import Any
 
 from drtriton.errors import UserError
 from drtriton.evaluate.metrics import positive
-from drtriton.evaluate.store import ResultStore, read_results, write_text_atomic
+from drtriton.evaluate.store import ResultStore, read_results
 from drtriton.evaluate.summary import Column, fmt_ms, fmt_text, fmt_x, write_summary
+from drtriton.files import write_text_atomic
 from drtriton.jsonl import read_jsonl
 
 CANDIDATES = "candidates.jsonl"

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from drtriton.errors import UserError
-from drtriton.evaluate.store import write_text_atomic
+from drtriton.files import write_text_atomic
 
 DEFAULT_OPTIMIZER = "drtriton.optimize:optimize_source"
 

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from drtriton.errors import UserError
+from drtriton.files import ends_torn
 from drtriton.jsonl import read_jsonl
 from drtriton.verify.harness import Options
 
@@ -108,7 +109,7 @@ def run_batch(pairs: str, out: str, opts: Options, *, workers: int | None = None
     if workers is None:
         workers = gpus if opts.on_cuda else max(1, (os.cpu_count() or 2) // 2)
     fd = os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    if _ends_torn(out):
+    if ends_torn(out):
         os.write(fd, b"\n")  # close a torn last line so the next result starts a line of its own
     count = 0
     try:
@@ -142,15 +143,6 @@ def _main_not_reimported() -> Iterator[None]:
         yield
     finally:
         sys.modules["__main__"] = main
-
-
-def _ends_torn(path: str) -> bool:
-    with open(path, "rb") as f:
-        f.seek(0, os.SEEK_END)
-        if f.tell() == 0:
-            return False
-        f.seek(-1, os.SEEK_END)
-        return f.read(1) != b"\n"
 
 
 def _bar(total: int, enabled: bool) -> Any:
