@@ -8,6 +8,7 @@ from typing import Any
 import torch
 
 from drtriton.frontend.export import load_module_task
+from drtriton.frontend.lower import Input
 from drtriton.frontend.result import FrontendResult
 
 
@@ -38,6 +39,17 @@ def _state(model: torch.nn.Module, result: FrontendResult, target: str | None) -
     return value
 
 
+def _argument(model: torch.nn.Module, inputs: list[Any], result: FrontendResult, inp: Input) -> Any:
+    """The functional program's value for `inp`: a forward argument (x<position>), a Python
+    number argument as its one-element float32 tensor (x<position>_t), or module state."""
+    if inp.kind == "user":
+        return inputs[int(inp.name[1:])]
+    if inp.kind == "scalar":
+        assert inp.target is not None, "a scalar input names its forward argument"
+        return torch.tensor([float(inputs[int(inp.target[1:])])], dtype=torch.float32)
+    return _state(model, result, inp.target)
+
+
 def run_functional(source: str, args: list[torch.Tensor]) -> Any:
     namespace: dict[str, Any] = {}
     exec(compile(source, "<functional>", "exec"), namespace)  # our own text
@@ -50,11 +62,7 @@ def check_equivalence(
     """Runs the KernelBench module and `result.source` on the module's example inputs with the
     module's own parameters and buffers; compares every output."""
     task = load_module_task(code, seed)
-    users = [t for t in task.inputs if isinstance(t, torch.Tensor)]
-    args = [
-        users[int(inp.name[1:])] if inp.kind == "user" else _state(task.model, result, inp.target)
-        for inp in result.inputs
-    ]
+    args = [_argument(task.model, task.inputs, result, inp) for inp in result.inputs]
     with torch.no_grad():
         expected = _flat(task.model(*task.inputs))
         got = _flat(run_functional(result.source, args))

@@ -33,8 +33,10 @@ class Tensor:
 
 @dataclass
 class Input(Tensor):
-    kind: str = "user"  # "user" | "parameter" | "buffer" | "constant" (a plain tensor attribute)
-    target: str | None = None  # module attribute path of a parameter or buffer
+    # "user" | "parameter" | "buffer" | "constant" (a plain tensor attribute) | "scalar" (a
+    # Python float argument of forward that the graph reads at run time, as a [1] float32 tensor)
+    kind: str = "user"
+    target: str | None = None  # module attribute path; a scalar's forward argument (x1)
     positive: bool = False  # a catalog use needs positive values (running_var): torch.rand
 
 
@@ -83,8 +85,15 @@ def _identifier(name: str) -> str:
 class Lowering:
     """One pass over the graph; results in `inputs`, `lines`, `outputs`, `shapes`."""
 
-    def __init__(self, exported: torch.export.ExportedProgram) -> None:
+    def __init__(
+        self, exported: torch.export.ExportedProgram, args: list[Any] | None = None
+    ) -> None:
         self.exported = exported
+        self.args = args  # forward's positional arguments (export's example inputs)
+        # Python-number arguments that export baked into the graph (by argument name), and
+        # every positional argument's name (x<position>) in forward's order.
+        self.specialized: dict[str, Any] = {}
+        self.signature: list[str] = []
         self.names: dict[torch.fx.Node, str] = {}
         self.tensors: dict[str, Tensor] = {}
         self.inputs: list[Input] = []
@@ -131,20 +140,27 @@ class Lowering:
 
     def _placeholders(self) -> None:
         specs = {s.arg.name: s for s in self.exported.graph_signature.input_specs}
+        nodes = [n for n in self.exported.graph.nodes if n.op == "placeholder"]
+        n_user = sum(specs[n.name].kind == InputKind.USER_INPUT for n in nodes)
+        positions = user_positions(self.args, n_user)
+        self.signature = [f"x{p}" for p in range(len(self.args))] if self.args is not None else []
         user, params = [], []
-        for node in self.exported.graph.nodes:
-            if node.op != "placeholder":
-                continue
+        next_position = iter(positions)
+        for node in nodes:
             spec = specs[node.name]
             if not node.users and spec.kind != InputKind.USER_INPUT:
                 continue  # num_batches_tracked and the like: state the forward never reads
             val = node.meta["val"]
-            if not isinstance(val, torch.Tensor):
-                raise UserError(f"input {node.name} is a {type(val).__name__}, not a tensor")
             if spec.kind == InputKind.USER_INPUT:
-                name = f"x{len(user)}"
-                user.append(Input(name, list(val.shape), _dtype(val)))
+                arg = f"x{next(next_position)}"
+                if not isinstance(val, torch.Tensor):
+                    self._number_input(node, arg, val, user)
+                    continue
+                user.append(Input(arg, list(val.shape), _dtype(val)))
+                name = arg
             else:
+                if not isinstance(val, torch.Tensor):
+                    raise UserError(f"input {node.name} is a {type(val).__name__}, not a tensor")
                 name = _identifier(node.name)
                 kind = {InputKind.PARAMETER: "parameter", InputKind.BUFFER: "buffer"}.get(
                     spec.kind, "constant"
@@ -152,7 +168,22 @@ class Lowering:
                 params.append(Input(name, list(val.shape), _dtype(val), kind, spec.target))
             self.names[node] = name
             self.tensors[name] = Tensor(name, list(val.shape), _dtype(val))
+        if self.args is not None:  # a None argument that export kept no placeholder for
+            self.specialized.update(
+                {f"x{p}": None for p, v in enumerate(self.args) if v is None and p not in positions}
+            )
         self.inputs = user + params
+
+    def _number_input(self, node: torch.fx.Node, arg: str, val: Any, user: list[Input]) -> None:
+        """A Python number argument: specialized (export baked it in: no users), or read at
+        run time where scalars.py bound it, as a one-element float32 tensor input."""
+        if not node.users:
+            self.specialized[arg] = val
+            return
+        name = f"{arg}_t"
+        user.append(Input(name, [1], "float32", "scalar", arg))
+        self.names[node] = name
+        self.tensors[name] = Tensor(name, [1], "float32")
 
     def _fresh(self, node: torch.fx.Node) -> str:
         name = f"t{len(self.lines)}"
@@ -289,6 +320,26 @@ class Lowering:
         return Tensor(
             line.removeprefix(prefix), program["shapes"][result], program["dtypes"][result]
         )
+
+
+def user_positions(args: list[Any] | None, n_user: int) -> list[int]:
+    """The forward position of each user placeholder: one per tensor, number or None argument
+    (torch 2.13 keeps a placeholder for None; an export that drops it is accepted too);
+    containers (export flattens them into several) are not supported."""
+    if args is None:
+        return list(range(n_user))
+    for p, value in enumerate(args):
+        if value is not None and not isinstance(value, torch.Tensor | int | float):
+            raise UserError(
+                f"input {p} is a {type(value).__name__}: forward's arguments must be tensors "
+                "or Python numbers"
+            )
+    if len(args) == n_user:
+        return list(range(n_user))
+    positions = [p for p, value in enumerate(args) if value is not None]
+    if len(positions) != n_user:
+        raise UserError(f"torch.export made {n_user} inputs of {len(args)} arguments")
+    return positions
 
 
 def _only_first_used(node: torch.fx.Node) -> bool:

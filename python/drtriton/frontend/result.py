@@ -39,6 +39,13 @@ class FrontendResult:
     # Values of "constant" inputs by target: tensors export lifted out of forward, and the
     # frontend's own one-element tensors for Python numbers (lower.py, Lowering._scalar).
     constants: dict[str, Any] = field(default_factory=dict, repr=False)
+    # forward's positional arguments by name (x<position>), Python numbers included; empty for
+    # a functional task (its inputs are the signature).
+    signature: list[str] = field(default_factory=list)
+    # Python-number (or None) arguments baked into the graph by torch.export, by name: the
+    # program is valid for these values only.  A float read at run time is an input of kind
+    # "scalar" instead.
+    specialized: dict[str, Any] = field(default_factory=dict)
 
     @property
     def fully_mapped(self) -> bool:

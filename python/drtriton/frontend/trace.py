@@ -2,19 +2,64 @@
 
 from __future__ import annotations
 
+import torch
+from torch.export.graph_signature import InputKind
+
 from drtriton import _core
 from drtriton.errors import UserError
-from drtriton.frontend.export import export_model, load_module_task
-from drtriton.frontend.lower import Input, Line, Lowering, Tensor, _shape_args, render_task
+from drtriton.frontend.export import LoadedTask, export_model, load_module_task
+from drtriton.frontend.lower import (
+    Input,
+    Line,
+    Lowering,
+    Tensor,
+    _shape_args,
+    render_task,
+    user_positions,
+)
 from drtriton.frontend.result import FrontendResult
+from drtriton.frontend.scalars import Binding, bound, find_bindings, float_positions, shifted
+
+
+def _float_bindings(task: LoadedTask, exported: torch.export.ExportedProgram) -> Binding:
+    """Where the graph uses forward's float arguments (scalars.py), from a second export."""
+    if not float_positions(task.inputs):
+        return {}
+    try:
+        second = export_model(LoadedTask(task.model, shifted(task.inputs), task.namespace))
+    except Exception:  # the model cannot take other values: every argument stays baked in
+        return {}
+    kinds = {s.arg.name: s.kind for s in exported.graph_signature.input_specs}
+    users = [
+        n
+        for n in exported.graph.nodes
+        if n.op == "placeholder" and kinds[n.name] == InputKind.USER_INPUT
+    ]
+    placeholders = dict(zip(user_positions(task.inputs, len(users)), users, strict=True))
+    return find_bindings(exported, second, task.inputs, placeholders)
+
+
+def _lower(task: LoadedTask, exported: torch.export.ExportedProgram) -> Lowering:
+    """The lowering with float arguments read at run time where every use of them maps to a
+    catalog operand; else (an opaque line would get a [1] tensor for a Python number) the
+    lowering of the graph as export specialized it."""
+    binding = _float_bindings(task, exported)
+    if binding:
+        with bound(binding):
+            lowering = Lowering(exported, task.inputs).run()
+        scalars = {i.name for i in lowering.inputs if i.kind == "scalar"}
+        if not any(line.opaque and scalars & set(line.operands) for line in lowering.lines):
+            return lowering
+    return Lowering(exported, task.inputs).run()
 
 
 def from_module_source(code: str, seed: int = 0, training: bool = False) -> FrontendResult:
     """Exports `Model(*get_init_inputs())` on `get_inputs()` and lowers the graph: in eval mode,
     or in training mode when `training` (batch norm then uses batch statistics and stays an
     opaque PyTorch call; its running-statistics updates are not part of the program)."""
-    exported = export_model(load_module_task(code, seed, training))
-    lowering = Lowering(exported).run()
+    task = load_module_task(code, seed, training)
+    exported = export_model(task)
+    lowering = _lower(task, exported)
     makes = [
         ("torch.rand" if i.positive else "torch.randn") + _shape_args(i.shape)
         for i in lowering.inputs
@@ -35,6 +80,8 @@ def from_module_source(code: str, seed: int = 0, training: bool = False) -> Fron
         program_text,
         exported,
         {**(getattr(exported, "constants", {}) or {}), **lowering.scalars},
+        lowering.signature,
+        lowering.specialized,
     )
 
 

@@ -58,14 +58,50 @@ def _constant(value: torch.Tensor, device_of: str | None) -> str:
     return f"torch.tensor({data!r}, dtype={value.dtype}{device})"
 
 
+def signature(frontend: FrontendResult) -> list[str]:
+    """Model.forward's positional arguments (Python numbers included), as ModelNew takes them."""
+    return frontend.signature or [i.name for i in frontend.inputs if i.kind == "user"]
+
+
+def _guard_lines(frontend: FrontendResult) -> list[str]:
+    """ModelNew refuses a value other than the one torch.export baked into its graph: its
+    kernels would silently compute with the old one."""
+    lines = []
+    for arg, value in frontend.specialized.items():
+        if value is None:
+            test = f"{arg} is not None"
+        elif isinstance(value, float) and value != value:
+            test = f"{arg} == {arg}"  # NaN: anything but NaN differs
+        else:
+            test = f"{arg} != {_literal_number(value)}"
+        lines += [
+            f"# {arg} = {value!r} was specialized by torch.export: this ModelNew holds for it only",
+            f"if {test}:",
+            f'    raise ValueError(f"ModelNew was built for {arg} = {value!r}, not {{{arg}!r}}")',
+        ]
+    return lines
+
+
+def _literal_number(value: Any) -> str:
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return f"float({str(value)!r})"
+    return repr(value)
+
+
 def _state_lines(frontend: FrontendResult, attributes: set[str]) -> list[str]:
     constants = frontend.constants
     users = [i.name for i in frontend.inputs if i.kind == "user"]
+    device = f", device={users[0]}.device" if users else ""
     lines = []
     for inp in frontend.inputs:
         if inp.kind == "user":
             continue
         assert inp.target is not None, "a non-user input names its module attribute"
+        if inp.kind == "scalar":  # a Python float argument, read at run time
+            lines.append(
+                f"{inp.name} = torch.full((1,), float({inp.target}), dtype=torch.float32{device})"
+            )
+            continue
         if inp.target in constants and inp.target not in attributes:
             value = _constant(constants[inp.target], users[0] if users else None)
         else:
@@ -102,10 +138,11 @@ def model_new(
 ) -> str:
     """The whole ModelNew file (see the module docstring)."""
     kernels, forward = _body(pieces)
-    users = [i.name for i in frontend.inputs if i.kind == "user"]
+    users = signature(frontend)
     outputs = frontend.outputs
     result = outputs[0] if len(outputs) == 1 else "(" + ", ".join(outputs) + ")"
-    body = _state_lines(frontend, attributes) + forward + [f"return {result}"]
+    body = _guard_lines(frontend) + _state_lines(frontend, attributes) + forward
+    body.append(f"return {result}")
     indent = "\n        "
     return (
         user_code.rstrip()

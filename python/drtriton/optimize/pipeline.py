@@ -78,6 +78,10 @@ def _frontend_summary(frontend: FrontendResult) -> dict[str, Any]:
         "n_catalog": sum(not line.opaque for line in frontend.lines),
         "opaque_calls": frontend.opaque_calls,
         "fully_mapped": frontend.fully_mapped,
+        # forward's Python-number arguments: baked in by torch.export (ModelNew refuses other
+        # values), or read at run time as one-element tensors
+        "specialized": {k: repr(v) for k, v in frontend.specialized.items()},
+        "runtime_scalars": [i.target for i in frontend.inputs if i.kind == "scalar"],
     }
 
 

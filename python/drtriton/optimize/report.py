@@ -22,6 +22,11 @@ def _summary(result: Any) -> list[str]:
         f"- frontend: {result.frontend.get('n_catalog')} of {result.frontend.get('n_ops')} "
         f"operators in the catalog; fully mapped: {result.frontend.get('fully_mapped')}",
     ]
+    for arg, value in (result.frontend.get("specialized") or {}).items():
+        lines.append(f"- argument `{arg}` = {value} was specialized by torch.export: ModelNew "
+                     "raises ValueError for any other value")  # fmt: skip
+    for arg in result.frontend.get("runtime_scalars") or []:
+        lines.append(f"- argument `{arg}` (a Python number) is read at run time")
     if result.error:
         lines.append(f"- **no verified model**: {result.error}")
     if verdict:
