@@ -6,9 +6,9 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 
 from drtriton.errors import UserError
+from drtriton.files import write_text_atomic
 
 HELP = """\
 Optimize a PyTorch model (KernelBench format: Model, get_inputs, get_init_inputs) into a
@@ -25,12 +25,8 @@ worth it), 2 a usage error (missing file, not a model task, torch.export failure
 
 
 def _atomic_write(path: str, text: str) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".drtriton-", suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    write_text_atomic(path, text)
 
 
 def _read_model(path: str) -> str:
