@@ -115,11 +115,17 @@ def test_recipe_end_to_end_cpu(pairs_file, tmp_path):
     assert saved["rl"]["step"] >= 1 and saved["rl"]["rollouts"] >= 4
     assert saved["rl"]["timed_out"]  # 100000 steps asked: the time budget ended RL
     head = data["headline"]
+    head_n = saved["before_rl"]["n"]
+    assert saved["before_rl"]["statuses"] == {"fake": head_n}
     # Held-out pass@1 follows the verifier, before and after RL: level 1 solved, level 2 not.
     assert head["per_level_pass@1"] == {"before_rl": {"1": 1.0, "2": 0.0},
                                         "after_rl": {"1": 1.0, "2": 0.0}}  # fmt: skip
     assert saved["rl"]["start_level"] == 2  # level 1 above 50% before RL: the curriculum skips
     # Only small files come back to OUT; the models stay in the work directory.
-    assert sorted(p.name for p in out.iterdir()) == ["metrics.jsonl", "metrics.svg",
-                                                    "sft_metrics.jsonl", "summary.json"]  # fmt: skip
+    assert sorted(p.name for p in out.iterdir()) == [
+        "eval_after_rl.jsonl", "eval_before_rl.jsonl", "metrics.jsonl", "metrics.svg",
+        "sft_metrics.jsonl", "summary.json"]  # fmt: skip
+    # One line per held-out program and evaluation, with the verifier's status.
+    lines = (out / "eval_before_rl.jsonl").read_text().splitlines()
+    assert len(lines) == head_n and all(json.loads(x)["status"] == "fake" for x in lines)
     assert (work / "rl" / "config.json").is_file()

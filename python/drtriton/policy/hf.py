@@ -1,8 +1,13 @@
 """HFPolicy: a transformers causal LM from a local checkpoint, batched sampling.
 
 Prompts are left-padded into one batch (decoder-only models continue from the right) and each is
-sampled `n` times through `num_return_sequences`. When the tokenizer has a chat template, the
-prompt is sent as one user message; a base model (no template) sees the raw prompt.
+sampled `n` times. The default engine is drtriton's decode loop (policy/decode.py: one prefill
+per prompt, KV cache, fewer host syncs); `engine="hf"` is transformers' `generate` with
+`num_return_sequences`, and `"hf-static"` the same with a static cache, which transformers
+compiles on a GPU (CUDA graphs: worth it for long runs, a compile for every new batch shape).
+Generation runs under `torch.inference_mode`; on CUDA, fp32 weights (the RL policy being trained)
+sample under bf16 autocast. When the tokenizer has a chat template, the prompt is sent as one
+user message; a base model (no template) sees the raw prompt.
 """
 
 from __future__ import annotations
@@ -21,6 +26,10 @@ class SamplingConfig:
     top_p: float = 1.0
     max_new_tokens: int = 1024
     batch_size: int = 8  # prompts per generate() call; each expands to n sequences
+    engine: str = "loop"  # loop | hf | hf-static (module docstring)
+
+
+ENGINES = ("loop", "hf", "hf-static")
 
 
 def render_prompt(tokenizer: Any, prompt: str, chat: bool | None = None) -> str:
@@ -71,40 +80,71 @@ class HFPolicy:
 
     def generate_ids(self, prompts: list[str], n: int) -> tuple[list[list[Completion]], Any]:
         """Completions plus the raw (prompt ids, completion ids) per sequence, for training."""
-        import torch
-
         tok = self.tokenizer
         texts = [render_prompt(tok, p, self.chat) for p in prompts]
         tok.padding_side = "left"
         batch = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False)
         batch = {k: v.to(self.model.device) for k, v in batch.items()}
-        s = self.sampling
-        greedy = s.temperature <= 0
-        kwargs: dict[str, Any] = {"do_sample": not greedy, "max_new_tokens": s.max_new_tokens,
-                                  "num_return_sequences": n, "pad_token_id": tok.pad_token_id}  # fmt: skip
-        if not greedy:
-            kwargs.update(temperature=s.temperature, top_p=s.top_p, top_k=0)
         was_training = self.model.training
         self.model.eval()
-        with torch.no_grad():
-            seqs = self.model.generate(**batch, **kwargs)
-        self.model.train(was_training)
+        try:
+            seqs = self._sample(batch, n)
+        finally:
+            self.model.train(was_training)
         width = batch["input_ids"].shape[1]
         prompt_mask = batch["attention_mask"].repeat_interleave(n, dim=0)
+        # One transfer, not one per row; the copy is a normal tensor (an inference-mode one
+        # could not be saved for backward when RL scores these ids).
+        seqs = seqs.to("cpu", copy=True)
         groups: list[list[Completion]] = []
         raw = []
         for j in range(len(prompts)):
             group = []
             for k in range(n):
                 row = j * n + k
-                prompt_ids = batch["input_ids"][j][prompt_mask[row].bool()]
+                prompt_ids = batch["input_ids"][j][prompt_mask[row].bool()].cpu()
                 gen = _trim(seqs[row, width:], tok)
                 text = tok.decode(gen, skip_special_tokens=True)
-                finish = "length" if len(gen) >= s.max_new_tokens else "stop"
+                finish = "length" if len(gen) >= self.sampling.max_new_tokens else "stop"
                 group.append(Completion(text, len(prompt_ids), len(gen), finish))
-                raw.append((prompt_ids.cpu(), gen.cpu()))
+                raw.append((prompt_ids, gen))
             groups.append(group)
         return groups, raw
+
+    def _sample(self, batch: dict[str, Any], n: int) -> Any:
+        """[len(prompts) * n, width + new] token ids, prompt-major, as `generate` returns them."""
+        import contextlib
+
+        import torch
+
+        s, tok = self.sampling, self.tokenizer
+        if s.engine not in ENGINES:
+            raise UserError(
+                f"sampling engine must be one of {', '.join(ENGINES)}, not {s.engine!r}"
+            )
+        device = batch["input_ids"].device
+        # bf16 halves the bytes each step reads; fp32 weights (RL's trained copy) sample under
+        # autocast rather than being cast, so the optimizer's master weights stay untouched.
+        fp32 = next(self.model.parameters()).dtype == torch.float32
+        amp = (torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" and fp32
+               else contextlib.nullcontext())  # fmt: skip
+        with torch.inference_mode(), amp:
+            if s.engine == "loop":
+                from drtriton.policy.decode import decode
+
+                stops = {tok.eos_token_id, tok.pad_token_id} - {None}
+                return decode(self.model, batch["input_ids"], batch["attention_mask"], n,
+                              s.max_new_tokens, s.temperature, s.top_p, stops,
+                              tok.pad_token_id)  # fmt: skip
+            greedy = s.temperature <= 0
+            kwargs: dict[str, Any] = {"do_sample": not greedy, "max_new_tokens": s.max_new_tokens,
+                                      "num_return_sequences": n, "pad_token_id": tok.pad_token_id,
+                                      "eos_token_id": tok.eos_token_id}  # fmt: skip
+            if not greedy:
+                kwargs.update(temperature=s.temperature, top_p=s.top_p, top_k=0)
+            if s.engine == "hf-static":
+                kwargs["cache_implementation"] = "static"
+            return self.model.generate(**batch, **kwargs)
 
 
 def _trim(ids: Any, tok: Any) -> Any:

@@ -5,13 +5,18 @@ judged by the verifier. Speed-ups are over the correct outputs only, as the veri
 them (eager time / Triton time, GPU only): their mean log, its exponential (the geometric mean)
 and the arithmetic mean; `fast1` is the share of all programs solved correctly and faster than
 eager (KernelBench's fast_1). Reported overall and per level, with generation and verification
-throughput.
+throughput, and the verifier's statuses (why the wrong ones failed: no_code, compile_error,
+runtime_error, mismatch, timeout, ...). `samples` (a JSONL path) receives one line per program:
+id, level, status, correct and the extracted code, for reading what the model wrote.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import time
+from collections import Counter
 from typing import Any
 
 from drtriton.train.rewards import Reward, Verifier
@@ -33,7 +38,8 @@ def summarize(rewards: list[Reward]) -> dict[str, Any]:
     }
 
 
-def evaluate_policy(policy: Any, verifier: Verifier, records: list[dict[str, Any]]) -> dict:
+def evaluate_policy(policy: Any, verifier: Verifier, records: list[dict[str, Any]],
+                    samples: str = "") -> dict:  # fmt: skip
     """Samples one completion per record, verifies it, and reports overall and per level."""
     from drtriton.policy.prompts import prompt_for
 
@@ -48,11 +54,14 @@ def evaluate_policy(policy: Any, verifier: Verifier, records: list[dict[str, Any
     levels: dict[int, list[Reward]] = {}
     for record, reward in zip(records, rewards, strict=True):
         levels.setdefault(int(record.get("level", 0)), []).append(reward)
+    if samples:
+        _write_samples(samples, records, completions, rewards)
     tokens = sum(c.completion_tokens for c in completions)
     judged = sum(bool(c.code) for c in completions)
     return {
         **summarize(rewards),
         "per_level": {str(lv): summarize(rs) for lv, rs in sorted(levels.items())},
+        "statuses": dict(Counter(r.status for r in rewards).most_common()),
         "no_code": sum(not c.code for c in completions),
         "truncated": sum(c.finish_reason == "length" for c in completions),
         "mean_completion_tokens": tokens / len(completions),
@@ -62,3 +71,14 @@ def evaluate_policy(policy: Any, verifier: Verifier, records: list[dict[str, Any
         # Completions without code never reach the verifier: the rate counts the judged ones.
         "verified_per_min": 60.0 * judged / t_verify if judged and t_verify > 0 else None,
     }
+
+
+def _write_samples(path: str, records: list[dict], completions: list, rewards: list) -> None:
+    tmp = f"{path}.tmp"
+    with open(tmp, "w") as f:
+        for record, c, r in zip(records, completions, rewards, strict=True):
+            line = {"id": record.get("id"), "level": record.get("level"), "status": r.status,
+                    "correct": r.correct, "completion_tokens": c.completion_tokens,
+                    "finish_reason": c.finish_reason, "code": c.code}  # fmt: skip
+            f.write(json.dumps(line) + "\n")
+    os.replace(tmp, path)

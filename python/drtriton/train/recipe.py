@@ -9,7 +9,9 @@ SFT gets `sft_share` of it, the evaluations are sized by `--eval-per-level`, and
 left after reserving time for the second evaluation (as long as the first one took). The
 summary JSON is rewritten (atomically) after every stage, so a run cut off by its caller still
 reports what it finished. Only small files go to OUT (summary.json, sft_metrics.jsonl,
-metrics.jsonl and metrics.svg of RL); models and checkpoints stay in the work directory.
+metrics.jsonl and metrics.svg of RL, and eval_before_rl.jsonl / eval_after_rl.jsonl: each
+held-out program's verifier status and extracted code); models and checkpoints stay in the
+work directory.
 """
 
 from __future__ import annotations
@@ -136,7 +138,7 @@ def run_sft(cfg: RecipeConfig, model_dir: Path, out_dir: Path, minutes: float, d
 
 
 def run_eval(cfg: RecipeConfig, model_dir: Path, heldout: list[dict], max_new: int,
-             device: str, verifier: Any) -> dict:  # fmt: skip
+             device: str, verifier: Any, samples: Path) -> dict:  # fmt: skip
     import torch
 
     from drtriton.policy.hf import HFPolicy, SamplingConfig, load_model
@@ -146,7 +148,7 @@ def run_eval(cfg: RecipeConfig, model_dir: Path, heldout: list[dict], max_new: i
     model, tok = load_model(model_dir, dtype=dtype, device=device)
     sampling = SamplingConfig(cfg.temperature, 1.0, max_new, batch_size=len(heldout) or 1)
     torch.manual_seed(cfg.seed)
-    result = evaluate_policy(HFPolicy(model, tok, sampling), verifier, heldout)
+    result = evaluate_policy(HFPolicy(model, tok, sampling), verifier, heldout, str(samples))
     del model
     if device == "cuda":
         torch.cuda.empty_cache()
@@ -170,7 +172,8 @@ def run_rl(cfg: RecipeConfig, model_dir: Path, out_dir: Path, minutes: float, ma
     return train(rl, verifier=verifier)
 
 
-OUT_FILES = ("summary.json", "sft_metrics.jsonl", "metrics.jsonl", "metrics.svg")
+OUT_FILES = ("summary.json", "sft_metrics.jsonl", "metrics.jsonl", "metrics.svg",
+             "eval_before_rl.jsonl", "eval_after_rl.jsonl")  # fmt: skip
 
 
 def run(cfg: RecipeConfig, verifier: Any = None) -> dict[str, Any]:
@@ -232,7 +235,8 @@ def _stages(cfg: RecipeConfig, device: str, pairs: list[dict], programs: list[di
     summary.put("sft", sft)
 
     t0 = time.perf_counter()
-    before = run_eval(cfg, work / "sft", heldout, max_new, device, verifier)
+    before = run_eval(cfg, work / "sft", heldout, max_new, device, verifier,
+                      out / "eval_before_rl.jsonl")  # fmt: skip
     eval_min = (time.perf_counter() - t0) / 60.0
     summary.put("before_rl", before)
 
@@ -247,7 +251,8 @@ def _stages(cfg: RecipeConfig, device: str, pairs: list[dict], programs: list[di
                 verifier, out / "metrics.jsonl")  # fmt: skip
     summary.put("rl", {**rl, "budget_min": rl_minutes, "start_level": start_level})
 
-    after = run_eval(cfg, work / "rl", heldout, max_new, device, verifier)
+    after = run_eval(cfg, work / "rl", heldout, max_new, device, verifier,
+                     out / "eval_after_rl.jsonl")  # fmt: skip
     summary.put("after_rl", after)
     summary.put("headline", headline(summary.data))
     return summary.data
