@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import tempfile
 import time
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from drtriton.errors import UserError
+from drtriton.files import write_text_atomic
 
 
 @dataclass
@@ -72,9 +72,7 @@ class Summary:
         self.data[key] = value
         self.data["elapsed_s"] = time.perf_counter() - self.start
         self.data["finished_stage"] = key
-        tmp = self.path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(self.data, indent=1))
-        os.replace(tmp, self.path)
+        write_text_atomic(self.path, json.dumps(self.data, indent=1))
 
 
 def _device(name: str) -> str:
