@@ -60,6 +60,9 @@ _POSITIONAL: dict[str, Callable[[list[Any], Literal], str | None]] = {
     "_native_batch_norm_legit_functional": _batch_norm,
     "_native_batch_norm_legit_no_training": _batch_norm,
     "_unsafe_view": lambda a, lit: f"torch.reshape({lit(a[0])}, {lit(a[1])})",
+    # aten.alias (export's stand-in for a view that changes nothing, e.g. `x + 0` folded or a
+    # returned input) has no torch.alias; a same-shape view of the tensor means the same.
+    "alias": lambda a, lit: f"{lit(a[0])}.view_as({lit(a[0])})",
     "_softmax": _softmax("softmax"),
     "_log_softmax": _softmax("log_softmax"),
 }
