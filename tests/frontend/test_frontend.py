@@ -148,3 +148,15 @@ def test_tensor_made_in_forward_is_a_constant_input():
     result = from_module_source(code)
     assert [i.kind for i in result.inputs] == ["user", "constant"]
     assert check_equivalence(code, result).ok
+
+
+def test_zero_dim_tensor_made_in_forward_is_taken_as_a_number():
+    code = module_task(
+        "self.fc = nn.Linear(8, 8)\n",
+        "return torch.min(self.fc(x), torch.tensor(0.25)) - 0.5\n",
+        "torch.randn(4, 8)",
+    )
+    result = from_module_source(code)
+    assert result.fully_mapped
+    assert parse(result.program_text).ops == ["linear", "minimum", "sub"]
+    assert check_equivalence(code, result).ok

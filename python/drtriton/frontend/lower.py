@@ -137,6 +137,9 @@ class Lowering:
                 kept.append(line)
                 live.update(line.operands)
         self.lines = kept[::-1]
+        # State no kept line reads (a constant a catalog line took by value instead): not an
+        # input of the program.  User inputs stay: they are the forward's signature.
+        self.inputs = [i for i in self.inputs if i.kind == "user" or i.name in live]
 
     def _placeholders(self) -> None:
         specs = {s.arg.name: s for s in self.exported.graph_signature.input_specs}
@@ -265,8 +268,28 @@ class Lowering:
         if isinstance(value, int | float) and not isinstance(value, bool):
             return self._scalar(value)
         if isinstance(value, torch.fx.Node):
+            constant = self._zero_dim_constant(value)
+            if constant is not None:  # torch.tensor(0.5) made in forward: a number after all
+                return self._scalar(constant)
             return self.names.get(value)
         return value if isinstance(value, str) else None
+
+    def _zero_dim_constant(self, node: torch.fx.Node) -> float | None:
+        """The value of a 0-d float tensor that export lifted out of forward, else None (the IR
+        has no 0-d tensors; a one-element constant broadcasts the same way)."""
+        while node.op == "call_function" and _op_name(node.target) in _PURE_COPIES:
+            node = node.args[0]  # torch.tensor(c) in forward: export copies the lifted constant
+        if node.op != "placeholder":
+            return None
+        spec = next(
+            (s for s in self.exported.graph_signature.input_specs if s.arg.name == node.name),
+            None,
+        )
+        constants = getattr(self.exported, "constants", {}) or {}
+        value = constants.get(spec.target) if spec is not None and spec.target else None
+        if isinstance(value, torch.Tensor) and value.dim() == 0 and value.is_floating_point():
+            return float(value)
+        return None
 
     def _checked_line(self, op: str, params: dict[str, Any], result: str) -> Line | None:
         """The catalog line, checked by the IR's parser on the operands' shapes."""
@@ -340,6 +363,14 @@ def user_positions(args: list[Any] | None, n_user: int) -> list[int]:
     if len(positions) != n_user:
         raise UserError(f"torch.export made {n_user} inputs of {len(args)} arguments")
     return positions
+
+
+# Copies and aliases that change nothing but identity: looked through to find a constant.
+_PURE_COPIES = frozenset({"clone", "alias", "lift_fresh_copy", "detach"})
+
+
+def _op_name(target: Any) -> str:
+    return target._schema.name.split("::")[-1] if isinstance(target, torch._ops.OpOverload) else ""
 
 
 def _only_first_used(node: torch.fx.Node) -> bool:
