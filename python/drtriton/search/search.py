@@ -132,7 +132,7 @@ def search(
         op_costs = eager or op_costs
         results, cover = _search_lazy(fragments, n_ops, op_costs, policy, config, cache, judge)
     else:
-        results = [_search_fragment(f, op_costs, policy, config, cache, judge) for f in fragments]
+        results = [_search_fragment(f, policy, config, cache, judge) for f in fragments]
         if config.device.startswith("cuda"):
             op_costs = _eager_costs(results, op_costs, n_ops)
         costs = {(r.start, r.end): r.cost for r in results if math.isfinite(r.cost)}
@@ -156,35 +156,34 @@ def search(
 
 
 def _search_fragment(
-    fragment: dict[str, Any],
-    op_costs: list[float],
-    policy: Policy,
-    config: SearchConfig,
-    cache: VerdictCache,
-    judge: Any,
+    fragment: dict[str, Any], policy: Policy, config: SearchConfig, cache: VerdictCache, judge: Any
 ) -> FragmentResult:
+    """Every candidate of one fragment (the GPU fallback when eager times are unknown)."""
     result = FragmentResult(fragment["start"], fragment["end"], fragment["source"])
     result.modelled = _modelled(fragment)
+    if config.deadline is None or time.monotonic() <= config.deadline:
+        _try_candidates(result, policy, config, cache, judge)
+    return result
+
+
+def _try_candidates(
+    result: FragmentResult, policy: Policy, config: SearchConfig, cache: VerdictCache, judge: Any
+) -> float:
+    """Verifies the policy's candidates for `result`'s fragment; keeps the best in `result`.
+    GPU: the fastest measured one.  CPU: the first correct one (siblings cost the same)."""
     on_gpu = config.device.startswith("cuda")
-    unfused = sum(op_costs[fragment["start"] : fragment["end"]])
-    if not on_gpu and _modelled(fragment) >= unfused:
-        return result  # cannot beat PyTorch under the traffic model: not worth verifying
-    if config.deadline is not None and time.monotonic() > config.deadline:
-        return result  # the time budget is spent: keep what was verified so far
-    for candidate in policy.candidates(fragment["source"], config.k):
+    for candidate in policy.candidates(result.source, config.k):
         result.tried += 1
-        verdict = cache.get(fragment["source"], candidate, judge)
+        verdict = cache.get(result.source, candidate, judge)
         result.eager_ms = verdict.get("eager_ms") or result.eager_ms
         if not verdict["correct"]:
             continue
-        cost = (
-            float(verdict["time_ms"]) if on_gpu and verdict.get("time_ms") else _modelled(fragment)
-        )
-        if cost < result.cost:
-            result.cost, result.candidate = cost, candidate
         if not on_gpu:
+            result.cost, result.candidate = result.modelled, candidate
             break
-    return result
+        if verdict.get("time_ms") and verdict["time_ms"] < result.cost:
+            result.cost, result.candidate = float(verdict["time_ms"]), candidate
+    return result.cost
 
 
 def _search_lazy(
@@ -209,19 +208,7 @@ def _search_lazy(
     }
 
     def measure(span: lazy.Span) -> float:
-        result = results[span]
-        for candidate in policy.candidates(result.source, config.k):
-            result.tried += 1
-            verdict = cache.get(result.source, candidate, judge)
-            result.eager_ms = verdict.get("eager_ms") or result.eager_ms
-            if not verdict["correct"]:
-                continue
-            if not on_gpu:
-                result.cost, result.candidate = result.modelled, candidate
-                break
-            if verdict.get("time_ms") and verdict["time_ms"] < result.cost:
-                result.cost, result.candidate = float(verdict["time_ms"]), candidate
-        return result.cost
+        return _try_candidates(results[span], policy, config, cache, judge)
 
     cover, _ = lazy.lazy_cover(n_ops, list(by_span), bounds, op_costs, measure, config.deadline)
     return list(results.values()), cover
