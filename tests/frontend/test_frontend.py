@@ -160,3 +160,28 @@ def test_zero_dim_tensor_made_in_forward_is_taken_as_a_number():
     assert result.fully_mapped
     assert parse(result.program_text).ops == ["linear", "minimum", "sub"]
     assert check_equivalence(code, result).ok
+
+
+def test_zero_dim_parameter_used_elementwise_is_a_one_element_input():
+    code = module_task(
+        "self.fc = nn.Linear(8, 8)\nself.c = nn.Parameter(torch.tensor(0.3))\n",
+        "return torch.min(self.fc(x), self.c) - self.c\n",
+        "torch.randn(4, 8)",
+    )
+    result = from_module_source(code)
+    assert result.fully_mapped
+    assert parse(result.program_text).ops == ["linear", "minimum", "sub"]
+    widened = [i for i in result.inputs if i.as_one_element]
+    assert [(i.target, i.shape) for i in widened] == [("c", [1])]
+    assert check_equivalence(code, result).ok
+
+
+def test_zero_dim_parameter_used_otherwise_stays_zero_dim():
+    code = module_task(
+        "self.c = nn.Parameter(torch.tensor(0.3))\n",
+        "return torch.relu(x) * torch.exp(self.c)\n",
+        "torch.randn(4, 8)",
+    )
+    result = from_module_source(code)
+    assert not any(i.as_one_element for i in result.inputs)
+    assert check_equivalence(code, result).ok

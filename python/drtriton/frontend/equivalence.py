@@ -47,7 +47,8 @@ def _argument(model: torch.nn.Module, inputs: list[Any], result: FrontendResult,
     if inp.kind == "scalar":
         assert inp.target is not None, "a scalar input names its forward argument"
         return torch.tensor([float(inputs[int(inp.target[1:])])], dtype=torch.float32)
-    return _state(model, result, inp.target)
+    state = _state(model, result, inp.target)
+    return state.reshape(1) if inp.as_one_element else state
 
 
 def run_functional(source: str, args: list[torch.Tensor]) -> Any:

@@ -38,6 +38,9 @@ class Input(Tensor):
     kind: str = "user"
     target: str | None = None  # module attribute path; a scalar's forward argument (x1)
     positive: bool = False  # a catalog use needs positive values (running_var): torch.rand
+    # A 0-d parameter or buffer (nn.Parameter(torch.tensor(c))) passed as its one-element view:
+    # the IR has no 0-d tensors, and for an elementwise operand of rank >= 1 [1] broadcasts alike.
+    as_one_element: bool = False
 
 
 @dataclass
@@ -168,7 +171,12 @@ class Lowering:
                 kind = {InputKind.PARAMETER: "parameter", InputKind.BUFFER: "buffer"}.get(
                     spec.kind, "constant"
                 )
-                params.append(Input(name, list(val.shape), _dtype(val), kind, spec.target))
+                widen = _only_elementwise_operand(node)
+                shape = [1] if widen else list(val.shape)
+                params.append(Input(name, shape, _dtype(val), kind, spec.target, False, widen))
+                self.names[node] = name
+                self.tensors[name] = Tensor(name, shape, _dtype(val))
+                continue
             self.names[node] = name
             self.tensors[name] = Tensor(name, list(val.shape), _dtype(val))
         if self.args is not None:  # a None argument that export kept no placeholder for
@@ -363,6 +371,30 @@ def user_positions(args: list[Any] | None, n_user: int) -> list[int]:
     if len(positions) != n_user:
         raise UserError(f"torch.export made {n_user} inputs of {len(args)} arguments")
     return positions
+
+
+_ELEMENTWISE_BINARY = frozenset(
+    {"add.Tensor", "sub.Tensor", "mul.Tensor", "div.Tensor", "minimum.default", "maximum.default"}
+)
+
+
+def _only_elementwise_operand(node: torch.fx.Node) -> bool:
+    """A 0-d float placeholder that every user combines elementwise with a tensor of rank >= 1
+    (where a one-element tensor gives the same result)."""
+    val = node.meta.get("val")
+    if not isinstance(val, torch.Tensor) or val.dim() != 0 or not val.is_floating_point():
+        return False
+    for user in node.users:
+        target = user.target
+        if not isinstance(target, torch._ops.OpOverload):
+            return False
+        if f"{_op_name(target)}.{target._overloadname}" not in _ELEMENTWISE_BINARY:
+            return False
+        others = [a for a in user.args[:2] if a is not node]
+        ranks = [o.meta["val"].dim() for o in others if isinstance(o, torch.fx.Node)]
+        if len(ranks) != 1 or ranks[0] < 1:
+            return False
+    return True
 
 
 # Copies and aliases that change nothing but identity: looked through to find a constant.

@@ -106,6 +106,8 @@ def _state_lines(frontend: FrontendResult, attributes: set[str]) -> list[str]:
             value = _constant(constants[inp.target], users[0] if users else None)
         else:
             value = attribute_path(inp.target)
+        if inp.as_one_element:  # a 0-d tensor as the program's one-element input
+            value = f"({value}).reshape(1)"
         lines.append(f"{inp.name} = {value}")
     return lines
 
