@@ -209,43 +209,32 @@ def _layer_norm(a: dict[str, Any]) -> list[Step]:
     )
 
 
-def _same_names(op: str) -> Entry:
+def _same_names(op: str, **adjusted: Callable[[dict[str, Any]], Any]) -> Entry:
     """For ATen overloads whose arguments carry the catalog's parameter names (group_norm,
-    instance_norm, linear): pass every catalog parameter through by name."""
+    instance_norm, linear, pooling): pass every catalog parameter through by name.  The
+    catalog's `input` is ATen's `self` where the overload calls it so; `adjusted` computes the
+    parameters whose ATen value needs translating."""
     names = [p["name"] for p in catalog_op(op)["params"]]
-    return lambda a: _one(op, **{name: a[name] for name in names})
+
+    def value(a: dict[str, Any], name: str) -> Any:
+        if name in adjusted:
+            return adjusted[name](a)
+        return a["self" if name == "input" and "input" not in a else name]
+
+    return lambda a: _one(op, **{name: value(a, name) for name in names})
+
+
+def _stride(a: dict[str, Any]) -> Any:
+    return a["stride"] or None  # ATen's [] means "the kernel size", the catalog's None
 
 
 def _max_pool(op: str) -> Entry:
-    def entry(a: dict[str, Any]) -> list[Step]:
-        return _one(
-            op,
-            input=a["self"],
-            kernel_size=a["kernel_size"],
-            stride=a["stride"] or None,
-            padding=a["padding"],
-            dilation=a["dilation"],
-            ceil_mode=a["ceil_mode"],
-        )
-
-    return entry
+    return _same_names(op, stride=_stride)
 
 
 def _avg_pool(op: str) -> Entry:
-    def entry(a: dict[str, Any]) -> list[Step] | None:
-        if a.get("divisor_override") is not None:
-            return None
-        return _one(
-            op,
-            input=a["self"],
-            kernel_size=a["kernel_size"],
-            stride=a["stride"] or None,
-            padding=a["padding"],
-            ceil_mode=a["ceil_mode"],
-            count_include_pad=a["count_include_pad"],
-        )
-
-    return entry
+    mapped = _same_names(op, stride=_stride)
+    return lambda a: None if a.get("divisor_override") is not None else mapped(a)
 
 
 def _adaptive_avg(op: str) -> Entry:
