@@ -11,17 +11,10 @@
 #include "codegen/fusion.h"
 #include "codegen/kernel.h"
 #include "ir/build.h"
+#include "ir/parse_for_tests.h"
 
 namespace drtriton::codegen {
 namespace {
-
-Program MustParse(const std::string& body, const std::string& inputs) {
-  const std::string text = "import torch\nimport torch.nn.functional as F\n\n" + body +
-                           "\ndef get_inputs():\n    return [" + inputs + "]\n";
-  auto p = Parse(text);
-  EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().ToString()) << "\n" << text;
-  return p.ok() ? std::move(p).value() : Program{};
-}
 
 std::string MustEmit(const Program& p, CodegenOptions options = {}) {
   auto c = EmitCandidate(p, options);

@@ -7,18 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "ir/parse_for_tests.h"
 #include "search/cover.h"
 
 namespace drtriton::search {
 namespace {
-
-Program MustParse(const std::string& body, const std::string& inputs) {
-  const std::string text = "import torch\nimport torch.nn.functional as F\n\n" + body +
-                           "\ndef get_inputs():\n    return [" + inputs + "]\n";
-  auto p = Parse(text);
-  EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().ToString()) << "\n" << text;
-  return p.ok() ? std::move(p).value() : Program{};
-}
 
 // x0 -> linear -> relu -> add(x3) -> exp -> mul(relu result) -> sum: six nodes, with a
 // value (t1) read again four nodes later.
