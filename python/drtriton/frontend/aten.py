@@ -133,40 +133,17 @@ def _string_padding(a: dict[str, Any]) -> list[int] | None:
     return [t // 2 for t in total]
 
 
-def _conv(rank_op: str) -> Entry:
-    def entry(a: dict[str, Any]) -> list[Step] | None:
-        padding = _string_padding(a) if isinstance(a["padding"], str) else a["padding"]
-        if padding is None:
-            return None
-        return _one(
-            rank_op,
-            input=a["input"],
-            weight=a["weight"],
-            bias=a["bias"],
-            stride=a["stride"],
-            padding=padding,
-            dilation=a["dilation"],
-            groups=a["groups"],
-        )
+def _conv_padding(a: dict[str, Any]) -> Any:
+    return _string_padding(a) if isinstance(a["padding"], str) else a["padding"]
 
-    return entry
+
+def _conv(rank_op: str) -> Entry:
+    mapped = _same_names(rank_op, padding=_conv_padding)
+    return lambda a: None if _conv_padding(a) is None else mapped(a)
 
 
 def _conv_transpose(rank_op: str) -> Entry:
-    def entry(a: dict[str, Any]) -> list[Step]:
-        return _one(
-            rank_op,
-            input=a["input"],
-            weight=a["weight"],
-            bias=a["bias"],
-            stride=a["stride"],
-            padding=a["padding"],
-            output_padding=a["output_padding"],
-            groups=a["groups"],
-            dilation=a["dilation"],
-        )
-
-    return entry
+    return _same_names(rank_op)
 
 
 def _convolution(a: dict[str, Any]) -> list[Step] | None:
@@ -179,17 +156,7 @@ def _convolution(a: dict[str, Any]) -> list[Step] | None:
 
 
 def _batch_norm_eval(a: dict[str, Any]) -> list[Step]:
-    return _one(
-        "batch_norm",
-        input=a["input"],
-        running_mean=a["running_mean"],
-        running_var=a["running_var"],
-        weight=a["weight"],
-        bias=a["bias"],
-        training=False,
-        momentum=a["momentum"],
-        eps=a["eps"],
-    )
+    return _same_names("batch_norm", training=lambda _: False)(a)
 
 
 def _batch_norm(a: dict[str, Any]) -> list[Step] | None:
@@ -199,14 +166,7 @@ def _batch_norm(a: dict[str, Any]) -> list[Step] | None:
 
 
 def _layer_norm(a: dict[str, Any]) -> list[Step]:
-    return _one(
-        "layer_norm",
-        input=a["input"],
-        normalized_shape=list(a["normalized_shape"]),
-        weight=a["weight"],
-        bias=a["bias"],
-        eps=a["eps"],
-    )
+    return _same_names("layer_norm", normalized_shape=lambda a: list(a["normalized_shape"]))(a)
 
 
 def _same_names(op: str, **adjusted: Callable[[dict[str, Any]], Any]) -> Entry:
