@@ -88,7 +88,7 @@ def evaluate(
     leaves: list[torch.Tensor | IntegerAlternatives | None] = []
     for x, r in zip(out, ref32, strict=True):
         if _same_integer_kind(x, r):
-            leaves.append(IntegerAlternatives([x.detach().cpu()]))
+            leaves.append(IntegerAlternatives([x.detach()]))
         elif (
             isinstance(x, torch.Tensor)
             and isinstance(r, torch.Tensor)
@@ -96,7 +96,7 @@ def evaluate(
             and x.dtype == torch.float64
             and x.shape == r.shape
         ):
-            leaves.append(x.detach().cpu())
+            leaves.append(x.detach())
         else:
             leaves.append(None)
     return leaves

@@ -21,6 +21,7 @@ import hashlib
 import json
 import math
 import os
+import random
 import re
 import select
 import shutil
@@ -42,6 +43,7 @@ from drtriton.verify.verdict import Verdict
 
 SUSPICIOUS_SPEEDUP = 50.0
 CANDIDATE_FILE = "candidate.py"  # in the worker's private directory
+TASK_FILE = "task.py"  # the task's source there: the worker draws the inputs itself
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -56,7 +58,10 @@ class Options:
     )
     atol: float | None = None  # None: 1e-4 for fp32, 1e-2 for fp16/bf16
     rtol: float | None = None
-    seed: int = 0  # base seed of the input sets and of module initialisation
+    seed: int = 0  # seed of module initialisation (Model and ModelNew)
+    # Seed of the input sets; None: drawn afresh for each verification (so a candidate cannot
+    # precompute answers at import time), and reported in the verdict's extra "input_seed".
+    input_seed: int | None = None
     sandbox: str = "auto"  # auto | bwrap | unshare | none
     warmup: int = 3  # GPU timing
     runs: int = 30
@@ -333,14 +338,18 @@ def _judge(worker: WorkerProcess, task_source: str, opts: Options, start: float)
     if opts.on_cuda and device.index is not None:
         torch.cuda.set_device(device)
     task = load_task(task_source)
-    sets = [task.make_inputs(i, opts.seed) for i in range(opts.trials)]
+    inputs = _InputSets(task, opts, device)
     reference = _guard_task(lambda: task.build_reference(device, opts.seed, opts.eval_mode))
-    refs, task_copies = _references(reference, sets, device)
+    first = inputs.make(0)
+    references = _References(reference, device)
+    refs = [references(first)]
+    with open(os.path.join(worker.workdir, TASK_FILE), "w") as f:
+        f.write(task_source)
     worker.request(None)  # the worker's "ready" line
     ready = time.monotonic()
-    load = {"op": "load", "candidate": CANDIDATE_FILE, "kind": task.kind, "device": _worker_device(opts),
-            "poisoned_copies": sorted(task_copies), "allow_torch": sorted(opts.allow_torch),
-            "eval": opts.eval_mode}  # fmt: skip
+    load = {"op": "load", "candidate": CANDIDATE_FILE, "task": TASK_FILE, "kind": task.kind,
+            "device": _worker_device(opts), "poisoned_copies": sorted(references.copies),
+            "allow_torch": sorted(opts.allow_torch), "eval": opts.eval_mode}  # fmt: skip
     if task.kind != FUNCTIONAL:
         model = reference
         init = {"seed": opts.seed, "init_inputs": task.init_inputs(),
@@ -350,26 +359,86 @@ def _judge(worker: WorkerProcess, task_source: str, opts: Options, start: float)
         load["init"] = "init.pt"
     worker.request(load)
     call_s = 0.0
-    for i, inputs in enumerate(sets):
-        torch.save(inputs, os.path.join(worker.workdir, f"in{i}.pt"))
-        reply = worker.request({"op": "run", "inputs": f"in{i}.pt", "output": f"out{i}.pt"})
+    for i in range(opts.trials):
+        current = first if i == 0 else inputs.make(i)
+        if i > 0:
+            refs.append(references(current))
+        reply = inputs.run(worker, i, current)
+        del current
         call_s += float(reply.get("call_s", 0.0))
-        out = _load_output(worker, f"out{i}.pt")
+        out = _load_output(worker, f"out{i}.pt", device)
         problem = cmp.compare(out, refs[i].values, opts.atol, opts.rtol, refs[i].exact)
         if problem:
             return Verdict(
                 "wrong_answer", reason=f"input set {i} ({_dist(i)}): {problem}", trials=i
             )
+    first = None
     verdict = Verdict("correct", reason=f"{opts.trials} input sets match", trials=opts.trials)
     # Diagnostics for the throughput benchmark: when the worker was ready (since the harness
     # started), and the seconds spent inside the candidate's calls (as the worker timed them).
     verdict.extra["worker_ready_s"] = round(max(0.0, ready - start), 3)
     verdict.extra["candidate_s"] = round(call_s, 4)
+    verdict.extra["input_seed"] = inputs.seed
+    if inputs.shipped:
+        verdict.extra["inputs_shipped"] = inputs.shipped
     if opts.allow_torch:
         verdict.extra["allowed_torch"] = sorted(opts.allow_torch)
     if opts.on_cuda:
-        _time(worker, task, reference, sets, refs, opts, verdict)
+        _time(worker, task, reference, inputs, refs, opts, verdict)
     return verdict
+
+
+class _InputSets:
+    """The verification's input sets: drawn on the device from one seed, in both processes.
+
+    The seed is fresh per verification (Options.input_seed pins it): it reaches the worker only
+    with each run request, after the candidate's import, so nothing the candidate does at import
+    time can precompute its answers. A set whose fingerprint the worker reports differently (a
+    task whose get_inputs() draws from another generator) is sent to it as a file instead.
+    """
+
+    # Input bytes that the timed sets may occupy together (each process holds its own).
+    TIMING_BYTES = 16 << 30
+
+    def __init__(self, task: Task, opts: Options, device: torch.device) -> None:
+        self.task, self.device = task, device
+        self.seed = opts.input_seed
+        if self.seed is None:
+            self.seed = random.SystemRandom().randrange(1 << 31)
+        self.shipped: list[int] = []  # sets sent as files
+        self.files: dict[int, str] = {}
+
+    def make(self, index: int) -> list[Any]:
+        return _guard_task(lambda: self.task.make_inputs(index, self.seed, self.device))
+
+    def run(self, worker: WorkerProcess, index: int, inputs: list[Any]) -> dict[str, Any]:
+        """One poisoned call of the candidate on set `index` (`inputs`: the harness's copy)."""
+        from drtriton.verify.task import fingerprint
+
+        output = f"out{index}.pt"
+        mine = fingerprint(inputs)
+        reply = worker.request({"op": "run", "set": self.spec(index), "output": output})
+        if reply.get("fingerprint") == mine:
+            return reply
+        self.ship(worker, index, inputs)
+        return worker.request({"op": "run", "set": self.spec(index), "output": output})
+
+    def spec(self, index: int) -> dict[str, Any]:
+        if index in self.files:
+            return {"file": self.files[index]}
+        return {"index": index, "seed": self.seed}
+
+    def ship(self, worker: WorkerProcess, index: int, inputs: list[Any]) -> None:
+        name = f"in{index}.pt"
+        torch.save([x.cpu() if isinstance(x, torch.Tensor) else x for x in inputs],
+                   os.path.join(worker.workdir, name))  # fmt: skip
+        self.shipped.append(index)
+        self.files[index] = name
+
+    def timing_count(self, trials: int, first: list[Any]) -> int:
+        """How many sets the timed calls rotate through: all, unless they do not fit."""
+        size = sum(x.numel() * x.element_size() for x in first if isinstance(x, torch.Tensor))
+        return max(1, min(trials, self.TIMING_BYTES // max(size, 1)))
 
 
 def _dist(i: int) -> str:
@@ -396,47 +465,63 @@ def _guard_task(fn: Callable[[], Any]) -> Any:
         raise UserError(f"the task's reference failed: {type(exc).__name__}: {exc}") from exc
 
 
-def _references(
-    reference: Callable[..., Any], sets: list[list[Any]], device: torch.device
-) -> tuple[list[cmp.Expected], set[str]]:
-    """Reference outputs (on the CPU) of every input set, and the copy operators the task uses.
+class _References:
+    """Reference outputs of input sets, one at a time, kept on the verification device (the
+    comparison runs there), and the copy operators the task uses (seen on the first set).
 
     Float32 tasks are evaluated in float64 too (envelope.py): compare.py widens its bounds by the
     float32 reference's own error, where the task is ill-conditioned enough for it to matter.
     """
-    from torch.utils._python_dispatch import TorchDispatchMode
 
-    from drtriton.verify import envelope
-    from drtriton.verify.poison import COPY, op_name
+    def __init__(self, reference: Callable[..., Any], device: torch.device) -> None:
+        self.reference, self.device = reference, device
+        self.seen: set[str] | None = None  # operators of the first evaluation
+        self.reference64: Callable[..., Any] | None = None
 
-    seen: set[str] = set()
+    @property
+    def copies(self) -> set[str]:
+        from drtriton.verify.poison import COPY
 
-    class Record(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            seen.add(op_name(func))
-            return func(*args, **(kwargs or {}))
+        return (self.seen or set()) & COPY
 
-    refs = []
-    reference64: Callable[..., Any] | None = None
-    for i, inputs in enumerate(sets):
-        args = to_device(inputs, device)  # a private copy: the pristine set goes to the worker
-        with torch.no_grad(), Record() if i == 0 else contextlib.nullcontext():
-            out = _guard_task(lambda a=args: reference(*a))
-        values = [x.detach().cpu() if isinstance(x, torch.Tensor) else x for x in cmp.flatten(out)]
-        deterministic = not seen & envelope.RANDOM
-        if i == 0 and deterministic and envelope.wants_float64(values, args, reference):
-            reference64 = envelope.float64_model(reference)
+    def __call__(self, inputs: list[Any]) -> cmp.Expected:
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        from drtriton.verify import envelope
+        from drtriton.verify.poison import op_name
+
+        first = self.seen is None
+        seen: set[str] = set()
+
+        class Record(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                seen.add(op_name(func))
+                return func(*args, **(kwargs or {}))
+
+        args = to_device(inputs, self.device)  # a private copy: `inputs` stay pristine
+        with torch.no_grad(), Record() if first else contextlib.nullcontext():
+            out = _guard_task(lambda a=args: self.reference(*a))
+        values = [x.detach() if isinstance(x, torch.Tensor) else x for x in cmp.flatten(out)]
+        if first:
+            self.seen = seen
+            deterministic = not seen & envelope.RANDOM
+            if deterministic and envelope.wants_float64(values, args, self.reference):
+                self.reference64 = envelope.float64_model(self.reference)
+        del args, out
         exact = None
-        if reference64 is not None:
-            exact = envelope.evaluate(reference64, to_device(inputs, device), values, cmp.flatten)
-        refs.append(cmp.Expected(values, exact))
-    return refs, seen & COPY
+        if self.reference64 is not None:
+            # Float32 inputs are copied (to float64) by evaluate; anything else is copied here.
+            private = [x if isinstance(x, torch.Tensor) and x.dtype == torch.float32
+                       else to_device([x], self.device)[0] for x in inputs]  # fmt: skip
+            exact = envelope.evaluate(self.reference64, private, values, cmp.flatten)
+        return cmp.Expected(values, exact)
 
 
-def _load_output(worker: WorkerProcess, name: str) -> list[Any]:
+def _load_output(worker: WorkerProcess, name: str, device: torch.device) -> list[Any]:
+    """The worker's output file, onto the device where the references are (compared there)."""
     path = os.path.join(worker.workdir, name)
     try:
-        value = torch.load(path, weights_only=True, map_location="cpu")
+        value = torch.load(path, weights_only=True, map_location=device)
     except Exception as exc:
         raise _Rejected({"status": "crashed", "reason": f"unreadable output file: {exc}"}) from exc
     if not isinstance(value, list):
@@ -450,22 +535,23 @@ def _time(
     worker: WorkerProcess,
     task: Task,
     reference: Any,
-    sets: list[list[Any]],
+    inputs: _InputSets,
     refs: list[cmp.Expected],
     opts: Options,
     verdict: Verdict,
 ) -> None:
     from drtriton.verify import timing
 
-    names = [f"in{i}.pt" for i in range(len(sets))]
-    reply = worker.request({"op": "time", "inputs": names, "warmup": opts.warmup, "runs": opts.runs,
+    count = inputs.timing_count(opts.trials, inputs.make(0))
+    reply = worker.request({"op": "time", "sets": [inputs.spec(i) for i in range(count)],
+                            "warmup": opts.warmup, "runs": opts.runs,
                             "check": opts.check_timed, "output": "timed.pt"})  # fmt: skip
-    kept = _load_output(worker, "timed.pt")
+    kept = _load_output(worker, "timed.pt", torch.device(opts.device))
     checked = reply.get("check", [])
     if len(kept) != len(checked):
         raise _Rejected({"status": "crashed", "reason": "timed outputs are missing"})
     for trial, out in zip(checked, kept, strict=False):
-        expected = refs[int(trial) % len(sets)]
+        expected = refs[int(trial) % count]
         problem = cmp.compare(out, expected.values, opts.atol, opts.rtol, expected.exact)
         if problem:
             verdict.status, verdict.reason = "wrong_answer", f"timed call {trial}: {problem}"
@@ -481,7 +567,7 @@ def _time(
     key = (hashlib.sha256(task.source.encode()).hexdigest(), opts.device, opts.seed, opts.trials,
            opts.warmup, opts.runs, opts.eval_mode, opts.compile_baseline)  # fmt: skip
     if key not in _BASELINES:
-        _BASELINES[key] = _baselines(reference, sets, opts)
+        _BASELINES[key] = _baselines(reference, [inputs.make(i) for i in range(count)], opts)
     eager_ms, compile_ms, extra = _BASELINES[key]
     verdict.eager_ms, verdict.compile_ms = eager_ms, compile_ms
     verdict.extra.update(extra)
@@ -507,8 +593,7 @@ def _baselines(
     from drtriton.verify import timing
 
     extra: dict[str, Any] = {}
-    device = torch.device(opts.device)
-    dev_sets = [to_device(s, device) for s in sets]
+    dev_sets = sets  # drawn on the device, private to this call
     with torch.no_grad():
         eager, _ = timing.time_cuda(reference, dev_sets, warmup=opts.warmup, runs=opts.runs)
     eager_ms = timing.summarize(eager)["median"]

@@ -64,10 +64,26 @@ class Task:
             return []
         return list(self.module.get_init_inputs())
 
-    def make_inputs(self, index: int, seed: int) -> list[Any]:
-        """Input set `index` on the CPU (moved to the device by the caller)."""
+    def make_inputs(
+        self, index: int, seed: int, device: torch.device | str | None = None
+    ) -> list[Any]:
+        """Input set `index`, drawn on `device` (default: the CPU).
+
+        On a GPU the task's `get_inputs()` runs under that device as the default one, so its
+        tensors are drawn there by the device's generator: a paper-preset input set of 10 GB
+        takes milliseconds instead of a minute of CPU sampling and a file. The harness and the
+        worker both call this with the same arguments and get the same values (same device,
+        same seed); `fingerprint` checks that they did.
+        """
         torch.manual_seed(seed + 7919 * index)
-        inputs = list(self.module.get_inputs())
+        target = torch.device(device) if device is not None else torch.device("cpu")
+        if target.type == "cpu":
+            inputs = list(self.module.get_inputs())
+        else:
+            with torch.device(target):
+                inputs = list(self.module.get_inputs())
+            # Tensors get_inputs() placed on the CPU explicitly.
+            inputs = [_onto(x, target) for x in inputs]
         dist = DISTRIBUTIONS[index % len(DISTRIBUTIONS)]
         with torch.no_grad():
             for x in inputs:
@@ -109,6 +125,31 @@ def load_task(source: str, filename: str = "<task>") -> Task:
     except Exception as exc:
         raise UserError(f"the task failed to load: {type(exc).__name__}: {exc}") from exc
     return Task(kind=kind, source=source, module=module)
+
+
+def fingerprint(values: list[Any]) -> list[Any]:
+    """A cheap summary of an input set (per tensor: float64 sum and sum of absolute values; other
+    values as text), equal in two processes that drew the same set on the same device."""
+    out: list[Any] = []
+    with torch.no_grad():
+        for v in values:
+            if not isinstance(v, torch.Tensor):
+                out.append(repr(v))
+                continue
+            real = torch.view_as_real(v) if v.is_complex() else v
+            if real.is_floating_point():
+                norm = torch.linalg.vector_norm(real, dtype=torch.float64)
+            else:
+                norm = torch.count_nonzero(real)
+            total = real.sum(dtype=torch.float64)
+            out.append([repr(float(total)), repr(float(norm)), list(v.shape), str(v.dtype)])
+    return out
+
+
+def _onto(x: Any, device: torch.device) -> Any:
+    if isinstance(x, torch.Tensor) and x.device.type != device.type:
+        return to_device([x], device)[0]
+    return x
 
 
 def to_device(values: list[Any], device: torch.device) -> list[Any]:

@@ -3,15 +3,25 @@
 It is the only process that imports the candidate, and it never sees a reference output. Protocol:
 one JSON object per line, requests on the file descriptor named by DRT_VERIFY_FDS ("in,out"),
 replies on the other; the candidate's stdout and stderr go to a log file, so nothing it prints
-can pose as a reply. Tensors travel as `torch.save` files in the private work directory and are
+can pose as a reply. Outputs travel as `torch.save` files in the private work directory and are
 read back by the harness with `weights_only=True` (no pickled code crosses the boundary).
 
+Inputs are drawn here, on the worker's device, by the same trusted code and seed as in the
+harness (task.make_inputs; the task's source is a file in the work directory): a 10 GB input set
+then costs milliseconds instead of a file round trip. The seed arrives with each run request,
+after the candidate was imported, and is drawn afresh per verification, so an import cannot
+precompute the answers. The reply carries the set's fingerprint; when it differs from the
+harness's (a task whose get_inputs() is not reproducible), the harness sends that set as a file.
+A candidate that tampers with the drawing only changes its own inputs, never the reference.
+
 Requests:
-- {"op": "load", "candidate", "kind", "device", "init", "poisoned_copies", "allow_torch", "eval"}:
-  install the launch counter and the torch watch (operators in allow_torch are left alone),
-  import the candidate, build ModelNew for module tasks (in eval mode when "eval").
-- {"op": "run", "inputs", "output"}: one poisoned call on fresh inputs.
-- {"op": "time", "inputs": [...], "warmup", "runs", "check", "output"}: GPU timing.
+- {"op": "load", "candidate", "task", "kind", "device", "init", "poisoned_copies", "allow_torch",
+  "eval"}: load the task, install the launch counter and the torch watch (operators in
+  allow_torch are left alone), import the candidate, build ModelNew for module tasks (in eval
+  mode when "eval").
+- {"op": "run", "set", "output"}: one poisoned call on fresh inputs; a set is {"index", "seed"}
+  (drawn here) or {"file"} (sent by the harness).
+- {"op": "time", "sets": [...], "warmup", "runs", "check", "output"}: GPU timing.
 Each reply is {"ok": true, ...} or {"ok": false, "status", "reason", "line"}.
 
 Anything the harness has not asked for (a crash, a hang, os._exit) is judged by the harness from
@@ -61,13 +71,18 @@ class Worker:
         self.entry: Any = None
         self.device = "cpu"
         self.candidate_path = ""
+        self.task: Any = None
 
     # -- requests -----------------------------------------------------------------------------
     def load(self, msg: dict[str, Any]) -> dict[str, Any]:
         from drtriton.verify import poison
+        from drtriton.verify.task import load_task
 
         torch = self.torch
         self.device = msg["device"]
+        if msg.get("task"):  # before the candidate runs anything
+            with open(os.path.join(self.workdir, os.path.basename(msg["task"]))) as f:
+                self.task = load_task(f.read(), "task.py")
         self.candidate_path = os.path.join(self.workdir, os.path.basename(msg["candidate"]))
         self.watch = poison.TorchWatch(
             frozenset(msg.get("poisoned_copies", [])),
@@ -111,8 +126,12 @@ class Worker:
 
     def run(self, msg: dict[str, Any]) -> dict[str, Any]:
         torch = self.torch
-        fresh = torch.load(os.path.join(self.workdir, msg["inputs"]), weights_only=True,
-                           map_location=self.device)  # fmt: skip
+        fresh = self._input_set(msg["set"])
+        mark = None
+        if "file" not in msg["set"]:
+            from drtriton.verify.task import fingerprint
+
+            mark = fingerprint(fresh)
         inputs = self._into_buffers(fresh)
         self.watch.hits.clear()
         self.watch.poison = True
@@ -126,12 +145,13 @@ class Worker:
         elapsed = time.perf_counter() - start  # diagnostics only (harness overhead figures)
         reply = self._finish(out, msg["output"])
         reply["call_s"] = elapsed
+        if mark is not None:
+            reply["fingerprint"] = mark
         return reply
 
     def time(self, msg: dict[str, Any]) -> dict[str, Any]:
         torch = self.torch
-        sets = [torch.load(os.path.join(self.workdir, name), weights_only=True,
-                           map_location=self.device) for name in msg["inputs"]]  # fmt: skip
+        sets = [self._input_set(spec) for spec in msg["sets"]]
         watch = self.watch
         watch.hits.clear()
         watch.poison = False  # count only: the timed calls are the real ones
@@ -180,6 +200,14 @@ class Worker:
         return {"ok": True, "times": times, "check": check, "sets": len(sets)}
 
     # -- helpers -------------------------------------------------------------------------------
+    def _input_set(self, spec: dict[str, Any]) -> list[Any]:
+        """An input set: read from the harness's file, or drawn here from its index and seed."""
+        if "file" in spec:
+            path = os.path.join(self.workdir, os.path.basename(str(spec["file"])))
+            return self.torch.load(path, weights_only=True, map_location=self.device)
+        with self.torch.no_grad():
+            return self.task.make_inputs(int(spec["index"]), int(spec["seed"]), self.device)
+
     def _into_buffers(self, fresh: list[Any]) -> list[Any]:
         """The same tensors (addresses, strides) on every call, refilled with new values.
 
