@@ -124,8 +124,10 @@ def _compare_one(
         return f"shape {tuple(o.shape)}, expected {tuple(r.shape)}"
     if o.dtype != r.dtype:
         return f"dtype {o.dtype}, expected {r.dtype}"
-    # On the reference's device: a GPU compares a 10 GB output in milliseconds.
-    o, r = o.detach().to(r.device), r.detach()
+    # On the GPU when either is there (a GPU compares a 10 GB output in milliseconds; the
+    # harness keeps large references on the host).
+    device = o.device if o.is_cuda else r.device
+    o, r = o.detach().to(device), r.detach().to(device)
     if not r.is_floating_point() and not r.is_complex():
         wrong = o != r
         if isinstance(exact, IntegerAlternatives):  # near-ties that float32 rounding decides

@@ -514,7 +514,28 @@ class _References:
             private = [x if isinstance(x, torch.Tensor) and x.dtype == torch.float32
                        else to_device([x], self.device)[0] for x in inputs]  # fmt: skip
             exact = envelope.evaluate(self.reference64, private, values, cmp.flatten)
-        return cmp.Expected(values, exact)
+        return _offload(cmp.Expected(values, exact))
+
+
+# Reference bytes per input set kept on the GPU; larger ones wait on the host (five sets of a
+# 10 GB output and its float64 evaluation would not fit beside the inputs) and are moved back
+# for their comparison, which runs on the device of the candidate's output.
+REFERENCE_DEVICE_BYTES = 2 << 30
+
+
+def _offload(expected: cmp.Expected) -> cmp.Expected:
+    leaves = [*expected.values, *(expected.exact or [])]
+    tensors = [x for x in leaves if isinstance(x, torch.Tensor)]
+    if not tensors or not tensors[0].is_cuda:
+        return expected
+    if sum(x.numel() * x.element_size() for x in tensors) <= REFERENCE_DEVICE_BYTES:
+        return expected
+
+    def host(x: Any) -> Any:
+        return x.cpu() if isinstance(x, torch.Tensor) else x
+
+    exact = None if expected.exact is None else [host(x) for x in expected.exact]
+    return cmp.Expected([host(x) for x in expected.values], exact)
 
 
 def _load_output(worker: WorkerProcess, name: str, device: torch.device) -> list[Any]:
