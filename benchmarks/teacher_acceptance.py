@@ -10,6 +10,12 @@ verifier run).  Operators of rejected or unsupported programs are listed.
     drtriton synth --preset paper --levels 1-5 --n 200 --out paper.jsonl                # CPU
     python benchmarks/teacher_acceptance.py --programs paper.jsonl --device cuda        # H200
 
+`--generic-shapes` emits shape-generic candidates (sizes read at run time, drtriton.teach) and
+adds, per level, the share of programs the generic mode applies to and the acceptance of the
+candidates that are generic:
+
+    python benchmarks/teacher_acceptance.py --preset tiny --levels 1-2 --generic-shapes
+
 Issue 5's bar: tiny preset on the CPU interpreter >= 99% of level 1 and >= 95% of levels
 2-5; paper preset on the H200 >= 95%.  `--out` keeps every pair record (with its verdict)
 and makes a rerun resume where it stopped.
@@ -48,6 +54,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--timeout", type=float, default=None, help="seconds per candidate")
     ap.add_argument("--out", default=None, help="JSONL of pair records with verdicts (resumable)")
     ap.add_argument(
+        "--generic-shapes",
+        action="store_true",
+        help="shape-generic candidates; report where the generic mode applies, by level",
+    )
+    ap.add_argument(
         "--report-only",
         action="store_true",
         help="print the table from --out's records without verifying more (after a cut-off run)",
@@ -82,12 +93,31 @@ def report(results: list[dict[str, Any]]) -> None:
         if not r.get("correct"):
             for op in r.get("unsupported") or r["ops"]:
                 failing[op] += 1
+    if any("generic_shapes" in r for r in results):
+        print("\n".join(generic_table(results)))
     if failing:
         print("operators in rejected or unsupported programs:", dict(failing.most_common()))
         for r in results:
             if not r.get("correct"):
                 reason = r.get("reason") or r.get("error") or f"unsupported {r.get('unsupported')}"
                 print(f"  {r['id']} L{r['level']} {r['ops']}: {r.get('status')}: {reason[:300]}")
+
+
+def generic_table(results: list[dict[str, Any]]) -> list[str]:
+    """Per level: programs whose candidate is shape-generic, their accepted share, and the
+    operators that kept the others specialized."""
+    lines = ["level  programs  generic        generic accepted  fallback operators"]
+    for level in sorted({r["level"] for r in results}):
+        rows = [r for r in results if r["level"] == level and r.get("completion") is not None]
+        generic = [r for r in rows if r.get("generic_shapes")]
+        accepted = sum(bool(r.get("correct")) for r in generic)
+        blockers: collections.Counter[str] = collections.Counter()
+        for r in rows:
+            blockers.update(r.get("generic_unsupported") or [])
+        share = f"{len(generic)} ({len(generic) / max(len(rows), 1):.0%})"
+        ok = f"{accepted}/{len(generic)} ({accepted / max(len(generic), 1):.0%})"
+        lines.append(f"L{level:<5} {len(rows):<9} {share:<14} {ok:<17} {dict(blockers)}")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -115,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.time()
     out = open(args.out, "a") if args.out else None
     try:
-        for pairs in make_pairs(todo, 1, opts, workers):
+        for pairs in make_pairs(todo, 1, opts, workers, args.generic_shapes):
             for p in pairs:
                 results.append(p)
                 if out:

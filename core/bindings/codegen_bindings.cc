@@ -23,26 +23,30 @@ nb::tuple ErrorTuple(const Error& e) { return nb::make_tuple(false, e.message, e
 void BindCodegen(nb::module_& m) {
   m.def(
       "codegen_emit",
-      [](const std::string& text, int variant, bool fuse_epilogue) -> nb::tuple {
+      [](const std::string& text, int variant, bool fuse_epilogue,
+         bool generic_shapes) -> nb::tuple {
         Result<Program> program = Parse(text);
         if (!program) return ErrorTuple(program.error());
         codegen::CodegenOptions options;
         options.variant = variant;
         options.fuse_epilogue = fuse_epilogue;
+        options.generic_shapes = generic_shapes;
         Result<std::string> candidate = codegen::EmitCandidate(program.value(), options);
         if (!candidate) return ErrorTuple(candidate.error());
         return nb::make_tuple(true, candidate.value(), 0);
       },
       nb::arg("text"), nb::arg("variant") = 0, nb::arg("fuse_epilogue") = true,
-      "Emit a Triton candidate for a functional task: (True, text, 0) or (False, message, line).");
+      nb::arg("generic_shapes") = false,
+      "Emit a Triton candidate for a functional task: (True, text, 0) or (False, message, line). "
+      "generic_shapes: sizes read at run time (see codegen_generic_unsupported).");
   m.def(
       "codegen_variants",
-      [](const std::string& text, int k) -> std::vector<std::string> {
+      [](const std::string& text, int k, bool generic_shapes) -> std::vector<std::string> {
         Result<Program> program = Parse(text);
         if (!program) throw nb::value_error(program.error().ToString().c_str());
-        return codegen::EmitVariants(program.value(), k);
+        return codegen::EmitVariants(program.value(), k, generic_shapes);
       },
-      nb::arg("text"), nb::arg("k"),
+      nb::arg("text"), nb::arg("k"), nb::arg("generic_shapes") = false,
       "Up to k distinct candidates (block sizes, fusion splits); [] when unsupported.");
   m.def(
       "codegen_unsupported",
@@ -52,6 +56,15 @@ void BindCodegen(nb::module_& m) {
         return codegen::UnsupportedOps(program.value());
       },
       nb::arg("text"), "Operators (or configurations) of the task the generator cannot emit.");
+  m.def(
+      "codegen_generic_unsupported",
+      [](const std::string& text) -> std::vector<std::string> {
+        Result<Program> program = Parse(text);
+        if (!program) throw nb::value_error(program.error().ToString().c_str());
+        return codegen::GenericUnsupportedOps(program.value());
+      },
+      nb::arg("text"),
+      "Why generic_shapes would fall back to the specialized candidate ([] = it applies).");
 }
 
 }  // namespace drtriton

@@ -2,6 +2,7 @@
 #include "codegen/codegen.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "codegen/emitters.h"
 #include "codegen/fusion.h"
 #include "codegen/heuristics.h"
+#include "codegen/sizes.h"
 #include "codegen/wrapper.h"
 
 namespace drtriton::codegen {
@@ -55,25 +57,50 @@ std::vector<std::string> UnsupportedOps(const Program& program) {
   return names;
 }
 
+std::vector<std::string> GenericUnsupportedOps(const Program& program) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < program.nodes().size(); ++i) {
+    const std::string why = GenericBlocker(program, NodeId{static_cast<int32_t>(i)});
+    if (!why.empty() && std::find(names.begin(), names.end(), why) == names.end())
+      names.push_back(why);
+  }
+  // Runtime sizes are int32 kernel arguments: products of them would overflow.
+  if (IsWide(program)) names.push_back("2^31 elements");
+  if (names.empty()) {
+    auto syms = InferSizeSyms(program);
+    if (!syms) names.push_back(syms.error().message);
+  }
+  return names;
+}
+
 Result<std::string> EmitCandidate(const Program& program, const CodegenOptions& options) {
   if (program.outputs().empty()) return MakeError("program has no outputs");
   for (size_t i = 0; i < program.nodes().size(); ++i) {
     const std::string why = UnsupportedReason(program, NodeId{static_cast<int32_t>(i)});
     if (!why.empty()) return MakeError("cannot emit " + why, program.nodes()[i].line);
   }
+  std::optional<SizeSyms> syms;
+  if (options.generic_shapes && GenericUnsupportedOps(program).empty())
+    syms = InferSizeSyms(program).value();
   const FusionPlan plan = PlanFusion(program, options.fuse_epilogue);
   std::vector<Launch> launches;
   for (size_t i = 0; i < plan.groups.size(); ++i) {
     const Group& g = plan.groups[i];
-    GroupContext ctx{program, plan, g, KernelName(program, g, i), options.variant, IsWide(program)};
+    GroupContext ctx{program,
+                     plan,
+                     g,
+                     KernelName(program, g, i),
+                     options.variant,
+                     IsWide(program),
+                     syms ? &*syms : nullptr};
     auto kernel = EmitGroup(ctx);
     if (!kernel) return kernel.error();
     launches.push_back(Launch{std::move(kernel).value(), g.output});
   }
-  return AssembleCandidate(program, launches);
+  return AssembleCandidate(program, launches, syms ? &*syms : nullptr);
 }
 
-std::vector<std::string> EmitVariants(const Program& program, int k) {
+std::vector<std::string> EmitVariants(const Program& program, int k, bool generic_shapes) {
   // Variant 0 is the heuristic with epilogue fusion; then the alternative block sizes;
   // then the same without epilogue fusion (a different fusion split).
   std::vector<std::string> out;
@@ -82,6 +109,7 @@ std::vector<std::string> EmitVariants(const Program& program, int k) {
     CodegenOptions options;
     options.variant = v % kNumVariants;
     options.fuse_epilogue = v < kNumVariants;
+    options.generic_shapes = generic_shapes;
     auto text = EmitCandidate(program, options);
     if (!text) return {};
     if (seen.insert(text.value()).second) out.push_back(std::move(text).value());

@@ -18,6 +18,13 @@ struct CodegenOptions {
   int variant = 0;
   // Fuse elementwise consumers into the kernel of the anchor that feeds them.
   bool fuse_epilogue = true;
+  // Emit a candidate for every shape of the program's rank and broadcast pattern: the
+  // wrapper reads sizes from its inputs (`x0_s0, x0_s1 = x0.shape`), allocates and sizes
+  // grids from them and passes them to kernels, whose index math, masks and loop bounds
+  // use them; block sizes do not depend on the shapes (rows kernels size theirs in the
+  // wrapper with triton.next_power_of_2).  Program constants (eps, dims, group counts)
+  // stay literal.  Programs GenericUnsupportedOps lists get the specialized candidate.
+  bool generic_shapes = false;
 };
 
 // The candidate text, or an error naming the first operator or shape it cannot emit.
@@ -25,10 +32,15 @@ Result<std::string> EmitCandidate(const Program& program, const CodegenOptions& 
 
 // Up to `k` distinct candidates (variant 0, 1, ...); duplicates are dropped, so fewer may
 // come back for programs with little to vary.  Empty when the program is unsupported.
-std::vector<std::string> EmitVariants(const Program& program, int k);
+std::vector<std::string> EmitVariants(const Program& program, int k, bool generic_shapes = false);
 
 // Catalog names of the program's operators (or operator configurations) that the
 // generator cannot emit yet, each once, in program order.  Empty = fully supported.
 std::vector<std::string> UnsupportedOps(const Program& program);
+
+// Why generic_shapes falls back to the specialized candidate for this program: operators
+// whose output size is arithmetic on input sizes (convolution, pooling), "2^31 elements"
+// for programs that need int64 index math.  Empty = generic emission applies.
+std::vector<std::string> GenericUnsupportedOps(const Program& program);
 
 }  // namespace drtriton::codegen

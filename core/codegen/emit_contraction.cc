@@ -27,6 +27,9 @@ struct Operand {
 struct ContractionSpec {
   Shape batch_shape, m_shape, k_shape;
   int64_t n = 1;
+  // The same as text (sizes.h): literals, or runtime sizes in generic mode.
+  Dims batch_dims, m_dims, k_dims;
+  std::string n_dim;
   ValueId a, b, bias;
   std::function<Operand(PythonWriter&, const Coords& bc, const Coords& mc, const Coords& kc)> a_at;
   std::function<Operand(PythonWriter&, const Coords& bc, const Coords& kc, const std::string& n)>
@@ -41,8 +44,14 @@ Coords Concat(Coords a, const Coords& b) {
 }
 
 // matmul and bmm: batch dims of the result, broadcast into each operand.
-ContractionSpec MatmulSpec(const Program& p, const Node& node) {
+ContractionSpec MatmulSpec(const GroupContext& ctx, const Node& node) {
+  const Program& p = ctx.program;
   ContractionSpec s;
+  const Dims out_dims = ctx.DimsOf(node.result), a_dims = ctx.DimsOf(node.tensors[0]);
+  s.batch_dims.assign(out_dims.begin(), out_dims.end() - 2);
+  s.m_dims = {a_dims[a_dims.size() - 2]};
+  s.k_dims = {a_dims.back()};
+  s.n_dim = ctx.DimsOf(node.tensors[1]).back();
   const Shape& out = p.value(node.result).shape;
   const Shape a = p.value(node.tensors[0]).shape, b = p.value(node.tensors[1]).shape;
   s.batch_shape.assign(out.begin(), out.end() - 2);
@@ -66,8 +75,13 @@ ContractionSpec MatmulSpec(const Program& p, const Node& node) {
 }
 
 // linear: every leading dim of the input is part of m; weight is (N, K).
-ContractionSpec LinearSpec(const Program& p, const Node& node) {
+ContractionSpec LinearSpec(const GroupContext& ctx, const Node& node) {
+  const Program& p = ctx.program;
   ContractionSpec s;
+  const Dims in_dims = ctx.DimsOf(node.tensors[0]);
+  s.m_dims.assign(in_dims.begin(), in_dims.end() - 1);
+  s.k_dims = {in_dims.back()};
+  s.n_dim = ctx.DimsOf(node.tensors[1])[0];
   const Shape in = p.value(node.tensors[0]).shape;
   s.m_shape.assign(in.begin(), in.end() - 1);
   s.k_shape = {in.back()};
@@ -173,15 +187,20 @@ ContractionSpec ConvSpec(const Program& p, const Node& node, bool transpose) {
     c.insert(c.end(), mc.begin() + static_cast<std::ptrdiff_t>(lead), mc.end());
     return c;
   };
+  // Output sizes are arithmetic on input sizes: convolutions are always specialized.
+  s.batch_dims = LiteralDims(s.batch_shape);
+  s.m_dims = LiteralDims(s.m_shape);
+  s.k_dims = LiteralDims(s.k_shape);
+  s.n_dim = IntLiteral(s.n);
   return s;
 }
 
-ContractionSpec SpecOf(const Program& p, const Node& node) {
+ContractionSpec SpecOf(const GroupContext& ctx, const Node& node) {
   const OpInfo& op = GetOp(node.op);
-  if (op.has(kConv)) return ConvSpec(p, node, false);
-  if (op.has(kConvTranspose)) return ConvSpec(p, node, true);
-  if (op.name == "linear") return LinearSpec(p, node);
-  return MatmulSpec(p, node);
+  if (op.has(kConv)) return ConvSpec(ctx.program, node, false);
+  if (op.has(kConvTranspose)) return ConvSpec(ctx.program, node, true);
+  if (op.name == "linear") return LinearSpec(ctx, node);
+  return MatmulSpec(ctx, node);
 }
 
 // Wraps a coordinate that is an expression so that it can be stored in a variable.
@@ -204,22 +223,34 @@ Coords Materialize(PythonWriter& w, const Coords& coords, const std::string& ste
 Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   const Program& p = ctx.program;
   const Node& node = p.node(ctx.group.anchor);
-  const ContractionSpec s = SpecOf(p, node);
+  const ContractionSpec s = SpecOf(ctx, node);
   const int64_t m = Product(s.m_shape), k = Product(s.k_shape), batch = Product(s.batch_shape);
-  const ContractionConfig c = ChooseContraction(m, s.n, k, batch, ctx.variant);
+  // Generic mode: the tiles of a large problem for every shape (masks cover the edges).
+  const ContractionConfig c =
+      ctx.generic() ? ChooseContraction(kUnknownSize, kUnknownSize, kUnknownSize, 1, ctx.variant)
+                    : ChooseContraction(m, s.n, k, batch, ctx.variant);
   KernelParams params(p);
   PythonWriter w(1);
   int counter = 0;
+  const std::string m_expr = DimProduct(s.m_dims), k_expr = DimProduct(s.k_dims);
+  const std::string batch_expr = DimProduct(s.batch_dims);
 
   // One flat grid axis (CUDA allows 2^31 - 1 programs there, 65535 on the others): batch
   // entries outermost, then tiles in the matmul tutorial's grouped order (GROUP_M rows
   // of tiles share B columns and A rows in L2).
   const int64_t tiles = CeilDiv(m, c.block_m) * CeilDiv(s.n, c.block_n);
   w.Line("pid = " + ProgramId(0, ctx.wide));
-  w.Line("pid_b = pid // " + IntLiteral(tiles));
-  w.Line("pid = pid % " + IntLiteral(tiles));
-  w.Line("num_pid_m = tl.cdiv(" + IntLiteral(m) + ", BLOCK_M)");
-  w.Line("num_pid_n = tl.cdiv(" + IntLiteral(s.n) + ", BLOCK_N)");
+  if (ctx.generic()) {  // the tile count follows from the runtime sizes
+    w.Line("num_pid_m = tl.cdiv(" + params.Sizes(m_expr) + ", BLOCK_M)");
+    w.Line("num_pid_n = tl.cdiv(" + params.Sizes(s.n_dim) + ", BLOCK_N)");
+    w.Line("pid_b = pid // (num_pid_m * num_pid_n)");
+    w.Line("pid = pid % (num_pid_m * num_pid_n)");
+  } else {
+    w.Line("pid_b = pid // " + IntLiteral(tiles));
+    w.Line("pid = pid % " + IntLiteral(tiles));
+    w.Line("num_pid_m = tl.cdiv(" + IntLiteral(m) + ", BLOCK_M)");
+    w.Line("num_pid_n = tl.cdiv(" + IntLiteral(s.n) + ", BLOCK_N)");
+  }
   w.Line("num_pid_in_group = GROUP_M * num_pid_n");
   w.Line("first_pid_m = (pid // num_pid_in_group) * GROUP_M");
   w.Line("group_size_m = min(num_pid_m - first_pid_m, GROUP_M)");
@@ -227,24 +258,23 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   w.Line("pid_n = (pid % num_pid_in_group) // group_size_m");
   w.Line("offs_m = pid_m * BLOCK_M + " + Arange("BLOCK_M", ctx.wide) + "[:, None]");
   w.Line("offs_n = pid_n * BLOCK_N + " + Arange("BLOCK_N", ctx.wide) + "[None, :]");
-  w.Line("mask_m = offs_m < " + IntLiteral(m));
-  w.Line("mask_n = offs_n < " + IntLiteral(s.n));
-  const Coords bc = Decompose(w, "pid_b", s.batch_shape, "bc");
-  const Coords mc = Decompose(w, "offs_m", s.m_shape, "mc");
+  w.Line("mask_m = offs_m < " + params.Sizes(m_expr));
+  w.Line("mask_n = offs_n < " + params.Sizes(s.n_dim));
+  params.Sizes(batch_expr);
+  const Coords bc = DecomposeDims(w, "pid_b", s.batch_dims, "bc");
+  const Coords mc = DecomposeDims(w, "offs_m", s.m_dims, "mc");
   w.Line("acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)");
-  w.Open("for k0 in tl.range(0, " + IntLiteral(k) + ", BLOCK_K):");
+  OpenLoop(w, "k0", params.Sizes(k_expr), "BLOCK_K");
   w.Line("offs_ka = k0 + " + Arange("BLOCK_K", ctx.wide) + "[None, :]");
   w.Line("offs_kb = k0 + " + Arange("BLOCK_K", ctx.wide) + "[:, None]");
-  const Coords kca = Decompose(w, "offs_ka", s.k_shape, "ka");
-  const Coords kcb = Decompose(w, "offs_kb", s.k_shape, "kb");
+  const Coords kca = DecomposeDims(w, "offs_ka", s.k_dims, "ka");
+  const Coords kcb = DecomposeDims(w, "offs_kb", s.k_dims, "kb");
   Operand a = s.a_at(w, bc, mc, kca);
   Operand b = s.b_at(w, bc, kcb, "offs_n");
   a.coords = Materialize(w, a.coords, "ia");
   b.coords = Materialize(w, b.coords, "ib");
-  w.Line("mask_a = mask_m & (offs_ka < " + IntLiteral(k) + ")" +
-         (a.mask.empty() ? "" : " & " + a.mask));
-  w.Line("mask_b = (offs_kb < " + IntLiteral(k) + ") & mask_n" +
-         (b.mask.empty() ? "" : " & " + b.mask));
+  w.Line("mask_a = mask_m & (offs_ka < " + k_expr + ")" + (a.mask.empty() ? "" : " & " + a.mask));
+  w.Line("mask_b = (offs_kb < " + k_expr + ") & mask_n" + (b.mask.empty() ? "" : " & " + b.mask));
   {
     ExprEmitter ea(p, ctx.plan.materialized, params, w, "mask_a", "(offs_m + offs_ka) * 0",
                    counter);
@@ -260,7 +290,7 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
     // large-K contractions past 1e-4 (15 of 3.1M in a linear with K ~ 2k), failing 19 of 21.
     w.Line("acc += tl.dot(a, b, input_precision=\"ieee\")");
   }
-  w.Dedent();
+  CloseLoop(w, "k0", k_expr, "BLOCK_K");
   w.Line("mask = mask_m & mask_n");
   const std::string zero = "(offs_m + offs_n) * 0";
   ExprEmitter e(p, ctx.plan.materialized, params, w, "mask", zero, counter);
@@ -276,13 +306,21 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   EmittedKernel kernel;
   kernel.name = ctx.kernel_name;
   kernel.text = KernelText(kernel.name,
-                           GetOp(node.op).name + ": M=" + IntLiteral(m) + " N=" + IntLiteral(s.n) +
-                               " K=" + IntLiteral(k) + " batch=" + IntLiteral(batch),
+                           GetOp(node.op).name + ": M=" + m_expr + " N=" + s.n_dim +
+                               " K=" + k_expr + " batch=" + batch_expr,
                            params, {"BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"}, w.str());
   kernel.call_args = params.args();
   kernel.constexprs = {"BLOCK_M=" + IntLiteral(c.block_m), "BLOCK_N=" + IntLiteral(c.block_n),
                        "BLOCK_K=" + IntLiteral(c.block_k), "GROUP_M=" + IntLiteral(c.group_m)};
-  kernel.grid = "(" + IntLiteral(tiles * batch) + ",)";
+  if (ctx.generic()) {
+    const std::string bm = IntLiteral(c.block_m), bn = IntLiteral(c.block_n);
+    std::string count =
+        "triton.cdiv(" + m_expr + ", " + bm + ") * triton.cdiv(" + s.n_dim + ", " + bn + ")";
+    if (batch_expr != "1") count += " * " + Atom(batch_expr);
+    kernel.grid = "(" + count + ",)";
+  } else {
+    kernel.grid = "(" + IntLiteral(tiles * batch) + ",)";
+  }
   kernel.launch = c.launch;
   return kernel;
 }

@@ -34,10 +34,13 @@ enum class RowOp {
   kNorm
 };
 
-// How the input's coordinates follow from (row coordinates, reduced coordinates).
+// How the input's coordinates follow from (row coordinates, reduced coordinates).  The
+// shapes are the program's; the dims the same as text (sizes.h: literals, or runtime sizes).
 struct RowLayout {
   Shape row_shape;
   Shape r_shape;
+  Dims row_dims;
+  Dims r_dims;
   std::function<Coords(PythonWriter&, const Coords& row, const Coords& r)> in_coords;
   // Normalizations: coordinates of weight and bias.
   std::function<Coords(const Coords& row, const Coords& r, const Coords& in)> param_coords;
@@ -63,11 +66,15 @@ RowOp OpOf(const std::string& name) {
 bool IsReduction(RowOp op) { return op <= RowOp::kLogsumexp; }
 
 // Along one dim `d` of `in`: rows are the other dims in order, r is dim d.
-RowLayout AlongDim(const Shape& in, int d, bool keepdim) {
+RowLayout AlongDim(const Shape& in, const Dims& dims, int d, bool keepdim) {
   RowLayout l;
-  for (size_t i = 0; i < in.size(); ++i)
-    if (static_cast<int>(i) != d) l.row_shape.push_back(in[i]);
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (static_cast<int>(i) == d) continue;
+    l.row_shape.push_back(in[i]);
+    l.row_dims.push_back(dims[i]);
+  }
   l.r_shape = {in[d]};
+  l.r_dims = {dims[d]};
   l.in_coords = [d](PythonWriter&, const Coords& row, const Coords& r) {
     Coords c = row;
     c.insert(c.begin() + d, r[0]);
@@ -82,10 +89,13 @@ RowLayout AlongDim(const Shape& in, int d, bool keepdim) {
 }
 
 // Trailing dims from `first` on are reduced (layer_norm, instance_norm).
-RowLayout Trailing(const Shape& in, size_t first, bool params_per_channel) {
+RowLayout Trailing(const Shape& in, const Dims& dims, size_t first, bool params_per_channel) {
   RowLayout l;
-  l.row_shape.assign(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(first));
-  l.r_shape.assign(in.begin() + static_cast<std::ptrdiff_t>(first), in.end());
+  const auto split = static_cast<std::ptrdiff_t>(first);
+  l.row_shape.assign(in.begin(), in.begin() + split);
+  l.r_shape.assign(in.begin() + split, in.end());
+  l.row_dims.assign(dims.begin(), dims.begin() + split);
+  l.r_dims.assign(dims.begin() + split, dims.end());
   l.in_coords = [](PythonWriter&, const Coords& row, const Coords& r) {
     Coords c = row;
     c.insert(c.end(), r.begin(), r.end());
@@ -98,20 +108,27 @@ RowLayout Trailing(const Shape& in, size_t first, bool params_per_channel) {
 }
 
 // group_norm: rows (n, g), reduced (channel within the group, spatial...).
-RowLayout Groups(const Shape& in, int64_t groups) {
+// The channel count per group is a size expression in generic mode: "(x0_s1 // 4)".
+RowLayout Groups(const Shape& in, const Dims& dims, int64_t groups) {
   RowLayout l;
   const int64_t per_group = in[1] / groups;
+  const bool literal = dims[1] == IntLiteral(in[1]);
+  const std::string per_group_dim =
+      literal ? IntLiteral(per_group) : "(" + dims[1] + " // " + IntLiteral(groups) + ")";
   l.row_shape = {in[0], groups};
   l.r_shape = {per_group};
   l.r_shape.insert(l.r_shape.end(), in.begin() + 2, in.end());
-  l.in_coords = [per_group](PythonWriter& w, const Coords& row, const Coords& r) {
+  l.row_dims = {dims[0], IntLiteral(groups)};
+  l.r_dims = {per_group_dim};
+  l.r_dims.insert(l.r_dims.end(), dims.begin() + 2, dims.end());
+  l.in_coords = [per_group_dim](PythonWriter& w, const Coords& row, const Coords& r) {
     std::string channel;
     if (row[1] == "0")
       channel = r[0];
     else if (r[0] == "0")
-      channel = row[1] + " * " + IntLiteral(per_group);
+      channel = row[1] + " * " + per_group_dim;
     else
-      channel = row[1] + " * " + IntLiteral(per_group) + " + " + r[0];
+      channel = row[1] + " * " + per_group_dim + " + " + r[0];
     if (channel != "0") {
       w.Line("chan = " + channel);
       channel = "chan";
@@ -126,16 +143,17 @@ RowLayout Groups(const Shape& in, int64_t groups) {
   return l;
 }
 
-RowLayout LayoutOf(const Program& p, const Node& node, RowOp op) {
-  const Shape& in = p.value(node.tensors[0]).shape;
+RowLayout LayoutOf(const GroupContext& ctx, const Node& node, RowOp op) {
+  const Shape& in = ctx.program.value(node.tensors[0]).shape;
+  const Dims dims = ctx.DimsOf(node.tensors[0]);
   const std::string& name = GetOp(node.op).name;
   if (op != RowOp::kNorm) {
     const bool keepdim = IsReduction(op) && node.attrs[1].b;
-    return AlongDim(in, NormDim(node.attrs[0].i, in.size()), keepdim);
+    return AlongDim(in, dims, NormDim(node.attrs[0].i, in.size()), keepdim);
   }
-  if (name == "layer_norm") return Trailing(in, in.size() - node.attrs[0].ints.size(), false);
-  if (name == "instance_norm") return Trailing(in, 2, true);
-  return Groups(in, node.attrs[0].i);  // group_norm
+  if (name == "layer_norm") return Trailing(in, dims, in.size() - node.attrs[0].ints.size(), false);
+  if (name == "instance_norm") return Trailing(in, dims, 2, true);
+  return Groups(in, dims, node.attrs[0].i);  // group_norm
 }
 
 class RowsEmitter {
@@ -145,12 +163,19 @@ class RowsEmitter {
         p_(ctx.program),
         node_(node),
         op_(OpOf(GetOp(node.op).name)),
-        layout_(LayoutOf(p_, node, op_)),
+        layout_(LayoutOf(ctx, node, op_)),
         params_(p_) {
     rows_ = Product(layout_.row_shape);
     r_ = Product(layout_.r_shape);
-    config_ = ChooseRows(rows_, r_, ctx.variant, ReducesInnermost());
-    single_ = r_ <= config_.block_r;
+    rows_expr_ = DimProduct(layout_.row_dims);
+    r_expr_ = DimProduct(layout_.r_dims);
+    // Generic mode: block caps for a large problem (the wrapper shrinks the blocks to the
+    // runtime sizes), and always the loop over R, which is right for every R.
+    if (ctx.generic())
+      config_ = ChooseRows(kUnknownSize, kUnknownSize, ctx.variant, ReducesInnermost());
+    else
+      config_ = ChooseRows(rows_, r_, ctx.variant, ReducesInnermost());
+    single_ = !ctx.generic() && r_ <= config_.block_r;
   }
 
   // True unless an along-dim operator reduces a dim with non-unit dims after it.
@@ -164,21 +189,36 @@ class RowsEmitter {
   EmittedKernel Emit() {
     w_.Line("pid = " + ProgramId(0, ctx_.wide));
     w_.Line("rows = pid * BLOCK_O + tl.arange(0, BLOCK_O)[:, None]");
-    w_.Line("row_mask = rows < " + IntLiteral(rows_));
-    row_ = Decompose(w_, "rows", layout_.row_shape, "rc");
+    w_.Line("row_mask = rows < " + params_.Sizes(rows_expr_));
+    row_ = DecomposeDims(w_, "rows", layout_.row_dims, "rc");
     EmitOp();
     EmittedKernel k;
     k.name = ctx_.kernel_name;
-    k.text = KernelText(
-        k.name,
-        GetOp(node_.op).name + " over " + IntLiteral(r_) + " of " + IntLiteral(rows_) + " rows",
-        params_, {"BLOCK_O", "BLOCK_R"}, w_.str());
+    k.text = KernelText(k.name,
+                        GetOp(node_.op).name + " over " + r_expr_ + " of " + rows_expr_ + " rows",
+                        params_, {"BLOCK_O", "BLOCK_R"}, w_.str());
     k.call_args = params_.args();
-    k.constexprs = {"BLOCK_O=" + IntLiteral(config_.block_o),
-                    "BLOCK_R=" + IntLiteral(config_.block_r)};
-    k.grid = "(" + IntLiteral(CeilDiv(rows_, config_.block_o)) + ",)";
     k.launch = config_.launch;
+    if (!ctx_.generic()) {
+      k.constexprs = {"BLOCK_O=" + IntLiteral(config_.block_o),
+                      "BLOCK_R=" + IntLiteral(config_.block_r)};
+      k.grid = Grid1D(rows_expr_, IntLiteral(config_.block_o));
+      return k;
+    }
+    // Blocks no larger than the runtime row (and row count), capped at the tile.
+    const std::string cap_r = IntLiteral(config_.block_r);
+    const std::string cap_o =
+        ReducesInnermost() ? cap_r + " // BLOCK_R" : IntLiteral(config_.block_o);
+    k.setup = {"BLOCK_R = min(triton.next_power_of_2(" + r_expr_ + "), " + cap_r + ")",
+               "BLOCK_O = min(triton.next_power_of_2(" + rows_expr_ + "), " + cap_o + ")"};
+    k.constexprs = {"BLOCK_O=BLOCK_O", "BLOCK_R=BLOCK_R"};
+    k.grid = Grid1D(rows_expr_, "BLOCK_O");
     return k;
+  }
+
+  // The row length R as a divisor: "8.0" for literals, the runtime size otherwise.
+  std::string RCount() const {
+    return ctx_.generic() ? Atom(r_expr_) : FloatLiteral(static_cast<double>(r_));
   }
 
  private:
@@ -187,14 +227,14 @@ class RowsEmitter {
   std::string OpenPass() {
     if (single_ && scope_) return x_;
     if (!single_) {
-      w_.Open("for r0 in tl.range(0, " + IntLiteral(r_) + ", BLOCK_R):");
+      OpenLoop(w_, "r0", params_.Sizes(r_expr_), "BLOCK_R");
       w_.Line("r = r0 + " + Arange("BLOCK_R", ctx_.wide) + "[None, :]");
     } else {
       w_.Line("r0 = 0");
       w_.Line("r = " + Arange("BLOCK_R", ctx_.wide) + "[None, :]");
     }
-    w_.Line("mask = row_mask & (r < " + IntLiteral(r_) + ")");
-    r_coords_ = Decompose(w_, "r", layout_.r_shape, "kc");
+    w_.Line("mask = row_mask & (r < " + params_.Sizes(r_expr_) + ")");
+    r_coords_ = DecomposeDims(w_, "r", layout_.r_dims, "kc");
     in_coords_ = layout_.in_coords(w_, row_, r_coords_);
     scope_ = std::make_unique<ExprEmitter>(p_, ctx_.plan.materialized, params_, w_, "mask",
                                            "(rows + r) * 0", counter_);
@@ -202,7 +242,7 @@ class RowsEmitter {
     return x_;
   }
   void ClosePass() {
-    if (!single_) w_.Dedent();
+    if (!single_) CloseLoop(w_, "r0", r_expr_, "BLOCK_R");
   }
 
   // acc = combine(acc, where(mask, f(x), identity)) over R, then reduce to `name`.
@@ -271,6 +311,7 @@ class RowsEmitter {
   PythonWriter w_{1};
   int counter_ = 0;
   int64_t rows_ = 1, r_ = 1;
+  std::string rows_expr_, r_expr_;  // the same as text (sizes.h)
   RowsConfig config_;
   bool single_ = true;
   Coords row_, r_coords_, in_coords_;
@@ -279,7 +320,7 @@ class RowsEmitter {
 };
 
 void RowsEmitter::EmitOp() {
-  const std::string r = FloatLiteral(static_cast<double>(r_));
+  const std::string r = RCount();
   switch (op_) {
     case RowOp::kSum:
     case RowOp::kMean:
@@ -324,11 +365,15 @@ void RowsEmitter::EmitOp() {
 void RowsEmitter::EmitArg(bool is_max) {
   const std::string worst = is_max ? "float('-inf')" : "float('inf')";
   const std::string red = is_max ? "max" : "min";
-  const std::string n = IntLiteral(r_);
+  const std::string n = ctx_.generic() ? Atom(params_.Sizes(r_expr_)) : IntLiteral(r_);
   w_.Line("best_v = tl.full([BLOCK_O, 1], " + worst + ", dtype=tl.float32)");
   w_.Line("best_i = tl.zeros([BLOCK_O, 1], dtype=tl.int32)");
-  // torch ranks NaN above everything (argmax and argmin alike): the first NaN wins.
-  w_.Line("first_nan = tl.full([BLOCK_O, 1], " + n + ", dtype=tl.int32)");
+  // torch ranks NaN above everything (argmax and argmin alike): the first NaN wins.  A
+  // runtime size is added to zeros: tl.full takes a compile-time fill value.
+  if (ctx_.generic())
+    w_.Line("first_nan = tl.zeros([BLOCK_O, 1], dtype=tl.int32) + " + n);
+  else
+    w_.Line("first_nan = tl.full([BLOCK_O, 1], " + n + ", dtype=tl.int32)");
   const std::string x = OpenPass();
   w_.Line("is_nan = mask & (" + x + " != " + x + ")");
   w_.Line("first_nan = tl.minimum(first_nan, tl.min(tl.where(is_nan, r, " + n +
@@ -367,7 +412,7 @@ void RowsEmitter::EmitScan(bool is_prod) {
 // E[x^2] - mean^2), then (x - mean) * rstd * weight + bias.
 void RowsEmitter::EmitNorm() {
   const std::string name = GetOp(node_.op).name;
-  const std::string r = FloatLiteral(static_cast<double>(r_));
+  const std::string r = RCount();
   double eps = node_.attrs.back().AsFloat();
   ValueId weight, bias;
   if (name == "layer_norm" || name == "group_norm") {

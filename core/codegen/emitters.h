@@ -7,6 +7,7 @@
 #include "codegen/fusion.h"
 #include "codegen/kernel.h"
 #include "codegen/python_writer.h"
+#include "codegen/sizes.h"
 #include "ir/program.h"
 #include "util/result.h"
 
@@ -21,7 +22,20 @@ struct GroupContext {
   // Some tensor of the program has 2^31 elements or more: index arithmetic in int64
   // (paper-preset programs reach 2^32 elements).
   bool wide = false;
+  // Generic-shape mode (CodegenOptions::generic_shapes): the runtime sizes of every value;
+  // null = sizes are the program's literals.
+  const SizeSyms* syms = nullptr;
+
+  bool generic() const { return syms != nullptr; }
+  // `v`'s dims: size names in generic mode, literals otherwise.
+  Dims DimsOf(ValueId v) const {
+    return syms ? syms->values[v.index] : LiteralDims(program.value(v).shape);
+  }
 };
+
+// The grid of a 1-D launch over `count` programs' worth of work in blocks of `block` (a
+// literal or a wrapper variable): "(4,)" when both are literals, else a triton.cdiv.
+std::string Grid1D(const std::string& count, const std::string& block);
 
 // `tl.program_id(axis)` and `tl.arange(0, block)`, widened to int64 for wide programs.
 std::string ProgramId(int axis, bool wide);
@@ -31,6 +45,16 @@ Result<EmittedKernel> EmitPointwise(const GroupContext& ctx);
 Result<EmittedKernel> EmitRows(const GroupContext& ctx);         // emit_rows.cc
 Result<EmittedKernel> EmitContraction(const GroupContext& ctx);  // emit_contraction.cc
 Result<EmittedKernel> EmitPool(const GroupContext& ctx);         // emit_pool.cc
+
+// `for var in tl.range(0, bound, step):` for a literal bound.  A runtime bound (generic-shape
+// mode) opens `var = pid * 0` / `while var < bound:` instead, which CloseLoop steps: Triton
+// 3.6's interpreter turns a runtime scalar range bound into an index with int() on a
+// one-element array, which NumPy 2 refuses.  `pid * 0` makes the counter an int32 tensor,
+// as a loop-carried variable must be on the GPU.  The body is written between the two.
+void OpenLoop(PythonWriter& w, const std::string& var, const std::string& bound,
+              const std::string& step);
+void CloseLoop(PythonWriter& w, const std::string& var, const std::string& bound,
+               const std::string& step);
 
 // `@triton.jit def name(params..., CONSTEXPRS: tl.constexpr):` followed by `body`
 // (already indented one level) and a leading comment line.

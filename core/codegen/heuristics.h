@@ -33,6 +33,11 @@ struct ContractionConfig {
 };
 ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t batch, int variant);
 
+// The size the heuristics assume for a dim known only at run time (generic-shape
+// candidates): a large problem, so that tiles take their full size and masks or loops
+// cover whatever smaller size comes.  2^24 keeps products of two such sizes in int64.
+inline constexpr int64_t kUnknownSize = int64_t{1} << 24;
+
 // Number of distinct variants the heuristics offer (variant = 0 .. kNumVariants - 1).
 inline constexpr int kNumVariants = 4;
 

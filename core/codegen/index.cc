@@ -5,6 +5,7 @@
 #include "catalog/attr.h"
 #include "codegen/kernel.h"
 #include "codegen/python_writer.h"
+#include "codegen/sizes.h"
 
 namespace drtriton::codegen {
 
@@ -30,14 +31,19 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 std::vector<std::string> Decompose(PythonWriter& w, const std::string& flat, const Shape& shape,
                                    const std::string& prefix) {
-  std::vector<std::string> coords(shape.size(), "0");
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == 1) continue;
-    const int64_t inner = Product(shape, i + 1);
-    const int64_t outer = Product(shape, 0, i);  // 1 when nothing non-unit lies before
+  return DecomposeDims(w, flat, LiteralDims(shape), prefix);
+}
+
+std::vector<std::string> DecomposeDims(PythonWriter& w, const std::string& flat, const Dims& dims,
+                                       const std::string& prefix) {
+  std::vector<std::string> coords(dims.size(), "0");
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == "1") continue;
+    const std::string inner = DimProduct(dims, i + 1);
+    const std::string outer = DimProduct(dims, 0, i);  // "1" when nothing non-unit lies before
     std::string e = flat;
-    if (inner != 1) e = "(" + e + " // " + IntLiteral(inner) + ")";
-    if (outer != 1) e = e + " % " + IntLiteral(shape[i]);
+    if (inner != "1") e = "(" + e + " // " + Atom(inner) + ")";
+    if (outer != "1") e = e + " % " + Atom(dims[i]);
     coords[i] = prefix + std::to_string(i);
     w.Line(coords[i] + " = " + e);
   }
@@ -84,6 +90,11 @@ std::string KernelParams::Stride(ValueId v, int dim) {
   const std::string d = std::to_string(dim);
   Add("stride_" + name + "_" + d, name + ".stride(" + d + ")");
   return "stride_" + name + "_" + d;
+}
+
+std::string KernelParams::Sizes(const std::string& expr) {
+  for (const std::string& name : SizeNamesIn(expr)) Add(name, name);
+  return expr;
 }
 
 std::string KernelParams::Address(ValueId v, const std::vector<std::string>& coords,

@@ -25,6 +25,7 @@ struct EmittedKernel {
   std::vector<std::string> call_args;   // wrapper-side expressions, one per runtime param
   std::vector<std::string> constexprs;  // "BLOCK_M=64" keyword arguments
   std::string grid;                     // Python tuple expression: "(triton.cdiv(n, 256),)"
+  std::vector<std::string> setup;       // wrapper lines before the launch (block sizes)
   LaunchConfig launch;
 };
 
@@ -37,6 +38,9 @@ class KernelParams {
   std::string Pointer(ValueId v);
   // Parameter name of `v`'s stride along `dim` (registered on first use).
   std::string Stride(ValueId v, int dim);
+  // Registers the runtime sizes `expr` mentions (generic-shape mode, sizes.h) as kernel
+  // parameters named as in the wrapper, and returns `expr`.  Literals register nothing.
+  std::string Sizes(const std::string& expr);
   // `ptr + c0 * stride_0 + ...` for the coordinates of `v`.  `zero` is an int tensor of the
   // tile's shape: "offs * 0" (1-D) or "(rows + r) * 0" (2-D, the two axes' sum).  In a 2-D
   // tile a coordinate may span one axis only while tl.load/tl.store need a pointer of the

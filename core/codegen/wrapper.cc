@@ -11,14 +11,35 @@
 namespace drtriton::codegen {
 namespace {
 
-std::string ShapeTuple(const Shape& shape) {
-  std::vector<std::string> dims;
-  for (int64_t d : shape) dims.push_back(IntLiteral(d));
+std::string ShapeTuple(const Dims& dims) {
   if (dims.size() == 1) return "(" + dims[0] + ",)";
   return "(" + Join(dims, ", ") + ")";
 }
 
+std::string ShapeTuple(const Shape& shape) { return ShapeTuple(LiteralDims(shape)); }
+
+bool IsLiteral(const std::string& e) {
+  return !e.empty() && e.find_first_not_of("0123456789") == std::string::npos;
+}
+
 std::string TorchDtype(const std::string& dtype) { return "torch." + dtype; }
+
+// Generic-shape mode: the sizes come from the inputs (`x0_s0, x0_s1 = x0.shape`; the
+// unpacking checks the rank), and a dim that is 1 in the program must stay 1 because the
+// kernels read it as a broadcast dim.
+void WriteSizes(PythonWriter& w, const Program& p) {
+  for (ValueId in : p.inputs()) {
+    const Value& v = p.value(in);
+    if (v.shape.empty()) continue;
+    std::vector<std::string> names;
+    for (size_t d = 0; d < v.shape.size(); ++d) names.push_back(SizeName(v.name, d));
+    w.Line(ShapeTuple(names) + " = " + v.name + ".shape");
+    for (size_t d = 0; d < v.shape.size(); ++d)
+      if (v.shape[d] == 1)
+        w.Line("assert " + names[d] + " == 1, \"" + v.name + " must have size 1 in dim " +
+               std::to_string(d) + "\"");
+  }
+}
 
 void WriteChecks(PythonWriter& w, const Program& p) {
   for (ValueId in : p.inputs()) {
@@ -60,7 +81,30 @@ std::string KernelText(const std::string& name, const std::string& comment,
   return text + body;
 }
 
-std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launches) {
+void OpenLoop(PythonWriter& w, const std::string& var, const std::string& bound,
+              const std::string& step) {
+  if (IsLiteral(bound)) {
+    w.Open("for " + var + " in tl.range(0, " + bound + ", " + step + "):");
+    return;
+  }
+  w.Line(var + " = pid * 0");
+  w.Open("while " + var + " < " + bound + ":");
+}
+
+void CloseLoop(PythonWriter& w, const std::string& var, const std::string& bound,
+               const std::string& step) {
+  if (!IsLiteral(bound)) w.Line(var + " += " + step);
+  w.Dedent();
+}
+
+std::string Grid1D(const std::string& count, const std::string& block) {
+  if (IsLiteral(count) && IsLiteral(block))
+    return "(" + IntLiteral(CeilDiv(std::stoll(count), std::stoll(block))) + ",)";
+  return "(triton.cdiv(" + count + ", " + block + "),)";
+}
+
+std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launches,
+                              const SizeSyms* syms) {
   std::string out = "import torch\nimport triton\nimport triton.language as tl\n";
   for (const auto& l : launches) out += "\n\n" + l.kernel.text;
 
@@ -70,12 +114,17 @@ std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launc
   f.Blank();
   f.Blank();
   f.Open("def triton_fused_operator(" + Join(names, ", ") + "):");
-  WriteChecks(f, p);
+  if (syms)
+    WriteSizes(f, p);
+  else
+    WriteChecks(f, p);
   const std::string device = p.inputs().empty() ? "'cuda'" : names[0] + ".device";
   for (const auto& l : launches) {
     const Value& v = p.value(l.output);
-    f.Line(v.name + " = torch.empty(" + ShapeTuple(v.shape) + ", device=" + device +
+    const std::string shape = syms ? ShapeTuple(syms->values[l.output.index]) : ShapeTuple(v.shape);
+    f.Line(v.name + " = torch.empty(" + shape + ", device=" + device +
            ", dtype=" + TorchDtype(v.dtype) + ")");
+    for (const auto& line : l.kernel.setup) f.Line(line);
     WriteLaunch(f, l.kernel);
   }
   std::vector<std::string> outs;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "codegen/kernel.h"
+#include "codegen/sizes.h"
 #include "ir/program.h"
 
 namespace drtriton::codegen {
@@ -15,6 +16,9 @@ struct Launch {
   ValueId output;
 };
 
-std::string AssembleCandidate(const Program& program, const std::vector<Launch>& launches);
+// `syms` (generic-shape mode): the wrapper reads the sizes from its inputs and allocates
+// from them; null: it asserts the program's shapes and allocates literal shapes.
+std::string AssembleCandidate(const Program& program, const std::vector<Launch>& launches,
+                              const SizeSyms* syms = nullptr);
 
 }  // namespace drtriton::codegen

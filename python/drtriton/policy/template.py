@@ -23,7 +23,9 @@ def task_from_prompt(prompt: str) -> str:
 class TemplatePolicy:
     name = "teacher"
 
-    def __init__(self) -> None:
+    def __init__(self, generic_shapes: bool = False) -> None:
+        # generic_shapes: candidates that read sizes at run time (drtriton.teach).
+        self.generic_shapes = generic_shapes
         try:
             from drtriton import teach
 
@@ -43,7 +45,7 @@ class TemplatePolicy:
 
     def _sample(self, source: str, n: int) -> list[Completion]:
         try:
-            codes = self._teach.variants(source, n)
+            codes = self._teach.variants(source, n, generic_shapes=self.generic_shapes)
         except UserError:
             codes = []
         if not codes:  # an unsupported task: an empty answer, which the verifier rejects

@@ -4,12 +4,21 @@
     candidate = emit(task_source)              # one candidate (the heuristic configuration)
     candidates = variants(task_source, k=4)    # up to k distinct valid candidates
     unsupported_ops(task_source)               # [] when the generator covers the program
+    emit(task_source, generic_shapes=True)     # sizes read at run time (below)
+    generic_unsupported_ops(task_source)       # [] when generic_shapes applies
 
 The generator (core/codegen) fuses elementwise producers into every kernel, elementwise
 consumers into the kernel of the reduction, norm, contraction or pool that feeds them, and
 emits one `@triton.jit` kernel per fused group plus the `triton_fused_operator` wrapper.
 `drtriton teach PROGRAMS.jsonl --out PAIRS.jsonl` (cli.py) turns program records into
 pair records for SFT.
+
+`generic_shapes=True` emits a candidate for every shape of the task's rank and broadcast
+pattern: the wrapper unpacks sizes (`x0_s0, x0_s1 = x0.shape`), allocates and sizes grids
+from them, and kernels take them as arguments, so the text of one operator chain is the
+same at every size (a model copies names instead of doing arithmetic on sizes).  Programs
+with convolutions or pools (output sizes are arithmetic on input sizes) or 2^31-element
+tensors keep the specialized candidate; `generic_unsupported_ops` says which.
 """
 
 from __future__ import annotations
@@ -25,19 +34,21 @@ def _core() -> Any:
     return _core
 
 
-def emit(source: str, variant: int = 0, fuse_epilogue: bool = True) -> str:
+def emit(
+    source: str, variant: int = 0, fuse_epilogue: bool = True, generic_shapes: bool = False
+) -> str:
     """The candidate text for a functional task; UserError when it cannot be emitted."""
-    ok, payload, line = _core().codegen_emit(source, variant, fuse_epilogue)
+    ok, payload, line = _core().codegen_emit(source, variant, fuse_epilogue, generic_shapes)
     if not ok:
         where = f"line {line}: " if line else ""
         raise UserError(f"{where}{payload}")
     return payload
 
 
-def variants(source: str, k: int) -> list[str]:
+def variants(source: str, k: int, generic_shapes: bool = False) -> list[str]:
     """Up to `k` distinct candidates (variant 0 first); [] when the task is unsupported."""
     try:
-        return list(_core().codegen_variants(source, k))
+        return list(_core().codegen_variants(source, k, generic_shapes))
     except ValueError as exc:
         raise UserError(str(exc)) from exc
 
@@ -51,4 +62,13 @@ def unsupported_ops(source: str) -> list[str]:
         raise UserError(str(exc)) from exc
 
 
-__all__ = ["emit", "unsupported_ops", "variants"]
+def generic_unsupported_ops(source: str) -> list[str]:
+    """Why `generic_shapes=True` falls back to the specialized candidate for the task
+    (operators such as 'conv2d', or '2^31 elements'); [] when the generic mode applies."""
+    try:
+        return list(_core().codegen_generic_unsupported(source))
+    except ValueError as exc:
+        raise UserError(str(exc)) from exc
+
+
+__all__ = ["emit", "generic_unsupported_ops", "unsupported_ops", "variants"]

@@ -1,4 +1,4 @@
-"""`drtriton teach PROGRAMS.jsonl --out PAIRS.jsonl [--variants K] [--verify]`.
+"""`drtriton teach PROGRAMS.jsonl --out PAIRS.jsonl [--variants K] [--verify] [--generic-shapes]`.
 
 Writes one pair record per program (K per program with --variants): the program record plus
 `completion`, the teacher's candidate, and with --verify the verdict's fields.  Programs the
@@ -42,6 +42,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="distinct candidates per program (block sizes, fusion splits)",
     )
     p.add_argument("--verify", action="store_true", help="verify every candidate")
+    p.add_argument(
+        "--generic-shapes",
+        action="store_true",
+        help="emit candidates that read sizes at run time (same text for every shape of the "
+        "program's rank); programs with convolutions or pools stay specialized, and each "
+        "pair records whether the generic mode applied (`generic_shapes`)",
+    )
     p.add_argument("--device", default="cpu", help="verifier device: cpu or cuda[:N]")
     p.add_argument(
         "--workers",
@@ -97,11 +104,14 @@ def run(args: argparse.Namespace) -> int:
     counts: collections.Counter[str] = collections.Counter()
     unsupported: collections.Counter[str] = collections.Counter()
     try:
-        for n, pairs in enumerate(make_pairs(todo, args.variants, opts, workers), 1):
+        pairs_iter = make_pairs(todo, args.variants, opts, workers, args.generic_shapes)
+        for n, pairs in enumerate(pairs_iter, 1):
             # One write per program: a killed run leaves whole programs only.
             os.write(fd, "".join(json.dumps(p) + "\n" for p in pairs).encode())
             for p in pairs:
                 counts[_outcome(p)] += 1
+                if args.generic_shapes:  # how many pairs got the generic mode
+                    counts["generic"] += bool(p.get("generic_shapes"))
                 unsupported.update(p.get("unsupported") or [])
             if not args.no_progress:
                 print(

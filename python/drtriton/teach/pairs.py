@@ -4,6 +4,8 @@ fields (`status`, `correct`, `reason`, times and speedup on a GPU).
 
 Records whose operators the generator cannot emit yet come back with `completion: null`
 and `unsupported: [...]` so that callers list them instead of silently dropping them.
+With `generic_shapes`, each pair says whether the generic mode applied (`generic_shapes`:
+true) or the program kept its specialized candidate (false, and `generic_unsupported`).
 Verification runs in a pool of spawned processes (each verify call sandboxes its own
 worker), so N programs verify N-wide.
 """
@@ -18,12 +20,14 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from drtriton.errors import UserError
-from drtriton.teach import emit, unsupported_ops, variants
+from drtriton.teach import emit, generic_unsupported_ops, unsupported_ops, variants
 
 _OPTS: Any = None  # the verify Options of this worker process
 
 
-def pair_records(record: dict[str, Any], k: int) -> list[dict[str, Any]]:
+def pair_records(
+    record: dict[str, Any], k: int, generic_shapes: bool = False
+) -> list[dict[str, Any]]:
     """The pair records of one program record: one per variant (ids get `#v<i>` when k > 1)."""
     source = record["source"]
     try:
@@ -32,11 +36,20 @@ def pair_records(record: dict[str, Any], k: int) -> list[dict[str, Any]]:
         return [{**record, "completion": None, "error": str(exc)}]
     if missing:
         return [{**record, "completion": None, "unsupported": missing}]
-    texts = [emit(source)] if k <= 1 else variants(source, k)
+    if k <= 1:
+        texts = [emit(source, generic_shapes=generic_shapes)]
+    else:
+        texts = variants(source, k, generic_shapes=generic_shapes)
+    extra: dict[str, Any] = {}
+    if generic_shapes:
+        blockers = generic_unsupported_ops(source)
+        extra = {"generic_shapes": not blockers}
+        if blockers:
+            extra["generic_unsupported"] = blockers
     out = []
     for i, text in enumerate(texts):
         rid = record["id"] if k <= 1 else f"{record['id']}#v{i}"
-        out.append({**record, "id": rid, "completion": text, "variant": i})
+        out.append({**record, "id": rid, "completion": text, "variant": i, **extra})
     return out
 
 
@@ -50,9 +63,9 @@ def _init(opts: Any, counter: Any, gpus: int) -> None:
     _OPTS = opts
 
 
-def _work(job: tuple[dict[str, Any], int]) -> list[dict[str, Any]]:
-    record, k = job
-    pairs = pair_records(record, k)
+def _work(job: tuple[dict[str, Any], int, bool]) -> list[dict[str, Any]]:
+    record, k, generic_shapes = job
+    pairs = pair_records(record, k, generic_shapes)
     if _OPTS is None:
         return pairs
     from drtriton.verify import verify
@@ -83,11 +96,16 @@ def _spawn_safe_main() -> Iterator[None]:
 
 
 def make_pairs(
-    records: Iterable[dict[str, Any]], k: int = 1, opts: Any = None, workers: int = 1
+    records: Iterable[dict[str, Any]],
+    k: int = 1,
+    opts: Any = None,
+    workers: int = 1,
+    generic_shapes: bool = False,
 ) -> Iterator[list[dict[str, Any]]]:
     """Yields the pair records of each program record (in completion order when workers
-    > 1).  `opts` (drtriton.verify.Options) turns verification on."""
-    jobs = ((r, k) for r in records)
+    > 1).  `opts` (drtriton.verify.Options) turns verification on; `generic_shapes` emits
+    shape-generic candidates (drtriton.teach)."""
+    jobs = ((r, k, generic_shapes) for r in records)
     if workers <= 1:
         _init(opts, mp.Value("i", 0), _gpu_count(opts))
         for job in jobs:

@@ -9,8 +9,10 @@ evaluates the SFT+RL model per operator and adds targeted pairs for the operator
    some operators admit few distinct level-1 programs under the bounds: with the paper's
    2^34-2^35 FLOPs, cheap elementwise operators are rare at level 1, so `--preset tiny`
    covers all operators far faster; operators left short are listed in the summary).
-2. Answers: the C++ teacher (`--source teacher`, deterministic, no cost) and/or an
-   OpenAI-compatible model (`--source api --api-model NAME`), `samples` answers per program.
+2. Answers: the C++ teacher (`--source teacher`, deterministic, no cost; with
+   `--generic-shapes` its kernels read sizes at run time, so a small model copies size names
+   instead of computing products and strides) and/or an OpenAI-compatible model
+   (`--source api --api-model NAME`), `samples` answers per program.
 3. Filtering: every answer goes through the batch verifier; only correct pairs are written.
 4. Targeted augmentation: `--ops a,b` restricts the run to named operators (with another
    `--seed`, the programs differ); `weak_ops(pairs)` lists the operators whose success rate is
@@ -46,6 +48,13 @@ class SFTDataConfig:
         default=0.0, metadata={"help": "verifier seconds per answer; 0: default"}
     )
     workers: int = field(default=0, metadata={"help": "verifier processes; 0: default"})
+    generic_shapes: bool = field(
+        default=False,
+        metadata={
+            "help": "teacher candidates read sizes at run time (one text per operator chain "
+            "and rank; convolutions and pools stay specialized)"
+        },
+    )
 
 
 def level1_programs(per_op: int, ops: set[str] | None, preset: str, seed: int) -> list[dict]:
@@ -78,7 +87,7 @@ def _policies(cfg: SFTDataConfig) -> list[Any]:
         raise UserError(f"--source must be teacher, api or both, not {cfg.source!r}")
     out: list[Any] = []
     if cfg.source in ("teacher", "both"):
-        out.append(TemplatePolicy())
+        out.append(TemplatePolicy(generic_shapes=cfg.generic_shapes))
     if cfg.source in ("api", "both"):
         if not cfg.api_model:
             raise UserError("--source api needs --api-model")

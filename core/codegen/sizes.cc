@@ -1,0 +1,179 @@
+// Symbolic sizes (sizes.h): input dims are named, every other value's dims are selected
+// from its operands' by the operator's shape rule (catalog.h ShapeRule).
+#include "codegen/sizes.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include "codegen/kernel.h"
+
+namespace drtriton::codegen {
+namespace {
+
+bool IsNumber(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(c); });
+}
+
+bool IsNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Right-aligned broadcast of the operands' dims (catalog ShapeRule::kBroadcast): a dim is
+// the first operand's that is not a unit dim there.
+Dims BroadcastDims(const std::vector<const Dims*>& ins, size_t rank) {
+  Dims out(rank, "1");
+  for (const Dims* in : ins) {
+    const size_t lead = rank - in->size();
+    for (size_t j = 0; j < in->size(); ++j)
+      if (out[lead + j] == "1") out[lead + j] = (*in)[j];
+  }
+  return out;
+}
+
+// The dims of `node`'s result, or {} with `ok` false for a rule generic mode does not cover.
+Dims ResultDims(const Program& p, const Node& node, const SizeSyms& s, bool& ok) {
+  const OpInfo& op = GetOp(node.op);
+  const size_t rank = p.value(node.result).shape.size();
+  auto dims = [&](size_t i) -> const Dims& { return s.values[node.tensors[i].index]; };
+  ok = true;
+  if (op.has(kElementwise)) {
+    std::vector<const Dims*> ins;
+    for (ValueId t : node.tensors)
+      if (t.valid()) ins.push_back(&s.values[t.index]);
+    return BroadcastDims(ins, rank);
+  }
+  switch (op.rule) {
+    case ShapeRule::kSameAsInput:
+      return dims(0);
+    case ShapeRule::kReduce: {
+      Dims d = dims(0);
+      const int axis = NormDim(node.attrs[0].i, d.size());
+      if (node.attrs[1].b)
+        d[axis] = "1";
+      else
+        d.erase(d.begin() + axis);
+      return d;
+    }
+    case ShapeRule::kTranspose: {
+      Dims d = dims(0);
+      std::swap(d[NormDim(node.attrs[0].i, d.size())], d[NormDim(node.attrs[1].i, d.size())]);
+      return d;
+    }
+    case ShapeRule::kLinear: {  // (..., K) x (N, K) -> (..., N)
+      Dims d(dims(0).begin(), dims(0).end() - 1);
+      d.push_back(dims(1)[0]);
+      return d;
+    }
+    case ShapeRule::kMatmul:
+    case ShapeRule::kBmm: {  // batch dims broadcast, then (M, K) x (K, N) -> (M, N)
+      const Dims& a = dims(0);
+      const Dims& b = dims(1);
+      if (a.size() < 2 || b.size() < 2) break;
+      const Dims a_batch(a.begin(), a.end() - 2), b_batch(b.begin(), b.end() - 2);
+      Dims d = BroadcastDims({&a_batch, &b_batch}, rank - 2);
+      d.push_back(a[a.size() - 2]);
+      d.push_back(b.back());
+      return d;
+    }
+    default:
+      break;
+  }
+  ok = false;
+  return {};
+}
+
+}  // namespace
+
+std::string SizeName(const std::string& value, size_t dim) {
+  return value + "_s" + std::to_string(dim);
+}
+
+std::string GenericBlocker(const Program& p, NodeId id) {
+  const OpInfo& op = GetOp(p.node(id).op);
+  if (op.has(kElementwise) || op.name == "batch_norm") return "";
+  switch (op.rule) {
+    case ShapeRule::kSameAsInput:
+    case ShapeRule::kReduce:
+    case ShapeRule::kTranspose:
+    case ShapeRule::kLinear:
+    case ShapeRule::kMatmul:
+    case ShapeRule::kBmm:
+      return "";
+    default:
+      return op.name;
+  }
+}
+
+Result<SizeSyms> InferSizeSyms(const Program& p) {
+  SizeSyms s;
+  s.values.resize(p.values().size());
+  std::set<std::string> value_names;
+  for (const Value& v : p.values()) value_names.insert(v.name);
+  for (ValueId in : p.inputs()) {
+    const Value& v = p.value(in);
+    for (size_t d = 0; d < v.shape.size(); ++d) {
+      const std::string name = SizeName(v.name, d);
+      // A program value called `x0_s0` would be shadowed by the size variable.
+      if (value_names.count(name)) return MakeError("size name " + name + " is a value name");
+      s.values[in.index].push_back(v.shape[d] == 1 ? "1" : name);
+    }
+  }
+  for (const Node& node : p.nodes()) {
+    bool ok = false;
+    Dims dims = ResultDims(p, node, s, ok);
+    const Shape& shape = p.value(node.result).shape;
+    if (!ok) return MakeError(GetOp(node.op).name, node.line);
+    // The invariant the emitters rely on: "1" exactly where the program's dim is 1.
+    bool consistent = dims.size() == shape.size();
+    for (size_t d = 0; consistent && d < dims.size(); ++d)
+      consistent = (dims[d] == "1") == (shape[d] == 1);
+    if (!consistent) return MakeError(GetOp(node.op).name + "(sizes)", node.line);
+    s.values[node.result.index] = std::move(dims);
+  }
+  return s;
+}
+
+Dims LiteralDims(const Shape& shape) {
+  Dims d;
+  for (int64_t n : shape) d.push_back(IntLiteral(n));
+  return d;
+}
+
+std::string DimProduct(const Dims& dims, size_t begin, size_t end) {
+  int64_t constant = 1;
+  std::vector<std::string> names;
+  for (size_t i = begin; i < dims.size() && i < end; ++i) {
+    if (IsNumber(dims[i]))
+      constant *= std::stoll(dims[i]);
+    else
+      names.push_back(dims[i]);
+  }
+  if (constant != 1 || names.empty()) names.insert(names.begin(), IntLiteral(constant));
+  return Join(names, " * ");
+}
+
+std::string Atom(const std::string& expr) {
+  const bool simple = std::all_of(expr.begin(), expr.end(), IsNameChar);
+  const bool wrapped = expr.size() > 1 && expr.front() == '(' && expr.back() == ')' &&
+                       expr.find('(', 1) == std::string::npos;
+  return simple || wrapped ? expr : "(" + expr + ")";
+}
+
+std::vector<std::string> SizeNamesIn(const std::string& expr) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < expr.size();) {
+    if (!IsNameChar(expr[i])) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < expr.size() && IsNameChar(expr[j])) ++j;
+    const std::string token = expr.substr(i, j - i);
+    if (!std::isdigit(static_cast<unsigned char>(token[0])) &&
+        std::find(names.begin(), names.end(), token) == names.end())
+      names.push_back(token);
+    i = j;
+  }
+  return names;
+}
+
+}  // namespace drtriton::codegen
