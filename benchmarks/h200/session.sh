@@ -1,35 +1,63 @@
 #!/usr/bin/env bash
 # One 2-GPU H200 call for the figures of issues 5, 6 and 7 (run from the repository root):
-#   GPU 0: drtriton eval kernelbench on KB_PROBLEMS (EVAL_WORKERS processes share it);
-#   GPU 1: the small-model training recipe (examples/train/h200_recipe.sh), and beside it the
-#          teacher's acceptance on paper-preset programs (TEACH_PROGRAMS).
+#   GPU 0: drtriton eval kernelbench on KB_PROBLEMS (EVAL_WORKERS processes share it), resuming
+#          from KB_PREVIOUS/results.jsonl when given (results of an earlier call, carried back);
+#   GPU 1: the jobs named in JOBS, in order, each given what is left of the budget:
+#          nan    GPU tests of the teacher's NaN semantics and near-constant normalizations
+#          gen    benchmarks/generation_throughput.py (decode loop vs transformers' generate)
+#          train  the small-model training recipe (examples/train/h200_recipe.sh, TRAIN_MINUTES)
+#          teach  the teacher's acceptance on TEACH_PROGRAMS (paper preset), until the budget ends
 # Everything lands in OUTDIR as at most 7 files (the device tool brings back 8).
-# Usage: bash benchmarks/h200/session.sh OUTDIR BUDGET_S
+# Usage: JOBS="nan teach" bash benchmarks/h200/session.sh OUTDIR BUDGET_S
 set -uo pipefail
 out=$1 budget=$2
+jobs=${JOBS:-train teach}
 start=$(date +%s)
 export PYTHONUNBUFFERED=1
-mkdir -p "$out/kb" "$out/train" /tmp/session
+mkdir -p "$out/kb" "$out/gpu1" /tmp/session
 OUT= REBUILD=1 bash benchmarks/h200/install.sh || { echo "install failed" >&2; exit 1; }
-left=$(( budget - ($(date +%s) - start) ))
+left() { echo $(( budget - ($(date +%s) - start) )); }
 
-CUDA_VISIBLE_DEVICES=1 timeout $(( left - 20 )) bash examples/train/h200_recipe.sh /tmp/session/train \
-    "$(awk -v s="$left" 'BEGIN { printf "%.1f", (s - 30) / 60 }')" >"$out/train/recipe.log" 2>&1 &
-train=$!
-CUDA_VISIBLE_DEVICES=1 timeout $(( left - 40 )) python3 benchmarks/teacher_acceptance.py \
-    --programs "${TEACH_PROGRAMS:-.devdata/paper_capped.jsonl}" --device cuda --workers 1 --timeout 200 \
-    --out "$out/teacher_paper.jsonl" >/tmp/session/teacher.log 2>&1 &
-teach=$!
-CUDA_VISIBLE_DEVICES=0 SKIP_INSTALL=1 PROBLEM_TIMEOUT=${PROBLEM_TIMEOUT:-120} WORKERS=${EVAL_WORKERS:-4} \
+gpu1() {
+    export CUDA_VISIBLE_DEVICES=1
+    for job in $jobs; do
+        echo "== $job at $(( $(date +%s) - start )) s"
+        case $job in
+        nan)
+            DRTRITON_TEST_DEVICE=cuda timeout 240 python3 -m pytest -q -p no:cacheprovider \
+                tests/teach/test_verified.py -k "nan or near_constant" 2>&1 | tail -15 ;;
+        gen)
+            timeout 180 python3 benchmarks/generation_throughput.py --device cuda --size recipe \
+                --prompts 24 --new 1024 --engines hf loop 2>&1 | tail -20 ;;
+        train)
+            minutes=${TRAIN_MINUTES:-$(awk -v s="$(left)" 'BEGIN { printf "%.1f", (s - 40) / 60 }')}
+            timeout $(( $(left) - 20 )) bash examples/train/h200_recipe.sh /tmp/session/train "$minutes" \
+                >/tmp/session/recipe.log 2>&1
+            tail -25 /tmp/session/recipe.log ;;
+        teach)
+            timeout $(( $(left) - 40 )) python3 benchmarks/teacher_acceptance.py \
+                --programs "${TEACH_PROGRAMS:-.devdata/paper_sample.jsonl}" --device cuda \
+                --workers "${TEACH_WORKERS:-1}" --timeout 240 --out "$out/teacher_paper.jsonl" \
+                >/tmp/session/teacher.log 2>&1
+            python3 benchmarks/teacher_acceptance.py --programs "${TEACH_PROGRAMS:-.devdata/paper_sample.jsonl}" \
+                --device cuda --out "$out/teacher_paper.jsonl" --report-only 2>&1 | tail -40 ;;
+        *) echo "unknown job $job" ;;
+        esac
+    done
+}
+gpu1 >"$out/gpu1/gpu1.log" 2>&1 &
+side=$!
+
+prev=()
+[[ -n "${KB_PREVIOUS:-}" ]] && prev=(PREVIOUS="$KB_PREVIOUS")
+env CUDA_VISIBLE_DEVICES=${KB_GPUS:-0} SKIP_INSTALL=1 PROBLEM_TIMEOUT=${PROBLEM_TIMEOUT:-150} \
+    WORKERS=${EVAL_WORKERS:-4} "${prev[@]}" \
     bash benchmarks/kernelbench_eval.sh "${KB_PROBLEMS:-kb/interleaved.jsonl}" /tmp/session/kb \
-    $(( left - 15 )) --k 1 >/tmp/session/kb.log 2>&1
-wait $teach $train
+    $(( $(left) - 15 )) --k 1 >/tmp/session/kb.log 2>&1
+wait $side
 cp /tmp/session/kb/results.jsonl /tmp/session/kb/summary.md "$out/kb/" 2>/dev/null
 cp /tmp/session/kb/speedup.png "$out/kb/" 2>/dev/null
-python3 benchmarks/teacher_acceptance.py --programs "${TEACH_PROGRAMS:-.devdata/paper_capped.jsonl}" \
-    --device cuda --out "$out/teacher_paper.jsonl" --report-only >>/tmp/session/teacher.log 2>&1
-cp /tmp/session/teacher.log "$out/"
-tar czf "$out/train/train_and_logs.tgz" -C /tmp/session train kb.log kb/logs kb/kernels 2>/dev/null
+tar czf "$out/gpu1/logs.tgz" -C /tmp/session train recipe.log teacher.log kb.log kb/logs kb/kernels 2>/dev/null
 tail -5 /tmp/session/kb.log; sed -n '/^## By level/,/^## Speedup/p' "$out/kb/summary.md" 2>/dev/null
-tail -12 "$out/teacher.log"; tail -15 "$out/train/recipe.log"
+cat "$out/gpu1/gpu1.log"
 echo "session: $(( $(date +%s) - start )) s"
