@@ -28,7 +28,7 @@ gpu1() {
                 tests/teach/test_verified.py -k "nan or near_constant" 2>&1 | tail -15 ;;
         gen)
             timeout 180 python3 benchmarks/generation_throughput.py --device cuda --size recipe \
-                --prompts 24 --new 1024 --engines hf loop 2>&1 | tail -20 ;;
+                --prompts 16 --new 512 --engines hf loop 2>&1 | tail -20 ;;
         train)
             minutes=${TRAIN_MINUTES:-$(awk -v s="$(left)" 'BEGIN { printf "%.1f", (s - 40) / 60 }')}
             timeout $(( $(left) - 20 )) bash examples/train/h200_recipe.sh /tmp/session/train "$minutes" \
