@@ -140,6 +140,24 @@ TEST(CodegenGenericTest, LinearTakesMNKAtRunTime) {
   EXPECT_EQ(IntLiterals(c), (std::set<std::string>{"8", "32", "128"}));  // GROUP_M, blocks
 }
 
+TEST(CodegenGenericTest, PoolLengthsAreComputedInTheWrapper) {
+  const char* body =
+      "def fused_operator(x0):\n"
+      "    t0 = F.max_pool2d(x0, 3, 2, 1, 1, True)\n"
+      "    t1 = torch.relu(t0)\n"
+      "    return t1\n";
+  const Program a = MustParse(body, "torch.randn(2, 3, 8, 7)");
+  const Program b = MustParse(body, "torch.randn(4, 5, 11, 20)");
+  EXPECT_TRUE(GenericUnsupportedOps(a).empty());
+  const std::string c = Generic(a);
+  EXPECT_EQ(c, Generic(b));
+  ExpectAll(
+      c, {"(x0_s0, x0_s1, x0_s2, x0_s3) = x0.shape", "t0_s2 = x0_s2 // 2 + 1",
+          "if (t0_s2 - 1) * 2 >= x0_s2 + 1:", "        t0_s2 -= 1", "t0_s3 = x0_s3 // 2 + 1",
+          "t1 = torch.empty((x0_s0, x0_s1, t0_s2, t0_s3)",
+          "row_mask = rows < x0_s0 * x0_s1 * t0_s2 * t0_s3", "ok0 = (sp0 >= 0) & (sp0 < x0_s2)"});
+}
+
 TEST(CodegenGenericTest, ConvolutionStaysSpecialized) {
   const Program p = MustParse(
       "def fused_operator(x0, x1):\n"
@@ -170,7 +188,8 @@ TEST(CodegenGenericTest, EveryCatalogOperatorEmitsGenericOrFallsBack) {
     const std::string c = Generic(p.value());
     const bool generic = GenericUnsupportedOps(p.value()).empty();
     EXPECT_EQ(generic, c.find("assert tuple(") == std::string::npos) << op.name;
-    const bool sized = op.has(kConv) || op.has(kConvTranspose) || op.has(kPooling);
+    const bool sized =
+        op.has(kConv) || op.has(kConvTranspose) || op.rule == ShapeRule::kAdaptivePool;
     EXPECT_EQ(generic, !sized) << op.name;
   }
 }

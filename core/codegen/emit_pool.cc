@@ -22,6 +22,7 @@ struct PoolSpec {
   std::vector<int64_t> kernel, stride, pad, dil;
   bool count_include_pad = true;
   Shape window;  // lanes per output: the kernel, or the largest adaptive bin
+  Dims in_dims;  // in_sp as text (sizes.h): literals, or runtime sizes in generic mode
 };
 
 // Largest adaptive bin along one dim: bins are [floor(o*I/O), ceil((o+1)*I/O)).
@@ -32,7 +33,8 @@ int64_t MaxBin(int64_t in, int64_t out) {
   return best;
 }
 
-PoolSpec SpecOf(const Program& p, const Node& node) {
+PoolSpec SpecOf(const GroupContext& ctx, const Node& node) {
+  const Program& p = ctx.program;
   const OpInfo& op = GetOp(node.op);
   PoolSpec s;
   s.nsp = static_cast<size_t>(op.spatial_dims);
@@ -40,6 +42,8 @@ PoolSpec SpecOf(const Program& p, const Node& node) {
   const Shape& out = p.value(node.result).shape;
   s.in_sp.assign(in.end() - static_cast<std::ptrdiff_t>(s.nsp), in.end());
   s.out_sp.assign(out.end() - static_cast<std::ptrdiff_t>(s.nsp), out.end());
+  const Dims in_dims = ctx.DimsOf(node.tensors[0]);
+  s.in_dims.assign(in_dims.end() - static_cast<std::ptrdiff_t>(s.nsp), in_dims.end());
   if (op.name.rfind("adaptive", 0) == 0) {
     s.kind = PoolSpec::kAdaptive;
     for (size_t d = 0; d < s.nsp; ++d) s.window.push_back(MaxBin(s.in_sp[d], s.out_sp[d]));
@@ -55,6 +59,14 @@ PoolSpec SpecOf(const Program& p, const Node& node) {
   return s;
 }
 
+bool IsLiteralSize(const std::string& dim) {
+  return dim.find_first_not_of("0123456789") == std::string::npos;
+}
+
+std::string PlusPad(const std::string& dim, int64_t pad) {
+  return pad == 0 ? dim : dim + " + " + IntLiteral(pad);
+}
+
 std::string Times(const std::string& c, int64_t k) {
   if (c == "0") return "0";
   return k == 1 ? c : c + " * " + IntLiteral(k);
@@ -65,10 +77,14 @@ std::string Times(const std::string& c, int64_t k) {
 Result<EmittedKernel> EmitPool(const GroupContext& ctx) {
   const Program& p = ctx.program;
   const Node& node = p.node(ctx.group.anchor);
-  const PoolSpec s = SpecOf(p, node);
+  const PoolSpec s = SpecOf(ctx, node);
   const Shape& out = p.value(node.result).shape;
+  const Dims out_dims = ctx.DimsOf(node.result);
   const int64_t rows = Product(out), kv = Product(s.window);
-  const RowsConfig config = ChooseRows(rows, kv, ctx.variant);
+  const std::string rows_expr = DimProduct(out_dims);
+  // The window is a program constant; in generic mode the row block is that of a large
+  // problem (masks cover fewer rows).
+  const RowsConfig config = ChooseRows(ctx.generic() ? kUnknownSize : rows, kv, ctx.variant);
   const bool single = kv <= config.block_r;
   KernelParams params(p);
   PythonWriter w(1);
@@ -76,8 +92,8 @@ Result<EmittedKernel> EmitPool(const GroupContext& ctx) {
 
   w.Line("pid = " + ProgramId(0, ctx.wide));
   w.Line("rows = pid * BLOCK_O + tl.arange(0, BLOCK_O)[:, None]");
-  w.Line("row_mask = rows < " + IntLiteral(rows));
-  const Coords oc = Decompose(w, "rows", out, "oc");
+  w.Line("row_mask = rows < " + params.Sizes(rows_expr));
+  const Coords oc = DecomposeDims(w, "rows", out_dims, "oc");
   const size_t lead = out.size() - s.nsp;
   // Window starts (and adaptive bin ends) per spatial dim, shape [BLOCK_O, 1].
   for (size_t d = 0; d < s.nsp; ++d) {
@@ -110,7 +126,7 @@ Result<EmittedKernel> EmitPool(const GroupContext& ctx) {
     } else {
       w.Line(i + " = start" + ds + " + " + Times(kc[d], s.dil[d]));
       // Validity first, then clamp, so that no address (even a masked one) leaves the input.
-      w.Line("ok" + ds + " = (" + i + " >= 0) & (" + i + " < " + IntLiteral(s.in_sp[d]) + ")");
+      w.Line("ok" + ds + " = (" + i + " >= 0) & (" + i + " < " + params.Sizes(s.in_dims[d]) + ")");
       w.Line(i + " = tl.where(ok" + ds + ", " + i + ", 0)");
       valid += " & ok" + ds;
     }
@@ -142,13 +158,17 @@ Result<EmittedKernel> EmitPool(const GroupContext& ctx) {
     std::vector<std::string> sizes;
     for (size_t d = 0; d < s.nsp; ++d) {
       const std::string ds = std::to_string(d);
-      const std::string end = "tl.minimum(start" + ds + " + " + IntLiteral(s.kernel[d]) + ", " +
-                              IntLiteral(s.in_sp[d] + s.pad[d]) + ")";
+      // in + pad: a literal, or "x0_s2 + 1" for a runtime length.
+      const std::string padded = ctx.generic() && !IsLiteralSize(s.in_dims[d])
+                                     ? PlusPad(s.in_dims[d], s.pad[d])
+                                     : IntLiteral(s.in_sp[d] + s.pad[d]);
+      const std::string end =
+          "tl.minimum(start" + ds + " + " + IntLiteral(s.kernel[d]) + ", " + padded + ")";
       if (s.count_include_pad) {
         sizes.push_back("(" + end + " - start" + ds + ")");
       } else {
-        sizes.push_back("(tl.minimum(" + end + ", " + IntLiteral(s.in_sp[d]) +
-                        ") - tl.maximum(start" + ds + ", 0))");
+        sizes.push_back("(tl.minimum(" + end + ", " + s.in_dims[d] + ") - tl.maximum(start" + ds +
+                        ", 0))");
       }
     }
     w.Line("result = result / (" + Join(sizes, " * ") + ")");
@@ -162,12 +182,11 @@ Result<EmittedKernel> EmitPool(const GroupContext& ctx) {
   EmittedKernel k;
   k.name = ctx.kernel_name;
   k.text = KernelText(
-      k.name,
-      GetOp(node.op).name + ": window " + IntLiteral(kv) + " for " + IntLiteral(rows) + " outputs",
+      k.name, GetOp(node.op).name + ": window " + IntLiteral(kv) + " for " + rows_expr + " outputs",
       params, {"BLOCK_O", "BLOCK_R"}, w.str());
   k.call_args = params.args();
   k.constexprs = {"BLOCK_O=" + IntLiteral(config.block_o), "BLOCK_R=" + IntLiteral(config.block_r)};
-  k.grid = "(" + IntLiteral(CeilDiv(rows, config.block_o)) + ",)";
+  k.grid = Grid1D(rows_expr, IntLiteral(config.block_o));
   k.launch = config.launch;
   return k;
 }

@@ -29,8 +29,51 @@ Dims BroadcastDims(const std::vector<const Dims*>& ins, size_t rank) {
   return out;
 }
 
+// "x + 3", "x - 2" or "x".
+std::string PlusConst(const std::string& x, int64_t c) {
+  if (c == 0) return x;
+  return x + (c > 0 ? " + " : " - ") + IntLiteral(c > 0 ? c : -c);
+}
+
+// max_pool / avg_pool (torch's rule, catalog/shape_rules_spatial.cc): each spatial output
+// length is `(in + 2 pad - dil (k - 1) - 1 [+ stride - 1 in ceil mode]) // stride + 1`, a
+// line of the wrapper; a ceil-mode window must start inside the input or its padding.
+Dims PoolDims(const Program& p, const Node& node, const Dims& in, SizeSyms& s) {
+  const OpInfo& op = GetOp(node.op);
+  const size_t nsp = static_cast<size_t>(op.spatial_dims);
+  const bool is_max = op.name.rfind("max", 0) == 0;
+  const auto kernel = node.attrs[0].AsInts(nsp);
+  const auto stride = node.attrs[1].is_none() ? kernel : node.attrs[1].AsInts(nsp);
+  const auto pad = node.attrs[2].AsInts(nsp);
+  const auto dil = is_max ? node.attrs[3].AsInts(nsp) : std::vector<int64_t>(nsp, 1);
+  const bool ceil_mode = node.attrs[is_max ? 4 : 3].b;
+  const Shape& out_shape = p.value(node.result).shape;
+  Dims out = in;
+  const size_t lead = in.size() - nsp;
+  for (size_t d = 0; d < nsp; ++d) {
+    const size_t i = lead + d;
+    if (in[i] == "1") {  // a unit input dim: the length is a literal
+      out[i] = IntLiteral(out_shape[i]);
+      continue;
+    }
+    const std::string name = SizeName(p.value(node.result).name, i);
+    int64_t c = 2 * pad[d] - dil[d] * (kernel[d] - 1) - 1;
+    if (ceil_mode) c += stride[d] - 1;
+    const std::string st = IntLiteral(stride[d]);
+    const std::string span = c == 0 ? in[i] : "(" + PlusConst(in[i], c) + ")";
+    s.derived.push_back(name + " = " + span + " // " + st + " + 1");
+    if (ceil_mode) {
+      s.derived.push_back("if (" + name + " - 1) * " + st + " >= " + PlusConst(in[i], pad[d]) +
+                          ":");
+      s.derived.push_back("    " + name + " -= 1");
+    }
+    out[i] = name;
+  }
+  return out;
+}
+
 // The dims of `node`'s result, or {} with `ok` false for a rule generic mode does not cover.
-Dims ResultDims(const Program& p, const Node& node, const SizeSyms& s, bool& ok) {
+Dims ResultDims(const Program& p, const Node& node, SizeSyms& s, bool& ok) {
   const OpInfo& op = GetOp(node.op);
   const size_t rank = p.value(node.result).shape.size();
   auto dims = [&](size_t i) -> const Dims& { return s.values[node.tensors[i].index]; };
@@ -74,6 +117,8 @@ Dims ResultDims(const Program& p, const Node& node, const SizeSyms& s, bool& ok)
       d.push_back(b.back());
       return d;
     }
+    case ShapeRule::kPool:
+      return PoolDims(p, node, dims(0), s);
     default:
       break;
   }
@@ -97,6 +142,7 @@ std::string GenericBlocker(const Program& p, NodeId id) {
     case ShapeRule::kLinear:
     case ShapeRule::kMatmul:
     case ShapeRule::kBmm:
+    case ShapeRule::kPool:
       return "";
     default:
       return op.name;

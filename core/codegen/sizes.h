@@ -24,13 +24,16 @@ using Dims = std::vector<std::string>;
 // `<input>_s<d>`; other values follow from their operator's shape rule.
 struct SizeSyms {
   std::vector<Dims> values;  // indexed by ValueId
+  // Wrapper lines computing sizes that are arithmetic on others (a pool's output length:
+  // `t0_s2 = (x0_s2 - 1) // 2 + 1`), in program order, after the inputs are unpacked.
+  std::vector<std::string> derived;
 };
 
 // "x0_s1": the wrapper variable (and kernel parameter) holding `value`'s size along `dim`.
 std::string SizeName(const std::string& value, size_t dim);
 
-// The operator of `node` if its output size is not a plain selection of input sizes
-// (convolution and pooling compute theirs), "" when generic emission covers it.
+// The operator of `node` if generic emission does not cover it (convolutions, adaptive
+// pools), "" when it does.
 std::string GenericBlocker(const Program& program, NodeId node);
 
 // Every value's dims over the inputs' runtime sizes, or an error naming the first

@@ -114,9 +114,10 @@ std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launc
   f.Blank();
   f.Blank();
   f.Open("def triton_fused_operator(" + Join(names, ", ") + "):");
-  if (syms)
+  if (syms) {
     WriteSizes(f, p);
-  else
+    for (const auto& line : syms->derived) f.Line(line);
+  } else
     WriteChecks(f, p);
   const std::string device = p.inputs().empty() ? "'cuda'" : names[0] + ".device";
   for (const auto& l : launches) {

@@ -7,14 +7,20 @@ DRTRITON_TEST_DEVICE=cuda runs the verifier cases compiled on a GPU."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
+import subprocess
+import sys
 import tokenize
+from pathlib import Path
 
 import pytest
 
 from drtriton.teach import emit, generic_unsupported_ops, variants
 from drtriton.teach.pairs import pair_records
+from drtriton.train.rewards import Reward
+from drtriton.train.sft_data import SFTDataConfig, build
 from drtriton.verify import verify
 
 DEVICE = os.environ.get("DRTRITON_TEST_DEVICE", "cpu")
@@ -93,6 +99,24 @@ CASES = {
         "x0, x1, x2",
         "torch.randn(4, 8), torch.randn(16, 8), torch.randn(16)",
         "torch.randn(33, 40), torch.randn(20, 40), torch.randn(20)",
+    ),
+    "max_pool_ceil_relu": (
+        ["t0 = F.max_pool2d(x0, 3, 2, 1, 1, True)", "t1 = torch.relu(t0)"],
+        "x0",
+        "torch.randn(2, 3, 8, 7)",
+        "torch.randn(3, 2, 11, 20)",
+    ),
+    "avg_pool_padded": (
+        ["t0 = F.avg_pool1d(x0, 3, 2, 1, False, False)"],
+        "x0",
+        "torch.randn(2, 3, 9)",
+        "torch.randn(3, 2, 16)",
+    ),
+    "avg_pool_ceil_include_pad": (
+        ["t0 = F.avg_pool2d(x0, 2, None, 1, True, True)"],
+        "x0",
+        "torch.randn(2, 2, 5, 4)",
+        "torch.randn(3, 3, 7, 10)",
     ),
     "bmm": (
         ["t0 = torch.bmm(x0, x1)"],
@@ -175,6 +199,16 @@ def test_row_blocks_are_sized_in_the_wrapper() -> None:
     assert "BLOCK_O=BLOCK_O, BLOCK_R=BLOCK_R" in text
 
 
+def test_pool_lengths_follow_torch() -> None:
+    # The wrapper's output lengths must match torch's at shapes where ceil mode trims the last
+    # window, and the candidate's own output shape is then checked by the verifier.
+    lines = ["t0 = F.max_pool1d(x0, 2, 2, 1, 1, True)"]
+    candidate = emit(task(lines, "x0", "torch.randn(2, 3, 8)"), generic_shapes=True)
+    assert "t0_s2 = (x0_s2 + 1) // 2 + 1\n    if (t0_s2 - 1) * 2 >= x0_s2 + 1:" in candidate
+    verdict = verify(task(lines, "x0", "torch.randn(1, 2, 7)"), candidate, device=DEVICE)
+    assert verdict.correct, f"{verdict.status}: {verdict.reason}"
+
+
 def test_convolution_falls_back_to_the_specialized_candidate() -> None:
     conv = task(
         ["t0 = F.conv2d(x0, x1, None, 1, 1)"],
@@ -201,3 +235,39 @@ def test_variants_and_pairs_pass_the_option_on() -> None:
     assert pair["generic_shapes"] is True and "= x0.shape" in pair["completion"]
     (plain,) = pair_records(record, 1)
     assert "generic_shapes" not in plain and "= x0.shape" not in plain["completion"]
+
+
+def test_teach_cli_generic_shapes(tmp_path: Path) -> None:
+    programs, pairs = tmp_path / "programs.jsonl", tmp_path / "pairs.jsonl"
+    conv = task(["t0 = F.conv1d(x0, x1)"], "x0, x1", "torch.randn(2, 3, 9), torch.randn(4, 3, 3)")
+    records = [{"id": "norm", "source": at("layer_norm", 0)}, {"id": "conv", "source": conv}]
+    programs.write_text("".join(json.dumps(r) + "\n" for r in records))
+    result = subprocess.run(
+        [sys.executable, "-m", "drtriton", "teach", str(programs), "--out", str(pairs),
+         "--generic-shapes", "--no-progress"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    out = {p["id"]: p for p in map(json.loads, pairs.read_text().splitlines())}
+    assert out["norm"]["generic_shapes"] is True
+    assert out["norm"]["completion"] == emit(at("layer_norm", 1), generic_shapes=True)
+    assert out["conv"]["generic_shapes"] is False
+    assert out["conv"]["generic_unsupported"] == ["conv1d"]
+
+
+class AcceptAll:
+    def judge(self, tasks: list[str], codes: list[str]) -> list[Reward]:
+        return [Reward(bool(c.strip()), None, "fake") for c in codes]
+
+
+def test_sft_data_generic_shapes(tmp_path: Path) -> None:
+    out = tmp_path / "pairs.jsonl"
+    cfg = SFTDataConfig(out=str(out), per_op=2, ops="relu", preset="tiny", generic_shapes=True)
+    try:
+        build(cfg, AcceptAll())
+    except Exception as exc:  # an extension built without the synthesizer
+        pytest.skip(str(exc))
+    pairs = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(pairs) == 2
+    assert all(p["completion"] == emit(p["source"], generic_shapes=True) for p in pairs)
+    assert all("= x0.shape" in p["completion"] for p in pairs)
