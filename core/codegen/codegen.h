@@ -22,8 +22,10 @@ struct CodegenOptions {
   // wrapper reads sizes from its inputs (`x0_s0, x0_s1 = x0.shape`), allocates and sizes
   // grids from them and passes them to kernels, whose index math, masks and loop bounds
   // use them; block sizes do not depend on the shapes (rows kernels size theirs in the
-  // wrapper with triton.next_power_of_2).  Program constants (eps, dims, group counts)
-  // stay literal.  Programs GenericUnsupportedOps lists get the specialized candidate.
+  // wrapper with triton.next_power_of_2).  Output lengths of convolutions and pools are
+  // wrapper lines of torch's formula with the call's own numbers.  Program constants
+  // (eps, dims, group counts, kernel sizes of pools) stay literal.  Programs
+  // GenericUnsupportedOps lists get the specialized candidate.
   bool generic_shapes = false;
 };
 
@@ -38,9 +40,10 @@ std::vector<std::string> EmitVariants(const Program& program, int k, bool generi
 // generator cannot emit yet, each once, in program order.  Empty = fully supported.
 std::vector<std::string> UnsupportedOps(const Program& program);
 
-// Why generic_shapes falls back to the specialized candidate for this program: operators
-// whose output size is arithmetic on input sizes (convolution, pooling), "2^31 elements"
-// for programs that need int64 index math.  Empty = generic emission applies.
+// Why generic_shapes falls back to the specialized candidate for this program: adaptive
+// pools (their window length varies with the input length), a size whose unit/non-unit
+// pattern the rules cannot follow ("conv2d(sizes)": an output length that is 1 here), and
+// "2^31 elements" for programs that need int64 index math.  Empty = generic applies.
 std::vector<std::string> GenericUnsupportedOps(const Program& program);
 
 }  // namespace drtriton::codegen

@@ -151,21 +151,54 @@ TEST(CodegenGenericTest, PoolLengthsAreComputedInTheWrapper) {
   EXPECT_TRUE(GenericUnsupportedOps(a).empty());
   const std::string c = Generic(a);
   EXPECT_EQ(c, Generic(b));
+  // torch's rule with the call's own numbers, unfolded: copied, not computed.
   ExpectAll(
-      c, {"(x0_s0, x0_s1, x0_s2, x0_s3) = x0.shape", "t0_s2 = x0_s2 // 2 + 1",
-          "if (t0_s2 - 1) * 2 >= x0_s2 + 1:", "        t0_s2 -= 1", "t0_s3 = x0_s3 // 2 + 1",
+      c, {"(x0_s0, x0_s1, x0_s2, x0_s3) = x0.shape",
+          "t0_s2 = (x0_s2 + 2 * 1 - 1 * (3 - 1) - 1 + 2 - 1) // 2 + 1",
+          "if (t0_s2 - 1) * 2 >= x0_s2 + 1:", "        t0_s2 -= 1",
+          "t0_s3 = (x0_s3 + 2 * 1 - 1 * (3 - 1) - 1 + 2 - 1) // 2 + 1",
           "t1 = torch.empty((x0_s0, x0_s1, t0_s2, t0_s3)",
           "row_mask = rows < x0_s0 * x0_s1 * t0_s2 * t0_s3", "ok0 = (sp0 >= 0) & (sp0 < x0_s2)"});
 }
 
-TEST(CodegenGenericTest, ConvolutionStaysSpecialized) {
+TEST(CodegenGenericTest, ConvolutionReadsKernelSizesFromItsWeight) {
+  const char* body =
+      "def fused_operator(x0, x1, x2):\n"
+      "    t0 = F.conv2d(x0, x1, x2, 2, 1, 1, 2)\n"
+      "    t1 = torch.relu(t0)\n"
+      "    return t1\n";
+  const Program a =
+      MustParse(body, "torch.randn(2, 4, 8, 8), torch.randn(6, 2, 3, 3), torch.randn(6)");
+  const Program b =
+      MustParse(body, "torch.randn(3, 6, 9, 12), torch.randn(4, 3, 5, 3), torch.randn(4)");
+  EXPECT_TRUE(GenericUnsupportedOps(a).empty());
+  const std::string c = Generic(a);
+  EXPECT_EQ(c, Generic(b));
+  ExpectAll(c, {"t0_s2 = (x0_s2 + 2 * 1 - 1 * (x1_s2 - 1) - 1) // 2 + 1",
+                "t0_s3 = (x0_s3 + 2 * 1 - 1 * (x1_s3 - 1) - 1) // 2 + 1",
+                "t1 = torch.empty((x0_s0, x1_s0, t0_s2, t0_s3)",
+                "# conv2d: M=x0_s0 * t0_s2 * t0_s3 N=(x1_s0 // 2) K=x1_s1 * x1_s2 * x1_s3 batch=2",
+                "ci = bc0 * x1_s1 + ka0", "(sp0 < x0_s2)"});
+}
+
+TEST(CodegenGenericTest, TransposedConvolutionLengths) {
   const Program p = MustParse(
       "def fused_operator(x0, x1):\n"
-      "    t0 = F.conv2d(x0, x1, None, 1, 1)\n"
+      "    t0 = F.conv_transpose1d(x0, x1, None, 2, 1, 1, 1, 2)\n"
+      "    return t0\n",
+      "torch.randn(2, 3, 6), torch.randn(3, 4, 3)");
+  ExpectAll(Generic(p), {"t0_s2 = (x0_s2 - 1) * 2 - 2 * 1 + 2 * (x1_s2 - 1) + 1 + 1",
+                         "t0 = torch.empty((x0_s0, x1_s1, t0_s2)"});
+}
+
+TEST(CodegenGenericTest, AdaptivePoolStaysSpecialized) {
+  const Program p = MustParse(
+      "def fused_operator(x0):\n"
+      "    t0 = F.adaptive_avg_pool2d(x0, 3)\n"
       "    t1 = torch.relu(t0)\n"
       "    return t1\n",
-      "torch.randn(2, 3, 8, 8), torch.randn(4, 3, 3, 3)");
-  EXPECT_EQ(GenericUnsupportedOps(p), std::vector<std::string>{"conv2d"});
+      "torch.randn(2, 3, 8, 8)");
+  EXPECT_EQ(GenericUnsupportedOps(p), std::vector<std::string>{"adaptive_avg_pool2d"});
   EXPECT_EQ(Generic(p), Specialized(p));
 }
 
@@ -188,9 +221,7 @@ TEST(CodegenGenericTest, EveryCatalogOperatorEmitsGenericOrFallsBack) {
     const std::string c = Generic(p.value());
     const bool generic = GenericUnsupportedOps(p.value()).empty();
     EXPECT_EQ(generic, c.find("assert tuple(") == std::string::npos) << op.name;
-    const bool sized =
-        op.has(kConv) || op.has(kConvTranspose) || op.rule == ShapeRule::kAdaptivePool;
-    EXPECT_EQ(generic, !sized) << op.name;
+    EXPECT_EQ(generic, op.rule != ShapeRule::kAdaptivePool) << op.name;
   }
 }
 

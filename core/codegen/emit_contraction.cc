@@ -30,6 +30,7 @@ struct ContractionSpec {
   // The same as text (sizes.h): literals, or runtime sizes in generic mode.
   Dims batch_dims, m_dims, k_dims;
   std::string n_dim;
+  Dims operand_dims;  // sizes only the operands' addressing reads (a convolution's input)
   ValueId a, b, bias;
   std::function<Operand(PythonWriter&, const Coords& bc, const Coords& mc, const Coords& kc)> a_at;
   std::function<Operand(PythonWriter&, const Coords& bc, const Coords& kc, const std::string& n)>
@@ -112,8 +113,22 @@ std::string Scaled(const std::string& c, int64_t k) {
   return k == 1 ? c : c + " * " + IntLiteral(k);
 }
 
+// `c` times a size (sizes.h): a literal or a runtime size.
+std::string ScaledBy(const std::string& c, const std::string& dim) {
+  if (c == "0" || dim == "0") return "0";
+  return dim == "1" ? c : c + " * " + Atom(dim);
+}
+
+// A channel count divided by the group count: the literal `value`, or "(x1_s0 // 2)".
+std::string PerGroup(const std::string& dim, int64_t value, int64_t groups) {
+  if (groups == 1) return dim;
+  if (dim.find_first_not_of("0123456789") == std::string::npos) return IntLiteral(value);
+  return "(" + dim + " // " + IntLiteral(groups) + ")";
+}
+
 // conv (transpose = false) and conv_transpose as implicit GEMMs, one batch entry per group.
-ContractionSpec ConvSpec(const Program& p, const Node& node, bool transpose) {
+ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpose) {
+  const Program& p = ctx.program;
   const OpInfo& op = GetOp(node.op);
   const size_t nsp = static_cast<size_t>(op.spatial_dims);
   const Shape in = p.value(node.tensors[0]).shape, wt = p.value(node.tensors[1]).shape;
@@ -128,6 +143,15 @@ ContractionSpec ConvSpec(const Program& p, const Node& node, bool transpose) {
   const Shape in_sp(in.end() - static_cast<std::ptrdiff_t>(nsp), in.end());
   const Shape out_sp(out.end() - static_cast<std::ptrdiff_t>(nsp), out.end());
   const Shape k_sp(wt.end() - static_cast<std::ptrdiff_t>(nsp), wt.end());
+  // The same as text.  Weights are (C_out, C_in / groups, *k) for conv and
+  // (C_in, C_out / groups, *k) for conv_transpose.
+  const Dims in_d = ctx.DimsOf(node.tensors[0]), wt_d = ctx.DimsOf(node.tensors[1]);
+  const Dims out_d = ctx.DimsOf(node.result);
+  const std::string cin_g_dim = transpose ? PerGroup(in_d[lead], cin_g, groups) : wt_d[1];
+  const std::string cout_g_dim = transpose ? wt_d[1] : PerGroup(wt_d[0], cout_g, groups);
+  const Dims in_sp_d(in_d.end() - static_cast<std::ptrdiff_t>(nsp), in_d.end());
+  const Dims out_sp_d(out_d.end() - static_cast<std::ptrdiff_t>(nsp), out_d.end());
+  const Dims k_sp_d(wt_d.end() - static_cast<std::ptrdiff_t>(nsp), wt_d.end());
 
   ContractionSpec s;
   if (groups > 1) s.batch_shape = {groups};
@@ -143,7 +167,7 @@ ContractionSpec ConvSpec(const Program& p, const Node& node, bool transpose) {
   s.a_at = [=](PythonWriter& w, const Coords& bc, const Coords& mc, const Coords& kc) {
     Operand o;
     if (batched) o.coords.push_back(mc[0]);
-    const std::string chan = Sum({Scaled(group(bc), cin_g), kc[0]});
+    const std::string chan = Sum({ScaledBy(group(bc), cin_g_dim), kc[0]});
     if (chan != "0" && chan != kc[0]) w.Line("ci = " + chan);
     o.coords.push_back(chan != "0" && chan != kc[0] ? "ci" : chan);
     std::vector<std::string> valid;
@@ -156,7 +180,7 @@ ContractionSpec ConvSpec(const Program& p, const Node& node, bool transpose) {
         w.Line(i + " = " + i + "_num // " + IntLiteral(stride[d]));
       }
       // Validity first, then clamp, so that no address (even a masked one) leaves the input.
-      std::string ok = "(" + i + " >= 0) & (" + i + " < " + IntLiteral(in_sp[d]) + ")";
+      std::string ok = "(" + i + " >= 0) & (" + i + " < " + in_sp_d[d] + ")";
       if (transpose)
         ok = "(" + i + "_num >= 0) & (" + i + "_num % " + IntLiteral(stride[d]) + " == 0) & " + ok;
       w.Line("ok" + std::to_string(d) + " = " + ok);
@@ -171,14 +195,14 @@ ContractionSpec ConvSpec(const Program& p, const Node& node, bool transpose) {
     Operand o;
     const std::string g = group(bc);
     if (!transpose)
-      o.coords = {Sum({Scaled(g, cout_g), n}), kc[0]};
+      o.coords = {Sum({ScaledBy(g, cout_g_dim), n}), kc[0]};
     else
-      o.coords = {Sum({Scaled(g, cin_g), kc[0]}), n};
+      o.coords = {Sum({ScaledBy(g, cin_g_dim), kc[0]}), n};
     o.coords.insert(o.coords.end(), kc.begin() + 1, kc.end());
     return o;
   };
   s.channel = [=](const Coords& bc, const std::string& n) {
-    return Sum({Scaled(group(bc), cout_g), n});
+    return Sum({ScaledBy(group(bc), cout_g_dim), n});
   };
   s.out_at = [=](const Coords& bc, const Coords& mc, const std::string& n) {
     Coords c;
@@ -187,18 +211,20 @@ ContractionSpec ConvSpec(const Program& p, const Node& node, bool transpose) {
     c.insert(c.end(), mc.begin() + static_cast<std::ptrdiff_t>(lead), mc.end());
     return c;
   };
-  // Output sizes are arithmetic on input sizes: convolutions are always specialized.
-  s.batch_dims = LiteralDims(s.batch_shape);
-  s.m_dims = LiteralDims(s.m_shape);
-  s.k_dims = LiteralDims(s.k_shape);
-  s.n_dim = IntLiteral(s.n);
+  if (groups > 1) s.batch_dims = {IntLiteral(groups)};
+  if (batched) s.m_dims = {in_d[0]};
+  s.m_dims.insert(s.m_dims.end(), out_sp_d.begin(), out_sp_d.end());
+  s.k_dims = {cin_g_dim};
+  s.k_dims.insert(s.k_dims.end(), k_sp_d.begin(), k_sp_d.end());
+  s.n_dim = cout_g_dim;
+  s.operand_dims = in_sp_d;
   return s;
 }
 
 ContractionSpec SpecOf(const GroupContext& ctx, const Node& node) {
   const OpInfo& op = GetOp(node.op);
-  if (op.has(kConv)) return ConvSpec(ctx.program, node, false);
-  if (op.has(kConvTranspose)) return ConvSpec(ctx.program, node, true);
+  if (op.has(kConv)) return ConvSpec(ctx, node, false);
+  if (op.has(kConvTranspose)) return ConvSpec(ctx, node, true);
   if (op.name == "linear") return LinearSpec(ctx, node);
   return MatmulSpec(ctx, node);
 }
@@ -261,6 +287,7 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   w.Line("mask_m = offs_m < " + params.Sizes(m_expr));
   w.Line("mask_n = offs_n < " + params.Sizes(s.n_dim));
   params.Sizes(batch_expr);
+  for (const std::string& d : s.operand_dims) params.Sizes(d);
   const Coords bc = DecomposeDims(w, "pid_b", s.batch_dims, "bc");
   const Coords mc = DecomposeDims(w, "offs_m", s.m_dims, "mc");
   w.Line("acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)");

@@ -29,15 +29,21 @@ Dims BroadcastDims(const std::vector<const Dims*>& ins, size_t rank) {
   return out;
 }
 
-// "x + 3", "x - 2" or "x".
-std::string PlusConst(const std::string& x, int64_t c) {
-  if (c == 0) return x;
-  return x + (c > 0 ? " + " : " - ") + IntLiteral(c > 0 ? c : -c);
+// torch's output length of a window over `len` (a size expression), as a template whose
+// numbers are the operator's own arguments, unfolded, so that the line reads the same for
+// every program and a model copies it instead of doing arithmetic:
+//   (len + 2 * pad - dil * (k - 1) - 1 [+ stride - 1]) // stride + 1
+std::string WindowLength(const std::string& len, int64_t pad, int64_t dil, const std::string& k,
+                         int64_t stride, bool ceil_mode) {
+  const std::string st = IntLiteral(stride);
+  std::string e =
+      "(" + len + " + 2 * " + IntLiteral(pad) + " - " + IntLiteral(dil) + " * (" + k + " - 1) - 1";
+  if (ceil_mode) e += " + " + st + " - 1";
+  return e + ") // " + st + " + 1";
 }
 
 // max_pool / avg_pool (torch's rule, catalog/shape_rules_spatial.cc): each spatial output
-// length is `(in + 2 pad - dil (k - 1) - 1 [+ stride - 1 in ceil mode]) // stride + 1`, a
-// line of the wrapper; a ceil-mode window must start inside the input or its padding.
+// length is a wrapper line; a ceil-mode window must start inside the input or its padding.
 Dims PoolDims(const Program& p, const Node& node, const Dims& in, SizeSyms& s) {
   const OpInfo& op = GetOp(node.op);
   const size_t nsp = static_cast<size_t>(op.spatial_dims);
@@ -57,17 +63,57 @@ Dims PoolDims(const Program& p, const Node& node, const Dims& in, SizeSyms& s) {
       continue;
     }
     const std::string name = SizeName(p.value(node.result).name, i);
-    int64_t c = 2 * pad[d] - dil[d] * (kernel[d] - 1) - 1;
-    if (ceil_mode) c += stride[d] - 1;
-    const std::string st = IntLiteral(stride[d]);
-    const std::string span = c == 0 ? in[i] : "(" + PlusConst(in[i], c) + ")";
-    s.derived.push_back(name + " = " + span + " // " + st + " + 1");
+    s.derived.push_back(
+        name + " = " +
+        WindowLength(in[i], pad[d], dil[d], IntLiteral(kernel[d]), stride[d], ceil_mode));
     if (ceil_mode) {
-      s.derived.push_back("if (" + name + " - 1) * " + st + " >= " + PlusConst(in[i], pad[d]) +
-                          ":");
+      s.derived.push_back("if (" + name + " - 1) * " + IntLiteral(stride[d]) + " >= " + in[i] +
+                          " + " + IntLiteral(pad[d]) + ":");
       s.derived.push_back("    " + name + " -= 1");
     }
     out[i] = name;
+  }
+  return out;
+}
+
+// conv / conv_transpose (torch's rule): output channels from the weight, each spatial
+// length a wrapper line over the input's length and the weight's kernel length:
+//   conv:      WindowLength
+//   transpose: (len - 1) * stride - 2 * pad + dil * (k - 1) + output_padding + 1
+Dims ConvDims(const Program& p, const Node& node, const Dims& in, const Dims& wt, SizeSyms& s) {
+  const OpInfo& op = GetOp(node.op);
+  const bool transpose = op.has(kConvTranspose);
+  const size_t nsp = static_cast<size_t>(op.spatial_dims);
+  const auto stride = node.attrs[0].AsInts(nsp), pad = node.attrs[1].AsInts(nsp);
+  const auto dil = node.attrs[transpose ? 4 : 2].AsInts(nsp);
+  const auto out_pad = transpose ? node.attrs[2].AsInts(nsp) : std::vector<int64_t>(nsp, 0);
+  const int64_t groups = node.attrs[3].i;
+  const Shape& out_shape = p.value(node.result).shape;
+  const size_t lead = in.size() - nsp - 1;  // 1 for batched (N, C, *), 0 for (C, *)
+  Dims out(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(lead));
+  if (!transpose)
+    out.push_back(wt[0]);
+  else if (IsNumber(wt[1]))
+    out.push_back(IntLiteral(out_shape[lead]));
+  else
+    out.push_back(groups == 1 ? wt[1] : wt[1] + " * " + IntLiteral(groups));
+  for (size_t d = 0; d < nsp; ++d) {
+    const size_t i = lead + 1 + d;
+    const std::string& len = in[i];
+    const std::string& k = wt[wt.size() - nsp + d];
+    if (IsNumber(len) && IsNumber(k)) {
+      out.push_back(IntLiteral(out_shape[i]));
+      continue;
+    }
+    const std::string name = SizeName(p.value(node.result).name, i);
+    if (!transpose) {
+      s.derived.push_back(name + " = " + WindowLength(len, pad[d], dil[d], k, stride[d], false));
+    } else {
+      s.derived.push_back(name + " = (" + len + " - 1) * " + IntLiteral(stride[d]) + " - 2 * " +
+                          IntLiteral(pad[d]) + " + " + IntLiteral(dil[d]) + " * (" + k +
+                          " - 1) + " + IntLiteral(out_pad[d]) + " + 1");
+    }
+    out.push_back(name);
   }
   return out;
 }
@@ -119,6 +165,9 @@ Dims ResultDims(const Program& p, const Node& node, SizeSyms& s, bool& ok) {
     }
     case ShapeRule::kPool:
       return PoolDims(p, node, dims(0), s);
+    case ShapeRule::kConv:
+    case ShapeRule::kConvTranspose:
+      return ConvDims(p, node, dims(0), dims(1), s);
     default:
       break;
   }
@@ -143,6 +192,8 @@ std::string GenericBlocker(const Program& p, NodeId id) {
     case ShapeRule::kMatmul:
     case ShapeRule::kBmm:
     case ShapeRule::kPool:
+    case ShapeRule::kConv:
+    case ShapeRule::kConvTranspose:
       return "";
     default:
       return op.name;

@@ -24,8 +24,9 @@ using Dims = std::vector<std::string>;
 // `<input>_s<d>`; other values follow from their operator's shape rule.
 struct SizeSyms {
   std::vector<Dims> values;  // indexed by ValueId
-  // Wrapper lines computing sizes that are arithmetic on others (a pool's output length:
-  // `t0_s2 = (x0_s2 - 1) // 2 + 1`), in program order, after the inputs are unpacked.
+  // Wrapper lines computing sizes that are arithmetic on others (a conv's output length:
+  // `t0_s2 = (x0_s2 + 2 * 1 - 1 * (x1_s2 - 1) - 1) // 2 + 1`), in program order, written
+  // after the inputs are unpacked.
   std::vector<std::string> derived;
 };
 

@@ -118,6 +118,18 @@ CASES = {
         "torch.randn(2, 2, 5, 4)",
         "torch.randn(3, 3, 7, 10)",
     ),
+    "conv_grouped_strided": (
+        ["t0 = F.conv2d(x0, x1, x2, 2, 1, 1, 2)", "t1 = torch.tanh(t0)"],
+        "x0, x1, x2",
+        "torch.randn(2, 4, 7, 7), torch.randn(6, 2, 3, 3), torch.randn(6)",
+        "torch.randn(3, 6, 9, 12), torch.randn(4, 3, 3, 2), torch.randn(4)",
+    ),
+    "conv_transpose_dilated": (
+        ["t0 = F.conv_transpose1d(x0, x1, None, 2, 1, 1, 1, 2)"],
+        "x0, x1",
+        "torch.randn(2, 3, 6), torch.randn(3, 4, 3)",
+        "torch.randn(3, 5, 9), torch.randn(5, 2, 2)",
+    ),
     "bmm": (
         ["t0 = torch.bmm(x0, x1)"],
         "x0, x1",
@@ -204,19 +216,19 @@ def test_pool_lengths_follow_torch() -> None:
     # window, and the candidate's own output shape is then checked by the verifier.
     lines = ["t0 = F.max_pool1d(x0, 2, 2, 1, 1, True)"]
     candidate = emit(task(lines, "x0", "torch.randn(2, 3, 8)"), generic_shapes=True)
-    assert "t0_s2 = (x0_s2 + 1) // 2 + 1\n    if (t0_s2 - 1) * 2 >= x0_s2 + 1:" in candidate
+    assert (
+        "t0_s2 = (x0_s2 + 2 * 1 - 1 * (2 - 1) - 1 + 2 - 1) // 2 + 1\n"
+        "    if (t0_s2 - 1) * 2 >= x0_s2 + 1:\n"
+        "        t0_s2 -= 1\n"
+    ) in candidate
     verdict = verify(task(lines, "x0", "torch.randn(1, 2, 7)"), candidate, device=DEVICE)
     assert verdict.correct, f"{verdict.status}: {verdict.reason}"
 
 
-def test_convolution_falls_back_to_the_specialized_candidate() -> None:
-    conv = task(
-        ["t0 = F.conv2d(x0, x1, None, 1, 1)"],
-        "x0, x1",
-        "torch.randn(1, 2, 5, 5), torch.randn(3, 2, 3, 3)",
-    )
-    assert generic_unsupported_ops(conv) == ["conv2d"]
-    assert emit(conv, generic_shapes=True) == emit(conv)
+def test_adaptive_pool_falls_back_to_the_specialized_candidate() -> None:
+    pool = task(["t0 = F.adaptive_avg_pool1d(x0, 3)"], "x0", "torch.randn(2, 3, 10)")
+    assert generic_unsupported_ops(pool) == ["adaptive_avg_pool1d"]
+    assert emit(pool, generic_shapes=True) == emit(pool)
 
 
 def test_default_stays_specialized() -> None:
@@ -239,8 +251,8 @@ def test_variants_and_pairs_pass_the_option_on() -> None:
 
 def test_teach_cli_generic_shapes(tmp_path: Path) -> None:
     programs, pairs = tmp_path / "programs.jsonl", tmp_path / "pairs.jsonl"
-    conv = task(["t0 = F.conv1d(x0, x1)"], "x0, x1", "torch.randn(2, 3, 9), torch.randn(4, 3, 3)")
-    records = [{"id": "norm", "source": at("layer_norm", 0)}, {"id": "conv", "source": conv}]
+    pool = task(["t0 = F.adaptive_avg_pool1d(x0, 3)"], "x0", "torch.randn(2, 3, 10)")
+    records = [{"id": "norm", "source": at("layer_norm", 0)}, {"id": "pool", "source": pool}]
     programs.write_text("".join(json.dumps(r) + "\n" for r in records))
     result = subprocess.run(
         [sys.executable, "-m", "drtriton", "teach", str(programs), "--out", str(pairs),
@@ -251,8 +263,8 @@ def test_teach_cli_generic_shapes(tmp_path: Path) -> None:
     out = {p["id"]: p for p in map(json.loads, pairs.read_text().splitlines())}
     assert out["norm"]["generic_shapes"] is True
     assert out["norm"]["completion"] == emit(at("layer_norm", 1), generic_shapes=True)
-    assert out["conv"]["generic_shapes"] is False
-    assert out["conv"]["generic_unsupported"] == ["conv1d"]
+    assert out["pool"]["generic_shapes"] is False
+    assert out["pool"]["generic_unsupported"] == ["adaptive_avg_pool1d"]
 
 
 class AcceptAll:
