@@ -181,6 +181,19 @@ TEST(CodegenGenericTest, ConvolutionReadsKernelSizesFromItsWeight) {
                 "ci = bc0 * x1_s1 + ka0", "(sp0 < x0_s2)"});
 }
 
+TEST(CodegenGenericTest, ComputedUnitLengthIsAsserted) {
+  // A 3x3 kernel over 3 rows: an output length of 1, a unit dim of the candidate.
+  const Program p = MustParse(
+      "def fused_operator(x0, x1):\n"
+      "    t0 = F.conv2d(x0, x1)\n"
+      "    return t0\n",
+      "torch.randn(2, 3, 3, 5), torch.randn(4, 3, 3, 3)");
+  EXPECT_TRUE(GenericUnsupportedOps(p).empty());
+  ExpectAll(Generic(p), {"t0_s2 = (x0_s2 + 2 * 0 - 1 * (x1_s2 - 1) - 1) // 1 + 1",
+                         "assert t0_s2 == 1, \"t0_s2 must be 1\"",
+                         "t0 = torch.empty((x0_s0, x1_s0, 1, t0_s3)"});
+}
+
 TEST(CodegenGenericTest, TransposedConvolutionLengths) {
   const Program p = MustParse(
       "def fused_operator(x0, x1):\n"

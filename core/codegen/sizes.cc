@@ -29,6 +29,14 @@ Dims BroadcastDims(const std::vector<const Dims*>& ins, size_t rank) {
   return out;
 }
 
+// A computed length that is 1 in the program is a unit dim of the candidate like any
+// other (sizes.h): the wrapper asserts that it is 1 at run time too.
+std::string UnitChecked(const std::string& name, int64_t length, SizeSyms& s) {
+  if (length != 1) return name;
+  s.derived.push_back("assert " + name + " == 1, \"" + name + " must be 1\"");
+  return "1";
+}
+
 // torch's output length of a window over `len` (a size expression), as a template whose
 // numbers are the operator's own arguments, unfolded, so that the line reads the same for
 // every program and a model copies it instead of doing arithmetic:
@@ -71,7 +79,7 @@ Dims PoolDims(const Program& p, const Node& node, const Dims& in, SizeSyms& s) {
                           " + " + IntLiteral(pad[d]) + ":");
       s.derived.push_back("    " + name + " -= 1");
     }
-    out[i] = name;
+    out[i] = UnitChecked(name, out_shape[i], s);
   }
   return out;
 }
@@ -113,7 +121,7 @@ Dims ConvDims(const Program& p, const Node& node, const Dims& in, const Dims& wt
                           IntLiteral(pad[d]) + " + " + IntLiteral(dil[d]) + " * (" + k +
                           " - 1) + " + IntLiteral(out_pad[d]) + " + 1");
     }
-    out.push_back(name);
+    out.push_back(UnitChecked(name, out_shape[i], s));
   }
   return out;
 }

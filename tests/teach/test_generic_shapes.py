@@ -130,6 +130,12 @@ CASES = {
         "torch.randn(2, 3, 6), torch.randn(3, 4, 3)",
         "torch.randn(3, 5, 9), torch.randn(5, 2, 2)",
     ),
+    "conv_unit_length": (  # an output length of 1 at both shapes (asserted by the wrapper)
+        ["t0 = F.conv2d(x0, x1)", "t1 = torch.sigmoid(t0)"],
+        "x0, x1",
+        "torch.randn(2, 3, 3, 5), torch.randn(4, 3, 3, 3)",
+        "torch.randn(3, 2, 2, 9), torch.randn(5, 2, 2, 4)",
+    ),
     "bmm": (
         ["t0 = torch.bmm(x0, x1)"],
         "x0, x1",
