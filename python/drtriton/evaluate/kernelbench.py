@@ -141,6 +141,16 @@ def not_run(
 # --- one problem ---------------------------------------------------------------------------
 
 
+def _unfused(segments: list[Any]) -> list[str]:
+    """Why runs stayed in PyTorch, with what the search's fragments got (at most 12 lines)."""
+    lines: list[str] = []
+    for seg in segments:
+        if isinstance(seg, dict) and not seg.get("fused"):
+            lines.append(f"{'+'.join(map(str, seg.get('ops', [])))}: {seg.get('why', '')}")
+            lines += [f"  {t}" for t in seg.get("tried", [])]
+    return lines[:12]
+
+
 def build_record(problem: dict[str, Any], outcome: dict[str, Any], device: str,
                  seconds: float) -> dict[str, Any]:  # fmt: skip
     """The result record of one problem from its worker's outcome (or a failure's)."""
@@ -179,6 +189,7 @@ def build_record(problem: dict[str, Any], outcome: dict[str, Any], device: str,
         "opaque_ops": len(opaque) if isinstance(opaque, list | tuple) else opaque,
         "opaque_calls": opaque if isinstance(opaque, list | tuple) else None,
         "reason": verdict.get("reason"),
+        "unfused": _unfused(segments),
         "kernel": outcome.get("kernel"),
         "seconds": round(seconds, 2),
         "optimize_seconds": outcome.get("optimize_seconds"),

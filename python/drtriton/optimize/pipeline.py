@@ -102,7 +102,11 @@ def _run_segments(k: int, run: Run, found: Any, why: str, on_gpu: bool) -> list[
     """Report rows for one run: the cover's segments, or the run whole in PyTorch."""
     ops = [line.op or line.call.split("(")[0] for line in run.lines]
     if found is None or found.hybrid is None or not found.hybrid_ok:
-        return [{"run": k, "ops": ops, "fused": False, "kernel": None, "why": why}]
+        row = {"run": k, "ops": ops, "fused": False, "kernel": None, "why": why}
+        tried = _tried(found, ops)
+        if tried:
+            row["tried"] = tried
+        return [row]
     fragments = {(f.start, f.end): f for f in found.fragments}
     rows = []
     fused_index = 0
@@ -118,6 +122,15 @@ def _run_segments(k: int, run: Run, found: Any, why: str, on_gpu: bool) -> list[
             row.update(fused=False, kernel=None, why="PyTorch is as cheap or cheaper here")
         rows.append(row)
     return rows
+
+
+def _tried(found: Any, ops: list[str]) -> list[str]:
+    """The fragments the search verified for a run and what each got, one line each."""
+    lines = []
+    for frag in getattr(found, "fragments", None) or []:
+        for outcome in frag.outcomes:
+            lines.append(f"{'+'.join(ops[frag.start : frag.end])}: {outcome}")
+    return lines
 
 
 def _kept_results(pieces: list[assemble.Piece], found_by_run: dict[int, Any]) -> set[str]:

@@ -60,6 +60,9 @@ class FragmentResult:
     tried: int = 0
     modelled: float = math.inf  # the traffic model's cost (bytes), known without a GPU
     eager_ms: float | None = None  # PyTorch's time for the fragment's task (GPU verdicts)
+    # What each verified candidate got ("correct 0.123 ms", "wrong_answer: ...", short): the
+    # evidence behind "no fused fragment beat PyTorch" in reports and evaluation results.
+    outcomes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -176,6 +179,7 @@ def _try_candidates(
         result.tried += 1
         verdict = cache.get(result.source, candidate, judge)
         result.eager_ms = verdict.get("eager_ms") or result.eager_ms
+        result.outcomes.append(_outcome(verdict))
         if not verdict["correct"]:
             continue
         if not on_gpu:
@@ -184,6 +188,14 @@ def _try_candidates(
         if verdict.get("time_ms") and verdict["time_ms"] < result.cost:
             result.cost, result.candidate = float(verdict["time_ms"]), candidate
     return result.cost
+
+
+def _outcome(verdict: dict[str, Any]) -> str:
+    if verdict["correct"]:
+        ms, eager = verdict.get("time_ms"), verdict.get("eager_ms")
+        timed = f" {ms:.4g} ms (eager {eager:.4g} ms)" if ms and eager else ""
+        return f"correct{timed}"
+    return f"{verdict['status']}: {str(verdict.get('reason', ''))[:160]}"
 
 
 def _search_lazy(

@@ -398,7 +398,7 @@ class _InputSets:
     """
 
     # Input bytes that the timed sets may occupy together (each process holds its own).
-    TIMING_BYTES = 16 << 30
+    TIMING_BYTES = 8 << 30
 
     def __init__(self, task: Task, opts: Options, device: torch.device) -> None:
         self.task, self.device = task, device
@@ -564,9 +564,14 @@ def _time(
     from drtriton.verify import timing
 
     count = inputs.timing_count(opts.trials, inputs.make(0))
+    # The worker keeps each checked output on the GPU until the timing ends: fewer of them
+    # when they are large (at least one, still picked at random).
+    out_bytes = sum(x.numel() * x.element_size() for x in refs[0].values
+                    if isinstance(x, torch.Tensor))  # fmt: skip
+    check = min(opts.check_timed, max(1, (4 << 30) // max(out_bytes, 1)))
     reply = worker.request({"op": "time", "sets": [inputs.spec(i) for i in range(count)],
                             "warmup": opts.warmup, "runs": opts.runs,
-                            "check": opts.check_timed, "output": "timed.pt"})  # fmt: skip
+                            "check": check, "output": "timed.pt"})  # fmt: skip
     kept = _load_output(worker, "timed.pt", torch.device(opts.device))
     checked = reply.get("check", [])
     if len(kept) != len(checked):

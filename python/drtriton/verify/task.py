@@ -128,8 +128,11 @@ def load_task(source: str, filename: str = "<task>") -> Task:
 
 
 def fingerprint(values: list[Any]) -> list[Any]:
-    """A cheap summary of an input set (per tensor: float64 sum and sum of absolute values; other
-    values as text), equal in two processes that drew the same set on the same device."""
+    """A cheap summary of an input set (per tensor: its sum and norm, or nonzero count; other
+    values as text), equal in two processes that drew the same set on the same device.
+
+    Reductions in the tensor's own dtype: a float64 copy of a 7 GB input would need 14 GB more,
+    and torch's reductions are deterministic for one shape on one device."""
     out: list[Any] = []
     with torch.no_grad():
         for v in values:
@@ -138,11 +141,12 @@ def fingerprint(values: list[Any]) -> list[Any]:
                 continue
             real = torch.view_as_real(v) if v.is_complex() else v
             if real.is_floating_point():
-                norm = torch.linalg.vector_norm(real, dtype=torch.float64)
+                summary = [real.sum(), torch.linalg.vector_norm(real)]
+            elif real.dtype == torch.bool:
+                summary = [torch.count_nonzero(real)]
             else:
-                norm = torch.count_nonzero(real)
-            total = real.sum(dtype=torch.float64)
-            out.append([repr(float(total)), repr(float(norm)), list(v.shape), str(v.dtype)])
+                summary = [real.sum(), torch.count_nonzero(real)]
+            out.append([*(repr(x.item()) for x in summary), list(v.shape), str(v.dtype)])
     return out
 
 
