@@ -61,3 +61,12 @@ def test_speedup_png_is_drawn(tmp_path: Path) -> None:
     png = (tmp_path / "speedup.png").read_bytes()
     assert png.startswith(b"\x89PNG") and len(png) > 1000
     assert "![speedups](speedup.png)" in (tmp_path / "summary.md").read_text()
+
+
+def test_tf32_table_appears_only_with_tf32_baselines() -> None:
+    assert "TF32 defaults" not in render_summary(RECORDS, NOT_RUN, title="KB", columns=COLUMNS)
+    with_tf32 = [dict(r) for r in RECORDS]
+    with_tf32[0]["speedup_vs_tf32"] = 0.8  # strict fp32 eager 2 ms, TF32 eager 0.8 ms
+    lines = render_summary(with_tf32, NOT_RUN, title="KB", columns=COLUMNS).splitlines()
+    start = lines.index("### Against eager with PyTorch's TF32 defaults")
+    assert "| 1 | 50.0% | 0.0% | 0.0% | 0.0% | 0.800x |" in lines[start:]

@@ -141,6 +141,12 @@ def not_run(
 # --- one problem ---------------------------------------------------------------------------
 
 
+def _ratio(baseline: Any, kernel: Any) -> float | None:
+    if isinstance(baseline, int | float) and isinstance(kernel, int | float) and kernel > 0:
+        return baseline / kernel
+    return None
+
+
 def _unfused(segments: list[Any]) -> list[str]:
     """Why runs stayed in PyTorch, with what the search's fragments got (at most 12 lines)."""
     lines: list[str] = []
@@ -180,6 +186,8 @@ def build_record(problem: dict[str, Any], outcome: dict[str, Any], device: str,
         "compile_ms": flat.get("compile_ms"),
         "speedup": flat.get("speedup"),
         "speedup_vs_compile": flat.get("speedup_vs_compile"),
+        "eager_tf32_ms": flat.get("eager_tf32_ms"),
+        "speedup_vs_tf32": _ratio(flat.get("eager_tf32_ms"), flat.get("time_ms")),
         "compile_error": flat.get("compile_error"),
         "n_ops": frontend.get("n_ops"),
         "n_catalog": frontend.get("n_catalog"),

@@ -3,7 +3,8 @@
 One summarizer for every evaluation (KernelBench problems, held-out synthetic programs, the
 teacher's acceptance benchmark), so that their tables mean the same thing. It reads result
 records with at least `level` and `correct`, and where timed `speedup` (eager time / kernel
-time) and `speedup_vs_compile` (torch.compile time / kernel time).
+time), `speedup_vs_compile` (torch.compile time / kernel time) and `speedup_vs_tf32` (eager
+with PyTorch's TF32 defaults / kernel time).
 
 fast_p follows KernelBench: the fraction of problems that are correct AND faster than p times
 the baseline, over all problems of the level that were run (an incorrect or failed problem
@@ -58,8 +59,12 @@ class LevelStats:
     timed: int  # correct and timed (GPU)
     fast_eager: dict[float, float | None] = field(default_factory=dict)
     fast_compile: dict[float, float | None] = field(default_factory=dict)
+    # Against eager with PyTorch's defaults (TF32 convolutions; the baselines above are strict
+    # float32 like the kernels: drtriton/verify/precision.py).
+    fast_tf32: dict[float, float | None] = field(default_factory=dict)
     geomean_eager: float | None = None  # over correct, timed problems
     geomean_compile: float | None = None
+    geomean_tf32: float | None = None
     compile_failed: int = 0
 
     @property
@@ -84,8 +89,10 @@ def level_stats(
         timed=sum(1 for r in records if is_timed(r)),
         fast_eager={p: fast_p(records, p, "speedup") for p in FAST_P},
         fast_compile={p: fast_p(records, p, "speedup_vs_compile") for p in FAST_P},
+        fast_tf32={p: fast_p(records, p, "speedup_vs_tf32") for p in FAST_P},
         geomean_eager=geomean(r.get("speedup") for r in ok),
         geomean_compile=geomean(r.get("speedup_vs_compile") for r in ok),
+        geomean_tf32=geomean(r.get("speedup_vs_tf32") for r in ok),
         compile_failed=sum(1 for r in records if compile_failed(r)),
     )
 

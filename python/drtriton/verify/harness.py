@@ -616,21 +616,29 @@ _BASELINES: dict[tuple[Any, ...], tuple[float, float | None, dict[str, Any]]] = 
 def _baselines(
     reference: Any, sets: list[list[Any]], opts: Options
 ) -> tuple[float, float | None, dict[str, Any]]:
+    """Eager and torch.compile times of the task, in strict float32 like the candidate's worker
+    (precision.py): a speed-up compares two programs that meet the same tolerance. Eager with
+    PyTorch's defaults (TF32 cuDNN convolutions) is reported too, as extra "eager_tf32_ms"."""
     from drtriton.verify import timing
+    from drtriton.verify.precision import strict_fp32
 
     extra: dict[str, Any] = {}
     dev_sets = sets  # drawn on the device, private to this call
     with torch.no_grad():
-        eager, _ = timing.time_cuda(reference, dev_sets, warmup=opts.warmup, runs=opts.runs)
+        default, _ = timing.time_cuda(reference, dev_sets, warmup=opts.warmup, runs=opts.runs)
+        with strict_fp32():
+            eager, _ = timing.time_cuda(reference, dev_sets, warmup=opts.warmup, runs=opts.runs)
     eager_ms = timing.summarize(eager)["median"]
     extra["eager_mean_ms"] = timing.summarize(eager)["mean"]
+    extra["eager_tf32_ms"] = timing.summarize(default)["median"]
     compile_ms = None
     if not opts.compile_baseline:
         return eager_ms, compile_ms, extra
     try:
-        compiled = torch.compile(reference)
-        with torch.no_grad():
-            ctimes, _ = timing.time_cuda(compiled, dev_sets, warmup=opts.warmup, runs=opts.runs)
+        with strict_fp32():
+            compiled = torch.compile(reference)
+            with torch.no_grad():
+                ctimes, _ = timing.time_cuda(compiled, dev_sets, warmup=opts.warmup, runs=opts.runs)
         compile_ms = timing.summarize(ctimes)["median"]
         extra["compile_mean_ms"] = timing.summarize(ctimes)["mean"]
     except Exception as exc:  # the baseline failing to compile is not the candidate's fault
