@@ -7,22 +7,36 @@
 #          gen    benchmarks/generation_throughput.py (decode loop vs transformers' generate)
 #          train  the small-model training recipe (examples/train/h200_recipe.sh, TRAIN_MINUTES)
 #          teach  the teacher's acceptance on TEACH_PROGRAMS (paper preset), until the budget ends
+#          A job written with a trailing & ("teach&") runs in the background beside the next ones.
 # Everything lands in OUTDIR as at most 7 files (the device tool brings back 8).
 # Usage: JOBS="nan teach" bash benchmarks/h200/session.sh OUTDIR BUDGET_S
 set -uo pipefail
 out=$1 budget=$2
-jobs=${JOBS:-train teach}
+jobs=${JOBS-train teach}
 start=$(date +%s)
 export PYTHONUNBUFFERED=1
 mkdir -p "$out/kb" "$out/gpu1" /tmp/session
+export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True  # many processes share each GPU
 OUT= REBUILD=1 bash benchmarks/h200/install.sh || { echo "install failed" >&2; exit 1; }
 left() { echo $(( budget - ($(date +%s) - start) )); }
 
 gpu1() {
     export CUDA_VISIBLE_DEVICES=1
     for job in $jobs; do
-        echo "== $job at $(( $(date +%s) - start )) s"
-        case $job in
+        if [[ $job == *"&" ]]; then
+            run_job "${job%&}" >"/tmp/session/${job%&}.bg.log" 2>&1 &
+        else
+            run_job "$job"
+        fi
+    done
+    wait
+    cat /tmp/session/*.bg.log 2>/dev/null
+}
+
+run_job() {
+    local job=$1
+    echo "== $job at $(( $(date +%s) - start )) s"
+    case $job in
         nan)
             DRTRITON_TEST_DEVICE=cuda timeout 240 python3 -m pytest -q -p no:cacheprovider \
                 tests/teach/test_verified.py -k "nan or near_constant" 2>&1 | tail -15 ;;
@@ -42,11 +56,10 @@ gpu1() {
             python3 benchmarks/teacher_acceptance.py --programs "${TEACH_PROGRAMS:-.devdata/paper_sample.jsonl}" \
                 --device cuda --out "$out/teacher_paper.jsonl" --report-only 2>&1 | tail -40 ;;
         *) echo "unknown job $job" ;;
-        esac
-    done
+    esac
 }
-gpu1 >"$out/gpu1/gpu1.log" 2>&1 &
-side=$!
+if [[ -n "$jobs" ]]; then gpu1 >"$out/gpu1/gpu1.log" 2>&1 & fi
+side=${!:-}
 
 prev=()
 [[ -n "${KB_PREVIOUS:-}" ]] && prev=(PREVIOUS="$KB_PREVIOUS")
@@ -54,7 +67,7 @@ env CUDA_VISIBLE_DEVICES=${KB_GPUS:-0} SKIP_INSTALL=1 PROBLEM_TIMEOUT=${PROBLEM_
     WORKERS=${EVAL_WORKERS:-4} "${prev[@]}" \
     bash benchmarks/kernelbench_eval.sh "${KB_PROBLEMS:-kb/interleaved.jsonl}" /tmp/session/kb \
     $(( $(left) - 15 )) --k 1 >/tmp/session/kb.log 2>&1
-wait $side
+[[ -n "$jobs" ]] && wait $side
 cp /tmp/session/kb/results.jsonl /tmp/session/kb/summary.md "$out/kb/" 2>/dev/null
 cp /tmp/session/kb/speedup.png "$out/kb/" 2>/dev/null
 tar czf "$out/gpu1/logs.tgz" -C /tmp/session train recipe.log teacher.log kb.log kb/logs kb/kernels 2>/dev/null
