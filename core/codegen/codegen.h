@@ -23,7 +23,8 @@ struct CodegenOptions {
   // grids from them and passes them to kernels, whose index math, masks and loop bounds
   // use them; block sizes do not depend on the shapes (rows kernels size theirs in the
   // wrapper with triton.next_power_of_2).  Output lengths of convolutions and pools are
-  // wrapper lines of torch's formula with the call's own numbers.  Program constants
+  // wrapper lines of torch's formula with the call's own numbers; adaptive pools loop
+  // over a runtime bound on their bins.  Program constants
   // (eps, dims, group counts, kernel sizes of pools) stay literal.  Programs
   // GenericUnsupportedOps lists get the specialized candidate.
   bool generic_shapes = false;
@@ -40,10 +41,9 @@ std::vector<std::string> EmitVariants(const Program& program, int k, bool generi
 // generator cannot emit yet, each once, in program order.  Empty = fully supported.
 std::vector<std::string> UnsupportedOps(const Program& program);
 
-// Why generic_shapes falls back to the specialized candidate for this program: adaptive
-// pools (their window length varies with the input length), a size whose unit/non-unit
-// pattern the rules cannot follow ("conv2d(sizes)": an output length that is 1 here), and
-// "2^31 elements" for programs that need int64 index math.  Empty = generic applies.
+// Why generic_shapes falls back to the specialized candidate for this program: "2^31
+// elements" for programs that need int64 index math, or a size the rules of sizes.cc cannot
+// express ("x0_s0 is a value name", "<op>(sizes)").  Empty = generic emission applies.
 std::vector<std::string> GenericUnsupportedOps(const Program& program);
 
 }  // namespace drtriton::codegen

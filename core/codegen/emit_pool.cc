@@ -23,6 +23,10 @@ struct PoolSpec {
   bool count_include_pad = true;
   Shape window;  // lanes per output: the kernel, or the largest adaptive bin
   Dims in_dims;  // in_sp as text (sizes.h): literals, or runtime sizes in generic mode
+  // The window as text: the kernel, the largest adaptive bin, or in generic mode a bound on
+  // the adaptive bin for a runtime length L over O bins: L // O + 2 (a bin spans
+  // ceil((o+1) L / O) - floor(o L / O) < L / O + 2 elements; lanes past its end are masked).
+  Dims window_dims;
 };
 
 // Largest adaptive bin along one dim: bins are [floor(o*I/O), ceil((o+1)*I/O)).
@@ -31,6 +35,10 @@ int64_t MaxBin(int64_t in, int64_t out) {
   for (int64_t o = 0; o < out; ++o)
     best = std::max(best, ((o + 1) * in + out - 1) / out - (o * in) / out);
   return best;
+}
+
+bool IsLiteralSize(const std::string& dim) {
+  return dim.find_first_not_of("0123456789") == std::string::npos;
 }
 
 PoolSpec SpecOf(const GroupContext& ctx, const Node& node) {
@@ -46,7 +54,13 @@ PoolSpec SpecOf(const GroupContext& ctx, const Node& node) {
   s.in_dims.assign(in_dims.end() - static_cast<std::ptrdiff_t>(s.nsp), in_dims.end());
   if (op.name.rfind("adaptive", 0) == 0) {
     s.kind = PoolSpec::kAdaptive;
-    for (size_t d = 0; d < s.nsp; ++d) s.window.push_back(MaxBin(s.in_sp[d], s.out_sp[d]));
+    for (size_t d = 0; d < s.nsp; ++d) {
+      s.window.push_back(MaxBin(s.in_sp[d], s.out_sp[d]));
+      const bool literal = IsLiteralSize(s.in_dims[d]);
+      s.window_dims.push_back(literal ? IntLiteral(s.window.back())
+                                      : "(" + s.in_dims[d] + " // " + IntLiteral(s.out_sp[d]) +
+                                            " + 2)");
+    }
     return s;
   }
   s.kind = op.name.rfind("max", 0) == 0 ? PoolSpec::kMax : PoolSpec::kAvg;
@@ -56,11 +70,8 @@ PoolSpec SpecOf(const GroupContext& ctx, const Node& node) {
   s.dil = s.kind == PoolSpec::kMax ? node.attrs[3].AsInts(s.nsp) : std::vector<int64_t>(s.nsp, 1);
   if (s.kind == PoolSpec::kAvg) s.count_include_pad = node.attrs[4].b;
   s.window = s.kernel;
+  s.window_dims = LiteralDims(s.kernel);
   return s;
-}
-
-bool IsLiteralSize(const std::string& dim) {
-  return dim.find_first_not_of("0123456789") == std::string::npos;
 }
 
 std::string PlusPad(const std::string& dim, int64_t pad) {
@@ -72,6 +83,12 @@ std::string Times(const std::string& c, int64_t k) {
   return k == 1 ? c : c + " * " + IntLiteral(k);
 }
 
+// `c` times a size (a literal or a runtime size).
+std::string TimesDim(const std::string& c, const std::string& dim) {
+  if (c == "0") return "0";
+  return dim == "1" ? c : c + " * " + dim;
+}
+
 }  // namespace
 
 Result<EmittedKernel> EmitPool(const GroupContext& ctx) {
@@ -81,11 +98,14 @@ Result<EmittedKernel> EmitPool(const GroupContext& ctx) {
   const Shape& out = p.value(node.result).shape;
   const Dims out_dims = ctx.DimsOf(node.result);
   const int64_t rows = Product(out), kv = Product(s.window);
-  const std::string rows_expr = DimProduct(out_dims);
-  // The window is a program constant; in generic mode the row block is that of a large
-  // problem (masks cover fewer rows).
-  const RowsConfig config = ChooseRows(ctx.generic() ? kUnknownSize : rows, kv, ctx.variant);
-  const bool single = kv <= config.block_r;
+  const std::string rows_expr = DimProduct(out_dims), kv_expr = DimProduct(s.window_dims);
+  // A literal window (the kernel size, a program constant): in generic mode the row block is
+  // that of a large problem (masks cover fewer rows).  A runtime window (adaptive bins in
+  // generic mode): the wrapper sizes both blocks, and the window is always looped over.
+  const bool runtime_window = !IsLiteralSize(kv_expr);
+  RowsConfig config = ChooseRows(ctx.generic() ? kUnknownSize : rows, kv, ctx.variant);
+  if (runtime_window) config = ChooseRows(kUnknownSize, kUnknownSize, ctx.variant);
+  const bool single = !runtime_window && kv <= config.block_r;
   KernelParams params(p);
   PythonWriter w(1);
   int counter = 0;
@@ -99,8 +119,8 @@ Result<EmittedKernel> EmitPool(const GroupContext& ctx) {
   for (size_t d = 0; d < s.nsp; ++d) {
     const std::string o = oc[lead + d], ds = std::to_string(d);
     if (s.kind == PoolSpec::kAdaptive) {
-      const std::string in = IntLiteral(s.in_sp[d]), on = IntLiteral(s.out_sp[d]);
-      w.Line("start" + ds + " = (" + Times(o, s.in_sp[d]) + ") // " + on);
+      const std::string in = params.Sizes(s.in_dims[d]), on = IntLiteral(s.out_sp[d]);
+      w.Line("start" + ds + " = (" + TimesDim(o, in) + ") // " + on);
       w.Line("end" + ds + " = ((" + o + " + 1) * " + in + " + " + on + " - 1) // " + on);
     } else {
       w.Line("start" + ds + " = " + Times(o, s.stride[d]) + " - " + IntLiteral(s.pad[d]));
@@ -112,12 +132,12 @@ Result<EmittedKernel> EmitPool(const GroupContext& ctx) {
   if (single)
     w.Line("r = " + Arange("BLOCK_R", ctx.wide) + "[None, :]");
   else {
-    w.Open("for r0 in tl.range(0, " + IntLiteral(kv) + ", BLOCK_R):");
+    OpenLoop(w, "r0", params.Sizes(kv_expr), "BLOCK_R");
     w.Line("r = r0 + " + Arange("BLOCK_R", ctx.wide) + "[None, :]");
   }
-  const Coords kc = Decompose(w, "r", s.window, "kc");
+  const Coords kc = DecomposeDims(w, "r", s.window_dims, "kc");
   Coords in_coords(oc.begin(), oc.begin() + static_cast<std::ptrdiff_t>(lead));
-  std::string valid = "row_mask & (r < " + IntLiteral(kv) + ")";
+  std::string valid = "row_mask & (r < " + kv_expr + ")";
   for (size_t d = 0; d < s.nsp; ++d) {
     const std::string ds = std::to_string(d), i = "sp" + ds;
     if (s.kind == PoolSpec::kAdaptive) {
@@ -141,7 +161,7 @@ Result<EmittedKernel> EmitPool(const GroupContext& ctx) {
     else
       w.Line("acc += tl.where(mask, " + x + ", 0.0)");
   }
-  if (!single) w.Dedent();
+  if (!single) CloseLoop(w, "r0", kv_expr, "BLOCK_R");
   // torch's max pool propagates NaN; tl.max alone drops it on the GPU (expr.h).
   if (is_max)
     w.Line("result = tl.max(acc, axis=1, keep_dims=True) + " + NanOfLanes("acc"));
@@ -182,12 +202,22 @@ Result<EmittedKernel> EmitPool(const GroupContext& ctx) {
   EmittedKernel k;
   k.name = ctx.kernel_name;
   k.text = KernelText(
-      k.name, GetOp(node.op).name + ": window " + IntLiteral(kv) + " for " + rows_expr + " outputs",
+      k.name, GetOp(node.op).name + ": window " + kv_expr + " for " + rows_expr + " outputs",
       params, {"BLOCK_O", "BLOCK_R"}, w.str());
   k.call_args = params.args();
-  k.constexprs = {"BLOCK_O=" + IntLiteral(config.block_o), "BLOCK_R=" + IntLiteral(config.block_r)};
-  k.grid = Grid1D(rows_expr, IntLiteral(config.block_o));
   k.launch = config.launch;
+  if (!runtime_window) {
+    k.constexprs = {"BLOCK_O=" + IntLiteral(config.block_o),
+                    "BLOCK_R=" + IntLiteral(config.block_r)};
+    k.grid = Grid1D(rows_expr, IntLiteral(config.block_o));
+    return k;
+  }
+  // As for rows kernels (emit_rows.cc): blocks no larger than the window and row count.
+  const std::string tile = IntLiteral(config.block_r);
+  k.setup = {"BLOCK_R = min(triton.next_power_of_2(" + kv_expr + "), " + tile + ")",
+             "BLOCK_O = min(triton.next_power_of_2(" + rows_expr + "), " + tile + " // BLOCK_R)"};
+  k.constexprs = {"BLOCK_O=BLOCK_O", "BLOCK_R=BLOCK_R"};
+  k.grid = Grid1D(rows_expr, "BLOCK_O");
   return k;
 }
 

@@ -176,6 +176,13 @@ Dims ResultDims(const Program& p, const Node& node, SizeSyms& s, bool& ok) {
     case ShapeRule::kConv:
     case ShapeRule::kConvTranspose:
       return ConvDims(p, node, dims(0), dims(1), s);
+    case ShapeRule::kAdaptivePool: {  // output_size is a program constant
+      const Shape& out_shape = p.value(node.result).shape;
+      Dims d = dims(0);
+      const size_t nsp = static_cast<size_t>(GetOp(node.op).spatial_dims);
+      for (size_t i = d.size() - nsp; i < d.size(); ++i) d[i] = IntLiteral(out_shape[i]);
+      return d;
+    }
     default:
       break;
   }
@@ -202,6 +209,7 @@ std::string GenericBlocker(const Program& p, NodeId id) {
     case ShapeRule::kPool:
     case ShapeRule::kConv:
     case ShapeRule::kConvTranspose:
+    case ShapeRule::kAdaptivePool:
       return "";
     default:
       return op.name;

@@ -33,8 +33,8 @@ struct SizeSyms {
 // "x0_s1": the wrapper variable (and kernel parameter) holding `value`'s size along `dim`.
 std::string SizeName(const std::string& value, size_t dim);
 
-// The operator of `node` if generic emission does not cover it (convolutions, adaptive
-// pools), "" when it does.
+// The operator of `node` if generic emission does not cover its shape rule, "" when it
+// does (every catalog rule but kReduceAll, which programs do not use).
 std::string GenericBlocker(const Program& program, NodeId node);
 
 // Every value's dims over the inputs' runtime sizes, or an error naming the first

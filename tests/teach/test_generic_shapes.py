@@ -136,6 +136,12 @@ CASES = {
         "torch.randn(2, 3, 3, 5), torch.randn(4, 3, 3, 3)",
         "torch.randn(3, 2, 2, 9), torch.randn(5, 2, 2, 4)",
     ),
+    "adaptive_pool_3d": (
+        ["t0 = F.adaptive_avg_pool3d(x0, [2, 3, 1])", "t1 = torch.neg(t0)"],
+        "x0",
+        "torch.randn(2, 3, 4, 6, 5)",
+        "torch.randn(3, 2, 9, 7, 11)",
+    ),
     "bmm": (
         ["t0 = torch.bmm(x0, x1)"],
         "x0, x1",
@@ -231,10 +237,10 @@ def test_pool_lengths_follow_torch() -> None:
     assert verdict.correct, f"{verdict.status}: {verdict.reason}"
 
 
-def test_adaptive_pool_falls_back_to_the_specialized_candidate() -> None:
-    pool = task(["t0 = F.adaptive_avg_pool1d(x0, 3)"], "x0", "torch.randn(2, 3, 10)")
-    assert generic_unsupported_ops(pool) == ["adaptive_avg_pool1d"]
-    assert emit(pool, generic_shapes=True) == emit(pool)
+def test_huge_program_falls_back_to_the_specialized_candidate() -> None:
+    huge = task(["t0 = torch.sum(x0, 0)"], "x0", "torch.randn(65536, 32768)")
+    assert generic_unsupported_ops(huge) == ["2^31 elements"]
+    assert emit(huge, generic_shapes=True) == emit(huge)
 
 
 def test_default_stays_specialized() -> None:
@@ -257,8 +263,8 @@ def test_variants_and_pairs_pass_the_option_on() -> None:
 
 def test_teach_cli_generic_shapes(tmp_path: Path) -> None:
     programs, pairs = tmp_path / "programs.jsonl", tmp_path / "pairs.jsonl"
-    pool = task(["t0 = F.adaptive_avg_pool1d(x0, 3)"], "x0", "torch.randn(2, 3, 10)")
-    records = [{"id": "norm", "source": at("layer_norm", 0)}, {"id": "pool", "source": pool}]
+    huge = task(["t0 = torch.sum(x0, 0)"], "x0", "torch.randn(65536, 32768)")
+    records = [{"id": "norm", "source": at("layer_norm", 0)}, {"id": "huge", "source": huge}]
     programs.write_text("".join(json.dumps(r) + "\n" for r in records))
     result = subprocess.run(
         [sys.executable, "-m", "drtriton", "teach", str(programs), "--out", str(pairs),
@@ -269,8 +275,8 @@ def test_teach_cli_generic_shapes(tmp_path: Path) -> None:
     out = {p["id"]: p for p in map(json.loads, pairs.read_text().splitlines())}
     assert out["norm"]["generic_shapes"] is True
     assert out["norm"]["completion"] == emit(at("layer_norm", 1), generic_shapes=True)
-    assert out["pool"]["generic_shapes"] is False
-    assert out["pool"]["generic_unsupported"] == ["adaptive_avg_pool1d"]
+    assert out["huge"]["generic_shapes"] is False
+    assert out["huge"]["generic_unsupported"] == ["2^31 elements"]
 
 
 class AcceptAll:

@@ -18,8 +18,8 @@ pattern: the wrapper unpacks sizes (`x0_s0, x0_s1 = x0.shape`), allocates and si
 from them, and kernels take them as arguments, so the text of one operator chain is the
 same at every size (a model copies names instead of doing arithmetic on sizes); output
 lengths of convolutions and pools are wrapper lines of torch's formula with the call's own
-numbers.  Programs with adaptive pools or 2^31-element tensors keep the specialized
-candidate; `generic_unsupported_ops` says which.
+numbers.  Programs with 2^31-element tensors keep the specialized candidate;
+`generic_unsupported_ops` says which.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def unsupported_ops(source: str) -> list[str]:
 
 def generic_unsupported_ops(source: str) -> list[str]:
     """Why `generic_shapes=True` falls back to the specialized candidate for the task
-    (operators such as 'adaptive_avg_pool2d', or '2^31 elements'); [] when it applies."""
+    (such as '2^31 elements'); [] when the generic mode applies."""
     try:
         return list(_core().codegen_generic_unsupported(source))
     except ValueError as exc:

@@ -46,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--generic-shapes",
         action="store_true",
         help="emit candidates that read sizes at run time (same text for every shape of the "
-        "program's rank); programs with adaptive pools stay specialized, and each "
+        "program's rank); 2^31-element programs stay specialized, and each "
         "pair records whether the generic mode applied (`generic_shapes`)",
     )
     p.add_argument("--device", default="cpu", help="verifier device: cpu or cuda[:N]")

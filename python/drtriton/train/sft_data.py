@@ -52,7 +52,7 @@ class SFTDataConfig:
         default=False,
         metadata={
             "help": "teacher candidates read sizes at run time (one text per operator chain "
-            "and rank; adaptive pools stay specialized)"
+            "and rank)"
         },
     )
 
