@@ -54,6 +54,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--timeout", type=float, default=None, help="seconds per candidate")
     ap.add_argument("--out", default=None, help="JSONL of pair records with verdicts (resumable)")
     ap.add_argument(
+        "--envelope-max-gb",
+        type=float,
+        default=24.0,
+        help="float64 evaluation of tasks up to this input size (verify.Options; its default 2 "
+        "suits many verifications per GPU, this benchmark runs one or two)",
+    )
+    ap.add_argument(
         "--generic-shapes",
         action="store_true",
         help="shape-generic candidates; report where the generic mode applies, by level",
@@ -143,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         report(list(done.values()))
         return 0
     todo = [r for r in records if r["id"] not in done]
-    opts = Options(device=args.device, timeout=args.timeout)
+    opts = Options(device=args.device, timeout=args.timeout, envelope_max_gb=args.envelope_max_gb)
     workers = args.workers or (1 if on_gpu else 2)
     results = [done[r["id"]] for r in records if r["id"] in done]
     start = time.time()

@@ -2,9 +2,10 @@
 
 A hybrid that is all kernels goes through the verifier like any candidate.  A hybrid that
 keeps operators in PyTorch would be `not_genuine` there (the verifier poisons every torch
-compute call), so it is compared against the task in a child process instead: the Triton
-interpreter on the CPU, three seeds, atol = rtol = 1e-4.  The fragments inside it were each
-verified strictly; this checks the wiring between them.
+compute call), so it is compared against the task in a child process instead: on the search's
+device (inputs drawn there; the Triton interpreter on the CPU), TF32 off as in the verifier,
+three seeds, atol = rtol = 1e-4.  The fragments inside it were each verified strictly; this
+checks the wiring between them (the optimized model is verified end to end afterwards).
 """
 
 from __future__ import annotations
@@ -17,14 +18,17 @@ from typing import Any
 
 _CHILD = r"""
 import json, sys, torch
-task, hybrid = json.loads(sys.stdin.read())
+task, hybrid, device = json.loads(sys.stdin.read())
+torch.backends.cudnn.allow_tf32 = False
+torch.backends.cuda.matmul.allow_tf32 = False
 t, h = {}, {}
 exec(compile(task, "<task>", "exec"), t)
 exec(compile(hybrid, "<hybrid>", "exec"), h)
 flat = lambda v: list(v) if isinstance(v, (list, tuple)) else [v]
 for seed in range(3):
     torch.manual_seed(seed)
-    args = t["get_inputs"]()
+    with torch.device(device):
+        args = t["get_inputs"]()
     want = flat(t["fused_operator"](*[a.clone() for a in args]))
     got = flat(h["triton_fused_operator"](*[a.clone() for a in args]))
     for w, g in zip(want, got, strict=True):
@@ -48,13 +52,17 @@ def check_hybrid(
     try:
         done = subprocess.run(
             [sys.executable, "-c", _CHILD],
-            input=json.dumps([task, hybrid]),
+            input=json.dumps([task, hybrid, device]),
             capture_output=True,
             text=True,
             timeout=300,
             env=env,
         )
+    except subprocess.TimeoutExpired:
+        return False, "the hybrid timed out (300 s)"
+    try:
         ok, reason = json.loads(done.stdout.strip().splitlines()[-1])
         return bool(ok), str(reason)
-    except (subprocess.TimeoutExpired, IndexError, json.JSONDecodeError):
-        return False, "the hybrid crashed or timed out"
+    except (IndexError, json.JSONDecodeError):
+        tail = done.stderr.strip().splitlines()[-3:]
+        return False, "the hybrid crashed: " + " | ".join(tail)[-400:]

@@ -78,6 +78,11 @@ class Options:
     # programs turns it off and keeps the eager baseline (its speed reward's reference).
     compile_baseline: bool = True
     memory_gb: float = 8.0  # RLIMIT_DATA of a CPU worker
+    # Input size (GB) above which the task gets no float64 evaluation (envelope.py): its float64
+    # copies take twice the inputs again (a KernelBench level-1 ReLU has 6.4 GB of input, and
+    # eight problems may share a GPU). Without it the float32 reference alone decides, which
+    # only ever rejects more (compare.py). One verification per GPU can afford more.
+    envelope_max_gb: float = 2.0
     # Off only in tests of the dynamic defences (what a candidate that slipped past the static
     # rules could still do); never off for a reward or a reported number.
     static_checks: bool = True
@@ -341,7 +346,7 @@ def _judge(worker: WorkerProcess, task_source: str, opts: Options, start: float)
     inputs = _InputSets(task, opts, device)
     reference = _guard_task(lambda: task.build_reference(device, opts.seed, opts.eval_mode))
     first = inputs.make(0)
-    references = _References(reference, device)
+    references = _References(reference, device, opts.envelope_max_gb)
     refs = [references(first)]
     with open(os.path.join(worker.workdir, TASK_FILE), "w") as f:
         f.write(task_source)
@@ -437,8 +442,7 @@ class _InputSets:
 
     def timing_count(self, trials: int, first: list[Any]) -> int:
         """How many sets the timed calls rotate through: all, unless they do not fit."""
-        size = sum(x.numel() * x.element_size() for x in first if isinstance(x, torch.Tensor))
-        return max(1, min(trials, self.TIMING_BYTES // max(size, 1)))
+        return max(1, min(trials, self.TIMING_BYTES // max(_bytes(first), 1)))
 
 
 def _dist(i: int) -> str:
@@ -465,6 +469,10 @@ def _guard_task(fn: Callable[[], Any]) -> Any:
         raise UserError(f"the task's reference failed: {type(exc).__name__}: {exc}") from exc
 
 
+def _bytes(values: list[Any]) -> int:
+    return sum(x.numel() * x.element_size() for x in values if isinstance(x, torch.Tensor))
+
+
 class _References:
     """Reference outputs of input sets, one at a time, kept on the verification device (the
     comparison runs there), and the copy operators the task uses (seen on the first set).
@@ -473,8 +481,11 @@ class _References:
     float32 reference's own error, where the task is ill-conditioned enough for it to matter.
     """
 
-    def __init__(self, reference: Callable[..., Any], device: torch.device) -> None:
+    def __init__(
+        self, reference: Callable[..., Any], device: torch.device, envelope_max_gb: float = 2.0
+    ) -> None:
         self.reference, self.device = reference, device
+        self.envelope_max_bytes = envelope_max_gb * (1 << 30)
         self.seen: set[str] | None = None  # operators of the first evaluation
         self.reference64: Callable[..., Any] | None = None
 
@@ -505,7 +516,8 @@ class _References:
         if first:
             self.seen = seen
             deterministic = not seen & envelope.RANDOM
-            if deterministic and envelope.wants_float64(values, args, self.reference):
+            small = _bytes(args) <= self.envelope_max_bytes
+            if deterministic and small and envelope.wants_float64(values, args, self.reference):
                 self.reference64 = envelope.float64_model(self.reference)
         del args, out
         exact = None
@@ -566,9 +578,7 @@ def _time(
     count = inputs.timing_count(opts.trials, inputs.make(0))
     # The worker keeps each checked output on the GPU until the timing ends: fewer of them
     # when they are large (at least one, still picked at random).
-    out_bytes = sum(x.numel() * x.element_size() for x in refs[0].values
-                    if isinstance(x, torch.Tensor))  # fmt: skip
-    check = min(opts.check_timed, max(1, (4 << 30) // max(out_bytes, 1)))
+    check = min(opts.check_timed, max(1, (4 << 30) // max(_bytes(refs[0].values), 1)))
     reply = worker.request({"op": "time", "sets": [inputs.spec(i) for i in range(count)],
                             "warmup": opts.warmup, "runs": opts.runs,
                             "check": check, "output": "timed.pt"})  # fmt: skip
