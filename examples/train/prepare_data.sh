@@ -5,11 +5,15 @@
 #   rl_programs.jsonl  curriculum programs, levels 1-2 (RL prompts)
 #   heldout.jsonl      held-out programs, levels 1-2, disjoint (by source) from both files above
 # All with `--preset tiny`: small shapes, so that the GPU verifies rollouts fast.
+# The teacher's answers are shape-generic (`--generic-shapes`: sizes read at run time, one text
+# per operator chain and rank), so a small model learns a template per operator instead of the
+# arithmetic of every program's sizes (with specialized answers a 26M model scored 0 held-out;
+# GENERIC=0 gives the specialized answers).
 # Usage: examples/train/prepare_data.sh [DATADIR] [PER_OP] [RL_N] [HELDOUT_PER_LEVEL]
 # (run from the repository root with drtriton installed, or with PYTHON="env PYTHONPATH=python python")
 set -euo pipefail
 data=${1:-examples/train/data}
-per_op=${2:-10}
+per_op=${2:-8}
 rl_n=${3:-600}
 heldout=${4:-64}
 py=${PYTHON:-python3}
@@ -18,7 +22,7 @@ mkdir -p "$data"
 # 1. Verified teacher pairs, level 1, every operator (appends: start from a clean file).
 rm -f "$data/sft_pairs.jsonl"
 $py -m drtriton sft-data --out "$data/sft_pairs.jsonl" --per-op "$per_op" --preset tiny \
-    --seed 0 --workers "${WORKERS:-2}" > "$data/sft_summary.json"
+    --seed 0 --workers "${WORKERS:-2}" $([[ "${GENERIC:-1}" == 1 ]] && echo --generic-shapes) > "$data/sft_summary.json"
 
 # 2. RL prompts and a held-out pool, levels 1-2, from other synthesis seeds.
 $py -m drtriton synth --n "$rl_n" --levels 1-2 --preset tiny --seed 1 \
