@@ -1,6 +1,7 @@
 """`drtriton sft-data`: level-1 programs per operator, teacher answers, verifier filtering."""
 
 import json
+import re
 
 import pytest
 
@@ -21,6 +22,19 @@ def test_level1_programs_bucket_by_operator():
     ops = [p["ops"][0] for p in programs]
     assert sorted(ops) == ["relu"] * 3 + ["softmax"] * 3
     assert all(p["level"] == 1 for p in programs)
+
+
+def test_level1_programs_respect_dim_min():
+    try:
+        programs = level1_programs(4, {"relu", "add"}, "tiny", seed=0, dim_min=2)
+    except Exception as exc:  # an extension built without the synthesizer
+        pytest.skip(str(exc))
+    # The first input's dims (a 1 elsewhere is a broadcast operand, which the bound allows).
+    firsts = [re.search(r"torch\.randn\(([\d, ]+)\)", p["source"]).group(1) for p in programs]
+    dims = [int(d) for shape in firsts for d in shape.split(",")]
+    assert len(firsts) == 8 and min(dims) >= 2
+    unbounded = level1_programs(4, {"relu", "add"}, "tiny", seed=0)
+    assert any(re.search(r"torch\.randn\((1,|[\d, ]+, 1[,)])", p["source"]) for p in unbounded)
 
 
 def test_build_keeps_verified_pairs(tmp_path):

@@ -48,6 +48,13 @@ class SFTDataConfig:
         default=0.0, metadata={"help": "verifier seconds per answer; 0: default"}
     )
     workers: int = field(default=0, metadata={"help": "verifier processes; 0: default"})
+    dim_min: int = field(
+        default=0,
+        metadata={
+            "help": "smallest tensor dim of the synthesized programs; 0: the preset's (2 keeps "
+            "unit dims, which generic answers treat as broadcast structure, out of the data)"
+        },
+    )
     generic_shapes: bool = field(
         default=False,
         metadata={
@@ -57,12 +64,15 @@ class SFTDataConfig:
     )
 
 
-def level1_programs(per_op: int, ops: set[str] | None, preset: str, seed: int) -> list[dict]:
+def level1_programs(
+    per_op: int, ops: set[str] | None, preset: str, seed: int, dim_min: int = 0
+) -> list[dict]:
     """Up to `per_op` distinct level-1 programs per operator (all catalog operators by default)."""
     from drtriton.catalog import ops as catalog_ops
     from drtriton.synth import Synthesizer
 
-    synth = Synthesizer(1, preset, seed, 1)
+    bounds = {"dim_min": dim_min} if dim_min > 0 else {}
+    synth = Synthesizer(1, preset, seed, 1, **bounds)
     buckets: dict[str, list[dict]] = defaultdict(list)
     budget = per_op * len(catalog_ops()) * 8  # operators come up about uniformly
     drawn = 0
@@ -101,7 +111,7 @@ def build(cfg: SFTDataConfig, verifier: Any = None) -> dict[str, dict[str, int]]
     from drtriton.train.rewards import BatchVerifier
 
     ops = {o.strip() for o in cfg.ops.split(",") if o.strip()} or None
-    programs = level1_programs(cfg.per_op, ops, cfg.preset, cfg.seed)
+    programs = level1_programs(cfg.per_op, ops, cfg.preset, cfg.seed, cfg.dim_min)
     if not programs:
         raise UserError("no level-1 programs for the requested operators")
     verifier = verifier or BatchVerifier(cfg.device, cfg.timeout or None, cfg.workers or None)
