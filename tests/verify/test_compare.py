@@ -152,3 +152,15 @@ def test_integer_outputs_may_take_only_the_float64_alternatives() -> None:
     assert compare([torch.tensor([1, 4])], [ref], None, None) is not None
     assert compare([torch.tensor([2, 4])], [ref], None, None, alternatives) is not None
     assert compare([torch.tensor([1, 3])], [ref], None, None, alternatives) is not None
+
+
+def test_inf_or_largest_finite_at_the_overflow_threshold() -> None:
+    big = torch.finfo(torch.float32).max
+    ref = torch.tensor([2.0, float("inf"), float("inf")])
+    out = torch.tensor([2.0, big, float("inf")])  # rounded down where the reference overflowed
+    at_edge = torch.tensor([2.0, big * 1.0000001, 1e40], dtype=torch.float64)
+    assert compare([out], [ref], None, None, [at_edge]) is None
+    # Without the float64 evaluation, or where it is far past the threshold, positions must match.
+    assert "+inf" in compare([out], [ref], None, None)
+    past = torch.tensor([2.0, 1e39, 1e40], dtype=torch.float64)
+    assert "+inf" in compare([out], [ref], None, None, [past])
