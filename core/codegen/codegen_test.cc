@@ -51,7 +51,7 @@ TEST(CodegenTest, ElementwiseChainIsOneStridedMaskedKernel) {
       c,
       {"import triton.language as tl",
        "def k0_relu_kernel(x0_ptr, stride_x0_0, stride_x0_1, x1_ptr, stride_x1_1, "
-       "t1_ptr, stride_t1_0, stride_t1_1, BLOCK: tl.constexpr):",
+       "t1_ptr, stride_t1_0, stride_t1_1, BLOCK: tl.constexpr, CONTIG: tl.constexpr):",
        "offs = pid * BLOCK + tl.arange(0, BLOCK)", "mask = offs < 32", "c0 = (offs // 8)",
        "c1 = offs % 8", "tl.load(x0_ptr + c0 * stride_x0_0 + c1 * stride_x0_1, mask=mask",
        "tl.load(x1_ptr + c1 * stride_x1_1, mask=mask",  // broadcast dim: no stride
@@ -222,6 +222,91 @@ TEST(CodegenTest, HugeTensorsIndexInInt64) {
       "    return t0\n",
       "torch.randn(64, 32)");
   EXPECT_EQ(MustEmit(small).find("tl.int64"), std::string::npos);
+}
+
+// The text of the `if CONTIG:` branch of a pointwise kernel ("" when there is none).
+std::string ContiguousBranch(const std::string& text) {
+  const size_t begin = text.find("    if CONTIG:\n");
+  const size_t end = text.find("    else:\n", begin);
+  if (begin == std::string::npos || end == std::string::npos) return "";
+  return text.substr(begin, end - begin);
+}
+
+TEST(CodegenTest, PointwiseHasContiguousFastPath) {
+  // A 4-D activation plus a per-channel bias: the activation and the output are addressed
+  // flat under CONTIG, the bias keeps its channel coordinate, and no other coordinate is
+  // computed there.  The strided path stays as the else branch.
+  const Program p = MustParse(
+      "def fused_operator(x0, x1):\n"
+      "    t0 = torch.add(x0, x1)\n"
+      "    t1 = torch.relu(t0)\n"
+      "    return t1\n",
+      "torch.randn(2, 4, 3, 5), torch.randn(4, 1, 1)");
+  const std::string c = MustEmit(p);
+  ExpectInOrder(c, {"BLOCK: tl.constexpr, CONTIG: tl.constexpr):", "mask = offs < 120",
+                    "if CONTIG:", "c1 = (offs // 15) % 4", "tl.load(x0_ptr + offs, mask=mask",
+                    "tl.load(x1_ptr + c1 * stride_x1_0", "tl.store(t1_ptr + offs, ", "else:",
+                    "c0 = (offs // 60)", "tl.load(x0_ptr + c0 * stride_x0_0 + c1 * stride_x0_1",
+                    "tl.store(t1_ptr + c0 * stride_t1_0", "def triton_fused_operator(x0, x1):",
+                    "contig = x0.is_contiguous()\n", "BLOCK=", "CONTIG=contig"});
+  const std::string fast = ContiguousBranch(c);
+  ASSERT_FALSE(fast.empty());
+  for (const char* unused : {"c0 =", "c2 =", "c3 =", "stride_x0", "stride_t1"})
+    EXPECT_EQ(fast.find(unused), std::string::npos) << unused << " in\n" << fast;
+  EXPECT_EQ(c.find("x1.is_contiguous()"), std::string::npos);  // read through its strides
+}
+
+TEST(CodegenTest, PointwiseContiguousPathKeepsTransposedReadsStrided) {
+  // x0 is square, so it has the output's shape, but the transpose reads it at swapped
+  // coordinates: only x1 is addressed flat and only x1 decides the flag.
+  const Program p = MustParse(
+      "def fused_operator(x0, x1):\n"
+      "    t0 = torch.transpose(x0, 0, 1)\n"
+      "    t1 = torch.mul(t0, x1)\n"
+      "    return t1\n",
+      "torch.randn(6, 6), torch.randn(6, 6)");
+  const std::string c = MustEmit(p);
+  const std::string fast = ContiguousBranch(c);
+  ExpectInOrder(fast, {"c0 = (offs // 6)", "c1 = offs % 6",
+                       "tl.load(x0_ptr + c1 * stride_x0_0 + c0 * stride_x0_1",
+                       "tl.load(x1_ptr + offs", "tl.store(t1_ptr + offs"});
+  EXPECT_EQ(c.find("x0_ptr + offs"), std::string::npos);
+  ExpectInOrder(c, {"contig = x1.is_contiguous()\n", "CONTIG=contig"});
+  EXPECT_EQ(c.find("x0.is_contiguous()"), std::string::npos);
+}
+
+TEST(CodegenTest, PointwiseOfBroadcastsOnlyStoresFlatWithoutFlag) {
+  // No input has the output's shape: the freshly allocated output is the only flat tensor,
+  // so the kernel needs no flag and no second path.
+  const Program p = MustParse(
+      "def fused_operator(x0, x1):\n"
+      "    t0 = torch.mul(x0, x1)\n"
+      "    return t0\n",
+      "torch.randn(4, 1, 8), torch.randn(3, 1)");
+  const std::string c = MustEmit(p);
+  EXPECT_EQ(c.find("CONTIG"), std::string::npos);
+  EXPECT_EQ(c.find("is_contiguous"), std::string::npos);
+  ExpectInOrder(c, {"tl.load(x0_ptr + c0 * stride_x0_0 + c2 * stride_x0_2",
+                    "tl.load(x1_ptr + c1 * stride_x1_0", "tl.store(t0_ptr + offs, "});
+  EXPECT_EQ(c.find("stride_t0"), std::string::npos);
+}
+
+TEST(CodegenTest, GenericPointwiseHasContiguousFastPath) {
+  const Program p = MustParse(
+      "def fused_operator(x0, x1):\n"
+      "    t0 = torch.add(x0, x1)\n"
+      "    t1 = F.softplus(t0, 2.0, 20.0)\n"
+      "    return t1\n",
+      "torch.randn(4, 8), torch.randn(1, 8)");
+  CodegenOptions generic;
+  generic.generic_shapes = true;
+  const std::string c = MustEmit(p, generic);
+  const std::string fast = ContiguousBranch(c);
+  ExpectInOrder(fast, {"c1 = offs % x0_s1", "tl.load(x0_ptr + offs",
+                       "tl.load(x1_ptr + c1 * stride_x1_1", "tl.store(t1_ptr + offs"});
+  EXPECT_EQ(fast.find("c0 ="), std::string::npos);
+  ExpectInOrder(c, {"else:", "c0 = (offs // x0_s1)", "tl.load(x0_ptr + c0 * stride_x0_0",
+                    "(x0_s0, x0_s1) = x0.shape", "contig = x0.is_contiguous()\n", "CONTIG=contig"});
 }
 
 TEST(CodegenTest, Literals) {

@@ -99,6 +99,12 @@ std::string KernelParams::Sizes(const std::string& expr) {
 
 std::string KernelParams::Address(ValueId v, const std::vector<std::string>& coords,
                                   const std::string& zero) {
+  if (!flat_.empty() && coords == flat_coords_) {
+    bool seen = false;
+    for (ValueId f : flat_values_) seen = seen || f == v;
+    if (!seen) flat_values_.push_back(v);
+    return Pointer(v) + " + " + flat_;
+  }
   std::string e = Pointer(v);
   bool any = false;
   for (size_t d = 0; d < coords.size(); ++d) {

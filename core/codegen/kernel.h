@@ -47,6 +47,16 @@ class KernelParams {
   // mask's full shape, so a 2-D zero is always added; a 1-D one only when every
   // coordinate is the constant 0.
   std::string Address(ValueId v, const std::vector<std::string>& coords, const std::string& zero);
+  // While set, Address() of a value read at exactly `coords` (the full coordinates of the
+  // kernel's output, so the value has the output's shape) is `ptr + flat`, with no
+  // strides: the contiguous fast path of pointwise kernels (emit_pointwise.cc), valid only
+  // where the launch checked those values are contiguous.  Such values are recorded in
+  // flat_values(), in first-use order.  An empty `flat` turns it off.
+  void SetFlatIndex(std::vector<std::string> coords, std::string flat) {
+    flat_coords_ = std::move(coords);
+    flat_ = std::move(flat);
+  }
+  const std::vector<ValueId>& flat_values() const { return flat_values_; }
   const std::vector<std::string>& params() const { return params_; }
   const std::vector<std::string>& args() const { return args_; }
 
@@ -55,6 +65,9 @@ class KernelParams {
   const Program& program_;
   std::vector<std::string> params_;
   std::vector<std::string> args_;
+  std::vector<std::string> flat_coords_;
+  std::string flat_;
+  std::vector<ValueId> flat_values_;
 };
 
 // --- Text helpers (index.cc). --------------------------------------------------------
