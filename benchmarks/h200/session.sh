@@ -5,6 +5,7 @@
 #   GPU 1: the jobs named in JOBS, in order, each given what is left of the budget:
 #          nan    GPU tests of the teacher's NaN semantics and near-constant normalizations
 #          gen    benchmarks/generation_throughput.py (decode loop vs transformers' generate)
+#          pw     benchmarks/pointwise_speed.py (teacher pointwise kernels vs eager, fast path on/off)
 #          train  the small-model training recipe (examples/train/h200_recipe.sh, TRAIN_MINUTES)
 #          teach  the teacher's acceptance on TEACH_PROGRAMS (paper preset), until the budget ends
 #          A job written with a trailing & ("teach&") runs in the background beside the next ones.
@@ -43,6 +44,9 @@ run_job() {
         gen)
             timeout 180 python3 benchmarks/generation_throughput.py --device cuda --size recipe \
                 --prompts 16 --new 512 --engines hf loop 2>&1 | tail -20 ;;
+        pw)
+            timeout 150 python3 benchmarks/pointwise_speed.py --device cuda \
+                --out "$out/gpu1/pointwise_speed.json" 2>&1 | tail -12 ;;
         train)
             minutes=${TRAIN_MINUTES:-$(awk -v s="$(left)" 'BEGIN { printf "%.1f", (s - 40) / 60 }')}
             timeout $(( $(left) - 20 )) bash examples/train/h200_recipe.sh /tmp/session/train "$minutes" \
