@@ -164,3 +164,27 @@ def test_inf_or_largest_finite_at_the_overflow_threshold() -> None:
     assert "+inf" in compare([out], [ref], None, None)
     past = torch.tensor([2.0, 1e39, 1e40], dtype=torch.float64)
     assert "+inf" in compare([out], [ref], None, None, [past])
+
+
+def test_chunked_comparison_gives_the_same_verdicts(monkeypatch) -> None:
+    from drtriton.verify import compare as cmp
+
+    torch.manual_seed(0)
+    ref = torch.randn(3, 1000)
+    exact = ref.double() + 1e-9
+    off = ref.clone()
+    off[2, 917] += 1.0  # one element outside, in the last chunk
+    nan = ref.clone()
+    nan[1, 5] = float("nan")
+    soft = torch.softmax(torch.rand(3, 1000), dim=-1) / 100  # entries < atol: only the norm test
+    cases = [(ref * (1 + 1e-7), ref, exact), (off, ref, exact), (torch.zeros_like(soft), soft, None),
+             (nan, ref, None)]  # fmt: skip
+
+    def verdicts() -> list[str | None]:
+        return [compare([o], [r], None, None, [x] if x is not None else None) for o, r, x in cases]
+
+    whole = verdicts()
+    monkeypatch.setattr(cmp, "CHUNK", 257)  # 12 chunks, the last one partial
+    assert verdicts() == whole
+    assert whole[0] is None and "(2, 917)" in whole[1] and "relative L2" in whole[2]
+    assert "NaN at 1 positions" in whole[3]

@@ -3,7 +3,8 @@
 A hybrid that is all kernels goes through the verifier like any candidate.  A hybrid that
 keeps operators in PyTorch would be `not_genuine` there (the verifier poisons every torch
 compute call), so it is compared against the task in a child process instead: on the search's
-device (inputs drawn there; the Triton interpreter on the CPU), TF32 off as in the verifier,
+device (inputs drawn there; the Triton interpreter on the CPU), from files (on a GPU Triton's
+JIT reads each kernel's source from its file: exec'd text fails there), TF32 off as in the verifier,
 three seeds, atol = rtol = 1e-4.  The fragments inside it were each verified strictly; this
 checks the wiring between them (the optimized model is verified end to end afterwards).
 """
@@ -14,23 +15,29 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from typing import Any
 
 _CHILD = r"""
-import json, sys, torch
-task, hybrid, device = json.loads(sys.stdin.read())
+import importlib.util, json, sys, torch
+task_path, hybrid_path, device = json.loads(sys.stdin.read())
 torch.backends.cudnn.allow_tf32 = False
 torch.backends.cuda.matmul.allow_tf32 = False
-t, h = {}, {}
-exec(compile(task, "<task>", "exec"), t)
-exec(compile(hybrid, "<hybrid>", "exec"), h)
+
+def load(path, name):  # from a file: Triton's JIT reads a kernel's source from its file
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+t, h = load(task_path, "task"), load(hybrid_path, "hybrid")
 flat = lambda v: list(v) if isinstance(v, (list, tuple)) else [v]
 for seed in range(3):
     torch.manual_seed(seed)
     with torch.device(device):
-        args = t["get_inputs"]()
-    want = flat(t["fused_operator"](*[a.clone() for a in args]))
-    got = flat(h["triton_fused_operator"](*[a.clone() for a in args]))
+        args = t.get_inputs()
+    want = flat(t.fused_operator(*[a.clone() for a in args]))
+    got = flat(h.triton_fused_operator(*[a.clone() for a in args]))
     for w, g in zip(want, got, strict=True):
         if w.shape != g.shape or not torch.allclose(g, w, atol=1e-4, rtol=1e-4):
             print(json.dumps([False, f"seed {seed}: output differs"])); sys.exit()
@@ -49,17 +56,22 @@ def check_hybrid(
     env = {**os.environ}
     if not device.startswith("cuda"):
         env["TRITON_INTERPRET"] = "1"
-    try:
-        done = subprocess.run(
-            [sys.executable, "-c", _CHILD],
-            input=json.dumps([task, hybrid, device]),
-            capture_output=True,
-            text=True,
-            timeout=300,
-            env=env,
-        )
-    except subprocess.TimeoutExpired:
-        return False, "the hybrid timed out (300 s)"
+    with tempfile.TemporaryDirectory(prefix="drtriton-hybrid-") as tmp:
+        paths = [os.path.join(tmp, "task.py"), os.path.join(tmp, "hybrid.py")]
+        for path, text in zip(paths, (task, hybrid), strict=True):
+            with open(path, "w") as f:
+                f.write(text)
+        try:
+            done = subprocess.run(
+                [sys.executable, "-c", _CHILD],
+                input=json.dumps([*paths, device]),
+                capture_output=True,
+                text=True,
+                timeout=300,
+                env=env,
+            )
+        except subprocess.TimeoutExpired:
+            return False, "the hybrid timed out (300 s)"
     try:
         ok, reason = json.loads(done.stdout.strip().splitlines()[-1])
         return bool(ok), str(reason)

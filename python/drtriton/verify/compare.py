@@ -143,39 +143,40 @@ def _compare_one(
     tol = DEFAULT_TOLERANCE.get(r.dtype, 1e-4)
     atol = tol if atol is None else atol
     rtol = tol if rtol is None else rtol
-    o64, r64 = (
-        o.to(torch.complex128 if r.is_complex() else torch.float64),
-        r.to(torch.complex128 if r.is_complex() else torch.float64),
-    )
-    if r.dtype == torch.float32 and isinstance(exact, torch.Tensor) and exact.shape == r.shape:
-        o64, r64 = _at_overflow(o64, r64, exact.detach().to(r64.device))
-    problem = _special_values(o64, r64)
+    usable = r.dtype == torch.float32 and isinstance(exact, torch.Tensor)
+    chunks = _Chunks(o, r, exact.detach() if usable and exact.shape == r.shape else None)
+    problem = chunks.special_values()
     if problem:
         return problem
-    finite = torch.isfinite(r64)
-    target, own = _target(r64, finite, exact if r.dtype == torch.float32 else None)
-    of, rf = o64[finite], target[finite]
-    diff = (of - rf).abs()
     # The rms term: an honest kernel's rounding error is another draw of the reference's, and
     # the ratio of two such draws at one element is heavy-tailed (Cauchy-like); the error level
     # over the whole output is the stable estimate of how noisy any element may be.
-    rms = torch.linalg.vector_norm(own).item() / math.sqrt(max(own.numel(), 1))
-    bound = atol + rtol * rf.abs() + ENVELOPE * torch.clamp(own, min=rms)
-    outside = diff > bound
-    if outside.any():
-        idx = int(torch.argmax(diff - bound))
-        flat = torch.nonzero(finite.reshape(-1)).reshape(-1)[idx].item()
+    own_norm = math.sqrt(chunks.own_sq)
+    rms = own_norm / math.sqrt(max(chunks.finite, 1))
+    outside, worst, err_sq, scale_sq = 0, None, 0.0, 0.0
+    for part in chunks:
+        of, rf, own = part.of, part.rf, part.own
+        diff = (of - rf).abs()
+        bound = atol + rtol * rf.abs() + ENVELOPE * torch.clamp(own, min=rms)
+        excess = diff - bound
+        outside += int((excess > 0).sum())
+        if excess.numel() and (worst is None or float(excess.max()) > worst[0]):
+            idx = int(torch.argmax(excess))
+            worst = (float(excess[idx]), part.flat_index(idx), of[idx].item(), rf[idx].item())
+        err_sq += float(torch.sum((of - rf).abs() ** 2))
+        scale_sq += float(torch.sum(rf.abs() ** 2))
+    if outside:
+        _, flat, got, expected = worst
         pos = tuple(int(p) for p in _unravel(flat, r.shape))
-        noise = f" (float32 reference {r64.reshape(-1)[flat].item():.6g})" if own.any() else ""
+        ref32 = r.reshape(-1)[flat].item()
+        noise = f" (float32 reference {ref32:.6g})" if own_norm > 0 else ""
         return (
-            f"{int(outside.sum())} of {r.numel()} elements outside atol={atol:g} rtol={rtol:g}; "
-            f"worst at {pos}: got {o64.reshape(-1)[flat].item():.6g}, "
-            f"expected {target.reshape(-1)[flat].item():.6g}{noise}"
+            f"{outside} of {r.numel()} elements outside atol={atol:g} rtol={rtol:g}; "
+            f"worst at {pos}: got {got:.6g}, expected {expected:.6g}{noise}"
         )
-    err = torch.linalg.vector_norm(of - rf).item()
-    scale = torch.linalg.vector_norm(rf).item()
-    limit = 10 * rtol * scale + (atol / 100) * math.sqrt(max(rf.numel(), 1))
-    limit += ENVELOPE * torch.linalg.vector_norm(own).item()
+    err, scale = math.sqrt(err_sq), math.sqrt(scale_sq)
+    limit = 10 * rtol * scale + (atol / 100) * math.sqrt(max(chunks.finite, 1))
+    limit += ENVELOPE * own_norm
     if err > limit:
         relative = f"{err / scale:.3g}" if scale > 0 else "inf (the reference is zero)"
         return (
@@ -183,6 +184,69 @@ def _compare_one(
             f"{err:.3g} > {limit:.3g}): the output is small where the reference is not"
         )
     return None
+
+
+# Elements compared at a time: the float64 copies of a 1.6-billion-element output (a KernelBench
+# level-1 activation) took over 100 GB of GPU memory in one piece.
+CHUNK = 1 << 26
+
+
+@dataclass
+class _Part:
+    """One chunk's finite entries: output, target (ref64 or ref32), the reference's own error,
+    and where they sit in the flattened output."""
+
+    of: torch.Tensor
+    rf: torch.Tensor
+    own: torch.Tensor
+    start: int
+    positions: torch.Tensor  # indices within the chunk of its finite entries
+
+    def flat_index(self, i: int) -> int:
+        return self.start + int(self.positions[i])
+
+
+class _Chunks:
+    """The float comparison's inputs, flattened and walked in CHUNK-element pieces in float64."""
+
+    def __init__(self, o: torch.Tensor, r: torch.Tensor, exact: torch.Tensor | None) -> None:
+        self.o, self.r = o.reshape(-1), r.reshape(-1)
+        self.exact = exact.reshape(-1) if exact is not None else None
+        self.wide = torch.complex128 if r.is_complex() else torch.float64
+        self.own_sq, self.finite = 0.0, 0
+
+    def _pieces(self) -> Any:
+        for start in range(0, self.r.numel(), CHUNK):
+            end = min(start + CHUNK, self.r.numel())
+            o64 = self.o[start:end].to(self.wide)
+            r64 = self.r[start:end].to(self.wide)
+            x = None
+            if self.exact is not None:
+                x = self.exact[start:end].to(r64.device)
+                o64, r64 = _at_overflow(o64, r64, x)
+            yield start, o64, r64, x
+
+    def special_values(self) -> str | None:
+        """NaN/inf positions (summed over chunks); also the reference's own error's norm."""
+        counts: dict[str, int] = {}
+        for _, o64, r64, x in self._pieces():
+            for name, n in _special_counts(o64, r64).items():
+                counts[name] = counts.get(name, 0) + n
+            finite = torch.isfinite(r64)
+            _, own = _target(r64, finite, x)
+            self.own_sq += float(torch.sum(own**2))
+            self.finite += int(finite.sum())
+        for name, n in counts.items():
+            if n:
+                return f"{name} at {n} positions where the reference differs"
+        return None
+
+    def __iter__(self) -> Any:
+        for start, o64, r64, x in self._pieces():
+            finite = torch.isfinite(r64)
+            target, own = _target(r64, finite, x)
+            positions = torch.nonzero(finite).reshape(-1)
+            yield _Part(o64[finite], target[finite], own, start, positions)
 
 
 def _target(
@@ -227,17 +291,13 @@ def _at_overflow(
     return torch.where(edge, same, o), torch.where(edge, same, r)
 
 
-def _special_values(o: torch.Tensor, r: torch.Tensor) -> str | None:
-    if not torch.equal(torch.isnan(o), torch.isnan(r)):
-        n = int((torch.isnan(o) != torch.isnan(r)).sum())
-        return f"NaN at {n} positions where the reference differs"
-    for sign, name in ((1, "+inf"), (-1, "-inf")):
-        if r.is_complex():
-            continue
-        oi, ri = o == sign * math.inf, r == sign * math.inf
-        if not torch.equal(oi, ri):
-            return f"{name} at {int((oi != ri).sum())} positions where the reference differs"
-    return None
+def _special_counts(o: torch.Tensor, r: torch.Tensor) -> dict[str, int]:
+    """Positions where NaN, +inf or -inf differ between output and reference."""
+    counts = {"NaN": int((torch.isnan(o) != torch.isnan(r)).sum())}
+    if not r.is_complex():
+        for sign, name in ((1, "+inf"), (-1, "-inf")):
+            counts[name] = int(((o == sign * math.inf) != (r == sign * math.inf)).sum())
+    return counts
 
 
 def _unravel(flat: int, shape: torch.Size) -> list[int]:
