@@ -10,25 +10,13 @@ DRTRITON_TEST_DEVICE=cuda runs the verifier cases compiled on a GPU."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
+from teach_tasks import DEVICE, task
 
 from drtriton.teach import emit
 from drtriton.verify import verify
 
-DEVICE = os.environ.get("DRTRITON_TEST_DEVICE", "cpu")
-HEADER = "import torch\nimport torch.nn.functional as F\n\n"
 MODES = {"specialized": False, "generic": True}
-
-
-def task(lines: list[str], args: str, inputs: str) -> str:
-    body = "".join(f"    {line}\n" for line in lines)
-    out = lines[-1].split("=")[0].strip()
-    return (
-        f"{HEADER}def fused_operator({args}):\n{body}    return {out}\n\n"
-        f"def get_inputs():\n    return [{inputs}]\n"
-    )
 
 
 BIAS_MISH = ["t0 = torch.add(x0, x1)", "t1 = F.mish(t0)"]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
 import subprocess
 import sys
@@ -16,25 +15,13 @@ import tokenize
 from pathlib import Path
 
 import pytest
+from teach_tasks import DEVICE, task
 
 from drtriton.teach import emit, generic_unsupported_ops, variants
 from drtriton.teach.pairs import pair_records
 from drtriton.train.rewards import Reward
 from drtriton.train.sft_data import SFTDataConfig, build
 from drtriton.verify import verify
-
-DEVICE = os.environ.get("DRTRITON_TEST_DEVICE", "cpu")
-HEADER = "import torch\nimport torch.nn.functional as F\n\n"
-
-
-def task(lines: list[str], args: str, inputs: str) -> str:
-    body = "".join(f"    {line}\n" for line in lines)
-    out = lines[-1].split("=")[0].strip()
-    return (
-        f"{HEADER}def fused_operator({args}):\n{body}    return {out}\n\n"
-        f"def get_inputs():\n    return [{inputs}]\n"
-    )
-
 
 # name -> (operator lines, parameters, inputs at shape A, inputs at shape B): same ranks and
 # broadcast pattern, other sizes (B has rows longer than one block for the row kernels'

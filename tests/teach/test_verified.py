@@ -6,25 +6,11 @@ the interpreter propagates NaN through tl.maximum whatever the kernel asks for).
 
 from __future__ import annotations
 
-import os
-
 import pytest
+from teach_tasks import DEVICE, task
 
 from drtriton.teach import emit, variants
 from drtriton.verify import verify
-
-DEVICE = os.environ.get("DRTRITON_TEST_DEVICE", "cpu")
-HEADER = "import torch\nimport torch.nn.functional as F\n\n"
-
-
-def task(lines: list[str], args: str, inputs: str) -> str:
-    body = "".join(f"    {line}\n" for line in lines)
-    out = lines[-1].split("=")[0].strip()
-    return (
-        f"{HEADER}def fused_operator({args}):\n{body}    return {out}\n\n"
-        f"def get_inputs():\n    return [{inputs}]\n"
-    )
-
 
 CASES = {
     "elementwise_broadcast": task(
