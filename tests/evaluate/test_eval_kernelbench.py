@@ -208,3 +208,6 @@ def test_end_to_end_on_the_cpu(tmp_path: Path) -> None:
     summary = (out / "summary.md").read_text()
     assert "| 1 | 1 | 1 | 0 | 1 | 100.0% | 0 | 0 |" in summary
     assert "1_Linear_ReLU" in summary
+    # Each problem's log shows where its time went, stage by stage.
+    log = (out / "logs" / "L2_1.log").read_text()
+    assert "] search 1/1 done:" in log and "] verified: correct" in log

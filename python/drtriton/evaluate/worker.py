@@ -52,11 +52,31 @@ def summarize_result(result: Any) -> dict[str, Any]:
     }
 
 
+def _stamped(start: float) -> Callable[[str], None]:
+    """Progress lines with the seconds since the problem started, into the problem's log: where
+    a problem that hit its timeout spent the time (search or the final verification)."""
+
+    def say(message: str) -> None:
+        print(f"[{time.monotonic() - start:7.1f} s] {message}", file=sys.stderr, flush=True)
+
+    return say
+
+
+def _takes_progress(fn: Callable[..., Any]) -> bool:
+    import inspect
+
+    try:
+        return "progress" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
     start = time.monotonic()
     try:
         optimize, config_type = resolve(job.get("optimizer") or DEFAULT_OPTIMIZER)
-        result = optimize(job["problem"]["code"], config_type(**job["config"]))
+        kwargs = {"progress": _stamped(start)} if _takes_progress(optimize) else {}
+        result = optimize(job["problem"]["code"], config_type(**job["config"]), **kwargs)
     except UserError as exc:  # the model is outside what the frontend handles (export failed)
         return {"status": "unsupported", "error": str(exc),
                 "optimize_seconds": time.monotonic() - start}  # fmt: skip

@@ -205,6 +205,9 @@ def _optimize(
                 say(f"search {done}/{searchable}: {', '.join(str(x.op) for x in run.lines)}")
                 found = _search_run(run, config, deadline)
                 found_by_run[k] = found
+                tried = sum(len(f.outcomes) for f in getattr(found, "fragments", []))
+                say(f"search {done}/{searchable} done: {tried} candidates verified, "
+                    f"hybrid {'kept' if found.hybrid_ok else 'none'}")  # fmt: skip
                 if found.hybrid is not None and found.hybrid_ok:
                     piece.hybrid = found.hybrid
                 elif found.hybrid is not None:
@@ -222,6 +225,7 @@ def _optimize(
     allow = allowed_ops(frontend, _kept_results(pieces, found_by_run), _probe_device(config))
     say(f"verify ModelNew ({len(allow)} ATen operators left in PyTorch)")
     result.verdict = _final_verdict(code, result.model_new, allow, config)
+    say(f"verified: {result.verdict.get('status')}")
 
 
 def _probe_device(config: OptimizeConfig) -> str:
