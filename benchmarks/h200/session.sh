@@ -67,8 +67,8 @@ side=${!:-}
 
 prev=()
 [[ -n "${KB_PREVIOUS:-}" ]] && prev=(PREVIOUS="$KB_PREVIOUS")
-env CUDA_VISIBLE_DEVICES=${KB_GPUS:-0} SKIP_INSTALL=1 PROBLEM_TIMEOUT=${PROBLEM_TIMEOUT:-150} \
-    WORKERS=${EVAL_WORKERS:-4} "${prev[@]}" \
+env CUDA_VISIBLE_DEVICES=${KB_GPUS:-0} SKIP_INSTALL=1 PROBLEM_TIMEOUT=${PROBLEM_TIMEOUT:-300} \
+    WORKERS=${EVAL_WORKERS:-3} "${prev[@]}" \
     bash benchmarks/kernelbench_eval.sh "${KB_PROBLEMS:-kb/interleaved.jsonl}" /tmp/session/kb \
     $(( $(left) - 15 )) --k 1 >/tmp/session/kb.log 2>&1
 [[ -n "$jobs" ]] && wait $side
