@@ -13,7 +13,8 @@
 # Resumable across calls: set PREVIOUS to a folder holding an earlier call's results.jsonl
 # (copied back into the repo tree); its problems are not run again.
 # Environment: PROBLEM_TIMEOUT (default 300 s per problem: optimize + final verification; at
-#   150 s, 8 problems sharing 2 H200s timed out on level-2 conv models in the final check),
+#   120-150 s, 8 problems sharing 2 H200s timed out on level-2 conv models after their search had
+#   verified fused epilogues, i.e. most likely in the hybrid check or the final verification),
 #   WORKERS (default: one per GPU; more than one per GPU makes timings contend),
 #   LEVELS (default 1,2,3), SKIP_INSTALL=1 (drtriton is importable already), DEVICE (default
 #   cuda; cpu for a dry run of this script).
