@@ -22,10 +22,15 @@
 # recipe --prompts 24 --new 1024 --engines hf loop hf-static`):
 #   start-up, imports, tear-down       ~20 s  (outside the recipe's clock: budget = MINUTES - 0.35)
 #   tokenizer + model                  ~13 s
-#   SFT (sft-share 0.25 of 5.65 min)   ~85 s  (measured: 329 steps of 32 in 86 s, loss 0.035)
+#   SFT (sft-share 0.25 of 5.65 min)   ~85 s  (measured: 329 steps of 32 in 86 s, loss 0.035;
+#                                      third run, generic-shape pairs: 307 steps in 94 s, 0.014)
 #   eval before RL, 12 per level       ~30-60 s: generation takes as many decode steps as the
 #                                      longest completion (<= 2048), whatever the batch size
-#                                      (measured: 108 s at 53 ms/step for 48 programs); verify ~6 s
+#                                      (measured: 108 s at 53 ms/step for 48 programs with HF
+#                                      generate; the decode loop: 12 ms/step for 16 sequences on an
+#                                      idle H200, but 183 tokens/s when 3 KernelBench processes and
+#                                      a teacher run shared the GPU, which left RL no time: run the
+#                                      recipe on a GPU of its own); verify ~6 s
 #   RL (what is left, minus 1.2 x eval) ~1.5-2.5 min: ~40-70 s per step of 8 x 8 rollouts
 #                                      (generation as above, verification ~16 s, update ~2 s),
 #                                      so 2-3 DRPO steps
