@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import hashlib
 import json
 import math
@@ -100,6 +101,21 @@ class Options:
         return 300.0 if self.on_cuda else 120.0
 
 
+# File descriptors below this are kept free for the sandbox: the unshare prelude opens the
+# private directory as fd 3, which closed the worker's request pipe whenever a fresh harness
+# process got fds 3 and 4 for its first pipe ("Bad file descriptor" at the worker's start).
+FIRST_PASSED_FD = 10
+
+
+def _high_fd(fd: int) -> int:
+    """`fd` moved to a number >= FIRST_PASSED_FD (the old number is closed)."""
+    if fd >= FIRST_PASSED_FD:
+        return fd
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, FIRST_PASSED_FD)
+    os.close(fd)
+    return moved
+
+
 class _Rejected(Exception):
     def __init__(self, verdict_kwargs: dict[str, Any]) -> None:
         super().__init__(verdict_kwargs.get("reason", ""))
@@ -116,6 +132,7 @@ class WorkerProcess:
         self.deadline = time.monotonic() + opts.wall_limit()
         req_r, self._req_w = os.pipe()
         self._rep_r, rep_w = os.pipe()
+        req_r, rep_w = _high_fd(req_r), _high_fd(rep_w)
         inside_dir = workdir
         cmd = [sys.executable, "-m", "drtriton.verify.worker"]
         argv, inside_dir = sandbox.wrap(level, workdir, cmd)
