@@ -15,7 +15,7 @@
 # (run from the repository root with drtriton installed, or with PYTHON="env PYTHONPATH=python python")
 set -euo pipefail
 data=${1:-examples/train/data}
-per_op=${2:-8}
+per_op=${2:-32}
 rl_n=${3:-600}
 heldout=${4:-64}
 py=${PYTHON:-python3}
