@@ -145,7 +145,7 @@ def _compare_one(
     rtol = tol if rtol is None else rtol
     usable = r.dtype == torch.float32 and isinstance(exact, torch.Tensor)
     chunks = _Chunks(o, r, exact.detach() if usable and exact.shape == r.shape else None)
-    problem = chunks.special_values()
+    problem = chunks.scan()
     if problem:
         return problem
     # The rms term: an honest kernel's rounding error is another draw of the reference's, and
@@ -226,8 +226,10 @@ class _Chunks:
                 o64, r64 = _at_overflow(o64, r64, x)
             yield start, o64, r64, x
 
-    def special_values(self) -> str | None:
-        """NaN/inf positions (summed over chunks); also the reference's own error's norm."""
+    def scan(self) -> str | None:
+        """The first pass: a NaN/inf position mismatch (summed over chunks), or None; it also
+        totals what the second pass (iteration) needs: own_sq, the squared norm of the
+        reference's own error, and the count of finite reference entries."""
         counts: dict[str, int] = {}
         for _, o64, r64, x in self._pieces():
             for name, n in _special_counts(o64, r64).items():

@@ -382,8 +382,10 @@ def _judge(worker: WorkerProcess, task_source: str, opts: Options, start: float)
     worker.request(load)
     call_s = 0.0
     for i in range(opts.trials):
-        current = first if i == 0 else inputs.make(i)
-        if i > 0:
+        if i == 0:  # set 0 was drawn first (its reference names the poisoned copies)
+            current, first = first, None
+        else:
+            current = inputs.make(i)
             refs.append(references(current))
         reply = inputs.run(worker, i, current)
         del current
@@ -394,15 +396,14 @@ def _judge(worker: WorkerProcess, task_source: str, opts: Options, start: float)
             return Verdict(
                 "wrong_answer", reason=f"input set {i} ({_dist(i)}): {problem}", trials=i
             )
-    first = None
     verdict = Verdict("correct", reason=f"{opts.trials} input sets match", trials=opts.trials)
     # Diagnostics for the throughput benchmark: when the worker was ready (since the harness
     # started), and the seconds spent inside the candidate's calls (as the worker timed them).
     verdict.extra["worker_ready_s"] = round(max(0.0, ready - start), 3)
     verdict.extra["candidate_s"] = round(call_s, 4)
     verdict.extra["input_seed"] = inputs.seed
-    if inputs.shipped:
-        verdict.extra["inputs_shipped"] = inputs.shipped
+    if inputs.files:
+        verdict.extra["inputs_shipped"] = sorted(inputs.files)
     if opts.allow_torch:
         verdict.extra["allowed_torch"] = sorted(opts.allow_torch)
     if opts.on_cuda:
@@ -427,11 +428,13 @@ class _InputSets:
         self.seed = opts.input_seed
         if self.seed is None:
             self.seed = random.SystemRandom().randrange(1 << 31)
-        self.shipped: list[int] = []  # sets sent as files
-        self.files: dict[int, str] = {}
+        self.files: dict[int, str] = {}  # sets sent as files, by index
+        self.set_bytes = 0  # tensor bytes of one input set (all sets have the same shapes)
 
     def make(self, index: int) -> list[Any]:
-        return _guard_task(lambda: self.task.make_inputs(index, self.seed, self.device))
+        values = _guard_task(lambda: self.task.make_inputs(index, self.seed, self.device))
+        self.set_bytes = _bytes(values)
+        return values
 
     def run(self, worker: WorkerProcess, index: int, inputs: list[Any]) -> dict[str, Any]:
         """One poisoned call of the candidate on set `index` (`inputs`: the harness's copy)."""
@@ -454,12 +457,11 @@ class _InputSets:
         name = f"in{index}.pt"
         torch.save([x.cpu() if isinstance(x, torch.Tensor) else x for x in inputs],
                    os.path.join(worker.workdir, name))  # fmt: skip
-        self.shipped.append(index)
         self.files[index] = name
 
-    def timing_count(self, trials: int, first: list[Any]) -> int:
+    def timing_count(self, trials: int) -> int:
         """How many sets the timed calls rotate through: all, unless they do not fit."""
-        return max(1, min(trials, self.TIMING_BYTES // max(_bytes(first), 1)))
+        return max(1, min(trials, self.TIMING_BYTES // max(self.set_bytes, 1)))
 
 
 def _dist(i: int) -> str:
@@ -557,7 +559,7 @@ def _offload(expected: cmp.Expected) -> cmp.Expected:
     tensors = [x for x in leaves if isinstance(x, torch.Tensor)]
     if not tensors or not tensors[0].is_cuda:
         return expected
-    if sum(x.numel() * x.element_size() for x in tensors) <= REFERENCE_DEVICE_BYTES:
+    if _bytes(tensors) <= REFERENCE_DEVICE_BYTES:
         return expected
 
     def host(x: Any) -> Any:
@@ -592,7 +594,7 @@ def _time(
 ) -> None:
     from drtriton.verify import timing
 
-    count = inputs.timing_count(opts.trials, inputs.make(0))
+    count = inputs.timing_count(opts.trials)
     # The worker keeps each checked output on the GPU until the timing ends: fewer of them
     # when they are large (at least one, still picked at random).
     check = min(opts.check_timed, max(1, (4 << 30) // max(_bytes(refs[0].values), 1)))
@@ -650,11 +652,10 @@ def _baselines(
     from drtriton.verify.precision import strict_fp32
 
     extra: dict[str, Any] = {}
-    dev_sets = sets  # drawn on the device, private to this call
     with torch.no_grad():
-        default, _ = timing.time_cuda(reference, dev_sets, warmup=opts.warmup, runs=opts.runs)
+        default, _ = timing.time_cuda(reference, sets, warmup=opts.warmup, runs=opts.runs)
         with strict_fp32():
-            eager, _ = timing.time_cuda(reference, dev_sets, warmup=opts.warmup, runs=opts.runs)
+            eager, _ = timing.time_cuda(reference, sets, warmup=opts.warmup, runs=opts.runs)
     eager_ms = timing.summarize(eager)["median"]
     extra["eager_mean_ms"] = timing.summarize(eager)["mean"]
     extra["eager_tf32_ms"] = timing.summarize(default)["median"]
@@ -665,7 +666,7 @@ def _baselines(
         with strict_fp32():
             compiled = torch.compile(reference)
             with torch.no_grad():
-                ctimes, _ = timing.time_cuda(compiled, dev_sets, warmup=opts.warmup, runs=opts.runs)
+                ctimes, _ = timing.time_cuda(compiled, sets, warmup=opts.warmup, runs=opts.runs)
         compile_ms = timing.summarize(ctimes)["median"]
         extra["compile_mean_ms"] = timing.summarize(ctimes)["mean"]
     except Exception as exc:  # the baseline failing to compile is not the candidate's fault
