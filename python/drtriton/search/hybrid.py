@@ -20,9 +20,9 @@ from typing import Any
 
 _CHILD = r"""
 import importlib.util, json, sys, torch
+from drtriton.verify.precision import disable_tf32
 task_path, hybrid_path, device = json.loads(sys.stdin.read())
-torch.backends.cudnn.allow_tf32 = False
-torch.backends.cuda.matmul.allow_tf32 = False
+disable_tf32()
 
 def load(path, name):  # from a file: Triton's JIT reads a kernel's source from its file
     spec = importlib.util.spec_from_file_location(name, path)
@@ -53,7 +53,10 @@ def check_hybrid(
 
         verdict = verify(task, hybrid, device=device, compile_baseline=False)
         return verdict.correct, f"{verdict.status}: {verdict.reason}"
-    env = {**os.environ}
+    from drtriton.verify.harness import PACKAGE_ROOT
+
+    env = {**os.environ}  # the child imports drtriton (precision) from where this process did
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [PACKAGE_ROOT, env.get("PYTHONPATH")]))
     if not device.startswith("cuda"):
         env["TRITON_INTERPRET"] = "1"
     with tempfile.TemporaryDirectory(prefix="drtriton-hybrid-") as tmp:

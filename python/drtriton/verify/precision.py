@@ -21,11 +21,16 @@ from collections.abc import Iterator
 import torch
 
 
+def disable_tf32() -> None:
+    """TF32 off for cuDNN convolutions and cuBLAS matmuls, process-wide."""
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+
+
 @contextlib.contextmanager
 def strict_fp32() -> Iterator[None]:
     cudnn, matmul = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cudnn.allow_tf32 = False
-    torch.backends.cuda.matmul.allow_tf32 = False
+    disable_tf32()
     try:
         yield
     finally:

@@ -77,13 +77,9 @@ class Task:
         """
         torch.manual_seed(seed + 7919 * index)
         target = torch.device(device) if device is not None else torch.device("cpu")
-        if target.type == "cpu":
+        with torch.device(target):
             inputs = list(self.module.get_inputs())
-        else:
-            with torch.device(target):
-                inputs = list(self.module.get_inputs())
-            # Tensors get_inputs() placed on the CPU explicitly.
-            inputs = [_onto(x, target) for x in inputs]
+        inputs = [_onto(x, target) for x in inputs]  # tensors get_inputs() placed elsewhere
         dist = DISTRIBUTIONS[index % len(DISTRIBUTIONS)]
         with torch.no_grad():
             for x in inputs:

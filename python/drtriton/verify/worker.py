@@ -60,15 +60,14 @@ class Worker:
     def __init__(self, workdir: str) -> None:
         import torch
 
-        from drtriton.verify import poison, timing
+        from drtriton.verify import poison, precision, timing
 
         self.torch = torch
         self.timing = timing
         # The references are strict float32 (precision.py); so are the PyTorch operators a
         # hybrid keeps (allow_torch), or its cuDNN convolutions would round through TF32 and
         # miss the tolerance by 10x. The static rules keep the candidate from switching back.
-        torch.backends.cudnn.allow_tf32 = False
-        torch.backends.cuda.matmul.allow_tf32 = False
+        precision.disable_tf32()
         self.workdir = workdir
         self.launches = poison.LaunchCounter()
         self.launches.install()
