@@ -32,6 +32,7 @@ import time
 from typing import Any
 
 from drtriton.evaluate import by_level, level_tables
+from drtriton.evaluate.metrics import speedup
 from drtriton.synth import synthesize
 from drtriton.teach.pairs import make_pairs
 from drtriton.verify import Options
@@ -95,9 +96,7 @@ def report(results: list[dict[str, Any]]) -> None:
     """By level: accepted share, and on a GPU fast_p and geomeans against eager and
     torch.compile (the table of `drtriton eval`, drtriton.evaluate)."""
     for r in results:  # eager with PyTorch's TF32 defaults (verdict extra), as in drtriton eval
-        tf32, ms = r.get("eager_tf32_ms"), r.get("time_ms")
-        if tf32 and ms:
-            r["speedup_vs_tf32"] = tf32 / ms
+        r["speedup_vs_tf32"] = speedup(r.get("eager_tf32_ms"), r.get("time_ms"))
     print("\n".join(level_tables(by_level(results))))
     failing: collections.Counter[str] = collections.Counter()
     for r in results:

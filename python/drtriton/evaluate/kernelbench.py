@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from drtriton.errors import UserError
+from drtriton.evaluate.metrics import speedup
 from drtriton.evaluate.store import ResultStore, read_results
 from drtriton.evaluate.summary import Column, fmt_ms, fmt_text, fmt_x, write_summary
 from drtriton.evaluate.worker import DEFAULT_OPTIMIZER
@@ -141,12 +142,6 @@ def not_run(
 # --- one problem ---------------------------------------------------------------------------
 
 
-def _ratio(baseline: Any, kernel: Any) -> float | None:
-    if isinstance(baseline, int | float) and isinstance(kernel, int | float) and kernel > 0:
-        return baseline / kernel
-    return None
-
-
 def _unfused(segments: list[Any]) -> list[str]:
     """Why runs stayed in PyTorch, with what the search's fragments got (at most 12 lines)."""
     lines: list[str] = []
@@ -187,7 +182,7 @@ def build_record(problem: dict[str, Any], outcome: dict[str, Any], device: str,
         "speedup": flat.get("speedup"),
         "speedup_vs_compile": flat.get("speedup_vs_compile"),
         "eager_tf32_ms": flat.get("eager_tf32_ms"),
-        "speedup_vs_tf32": _ratio(flat.get("eager_tf32_ms"), flat.get("time_ms")),
+        "speedup_vs_tf32": speedup(flat.get("eager_tf32_ms"), flat.get("time_ms")),
         "compile_error": flat.get("compile_error"),
         "n_ops": frontend.get("n_ops"),
         "n_catalog": frontend.get("n_catalog"),

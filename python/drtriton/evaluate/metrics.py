@@ -132,6 +132,12 @@ def positive(value: Any) -> float | None:
     return float(value) if math.isfinite(value) and value > 0 else None
 
 
+def speedup(baseline_ms: Any, kernel_ms: Any) -> float | None:
+    """baseline / kernel, or None unless both are positive finite times."""
+    base, kernel = positive(baseline_ms), positive(kernel_ms)
+    return base / kernel if base is not None and kernel is not None else None
+
+
 def _above(value: Any, p: float) -> bool:
     v = positive(value)
     return v is not None and v > p
