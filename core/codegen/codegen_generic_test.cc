@@ -55,6 +55,16 @@ std::set<std::string> IntLiterals(const std::string& text) {
   return found;
 }
 
+// The generic candidate of `body` at inputs `a`, checked to need no specialized fallback and
+// to be the very same text at inputs `b` (same ranks and broadcast pattern, other sizes).
+std::string GenericAtTwoShapes(const char* body, const char* a, const char* b) {
+  const Program pa = MustParse(body, a);
+  EXPECT_TRUE(GenericUnsupportedOps(pa).empty());
+  const std::string text = Generic(pa);
+  EXPECT_EQ(text, Generic(MustParse(body, b)));
+  return text;
+}
+
 // Every `checks` fragment occurs in `text`.
 void ExpectAll(const std::string& text, const std::vector<std::string>& checks) {
   for (const auto& c : checks)
@@ -93,10 +103,8 @@ const char* kReduction =
     "    return t1\n";
 
 TEST(CodegenGenericTest, ReductionLoopsOverARuntimeRow) {
-  const Program a = MustParse(kReduction, "torch.randn(4, 8, 3)");
-  const Program b = MustParse(kReduction, "torch.randn(9, 5000, 7)");
-  const std::string c = Generic(a);
-  EXPECT_EQ(c, Generic(b));
+  const std::string c =
+      GenericAtTwoShapes(kReduction, "torch.randn(4, 8, 3)", "torch.randn(9, 5000, 7)");
   ExpectAll(c, {"def k0_mean_kernel(x0_s0, x0_s2, x0_s1, x0_ptr",
                 "# mean over x0_s1 of x0_s0 * x0_s2 rows", "row_mask = rows < x0_s0 * x0_s2",
                 "rc0 = (rows // x0_s2)", "rc1 = rows % x0_s2", "r0 = pid * 0",
@@ -112,10 +120,9 @@ TEST(CodegenGenericTest, NormKeepsProgramConstantsLiteral) {
       "def fused_operator(x0, x1, x2):\n"
       "    t0 = F.group_norm(x0, 3, x1, x2, 0.001)\n"
       "    return t0\n";
-  const Program a = MustParse(body, "torch.randn(2, 6, 4), torch.randn(6), torch.randn(6)");
-  const Program b = MustParse(body, "torch.randn(5, 9, 7), torch.randn(9), torch.randn(9)");
-  const std::string c = Generic(a);
-  EXPECT_EQ(c, Generic(b));
+  const std::string c =
+      GenericAtTwoShapes(body, "torch.randn(2, 6, 4), torch.randn(6), torch.randn(6)",
+                         "torch.randn(5, 9, 7), torch.randn(9), torch.randn(9)");
   ExpectAll(c, {"row_mask = rows < 3 * x0_s0", "chan = rc1 * (x0_s1 // 3) + kc0", "+ 0.001)",
                 "BLOCK_R = min(triton.next_power_of_2((x0_s1 // 3) * x0_s2), 4096)",
                 "BLOCK_O = min(triton.next_power_of_2(3 * x0_s0), 4096 // BLOCK_R)"});
@@ -128,10 +135,9 @@ TEST(CodegenGenericTest, LinearTakesMNKAtRunTime) {
       "    t0 = F.linear(x0, x1, x2)\n"
       "    t1 = torch.relu(t0)\n"
       "    return t1\n";
-  const Program a = MustParse(body, "torch.randn(2, 4, 8), torch.randn(16, 8), torch.randn(16)");
-  const Program b = MustParse(body, "torch.randn(3, 7, 40), torch.randn(9, 40), torch.randn(9)");
-  const std::string c = Generic(a);
-  EXPECT_EQ(c, Generic(b));
+  const std::string c =
+      GenericAtTwoShapes(body, "torch.randn(2, 4, 8), torch.randn(16, 8), torch.randn(16)",
+                         "torch.randn(3, 7, 40), torch.randn(9, 40), torch.randn(9)");
   ExpectAll(c, {"# linear: M=x0_s0 * x0_s1 N=x1_s0 K=x0_s2",
                 "num_pid_m = tl.cdiv(x0_s0 * x0_s1, BLOCK_M)",
                 "pid_b = pid // (num_pid_m * num_pid_n)", "mask_n = offs_n < x1_s0",
@@ -146,11 +152,8 @@ TEST(CodegenGenericTest, PoolLengthsAreComputedInTheWrapper) {
       "    t0 = F.max_pool2d(x0, 3, 2, 1, 1, True)\n"
       "    t1 = torch.relu(t0)\n"
       "    return t1\n";
-  const Program a = MustParse(body, "torch.randn(2, 3, 8, 7)");
-  const Program b = MustParse(body, "torch.randn(4, 5, 11, 20)");
-  EXPECT_TRUE(GenericUnsupportedOps(a).empty());
-  const std::string c = Generic(a);
-  EXPECT_EQ(c, Generic(b));
+  const std::string c =
+      GenericAtTwoShapes(body, "torch.randn(2, 3, 8, 7)", "torch.randn(4, 5, 11, 20)");
   // torch's rule with the call's own numbers, unfolded: copied, not computed.
   ExpectAll(
       c, {"(x0_s0, x0_s1, x0_s2, x0_s3) = x0.shape",
@@ -167,13 +170,9 @@ TEST(CodegenGenericTest, ConvolutionReadsKernelSizesFromItsWeight) {
       "    t0 = F.conv2d(x0, x1, x2, 2, 1, 1, 2)\n"
       "    t1 = torch.relu(t0)\n"
       "    return t1\n";
-  const Program a =
-      MustParse(body, "torch.randn(2, 4, 8, 8), torch.randn(6, 2, 3, 3), torch.randn(6)");
-  const Program b =
-      MustParse(body, "torch.randn(3, 6, 9, 12), torch.randn(4, 3, 5, 3), torch.randn(4)");
-  EXPECT_TRUE(GenericUnsupportedOps(a).empty());
-  const std::string c = Generic(a);
-  EXPECT_EQ(c, Generic(b));
+  const std::string c =
+      GenericAtTwoShapes(body, "torch.randn(2, 4, 8, 8), torch.randn(6, 2, 3, 3), torch.randn(6)",
+                         "torch.randn(3, 6, 9, 12), torch.randn(4, 3, 5, 3), torch.randn(4)");
   ExpectAll(c, {"t0_s2 = (x0_s2 + 2 * 1 - 1 * (x1_s2 - 1) - 1) // 2 + 1",
                 "t0_s3 = (x0_s3 + 2 * 1 - 1 * (x1_s3 - 1) - 1) // 2 + 1",
                 "t1 = torch.empty((x0_s0, x1_s0, t0_s2, t0_s3)",
@@ -209,11 +208,8 @@ TEST(CodegenGenericTest, AdaptivePoolLoopsOverARuntimeBin) {
       "def fused_operator(x0):\n"
       "    t0 = F.adaptive_avg_pool2d(x0, 3)\n"
       "    return t0\n";
-  const Program a = MustParse(body, "torch.randn(2, 3, 8, 8)");
-  const Program b = MustParse(body, "torch.randn(4, 2, 17, 5)");
-  EXPECT_TRUE(GenericUnsupportedOps(a).empty());
-  const std::string c = Generic(a);
-  EXPECT_EQ(c, Generic(b));
+  const std::string c =
+      GenericAtTwoShapes(body, "torch.randn(2, 3, 8, 8)", "torch.randn(4, 2, 17, 5)");
   ExpectAll(c,
             {"start0 = (oc2 * x0_s2) // 3", "end0 = ((oc2 + 1) * x0_s2 + 3 - 1) // 3",
              "while r0 < (x0_s2 // 3 + 2) * (x0_s3 // 3 + 2):", "kc0 = (r // (x0_s3 // 3 + 2))",
