@@ -9,6 +9,11 @@
 #   kernels/ (each ModelNew) and logs/ (one per problem). Use a folder under $OUT.
 # BUDGET_S: wall-clock seconds for the whole script (install included); nothing is started
 #   that cannot finish in it: problems stop starting at BUDGET - install - PROBLEM_TIMEOUT.
+#   With FILL=1, problems keep starting until the end; those still running when the budget
+#   ends are stopped and left unrecorded, so that a resumed run (PREVIOUS) starts them again.
+#   On a machine lent in short calls this keeps every worker busy instead of idling through
+#   the last PROBLEM_TIMEOUT seconds of each call (call 1 of 2026-11-30: 279 s of a 585 s
+#   call could start problems).
 #
 # Resumable across calls: set PREVIOUS to a folder holding an earlier call's results.jsonl
 # (copied back into the repo tree); its problems are not run again.
@@ -49,6 +54,7 @@ fi
 # 10 s: SIGTERM grace of a killed problem; 30 s: summary and copying back.
 left=$(( budget - ($(date +%s) - start) ))
 starts=$(( left - problem_timeout - 40 ))
+[[ -n "${FILL:-}" ]] && starts=$(( left - 60 ))
 if (( starts <= 0 )); then
     echo "budget too small: ${left}s left after install, PROBLEM_TIMEOUT=${problem_timeout}s" >&2
     exit 1

@@ -6,10 +6,15 @@
 #          nan    GPU tests of the teacher's NaN semantics and near-constant normalizations
 #          gen    benchmarks/generation_throughput.py (decode loop vs transformers' generate)
 #          pw     benchmarks/pointwise_speed.py (teacher pointwise kernels vs eager, fast path on/off)
-#          train  the small-model training recipe (examples/train/h200_recipe.sh, TRAIN_MINUTES)
+#          train  the small-model training recipe (examples/train/h200_recipe.sh, TRAIN_MINUTES,
+#                 extra train-recipe flags in TRAIN_ARGS)
 #          teach  the teacher's acceptance on TEACH_PROGRAMS (paper preset), until the budget ends
 #          A job written with a trailing & ("teach&") runs in the background beside the next ones.
 # Everything lands in OUTDIR as at most 7 files (the device tool brings back 8).
+# CPU: with 24 or more cores the GPU-1 jobs get cores 0..GPU1_CORES-1 (default 12) and the
+# KernelBench run the rest. Unpinned, the evaluation's compiles (Triton in every verifier
+# worker, Inductor for every torch.compile baseline) slowed the recipe's Python-bound decode
+# loop on the other GPU to 67 ms per step (211 tokens/s), against 12 ms on an idle host.
 # Usage: JOBS="nan teach" bash benchmarks/h200/session.sh OUTDIR BUDGET_S
 set -uo pipefail
 out=$1 budget=$2
@@ -20,6 +25,15 @@ mkdir -p "$out/kb" "$out/gpu1" /tmp/session
 export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True  # many processes share each GPU
 OUT= REBUILD=1 bash benchmarks/h200/install.sh || { echo "install failed" >&2; exit 1; }
 left() { echo $(( budget - ($(date +%s) - start) )); }
+cores=$(nproc)
+gpu1_cpus= kb_cpus=()
+if (( cores >= 24 )) && command -v taskset >/dev/null; then
+    gpu1_cpus=0-$(( ${GPU1_CORES:-12} - 1 ))
+    kb_cpus=(taskset -c "${GPU1_CORES:-12}-$(( cores - 1 ))")
+fi
+# Inductor compiles with a pool as large as the machine in every process that builds a
+# torch.compile baseline; several such processes at once oversubscribe the CPU.
+export TORCHINDUCTOR_COMPILE_THREADS=${TORCHINDUCTOR_COMPILE_THREADS:-2}
 
 gpu1() {
     export CUDA_VISIBLE_DEVICES=1
@@ -49,8 +63,9 @@ run_job() {
                 --out "$out/gpu1/pointwise_speed.json" 2>&1 | tail -12 ;;
         train)
             minutes=${TRAIN_MINUTES:-$(awk -v s="$(left)" 'BEGIN { printf "%.1f", (s - 40) / 60 }')}
+            # TRAIN_ARGS: extra train-recipe flags (e.g. "--max-new-tokens 1792")
             timeout $(( $(left) - 20 )) bash examples/train/h200_recipe.sh /tmp/session/train "$minutes" \
-                >/tmp/session/recipe.log 2>&1
+                ${TRAIN_ARGS:-} >/tmp/session/recipe.log 2>&1
             tail -25 /tmp/session/recipe.log ;;
         teach)
             timeout $(( $(left) - 40 )) python3 benchmarks/teacher_acceptance.py \
@@ -62,12 +77,17 @@ run_job() {
         *) echo "unknown job $job" ;;
     esac
 }
-if [[ -n "$jobs" ]]; then gpu1 >"$out/gpu1/gpu1.log" 2>&1 & fi
+if [[ -n "$jobs" ]]; then
+    (   # the subshell pins itself; every process it starts inherits the core set
+        [[ -n "$gpu1_cpus" ]] && taskset -cp "$gpu1_cpus" $BASHPID >/dev/null
+        gpu1
+    ) >"$out/gpu1/gpu1.log" 2>&1 &
+fi
 side=${!:-}
 
 prev=()
 [[ -n "${KB_PREVIOUS:-}" ]] && prev=(PREVIOUS="$KB_PREVIOUS")
-env CUDA_VISIBLE_DEVICES=${KB_GPUS:-0} SKIP_INSTALL=1 PROBLEM_TIMEOUT=${PROBLEM_TIMEOUT:-300} \
+"${kb_cpus[@]}" env CUDA_VISIBLE_DEVICES=${KB_GPUS:-0} SKIP_INSTALL=1 PROBLEM_TIMEOUT=${PROBLEM_TIMEOUT:-300} \
     WORKERS=${EVAL_WORKERS:-3} "${prev[@]}" \
     bash benchmarks/kernelbench_eval.sh "${KB_PROBLEMS:-kb/interleaved.jsonl}" /tmp/session/kb \
     $(( $(left) - 15 )) --k 1 >/tmp/session/kb.log 2>&1
