@@ -82,6 +82,31 @@ TEST(CodegenTest, ConvWithEpilogueIsOneKernel) {
   EXPECT_EQ(Count(MustEmit(p, unfused), "@triton.jit"), 2);
 }
 
+TEST(CodegenTest, LongReductionsSumInChunks) {
+  // K = 4096 > kChunkedAbove: chunks of sqrt(K) = 64 elements (two BLOCK_K of 32) go into a
+  // partial sum before the total, so rounding grows with ~2 sqrt(K) rather than K.
+  const Program p = MustParse(
+      "def fused_operator(x0, x1):\n"
+      "    t0 = torch.matmul(x0, x1)\n"
+      "    return t0\n",
+      "torch.randn(64, 4096), torch.randn(4096, 32)");
+  ExpectInOrder(MustEmit(p),
+                {"acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
+                 "for kc in tl.range(0, 4096, 64):",
+                 "part = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
+                 "for k0 in tl.range(kc, kc + 64, BLOCK_K):", "mask_a = mask_m & (offs_ka < 4096)",
+                 "part += tl.dot(a, b, input_precision=\"ieee\")", "acc += part", "tl.store("});
+  // A short K keeps the one running sum.
+  const Program short_k = MustParse(
+      "def fused_operator(x0, x1):\n"
+      "    t0 = torch.matmul(x0, x1)\n"
+      "    return t0\n",
+      "torch.randn(64, 1024), torch.randn(1024, 32)");
+  const std::string c = MustEmit(short_k);
+  EXPECT_EQ(Count(c, "part"), 0);
+  ExpectInOrder(c, {"for k0 in tl.range(0, 1024, BLOCK_K):", "acc += tl.dot(a, b"});
+}
+
 TEST(CodegenTest, SoftmaxReadsTheRowOnceWhenItFits) {
   const Program p = MustParse(
       "def fused_operator(x0):\n"

@@ -291,7 +291,18 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   const Coords bc = DecomposeDims(w, "pid_b", s.batch_dims, "bc");
   const Coords mc = DecomposeDims(w, "offs_m", s.m_dims, "mc");
   w.Line("acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)");
-  OpenLoop(w, "k0", params.Sizes(k_expr), "BLOCK_K");
+  // A long K is summed chunk by chunk into `part` (heuristics: accuracy); the last chunk may
+  // run past K, where the operands' K masks load zeros.
+  const bool chunked = c.chunk_k > 0 && !ctx.generic();
+  std::string sum = "acc";
+  if (chunked) {
+    w.Open("for kc in tl.range(0, " + k_expr + ", " + IntLiteral(c.chunk_k) + "):");
+    w.Line("part = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)");
+    w.Open("for k0 in tl.range(kc, kc + " + IntLiteral(c.chunk_k) + ", BLOCK_K):");
+    sum = "part";
+  } else {
+    OpenLoop(w, "k0", params.Sizes(k_expr), "BLOCK_K");
+  }
   w.Line("offs_ka = k0 + " + Arange("BLOCK_K", ctx.wide) + "[None, :]");
   w.Line("offs_kb = k0 + " + Arange("BLOCK_K", ctx.wide) + "[:, None]");
   const Coords kca = DecomposeDims(w, "offs_ka", s.k_dims, "ka");
@@ -315,9 +326,15 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
     // ieee: fp32 results within 1e-4 of a strict-fp32 torch reference.  TF32 is 1e-3 off; tf32x3
     // (three TF32 tensor-core products) was measured on the H200 and still put a few elements of
     // large-K contractions past 1e-4 (15 of 3.1M in a linear with K ~ 2k), failing 19 of 21.
-    w.Line("acc += tl.dot(a, b, input_precision=\"ieee\")");
+    w.Line(sum + " += tl.dot(a, b, input_precision=\"ieee\")");
   }
-  CloseLoop(w, "k0", k_expr, "BLOCK_K");
+  if (chunked) {
+    w.Dedent();
+    w.Line("acc += part");
+    w.Dedent();
+  } else {
+    CloseLoop(w, "k0", k_expr, "BLOCK_K");
+  }
   w.Line("mask = mask_m & mask_n");
   const std::string zero = "(offs_m + offs_n) * 0";
   ExprEmitter e(p, ctx.plan.materialized, params, w, "mask", zero, counter);

@@ -4,6 +4,7 @@
 #include "codegen/heuristics.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace drtriton::codegen {
 namespace {
@@ -83,6 +84,16 @@ ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t bat
   const int64_t tile = c.block_m * c.block_n;
   c.launch.num_warps = tile >= 128 * 128 ? 8 : 4;
   c.launch.num_stages = 3;
+  // Accuracy of long reductions.  `acc += tl.dot(...)` is one running fp32 sum over all of K,
+  // whose rounding error grows with K; the H200 teacher run of 2026-11-30 lost 9 of 51
+  // paper-preset programs, all transposed convolutions with K up to ~10k, by a few elements
+  // 3e-3 off where cuDNN was 1e-4 off.  Summing chunks of about sqrt(K) elements into a
+  // partial accumulator first makes the error grow with ~2 sqrt(K) instead of K, for one more
+  // register tile and one add per chunk.  Short reductions keep the single sum.
+  if (k > kChunkedAbove && k != kUnknownSize) {
+    const auto root = static_cast<int64_t>(std::sqrt(static_cast<double>(k)));
+    c.chunk_k = c.block_k * std::max<int64_t>(2, NextPow2(CeilDiv(root, c.block_k)));
+  }
   return c;
 }
 

@@ -29,9 +29,14 @@ RowsConfig ChooseRows(int64_t rows, int64_t reduced, int variant, bool r_inner =
 struct ContractionConfig {
   int64_t block_m = 64, block_n = 64, block_k = 32;
   int64_t group_m = 8;
+  // K elements summed into a partial accumulator before it joins the total (0: one running
+  // sum over all of K).  See ChooseContraction for why long reductions are split.
+  int64_t chunk_k = 0;
   LaunchConfig launch;
 };
 ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t batch, int variant);
+// Contractions with a longer K sum it in chunks (ContractionConfig::chunk_k).
+inline constexpr int64_t kChunkedAbove = 1024;
 
 // The size the heuristics assume for a dim known only at run time (generic-shape
 // candidates): a large problem, so that tiles take their full size and masks or loops
