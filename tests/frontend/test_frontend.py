@@ -99,6 +99,20 @@ def test_an_opaque_operator_stays_in_pytorch_and_runs_split_around_it():
     assert check_equivalence(FLIPPED, result).ok
 
 
+def test_factory_calls_follow_the_inputs_device():
+    # triu decomposes into arange/scalar_tensor with the trace's device='cpu' baked in; on a
+    # GPU those CPU tensors met the CUDA input (KernelBench L1 14).  The meta device stands in
+    # for "not the CPU" here: every opaque line must evaluate there.
+    from drtriton.optimize.allowed import allowed_ops
+
+    task = module_task("", "return torch.triu(x @ x)\n", "torch.randn(8, 8)")
+    result = from_module_source(task)
+    assert not any("torch.device('cpu')" in (line.public or line.call) for line in result.lines)
+    kept = {line.result for line in result.lines}
+    assert "where" in allowed_ops(result, kept, "meta")
+    assert check_equivalence(task, result).ok
+
+
 def test_reduction_over_two_dims_becomes_two_reductions():
     code = module_task("pass\n", "return x.mean(dim=[2, 3])\n", "torch.randn(2, 3, 4, 5)")
     result = from_module_source(code)

@@ -62,11 +62,14 @@ def _dtype(value: Any) -> str:
     return str(value.dtype).removeprefix("torch.")
 
 
-def _literal(value: Any, names: dict[torch.fx.Node, str]) -> str:
+def _literal(value: Any, names: dict[torch.fx.Node, str], device: str | None = None) -> str:
+    """Python source for a graph argument.  `device` spells a torch.device argument: export
+    traces on the CPU, so a factory call (arange, scalar_tensor, ...) carries device='cpu'
+    where the model means "wherever it runs"; the caller passes an input's `.device`."""
     if isinstance(value, torch.fx.Node):
         return names[value]
     if isinstance(value, list | tuple):
-        inner = ", ".join(_literal(v, names) for v in value)
+        inner = ", ".join(_literal(v, names, device) for v in value)
         return (
             f"[{inner}]"
             if isinstance(value, list)
@@ -75,7 +78,7 @@ def _literal(value: Any, names: dict[torch.fx.Node, str]) -> str:
     if isinstance(value, torch.dtype | torch.memory_format | torch.layout):
         return str(value)
     if isinstance(value, torch.device):
-        return f"torch.device({str(value)!r})"
+        return device or f"torch.device({str(value)!r})"
     if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
         return f"float({str(value)!r})"
     return repr(value)
@@ -223,16 +226,18 @@ class Lowering:
         if node.target is operator.getitem:
             call = public = f"{self.names[node.args[0]]}[{node.args[1]}]"
         else:
-            args = [_literal(a, self.names) for a in node.args]
-            args += [f"{k}={_literal(v, self.names)}" for k, v in node.kwargs.items()]
+            # On a GPU, triu's decomposition (arange, scalar_tensor) made CPU tensors that
+            # then met the CUDA input: devices follow the first input instead.
+            device = f"{self.inputs[0].name}.device" if self.inputs else None
+
+            def lit(v: Any) -> str:
+                return _literal(v, self.names, device)
+
+            args = [lit(a) for a in node.args]
+            args += [f"{k}={lit(v)}" for k, v in node.kwargs.items()]
             call = f"{_callable_name(node.target)}({', '.join(args)})"
             if isinstance(node.target, torch._ops.OpOverload):
-                public = public_call(
-                    node.target,
-                    list(node.args),
-                    dict(node.kwargs),
-                    lambda v: _literal(v, self.names),
-                )
+                public = public_call(node.target, list(node.args), dict(node.kwargs), lit)
         operands = [self.names[n] for n in node.all_input_nodes]
         self.lines.append(Line(name, call, None, operands, public))
         self.names[node] = name

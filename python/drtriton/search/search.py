@@ -177,7 +177,17 @@ def _try_candidates(
     on_gpu = config.device.startswith("cuda")
     for candidate in policy.candidates(result.source, config.k):
         result.tried += 1
-        verdict = cache.get(result.source, candidate, judge)
+        try:
+            verdict = cache.get(result.source, candidate, judge)
+        except RuntimeError as exc:  # torch.OutOfMemoryError is one
+            if "out of memory" not in str(exc):
+                raise
+            # The harness's own inputs or references did not fit beside the other processes
+            # on the GPU (6 KernelBench problems on one H200): this fragment loses, the search
+            # goes on (it used to end the whole problem as an optimize error).
+            _release_gpu_cache()
+            result.outcomes.append(f"out_of_memory: {str(exc).splitlines()[0][:120]}")
+            continue
         result.eager_ms = verdict.get("eager_ms") or result.eager_ms
         result.outcomes.append(_outcome(verdict))
         if not verdict["correct"]:
@@ -188,6 +198,14 @@ def _try_candidates(
         if verdict.get("time_ms") and verdict["time_ms"] < result.cost:
             result.cost, result.candidate = float(verdict["time_ms"]), candidate
     return result.cost
+
+
+def _release_gpu_cache() -> None:
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        torch.cuda.empty_cache()
 
 
 def _outcome(verdict: dict[str, Any]) -> str:

@@ -48,6 +48,7 @@ ALLOWED_IMPORTS = (
     "itertools",
     "operator",
     "collections",
+    "collections.abc",  # ABCs only; model code (Swin) imports it for isinstance checks
     "dataclasses",
     "enum",
     "numbers",
