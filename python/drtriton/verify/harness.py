@@ -7,8 +7,10 @@ Order of work (cheap rejections first):
    copies, so a candidate that mutates its inputs cannot change them), and record which copy
    operators the task itself uses (those are poisoned too);
 4. load the candidate in the worker; one poisoned call per input set, outputs compared here;
-5. on a GPU: time the candidate in the worker (count-only watch, sampled outputs checked) and
-   eager and torch.compile of the task here, with the same timing code.
+5. on a GPU: time the candidate in the worker (a count-only watch on the warm-ups and on the
+   runs picked at random for an output check; the time is the median of the other runs, so
+   the watch's Python overhead is not charged to the candidate) and eager and torch.compile of
+   the task here, with the same timing code.
 The verdict is built here from what the harness measured itself; the worker's replies only
 carry what it was asked for, and a worker that dies, hangs or answers nonsense is a verdict.
 """
@@ -614,7 +616,9 @@ def _time(
     times = [float(t) for t in reply.get("times", [])]
     if len(times) != opts.runs or not all(math.isfinite(t) and t > 0 for t in times):
         raise _Rejected({"status": "crashed", "reason": "the worker's timings are malformed"})
-    stats = timing.summarize(times)
+    # Checked runs ran under the torch watch (worker.watched_calls): time the others.
+    unchecked = [t for i, t in enumerate(times) if i not in {int(c) for c in checked}]
+    stats = timing.summarize(unchecked or times)
     verdict.time_ms = stats["median"]
     verdict.extra["time_mean_ms"] = stats["mean"]
     if not opts.baselines:

@@ -162,19 +162,10 @@ class Worker:
         self.launches.count = 0
         entry = self.entry
 
-        launches = self.launches
-        silent = []  # calls that launched no kernel
-
-        def call(*args: Any) -> Any:
-            before = launches.count
-            with watch:
-                out = entry(*args)
-            if launches.count == before:
-                silent.append(1)
-            return out
-
+        silent: list[int] = []  # calls that launched no kernel
         rng = random.SystemRandom()  # the candidate cannot predict which calls are checked
         check = sorted(rng.sample(range(msg["runs"]), min(msg["check"], msg["runs"])))
+        call = watched_calls(entry, watch, self.launches, msg["warmup"], set(check), silent)
         try:
             with torch.no_grad():
                 times, kept = self.timing.time_cuda(
@@ -289,6 +280,37 @@ _TRITON_COMPILE_ERRORS = {
     "UnsupportedLanguageConstruct",
     "PTXASError",
 }
+
+
+def watched_calls(entry: Any, watch: Any, launches: Any, warmup: int, check: set[int],
+                  silent: list[int]) -> Any:  # fmt: skip
+    """`entry` as time_cuda calls it: warm-ups first, then the timed runs 0, 1, ...
+
+    The torch watch (a Python dispatch mode) costs ~25 us per call plus more per torch operator,
+    which CUDA events would charge to the candidate alone (eager is timed without it): tiny
+    fragments measured 0.18 ms against 0.01 ms eager on the H200.  So it watches the warm-ups
+    and the checked runs only, whose outputs are also compared; the harness takes the time
+    from the unchecked runs.  A candidate cannot tell which runs are checked (SystemRandom,
+    drawn after its import), so one that computes in torch on a share p of the timed calls
+    escapes with probability (1 - p) ** len(check), and cannot move the median below p = 1/2.
+    Every call must still launch a Triton kernel (`silent` collects those that did not)."""
+    calls = 0
+
+    def call(*args: Any) -> Any:
+        nonlocal calls
+        run = calls - warmup  # negative during the warm-ups
+        calls += 1
+        before = launches.count
+        if run < 0 or run in check:
+            with watch:
+                out = entry(*args)
+        else:
+            out = entry(*args)
+        if launches.count == before:
+            silent.append(run)
+        return out
+
+    return call
 
 
 def _adopt_state(model: Any, params: list[Any], buffers: list[Any]) -> str | None:
