@@ -64,7 +64,11 @@ run_job() {
         train)
             minutes=${TRAIN_MINUTES:-$(awk -v s="$(left)" 'BEGIN { printf "%.1f", (s - 40) / 60 }')}
             # TRAIN_ARGS: extra train-recipe flags (e.g. "--max-new-tokens 1792")
-            timeout $(( $(left) - 20 )) bash examples/train/h200_recipe.sh /tmp/session/train "$minutes" \
+            # The default allocator, not expandable segments: on 2026-11-30 the first generation
+            # after SFT and RL's first rollouts ran at 58-67 ms per decode step, a second
+            # evaluation of the same model in the same process at 8 ms. The cause is not known;
+            # the allocator's handling of a KV cache that grows every step is one suspect.
+            PYTORCH_CUDA_ALLOC_CONF= timeout $(( $(left) - 20 )) bash examples/train/h200_recipe.sh /tmp/session/train "$minutes" \
                 ${TRAIN_ARGS:-} >/tmp/session/recipe.log 2>&1
             tail -25 /tmp/session/recipe.log ;;
         teach)

@@ -75,6 +75,7 @@ def test_evaluate_before_and_after_on_tiny_model(tiny_model, tmp_path):
     assert before["per_level"]["1"]["mean_log_speedup"] == pytest.approx(0.0)
     assert before["per_level"]["1"]["mean_speedup"] == pytest.approx(math.cosh(0.5))
     assert 0 < before["mean_completion_tokens"] <= 5 and before["gen_tokens_per_s"] > 0
+    assert before["decode_ms_per_step"] > 0
     # The same path after a (here: no-op) RL stage: an independent second call.
     after = evaluate_policy(policy, verifier, records)
     assert len(verifier.calls) == 2 and after["pass@1"] == before["pass@1"]
