@@ -21,6 +21,7 @@
 #   120-150 s, 8 problems sharing 2 H200s timed out on level-2 conv models after their search had
 #   verified fused epilogues, i.e. most likely in the hybrid check or the final verification),
 #   WORKERS (default: one per GPU; more than one per GPU makes timings contend),
+#   RERUN_OOM=1 (run again the resumed failures that ran out of GPU memory; use fewer WORKERS),
 #   LEVELS (default 1,2,3), SKIP_INSTALL=1 (drtriton is importable already), DEVICE (default
 #   cuda; cpu for a dry run of this script).
 # Afterwards, on any machine with matplotlib: drtriton eval summarize OUTDIR
@@ -63,7 +64,8 @@ nvidia-smi --query-gpu=name,memory.used --format=csv,noheader 2>/dev/null || tru
 echo "eval: ${starts}s to start problems, ${problem_timeout}s per problem"
 timeout --signal=INT $(( left - 20 )) python3 -m drtriton eval kernelbench "$problems" \
     --out "$outdir" --device "${DEVICE:-cuda}" --levels "${LEVELS:-1,2,3}" --problem-timeout "$problem_timeout" \
-    --time-budget "$starts" ${WORKERS:+--workers "$WORKERS"} --no-progress "$@"
+    --time-budget "$starts" ${WORKERS:+--workers "$WORKERS"} ${RERUN_OOM:+--rerun-oom} \
+    --no-progress "$@"
 echo "eval exit: $?"
 # Rebuilds the summary even after an interrupted run (results.jsonl holds whole lines only).
 python3 -m drtriton eval summarize "$outdir"

@@ -2,6 +2,7 @@
 
 Imported by the per-problem worker (tests pass this folder on its PYTHONPATH). What it does
 depends on a marker in the problem's code: HANG sleeps, CRASH kills the process, RAISE raises,
+OOM raises an out-of-memory error while $EVAL_FAKE_OOM is set,
 anything else returns a correct result whose timings come from `# time_ms=...` markers.
 Every call appends the problem's first line to $EVAL_FAKE_CALLS, so tests can count calls.
 """
@@ -29,6 +30,8 @@ def optimize_source(source: str, config: Any) -> types.SimpleNamespace:
         os.kill(os.getpid(), signal.SIGKILL)
     if "RAISE" in source:
         raise RuntimeError("the fake optimizer failed")
+    if "OOM" in source and os.environ.get("EVAL_FAKE_OOM"):
+        raise RuntimeError("CUDA out of memory. Tried to allocate 6.00 GiB.")
     timing = {k: float(v) for k, v in re.findall(r"# (\w+_ms)=([0-9.]+)", source)}
     verdict: dict[str, Any] = {"status": "correct", "correct": True, "reason": "", **timing}
     if "time_ms" in timing:

@@ -72,6 +72,25 @@ def test_results_resume_and_failures(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert [c.split()[2] for c in calls(log)[4:]] == ["2/7"]
 
 
+def test_rerun_oom_runs_only_the_out_of_memory_failures_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "calls.txt"
+    monkeypatch.setenv("EVAL_FAKE_CALLS", str(log))
+    monkeypatch.setenv("EVAL_FAKE_OOM", "1")
+    problems = [problem(1, 1), problem(1, 2, "OOM"), problem(2, 3, "RAISE")]
+    out = tmp_path / "run"
+    run_kernelbench(problems, out, fake_config(), progress=False)
+    assert read_results(out / "results.jsonl")[1]["status"] == "optimize_error"
+    monkeypatch.delenv("EVAL_FAKE_OOM")  # the GPU has room now
+    outcome = run_kernelbench(problems, out, fake_config(), progress=False)
+    assert outcome.ran == 0  # a plain resume keeps every record
+    outcome = run_kernelbench(problems, out, fake_config(rerun_oom=True), progress=False)
+    assert outcome.ran == 1 and [c.split()[2] for c in calls(log)[3:]] == ["1/2"]
+    by_id = {r["id"]: r for r in read_results(out / "results.jsonl")}
+    assert by_id["L1_2"]["correct"] is True and by_id["L2_3"]["status"] == "optimize_error"
+
+
 def test_time_budget_leaves_the_rest_not_run(tmp_path: Path) -> None:
     problems = [problem(1, i) for i in range(1, 4)]
     out = tmp_path / "run"

@@ -82,6 +82,10 @@ def _register_kernelbench(sub: argparse._SubParsersAction) -> None:
     k.add_argument(
         "--seed", type=int, default=0, help="verifier and search seed (default: %(default)s)"
     )
+    k.add_argument("--rerun-oom", action="store_true",
+                   help="run again the recorded problems that are not correct and ran out of GPU "
+                   "memory somewhere (several problems shared the GPU): resume with fewer "
+                   "--workers to give them room; the new record replaces the old")  # fmt: skip
     k.set_defaults(func=run_kernelbench)
 
 
@@ -142,7 +146,8 @@ def run_kernelbench(args: argparse.Namespace) -> int:
     _check_out(args.out)
     problems = load_problems(args.problems, parse_levels(args.levels), args.limit, args.order)
     cfg = RunConfig(device=args.device, workers=args.workers, problem_timeout=args.problem_timeout,
-                    time_budget=args.time_budget, max_ops=args.max_ops, k=args.k, seed=args.seed)  # fmt: skip
+                    time_budget=args.time_budget, max_ops=args.max_ops, k=args.k, seed=args.seed,
+                    rerun_oom=args.rerun_oom)  # fmt: skip
     outcome = run(problems, args.out, cfg, source=str(args.problems), progress=not args.no_progress)
     print(f"ran {outcome.ran} problems now; {outcome.results} results in {args.out}, "
           f"{outcome.not_run} not run; summary: {outcome.summary}")  # fmt: skip
