@@ -74,15 +74,17 @@ def _time_ops(
 ) -> None:
     import torch
 
-    from drtriton.verify import timing
+    from drtriton.verify import gpu_lock, timing
     from drtriton.verify.task import load_task
 
     # time_cuda flushes L2 and records events on the current device: make it this one.
     with torch.no_grad(), torch.cuda.device(torch.device(device)):
         for i in range(n_ops):
             task = load_task(singles[i]["source"])
-            sets = [task.make_inputs(k, seed, device) for k in range(2)]
-            times, _ = timing.time_cuda(task.module.fused_operator, sets, warmup=3, runs=10)
+            with gpu_lock.hold(device, gpu_lock.SHARED):
+                sets = [task.make_inputs(k, seed, device) for k in range(2)]
+            with gpu_lock.hold(device, gpu_lock.EXCLUSIVE):
+                times, _ = timing.time_cuda(task.module.fused_operator, sets, warmup=3, runs=10)
             costs.append(timing.summarize(times)["median"])
 
 

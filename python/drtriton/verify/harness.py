@@ -40,7 +40,7 @@ from typing import Any
 import torch
 
 from drtriton.verify import compare as cmp
-from drtriton.verify import sandbox, static
+from drtriton.verify import gpu_lock, sandbox, static
 from drtriton.verify.task import FUNCTIONAL, Task, load_task, task_kind, to_device
 from drtriton.verify.verdict import Verdict
 
@@ -363,10 +363,13 @@ def _judge(worker: WorkerProcess, task_source: str, opts: Options, start: float)
         torch.cuda.set_device(device)
     task = load_task(task_source)
     inputs = _InputSets(task, opts, device)
-    reference = _guard_task(lambda: task.build_reference(device, opts.seed, opts.eval_mode))
-    first = inputs.make(0)
-    references = _References(reference, device, opts.envelope_max_gb)
-    refs = [references(first)]
+    # GPU work outside the timed sections holds the GPU's lock shared (gpu_lock.py); not
+    # while waiting for the worker to start, which would hold timings back for seconds.
+    with gpu_lock.hold(opts.device, gpu_lock.SHARED):
+        reference = _guard_task(lambda: task.build_reference(device, opts.seed, opts.eval_mode))
+        first = inputs.make(0)
+        references = _References(reference, device, opts.envelope_max_gb)
+        refs = [references(first)]
     with open(os.path.join(worker.workdir, TASK_FILE), "w") as f:
         f.write(task_source)
     worker.request(None)  # the worker's "ready" line
@@ -382,22 +385,12 @@ def _judge(worker: WorkerProcess, task_source: str, opts: Options, start: float)
         torch.save(init, os.path.join(worker.workdir, "init.pt"))
         load["init"] = "init.pt"
     worker.request(load)
-    call_s = 0.0
-    for i in range(opts.trials):
-        if i == 0:  # set 0 was drawn first (its reference names the poisoned copies)
-            current, first = first, None
-        else:
-            current = inputs.make(i)
-            refs.append(references(current))
-        reply = inputs.run(worker, i, current)
-        del current
-        call_s += float(reply.get("call_s", 0.0))
-        out = _load_output(worker, f"out{i}.pt", device)
-        problem = cmp.compare(out, refs[i].values, opts.atol, opts.rtol, refs[i].exact)
-        if problem:
-            return Verdict(
-                "wrong_answer", reason=f"input set {i} ({_dist(i)}): {problem}", trials=i
-            )
+    pending = [first]  # _trials releases set 0 after its call: no other reference may remain
+    del first
+    with gpu_lock.hold(opts.device, gpu_lock.SHARED):
+        failed, call_s = _trials(worker, inputs, references, refs, pending, device, opts)
+    if failed:
+        return failed
     verdict = Verdict("correct", reason=f"{opts.trials} input sets match", trials=opts.trials)
     # Diagnostics for the throughput benchmark: when the worker was ready (since the harness
     # started), and the seconds spent inside the candidate's calls (as the worker timed them).
@@ -411,6 +404,30 @@ def _judge(worker: WorkerProcess, task_source: str, opts: Options, start: float)
     if opts.on_cuda:
         _time(worker, task, reference, inputs, refs, opts, verdict)
     return verdict
+
+
+def _trials(worker: WorkerProcess, inputs: _InputSets, references: _References,
+            refs: list[cmp.Expected], pending: list[list[Any]], device: torch.device,
+            opts: Options) -> tuple[Verdict | None, float]:  # fmt: skip
+    """The poisoned correctness calls on fresh input sets: (a wrong-answer verdict or None,
+    seconds spent inside the candidate's calls). `pending` holds set 0, drawn first (its
+    reference names the poisoned copies)."""
+    call_s = 0.0
+    for i in range(opts.trials):
+        if i == 0:
+            current = pending.pop()
+        else:
+            current = inputs.make(i)
+            refs.append(references(current))
+        reply = inputs.run(worker, i, current)
+        del current
+        call_s += float(reply.get("call_s", 0.0))
+        out = _load_output(worker, f"out{i}.pt", device)
+        problem = cmp.compare(out, refs[i].values, opts.atol, opts.rtol, refs[i].exact)
+        if problem:
+            reason = f"input set {i} ({_dist(i)}): {problem}"
+            return Verdict("wrong_answer", reason=reason, trials=i), call_s
+    return None, call_s
 
 
 class _InputSets:
@@ -600,10 +617,12 @@ def _time(
     # The worker keeps each checked output on the GPU until the timing ends: fewer of them
     # when they are large (at least one, still picked at random).
     check = min(opts.check_timed, max(1, (4 << 30) // max(_bytes(refs[0].values), 1)))
-    reply = worker.request({"op": "time", "sets": [inputs.spec(i) for i in range(count)],
-                            "warmup": opts.warmup, "runs": opts.runs,
-                            "check": check, "output": "timed.pt"})  # fmt: skip
-    kept = _load_output(worker, "timed.pt", torch.device(opts.device))
+    with gpu_lock.hold(opts.device, gpu_lock.EXCLUSIVE):  # the worker times under our hold
+        reply = worker.request({"op": "time", "sets": [inputs.spec(i) for i in range(count)],
+                                "warmup": opts.warmup, "runs": opts.runs,
+                                "check": check, "output": "timed.pt"})  # fmt: skip
+    with gpu_lock.hold(opts.device, gpu_lock.SHARED):
+        kept = _load_output(worker, "timed.pt", torch.device(opts.device))
     checked = reply.get("check", [])
     if len(kept) != len(checked):
         raise _Rejected({"status": "crashed", "reason": "timed outputs are missing"})
@@ -656,7 +675,7 @@ def _baselines(
     from drtriton.verify.precision import strict_fp32
 
     extra: dict[str, Any] = {}
-    with torch.no_grad():
+    with torch.no_grad(), gpu_lock.hold(opts.device, gpu_lock.EXCLUSIVE):
         default, _ = timing.time_cuda(reference, sets, warmup=opts.warmup, runs=opts.runs)
         with strict_fp32():
             eager, _ = timing.time_cuda(reference, sets, warmup=opts.warmup, runs=opts.runs)
@@ -670,7 +689,11 @@ def _baselines(
         with strict_fp32():
             compiled = torch.compile(reference)
             with torch.no_grad():
-                ctimes, _ = timing.time_cuda(compiled, sets, warmup=opts.warmup, runs=opts.runs)
+                # The first call compiles (tens of seconds of CPU): not under the exclusive hold.
+                with gpu_lock.hold(opts.device, gpu_lock.SHARED):
+                    compiled(*[x.clone() if isinstance(x, torch.Tensor) else x for x in sets[0]])
+                with gpu_lock.hold(opts.device, gpu_lock.EXCLUSIVE):
+                    ctimes, _ = timing.time_cuda(compiled, sets, warmup=opts.warmup, runs=opts.runs)
         compile_ms = timing.summarize(ctimes)["median"]
         extra["compile_mean_ms"] = timing.summarize(ctimes)["mean"]
     except Exception as exc:  # the baseline failing to compile is not the candidate's fault
