@@ -85,7 +85,8 @@ def _frontend_summary(frontend: FrontendResult) -> dict[str, Any]:
     }
 
 
-def _search_run(run: Run, config: OptimizeConfig, deadline: float | None) -> Any:
+def _search_run(run: Run, config: OptimizeConfig, deadline: float | None,
+                calibration: Any = None) -> Any:  # fmt: skip
     from drtriton.search import SearchConfig, TemplatePolicy, search
 
     search_config = SearchConfig(
@@ -95,7 +96,8 @@ def _search_run(run: Run, config: OptimizeConfig, deadline: float | None) -> Any
         verify_timeout=config.verify_timeout,
         deadline=deadline,
     )
-    return search(run.task, config.policy or TemplatePolicy(), search_config)
+    return search(run.task, config.policy or TemplatePolicy(), search_config,
+                  calibration=calibration)  # fmt: skip
 
 
 def _run_segments(k: int, run: Run, found: Any, why: str, on_gpu: bool) -> list[dict[str, Any]]:
@@ -194,6 +196,9 @@ def _optimize(
     found_by_run: dict[int, Any] = {}
     searchable = sum(run.task is not None for run in runs)
     done = 0
+    from drtriton.search.lazy import Calibration
+
+    calibration = Calibration()  # what the policy's kernels achieve, across this model's runs
     for k, run in enumerate(runs):
         piece = assemble.Piece(run)
         why = "not in the operator catalog" if run.lines[0].opaque else "no task for this run"
@@ -203,7 +208,7 @@ def _optimize(
             else:
                 done += 1
                 say(f"search {done}/{searchable}: {', '.join(str(x.op) for x in run.lines)}")
-                found = _search_run(run, config, deadline)
+                found = _search_run(run, config, deadline, calibration)
                 found_by_run[k] = found
                 tried = sum(len(f.outcomes) for f in getattr(found, "fragments", []))
                 say(f"search {done}/{searchable} done: {tried} candidates verified, "

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from drtriton import _core
@@ -46,6 +46,43 @@ MAX_MEASURED = 4
 class Span:
     start: int
     end: int
+
+
+# Fragment classes for calibration: the heaviest kind of operator a fragment holds.
+_HEAVY = ("conv_transpose", "conv", "contraction")
+
+
+def fragment_class(fragment: dict[str, Any]) -> str:
+    """ "conv_transpose", "conv", "contraction" (matmul, bmm, linear) or "memory" (the rest)."""
+    from drtriton import catalog
+
+    traits = {
+        t for op in _core.parse(fragment["source"])[1]["ops"] for t in catalog.op(op)["traits"]
+    }
+    return next((c for c in _HEAVY if c in traits), "memory")
+
+
+@dataclass
+class Calibration:
+    """How far the policy's measured kernels sit above their bounds, by fragment class, across
+    the runs of one optimization.  The bounds assume peak hardware; the teacher's convolutions
+    ran 3-12x slower than eager on the H200 and its tiny kernels 7-20x, so a KernelBench
+    MobileNet spent its whole search budget verifying one hopeless convolution after another
+    (10 of 54 runs searched, ~15 s each).  After a class has been measured, its later bounds
+    are scaled by the smallest measured/bound ratio seen (the policy's best case so far), so
+    only fragments that could win at that efficiency are verified.  The scaled bound is a
+    prediction, not a guarantee: a fragment that would have beaten the policy's record can be
+    skipped."""
+
+    ratios: dict[str, float] = field(default_factory=dict)
+
+    def scale(self, cls: str) -> float:
+        return max(1.0, self.ratios.get(cls, 1.0))
+
+    def record(self, cls: str, measured_ms: float, bound_ms: float) -> None:
+        if math.isfinite(measured_ms) and measured_ms > 0 and bound_ms > 0:
+            ratio = measured_ms / bound_ms
+            self.ratios[cls] = min(ratio, self.ratios.get(cls, math.inf))
 
 
 def lower_bound_ms(fragment: dict[str, Any]) -> float:

@@ -116,11 +116,17 @@ def _modelled(fragment: dict[str, Any]) -> float:
 
 
 def search(
-    task: str, policy: Policy, config: SearchConfig | None = None, cache: VerdictCache | None = None
+    task: str,
+    policy: Policy,
+    config: SearchConfig | None = None,
+    cache: VerdictCache | None = None,
+    calibration: lazy.Calibration | None = None,
 ) -> SearchResult:
-    """Searches `task` (a functional task text) for its fastest verified hybrid."""
+    """Searches `task` (a functional task text) for its fastest verified hybrid.  Pass one
+    `calibration` to the searches of one model's runs (GPU: lazy.Calibration)."""
     config = config or SearchConfig()
     cache = cache or VerdictCache()
+    calibration = calibration or lazy.Calibration()
     judge = _judge(config)
     n_ops = _core.parse(task)[1]["level"]
     fragments = list(_core.fragments(task, config.max_ops))
@@ -133,7 +139,9 @@ def search(
         eager = lazy.eager_op_costs_ms(fragments, n_ops, config.device)
     if eager is not None or not config.device.startswith("cuda"):
         op_costs = eager or op_costs
-        results, cover = _search_lazy(fragments, n_ops, op_costs, policy, config, cache, judge)
+        results, cover = _search_lazy(
+            fragments, n_ops, op_costs, policy, config, cache, judge, calibration
+        )
     else:
         results = [_search_fragment(f, policy, config, cache, judge) for f in fragments]
         if config.device.startswith("cuda"):
@@ -224,21 +232,28 @@ def _search_lazy(
     config: SearchConfig,
     cache: VerdictCache,
     judge: Any,
+    calibration: lazy.Calibration | None = None,
 ) -> tuple[list[FragmentResult], list[dict[str, Any]]]:
-    """Verifies only fragments that can still win (lazy.py).  GPU: optimistic bounds, then
-    measured times.  CPU: the traffic model is exact, so it is its own bound and a fragment's
-    first verified candidate settles it."""
+    """Verifies only fragments that can still win (lazy.py).  GPU: optimistic bounds (scaled
+    by `calibration`), then measured times.  CPU: the traffic model is exact, so it is its own
+    bound and a fragment's first verified candidate settles it."""
     on_gpu = config.device.startswith("cuda")
+    calibration = calibration or lazy.Calibration()
     by_span = {lazy.Span(f["start"], f["end"]): f for f in fragments}
     bound = lazy.lower_bound_ms if on_gpu else _modelled
-    bounds = {span: bound(f) for span, f in by_span.items()}
+    raw = {span: bound(f) for span, f in by_span.items()}
+    classes = {span: lazy.fragment_class(f) for span, f in by_span.items()} if on_gpu else {}
+    bounds = {span: raw[span] * calibration.scale(classes.get(span, "")) for span in raw}
     results = {
         span: FragmentResult(span.start, span.end, f["source"], modelled=_modelled(f))
         for span, f in by_span.items()
     }
 
     def measure(span: lazy.Span) -> float:
-        return _try_candidates(results[span], policy, config, cache, judge)
+        cost = _try_candidates(results[span], policy, config, cache, judge)
+        if on_gpu:
+            calibration.record(classes[span], cost, raw[span])
+        return cost
 
     cover, _ = lazy.lazy_cover(n_ops, list(by_span), bounds, op_costs, measure, config.deadline)
     return list(results.values()), cover

@@ -1,0 +1,68 @@
+"""Calibrated bounds (search.lazy.Calibration): after a class of fragment has been measured,
+its later bounds are scaled by how far the policy's kernels sat above theirs, so hopeless
+fragments of later runs are not verified.  A fake judge stands in for the GPU verifier."""
+
+from __future__ import annotations
+
+import math
+
+from drtriton import _core
+from drtriton.search import lazy
+from drtriton.search.search import SearchConfig, VerdictCache, _search_lazy
+
+TASK = (
+    "import torch\nimport torch.nn.functional as F\n\n"
+    "def fused_operator(x0, x1):\n    t0 = F.conv2d(x0, x1)\n    t1 = torch.relu(t0)\n"
+    "    return t1\n\ndef get_inputs():\n    return [torch.randn(2, 3, 8, 8), torch.randn(4, 3, 3, 3)]\n"
+)
+
+
+class OneCandidate:
+    def candidates(self, task_source: str, k: int) -> list[str]:
+        return ["# " + task_source.splitlines()[3]]
+
+
+def _slow_convs(asked: list[str]):
+    """Convolutions run 20x above their bound (the teacher's on the H200), the rest 1.2x."""
+
+    def judge(task: str, candidate: str) -> dict:
+        asked.append(task)
+        fragment = {"source": task, "bytes": _core.parse(task)[1]["bytes"]}
+        slow = 20.0 if lazy.fragment_class(fragment) == "conv" else 1.2
+        ms = slow * lazy.lower_bound_ms(fragment)
+        return {"correct": True, "status": "correct", "time_ms": ms, "eager_ms": 1.0}
+
+    return judge
+
+
+def _search(calibration: lazy.Calibration, asked: list[str]) -> list[tuple[int, int, bool]]:
+    fragments = list(_core.fragments(TASK, 5))
+    op_costs = [0.05, 0.02]  # eager: the conv, the relu
+    _, cover = _search_lazy(fragments, 2, op_costs, OneCandidate(), SearchConfig(device="cuda"),
+                            VerdictCache(), _slow_convs(asked), calibration)  # fmt: skip
+    return [(c["start"], c["end"], c["fused"]) for c in cover]
+
+
+def test_fragment_classes() -> None:
+    by_ops = {tuple(_core.parse(f["source"])[1]["ops"]): lazy.fragment_class(f)
+              for f in _core.fragments(TASK, 5)}  # fmt: skip
+    assert by_ops == {("conv2d",): "conv", ("relu",): "memory", ("conv2d", "relu"): "conv"}
+
+
+def test_a_measured_class_prunes_its_fragments_in_later_runs() -> None:
+    calibration = lazy.Calibration()
+    first: list[str] = []
+    cover = _search(calibration, first)
+    assert any("conv2d" in t for t in first)  # unknown efficiency: the optimistic bound wins
+    assert cover == [(0, 1, False), (1, 2, True)]
+    assert calibration.ratios["conv"] >= 19.0 and math.isclose(calibration.ratios["memory"], 1.2)
+    second: list[str] = []
+    assert _search(calibration, second) == cover
+    assert not any("conv2d" in t for t in second)  # 20x its bound cannot beat eager's 0.05 ms
+
+
+def test_scale_never_shrinks_a_bound() -> None:
+    calibration = lazy.Calibration()
+    calibration.record("memory", 0.5, 1.0)  # faster than the bound: timing noise
+    calibration.record("conv", math.inf, 1.0)  # no correct candidate: nothing learned
+    assert calibration.scale("memory") == 1.0 and calibration.scale("conv") == 1.0
