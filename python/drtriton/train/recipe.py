@@ -52,8 +52,11 @@ class RecipeConfig:
     rl_lr: float = field(default=5e-5, metadata={"help": "RL learning rate"})
     prompts_per_step: int = field(default=8, metadata={"help": "RL programs per step"})
     group_size: int = field(default=8, metadata={"help": "RL rollouts per program"})
-    temperature: float = field(default=0.7, metadata={"help": "rollout and evaluation "
-                               "sampling temperature (0: greedy evaluation)"})  # fmt: skip
+    temperature: float = field(default=0.7, metadata={"help": "rollout sampling "
+                               "temperature"})  # fmt: skip
+    eval_temperature: float = field(default=0.0, metadata={"help": "held-out evaluation "
+                                    "temperature (0: greedy, one deterministic answer per "
+                                    "program, so before/after RL differ by the model only)"})  # fmt: skip
     eval_per_level: int = field(default=24, metadata={"help": "held-out programs per level"})
     verify_workers: int = field(default=12, metadata={"help": "verifier processes"})
     verify_timeout: float = field(default=30.0, metadata={"help": "seconds per candidate"})
@@ -144,7 +147,7 @@ def run_eval(cfg: RecipeConfig, model_dir: Path, heldout: list[dict], max_new: i
 
     dtype = "bfloat16" if device == "cuda" else "float32"
     model, tok = load_model(model_dir, dtype=dtype, device=device)
-    sampling = SamplingConfig(cfg.temperature, 1.0, max_new, batch_size=len(heldout) or 1)
+    sampling = SamplingConfig(cfg.eval_temperature, 1.0, max_new, batch_size=len(heldout) or 1)
     torch.manual_seed(cfg.seed)
     result = evaluate_policy(HFPolicy(model, tok, sampling), verifier, heldout, str(samples))
     del model
