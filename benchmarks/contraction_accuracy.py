@@ -3,7 +3,7 @@
     python benchmarks/contraction_accuracy.py                 # CPU (Triton interpreter)
     python benchmarks/contraction_accuracy.py --device cuda   # GPU (compiled kernels)
 
-The teacher sums a contraction with K > 1024 in chunks of about sqrt(K) elements
+The teacher sums a contraction with K > 1024 in chunks of about sqrt(K) elements (at least 256)
 (core/codegen/heuristics.cc); before, `acc += tl.dot(...)` was one running fp32 sum over all of
 K.  For each task below (long-K transposed convolutions like the ones the H200 teacher run
 rejected, and a long-K matmul) this prints the largest error against a float64 reference of:

@@ -83,8 +83,9 @@ TEST(CodegenTest, ConvWithEpilogueIsOneKernel) {
 }
 
 TEST(CodegenTest, LongReductionsSumInChunks) {
-  // K = 4096 > kChunkedAbove: chunks of sqrt(K) = 64 elements (two BLOCK_K of 32) go into a
-  // partial sum before the total, so rounding grows with ~2 sqrt(K) rather than K.
+  // K = 4096 > kChunkedAbove: chunks of 256 elements (sqrt(K) = 64, raised to the minimum of
+  // eight BLOCK_K of 32) go into a partial sum before the total, so rounding grows with about
+  // 256 + K / 256 rather than K.
   const Program p = MustParse(
       "def fused_operator(x0, x1):\n"
       "    t0 = torch.matmul(x0, x1)\n"
@@ -92,9 +93,9 @@ TEST(CodegenTest, LongReductionsSumInChunks) {
       "torch.randn(64, 4096), torch.randn(4096, 32)");
   ExpectInOrder(MustEmit(p),
                 {"acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
-                 "for kc in tl.range(0, 4096, 64):",
+                 "for kc in tl.range(0, 4096, 256):",
                  "part = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
-                 "for k0 in tl.range(kc, kc + 64, BLOCK_K):", "mask_a = mask_m & (offs_ka < 4096)",
+                 "for k0 in tl.range(kc, kc + 256, BLOCK_K):", "mask_a = mask_m & (offs_ka < 4096)",
                  "part += tl.dot(a, b, input_precision=\"ieee\")", "acc += part", "tl.store("});
   // A short K keeps the one running sum.
   const Program short_k = MustParse(

@@ -89,10 +89,12 @@ ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t bat
   // paper-preset programs, all transposed convolutions with K up to ~10k, by a few elements
   // 3e-3 off where cuDNN was 1e-4 off.  Summing chunks of about sqrt(K) elements into a
   // partial accumulator first makes the error grow with ~2 sqrt(K) instead of K, for one more
-  // register tile and one add per chunk.  Short reductions keep the single sum.
+  // register tile and one add per chunk.  A chunk spans at least 8 BLOCK_K steps: the
+  // software pipeline (num_stages) works on the inner loop, and a few steps per chunk would
+  // spend them filling and draining it.  Short reductions keep the single sum.
   if (k > kChunkedAbove && k != kUnknownSize) {
     const auto root = static_cast<int64_t>(std::sqrt(static_cast<double>(k)));
-    c.chunk_k = c.block_k * std::max<int64_t>(2, NextPow2(CeilDiv(root, c.block_k)));
+    c.chunk_k = c.block_k * std::max<int64_t>(8, NextPow2(CeilDiv(root, c.block_k)));
   }
   return c;
 }
