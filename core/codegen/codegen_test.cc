@@ -38,6 +38,15 @@ int Count(const std::string& text, const std::string& what) {
   return n;
 }
 
+// x0 @ x1 alone, on the given inputs.
+Program MatmulOf(const std::string& inputs) {
+  return MustParse(
+      "def fused_operator(x0, x1):\n"
+      "    t0 = torch.matmul(x0, x1)\n"
+      "    return t0\n",
+      inputs);
+}
+
 TEST(CodegenTest, ElementwiseChainIsOneStridedMaskedKernel) {
   const Program p = MustParse(
       "def fused_operator(x0, x1):\n"
@@ -86,24 +95,14 @@ TEST(CodegenTest, LongReductionsSumInChunks) {
   // K = 4096 > kChunkedAbove: chunks of 256 elements (sqrt(K) = 64, raised to the minimum of
   // eight BLOCK_K of 32) go into a partial sum before the total, so rounding grows with about
   // 256 + K / 256 rather than K.
-  const Program p = MustParse(
-      "def fused_operator(x0, x1):\n"
-      "    t0 = torch.matmul(x0, x1)\n"
-      "    return t0\n",
-      "torch.randn(64, 4096), torch.randn(4096, 32)");
-  ExpectInOrder(MustEmit(p),
+  ExpectInOrder(MustEmit(MatmulOf("torch.randn(64, 4096), torch.randn(4096, 32)")),
                 {"acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
                  "for kc in tl.range(0, 4096, 256):",
                  "part = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
                  "for k0 in tl.range(kc, kc + 256, BLOCK_K):", "mask_a = mask_m & (offs_ka < 4096)",
                  "part += tl.dot(a, b, input_precision=\"ieee\")", "acc += part", "tl.store("});
   // A short K keeps the one running sum.
-  const Program short_k = MustParse(
-      "def fused_operator(x0, x1):\n"
-      "    t0 = torch.matmul(x0, x1)\n"
-      "    return t0\n",
-      "torch.randn(64, 1024), torch.randn(1024, 32)");
-  const std::string c = MustEmit(short_k);
+  const std::string c = MustEmit(MatmulOf("torch.randn(64, 1024), torch.randn(1024, 32)"));
   EXPECT_EQ(Count(c, "part"), 0);
   ExpectInOrder(c, {"for k0 in tl.range(0, 1024, BLOCK_K):", "acc += tl.dot(a, b"});
 }
@@ -185,12 +184,7 @@ TEST(CodegenTest, LongRowsLoop) {
 }
 
 TEST(CodegenTest, MatmulUsesDotWithBroadcastBatch) {
-  const Program p = MustParse(
-      "def fused_operator(x0, x1):\n"
-      "    t0 = torch.matmul(x0, x1)\n"
-      "    return t0\n",
-      "torch.randn(2, 5, 24, 40), torch.randn(5, 40, 16)");
-  const std::string c = MustEmit(p);
+  const std::string c = MustEmit(MatmulOf("torch.randn(2, 5, 24, 40), torch.randn(5, 40, 16)"));
   ExpectInOrder(c, {"# matmul: M=24 N=16 K=40 batch=10", "pid_b = pid // 1", "bc0 = (pid_b // 5)",
                     "bc1 = pid_b % 5", "tl.dot(a, b", "k0_matmul_kernel[(10,)]("});
 }
