@@ -7,10 +7,12 @@ PyTorch timed 1.8x faster than the same convolutions in eager).  So:
 
 - timed sections (the candidate's timed calls, the eager and torch.compile baselines, the
   search's eager operator costs) hold the lock exclusively;
-- the GPU work around them (references, input sets, correctness calls, compiling the
-  torch.compile baseline) holds it shared, so that any number of those run together, but never
-  during a timing.  Not covered: the search's hybrid check, a child process that spends most
-  of its time importing and compiling (holding the lock through that would stall timings).
+- the GPU work around them (references, input sets, correctness calls) holds it shared, so
+  that any number of those run together, but never during a timing.
+
+Not held: what is mostly CPU work, since a hold through it would stall every timing on the
+GPU: a candidate's first correctness call (it compiles the kernels), torch.compile's first call
+of the baseline, and the search's hybrid check (a child process that imports and compiles).
 
 The lock lives in the trusted processes only (the harness, the search); the sandboxed worker
 times while its harness holds the lock for it.  It is two `flock`s on files named after the
