@@ -114,3 +114,27 @@ def test_hold_is_a_no_op_on_the_cpu_and_when_disabled(monkeypatch: pytest.Monkey
     before = dict(gpu_lock._LOCKS)
     with gpu_lock.hold("cuda:0", EXCLUSIVE):
         assert gpu_lock._LOCKS == before  # no lock file opened
+
+
+def test_the_harness_holds_the_lock_around_trials_but_not_the_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Where the harness takes the lock (the GPU-only timing holds are exercised by
+    # tests/verify/test_gpu.py): set 0's reference shared, trial 0 (it compiles) unheld,
+    # trials 1-4 shared one at a time.
+    from conftest import HERE, task_source
+
+    from drtriton.verify import harness, verify
+
+    taken: list[tuple[str, str]] = []
+    real = gpu_lock.hold
+
+    def recording(device: str, mode: str):  # type: ignore[no-untyped-def]
+        taken.append((device, mode))
+        return real(device, mode)
+
+    monkeypatch.setattr(harness.gpu_lock, "hold", recording)
+    candidate = (HERE / "honest" / "add_relu.py").read_text()
+    verdict = verify(task_source("add_relu"), candidate, sandbox="none")
+    assert verdict.status == "correct"
+    assert taken == [("cpu", SHARED)] * 5  # set 0's reference, then trials 1..4
