@@ -20,6 +20,7 @@ from drtriton.errors import UserError
 from drtriton.frontend import FrontendResult, Run, from_module_source
 from drtriton.optimize import assemble
 from drtriton.optimize.allowed import allowed_ops
+from drtriton.search.lazy import Calibration
 
 Progress = Callable[[str], None]
 
@@ -86,7 +87,7 @@ def _frontend_summary(frontend: FrontendResult) -> dict[str, Any]:
 
 
 def _search_run(run: Run, config: OptimizeConfig, deadline: float | None,
-                calibration: Any = None) -> Any:  # fmt: skip
+                calibration: Calibration | None = None) -> Any:  # fmt: skip
     from drtriton.search import SearchConfig, TemplatePolicy, search
 
     search_config = SearchConfig(
@@ -196,8 +197,6 @@ def _optimize(
     found_by_run: dict[int, Any] = {}
     searchable = sum(run.task is not None for run in runs)
     done = 0
-    from drtriton.search.lazy import Calibration
-
     calibration = Calibration()  # what the policy's kernels achieve, across this model's runs
     for k, run in enumerate(runs):
         piece = assemble.Piece(run)

@@ -53,7 +53,8 @@ _HEAVY = ("conv_transpose", "conv", "contraction")
 
 
 def fragment_class(fragment: dict[str, Any]) -> str:
-    """ "conv_transpose", "conv", "contraction" (matmul, bmm, linear) or "memory" (the rest)."""
+    """The fragment's class for calibration: its heaviest operator's kind, "conv_transpose",
+    "conv" or "contraction" (matmul, bmm, linear), else "memory"."""
     from drtriton import catalog
 
     traits = {
