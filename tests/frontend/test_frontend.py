@@ -113,6 +113,14 @@ def test_factory_calls_follow_the_inputs_device():
     assert check_equivalence(task, result).ok
 
 
+def test_the_model_alone_is_built_without_drawing_inputs():
+    from drtriton.frontend.export import load_module_task
+
+    task = module_task("self.fc = nn.Linear(16, 8)\n", "return self.fc(x)\n", "1 / 0")
+    loaded = load_module_task(task, inputs=False)  # get_inputs() would raise
+    assert loaded.inputs == [] and loaded.model.fc.out_features == 8
+
+
 def test_reduction_over_two_dims_becomes_two_reductions():
     code = module_task("pass\n", "return x.mean(dim=[2, 3])\n", "torch.randn(2, 3, 4, 5)")
     result = from_module_source(code)

@@ -24,9 +24,14 @@ class LoadedTask:
     namespace: dict[str, Any]
 
 
-def load_module_task(code: str, seed: int = 0, training: bool = False) -> LoadedTask:
+def load_module_task(
+    code: str, seed: int = 0, training: bool = False, inputs: bool = True
+) -> LoadedTask:
     """Executes a KernelBench source and builds Model(*get_init_inputs()), in eval mode unless
-    `training` (KernelBench's own evaluation never calls eval(); a deployment does)."""
+    `training` (KernelBench's own evaluation never calls eval(); a deployment does).  With
+    `inputs=False` get_inputs() is not called (`inputs` is then []): KernelBench's level-1
+    inputs reach 1.6G elements, ~15 s of random numbers on the CPU, for a caller that only
+    needs the model."""
     namespace: dict[str, Any] = {"__name__": "drtriton_task"}
     exec(compile(code, "<task>", "exec"), namespace)  # a trusted task file
     for name in ("Model", "get_inputs", "get_init_inputs"):
@@ -34,9 +39,10 @@ def load_module_task(code: str, seed: int = 0, training: bool = False) -> Loaded
             raise UserError(f"the task does not define {name!r}")
     torch.manual_seed(seed)
     model = namespace["Model"](*namespace["get_init_inputs"]()).train(training)
+    if not inputs:
+        return LoadedTask(model, [], namespace)
     torch.manual_seed(seed + 1)
-    inputs = list(namespace["get_inputs"]())
-    return LoadedTask(model, inputs, namespace)
+    return LoadedTask(model, list(namespace["get_inputs"]()), namespace)
 
 
 def decompositions() -> dict[Any, Any]:

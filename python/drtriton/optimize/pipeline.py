@@ -239,7 +239,7 @@ def _probe_device(config: OptimizeConfig) -> str:
 def _load_model(code: str, config: OptimizeConfig) -> Any:
     from drtriton.frontend.export import load_module_task
 
-    return load_module_task(code, config.seed, training=config.mode == "train").model
+    return load_module_task(code, config.seed, config.mode == "train", inputs=False).model
 
 
 def _final_verdict(
