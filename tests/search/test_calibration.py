@@ -66,3 +66,33 @@ def test_scale_never_shrinks_a_bound() -> None:
     calibration.record("memory", 0.5, 1.0)  # faster than the bound: timing noise
     calibration.record("conv", math.inf, 1.0)  # no correct candidate: nothing learned
     assert calibration.scale("memory") == 1.0 and calibration.scale("conv") == 1.0
+
+
+def test_a_shared_file_carries_the_ratios_to_other_optimizations(tmp_path) -> None:
+    path = str(tmp_path / "calibration.json")
+    first = lazy.Calibration(path=path)
+    first.record("conv", 20.0, 1.0)
+    later = lazy.Calibration(path=path)  # another problem's process, started afterwards
+    later.refresh()
+    assert later.scale("conv") == 20.0
+    later.record("conv", 30.0, 1.0)  # worse: the file keeps the best
+    first.record("memory", 2.0, 1.0)
+    third = lazy.Calibration(path=path)
+    third.refresh()
+    assert third.ratios == {"conv": 20.0, "memory": 2.0}
+    asked: list[str] = []
+    _search(third, asked)
+    assert not any("conv2d" in t for t in asked)  # pruned by what the others measured
+
+
+def test_a_missing_or_broken_file_is_no_calibration(tmp_path) -> None:
+    broken = tmp_path / "calibration.json"
+    broken.write_text("{not json")
+    calibration = lazy.Calibration(path=str(broken))
+    calibration.refresh()
+    assert calibration.ratios == {}
+    calibration.record("conv", 4.0, 1.0)  # rewrites it whole
+    assert lazy.Calibration(path=str(broken)).scale("conv") == 1.0  # not refreshed yet
+    fresh = lazy.Calibration(path=str(broken))
+    fresh.refresh()
+    assert fresh.scale("conv") == 4.0

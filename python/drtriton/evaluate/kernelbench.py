@@ -42,6 +42,8 @@ from drtriton.jsonl import read_jsonl
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding drtriton/
 PLAN_JSON = "plan.json"
 RESULTS_JSONL = "results.jsonl"
+# The search's calibration, shared by the problems of one evaluation (search.lazy.Calibration).
+CALIBRATION_JSON = "calibration.json"
 TERM_GRACE_S = 10.0  # SIGTERM → SIGKILL: time for the verifier to kill its own workers
 # The optimizer is asked to finish its search within this share of the problem timeout, so
 # that the end-to-end verification of its answer fits in the rest.
@@ -213,7 +215,8 @@ def run_problem(problem: dict[str, Any], device: str, cfg: RunConfig, out_dir: P
     kernel = out_dir / "kernels" / f"{pid}.py"
     log = out_dir / "logs" / f"{pid}.log"
     config = {"device": device, "mode": "train", "max_ops": cfg.max_ops, "k": cfg.k,
-              "seed": cfg.seed, "time_budget_s": round(SEARCH_SHARE * cfg.problem_timeout, 1)}  # fmt: skip
+              "seed": cfg.seed, "time_budget_s": round(SEARCH_SHARE * cfg.problem_timeout, 1),
+              "calibration_file": str(out_dir / CALIBRATION_JSON)}  # fmt: skip
     job = {"problem": problem, "optimizer": cfg.optimizer, "config": config,
            "kernel_path": str(kernel)}  # fmt: skip
     start = time.monotonic()

@@ -35,6 +35,9 @@ class OptimizeConfig:
     verify_timeout: float | None = None  # seconds per verification; None: the verifier's
     time_budget_s: float | None = None  # stop searching when spent; keep the best so far
     seed: int = 0
+    # GPU: a JSON file of the policy's measured/bound ratios shared with other optimizations
+    # (search.lazy.Calibration); None: this model's own measurements only.
+    calibration_file: str | None = None
 
 
 @dataclass
@@ -197,7 +200,8 @@ def _optimize(
     found_by_run: dict[int, Any] = {}
     searchable = sum(run.task is not None for run in runs)
     done = 0
-    calibration = Calibration()  # what the policy's kernels achieve, across this model's runs
+    # What the policy's kernels achieve: across this model's runs, and other models' with a file.
+    calibration = Calibration(path=config.calibration_file)
     for k, run in enumerate(runs):
         piece = assemble.Piece(run)
         why = "not in the operator catalog" if run.lines[0].opaque else "no task for this run"

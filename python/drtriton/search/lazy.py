@@ -24,6 +24,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from drtriton import _core
@@ -76,6 +77,10 @@ class Calibration:
     skipped."""
 
     ratios: dict[str, float] = field(default_factory=dict)
+    # A JSON file shared with other optimizations on the same kind of GPU (KernelBench: one per
+    # evaluation folder, six processes at once): what one problem measured spares the next its
+    # first hopeless convolution.  Merged by taking the minimum, so no update can lose one.
+    path: str | None = None
 
     def scale(self, cls: str) -> float:
         return max(1.0, self.ratios.get(cls, 1.0))
@@ -84,6 +89,40 @@ class Calibration:
         if math.isfinite(measured_ms) and measured_ms > 0 and bound_ms > 0:
             ratio = measured_ms / bound_ms
             self.ratios[cls] = min(ratio, self.ratios.get(cls, math.inf))
+            if self.path:
+                self._share()
+
+    def refresh(self) -> None:
+        """Takes in what other processes recorded in `path` since."""
+        if self.path:
+            self._merge(_read_ratios(self.path))
+
+    def _merge(self, other: dict[str, float]) -> None:
+        for cls, ratio in other.items():
+            self.ratios[cls] = min(ratio, self.ratios.get(cls, math.inf))
+
+    def _share(self) -> None:
+        import fcntl
+        import json
+
+        from drtriton.files import write_text_atomic
+
+        assert self.path
+        with open(self.path + ".lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # read, merge, write: one process at a time
+            self._merge(_read_ratios(self.path))
+            write_text_atomic(self.path, json.dumps(self.ratios, indent=1, sort_keys=True))
+
+
+def _read_ratios(path: str) -> dict[str, float]:
+    """A calibration file's ratios; {} when it is missing or unreadable (a fresh evaluation)."""
+    import json
+
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return {}
+    return {str(k): float(v) for k, v in data.items() if isinstance(v, int | float) and v > 0}
 
 
 def lower_bound_ms(fragment: dict[str, Any]) -> float:

@@ -239,6 +239,7 @@ def _search_lazy(
     bound and a fragment's first verified candidate settles it."""
     on_gpu = config.device.startswith("cuda")
     calibration = calibration or lazy.Calibration()
+    calibration.refresh()  # other processes may have measured since the last run
     by_span = {lazy.Span(f["start"], f["end"]): f for f in fragments}
     bound = lazy.lower_bound_ms if on_gpu else _modelled
     raw = {span: bound(f) for span, f in by_span.items()}
