@@ -42,7 +42,8 @@ from drtriton.jsonl import read_jsonl
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding drtriton/
 PLAN_JSON = "plan.json"
 RESULTS_JSONL = "results.jsonl"
-# The search's calibration, shared by the problems of one evaluation (search.lazy.Calibration).
+# The search's calibration, shared by the problems of one evaluation (search.lazy.Calibration):
+# a problem's search depends on what ran before it; delete the file to search one afresh.
 CALIBRATION_JSON = "calibration.json"
 TERM_GRACE_S = 10.0  # SIGTERM → SIGKILL: time for the verifier to kill its own workers
 # The optimizer is asked to finish its search within this share of the problem timeout, so
