@@ -103,5 +103,5 @@ cp /tmp/session/kb/results.jsonl /tmp/session/kb/summary.md "$out/kb/" 2>/dev/nu
 cp /tmp/session/kb/speedup.png "$out/kb/" 2>/dev/null
 tar czf "$out/gpu1/logs.tgz" -C /tmp/session train recipe.log teacher.log kb.log kb/logs kb/kernels 2>/dev/null
 tail -5 /tmp/session/kb.log; sed -n '/^## By level/,/^## Speedup/p' "$out/kb/summary.md" 2>/dev/null
-cat "$out/gpu1/gpu1.log"
+cat "$out/gpu1/gpu1.log" 2>/dev/null
 echo "session: $(( $(date +%s) - start )) s"
