@@ -70,6 +70,26 @@ TEST(CodegenTest, ElementwiseChainIsOneStridedMaskedKernel) {
        "x0, x0.stride(0), x0.stride(1), x1, x1.stride(1)", "BLOCK=32", "return t1"});
 }
 
+TEST(CodegenTest, OneElementInputsLoadAsScalars) {
+  // x1 has one element: one scalar load per program, no tile of lanes reading one address.
+  const std::string c = MustEmit(MustParse(
+      "def fused_operator(x0, x1):\n"
+      "    t0 = torch.mul(x0, x1)\n"
+      "    return t0\n",
+      "torch.randn(64, 32), torch.randn(1)"));
+  EXPECT_EQ(Count(c, "x1_ptr + offs * 0"), 0);
+  ExpectInOrder(c, {"if CONTIG:", "tl.load(x0_ptr + offs, mask=mask", "tl.load(x1_ptr)", "else:",
+                    "tl.load(x1_ptr)"});
+  // The same in a contraction's epilogue.
+  const std::string e = MustEmit(MustParse(
+      "def fused_operator(x0, x1, x2):\n"
+      "    t0 = torch.matmul(x0, x1)\n"
+      "    t1 = torch.mul(t0, x2)\n"
+      "    return t1\n",
+      "torch.randn(32, 16), torch.randn(16, 32), torch.randn(1, 1)"));
+  ExpectInOrder(e, {"acc += tl.dot(", "tl.load(x2_ptr)", "tl.store("});
+}
+
 TEST(CodegenTest, ConvWithEpilogueIsOneKernel) {
   const Program p = MustParse(
       "def fused_operator(x0, x1, x2):\n"

@@ -338,6 +338,7 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   w.Line("mask = mask_m & mask_n");
   const std::string zero = "(offs_m + offs_n) * 0";
   ExprEmitter e(p, ctx.plan.materialized, params, w, "mask", zero, counter);
+  e.LoadOneElementValuesAsScalars();
   if (s.bias.valid()) {
     Coords ch = Materialize(w, {s.channel(bc, "offs_n")}, "ch");
     w.Line("acc += " + e.Emit(s.bias, ch));

@@ -62,6 +62,7 @@ std::string PointwiseBody(const GroupContext& ctx, const Dims& dims, KernelParam
   PythonWriter body(depth);
   int counter = 0;
   ExprEmitter e(ctx.program, ctx.plan.materialized, params, body, "mask", "offs * 0", counter);
+  e.LoadOneElementValuesAsScalars();
   const std::string val = e.Compute(ctx.group.output, coords);
   body.Line("tl.store(" + params.Address(ctx.group.output, coords, "offs * 0") + ", " + val +
             ", mask=mask)");

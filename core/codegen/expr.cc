@@ -7,6 +7,16 @@
 
 namespace drtriton::codegen {
 
+namespace {
+
+bool OneElement(const Shape& shape) {
+  for (int64_t d : shape)
+    if (d != 1) return false;
+  return true;
+}
+
+}  // namespace
+
 std::string ExprEmitter::NewVar(const std::string& stem) {
   return stem + std::to_string(counter_++);
 }
@@ -31,7 +41,10 @@ std::string ExprEmitter::Emit(ValueId v, const std::vector<std::string>& coords)
   const Value& value = program_.value(v);
   assert(coords.size() == value.shape.size() && "one coordinate per dim");
   std::string var;
-  if (materialized_[v.index]) {
+  if (materialized_[v.index] && scalar_loads_ && OneElement(value.shape)) {
+    var = NewVar("x");
+    w_.Line(var + " = tl.load(" + params_.Address(v, coords, "") + ")");
+  } else if (materialized_[v.index]) {
     var = NewVar("x");
     const std::string other = value.dtype == "int64" ? "0" : "0.0";
     w_.Line(var + " = tl.load(" + params_.Address(v, coords, zero_) + ", mask=" + mask_ +

@@ -30,6 +30,12 @@ class ExprEmitter {
 
   // `v` is already in registers as `var` (an anchor's result feeding its epilogue).
   void Bind(ValueId v, const std::string& var) { bound_[v.index] = var; }
+  // Values of one element (every dim broadcast) load once per program as a scalar,
+  // `tl.load(ptr)`, instead of a tile of lanes all reading one address (`ptr + zero`): a
+  // KernelBench matrix-times-scalar kernel built that way ran at half of eager's bandwidth on
+  // the H200 (whether this load was the cause is not measured yet).  For kernels whose
+  // arithmetic broadcasts a scalar freely (pointwise, contraction epilogues), not reductions.
+  void LoadOneElementValuesAsScalars() { scalar_loads_ = true; }
   // Emits `v` at `coords` (one expression per dim of v) and returns its variable.
   std::string Emit(ValueId v, const std::vector<std::string>& coords);
   // The same under another mask (loads of padded convolution windows).
@@ -51,6 +57,7 @@ class ExprEmitter {
   std::string mask_;
   std::string zero_;
   int& counter_;
+  bool scalar_loads_ = false;
   std::map<int, std::string> bound_;
   std::map<std::string, std::string> memo_;
 };

@@ -92,6 +92,20 @@ CASES = {
         "x0",
         "torch.randn(2, 3, 8, 7)",
     ),
+    # One-element inputs load as scalars (tl.load(ptr)), broadcast by the arithmetic.
+    "scalar_times_matrix": task(
+        ["t0 = torch.mul(x0, x1)"], "x0, x1", "torch.randn(6, 5), torch.randn(1)"
+    ),
+    "one_element_output": task(
+        ["t0 = torch.add(x0, x1)", "t1 = torch.relu(t0)"],
+        "x0, x1",
+        "torch.randn(1, 1), torch.randn(1)",
+    ),
+    "linear_scaled_by_a_scalar": task(
+        ["t0 = F.linear(x0, x1, x2)", "t1 = torch.mul(t0, x3)"],
+        "x0, x1, x2, x3",
+        "torch.randn(8, 16), torch.randn(4, 16), torch.randn(4), torch.randn(1, 1)",
+    ),
 }
 
 
