@@ -18,7 +18,6 @@ Exit status 1 when the chunked kernel is not within the verifier's tolerance whe
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import pathlib
 import re
@@ -85,14 +84,11 @@ def single_sum(candidate: str) -> str:
 
 
 def load(text: str, folder: str, name: str) -> Any:
-    # Triton's JIT reads a kernel's source from its file: the text must live in one.
+    from drtriton.verify.task import import_file
+
     path = pathlib.Path(folder) / f"{name}.py"
     path.write_text(text)
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return import_file(str(path), name)
 
 
 def worst(got: Any, expected: Any) -> tuple[float, int]:

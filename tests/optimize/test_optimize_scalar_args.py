@@ -4,7 +4,6 @@ supported."""
 
 from __future__ import annotations
 
-import importlib.util
 import pathlib
 import types
 
@@ -14,6 +13,7 @@ import torch
 from drtriton import _core
 from drtriton.evaluate.worker import run_job
 from drtriton.optimize import OptimizeConfig, optimize_source
+from drtriton.verify.task import import_file
 
 pytestmark = pytest.mark.skipif(not hasattr(_core, "codegen_variants"), reason="no teacher binding")
 CONFIG = OptimizeConfig(max_ops=3, k=1)
@@ -32,11 +32,7 @@ def load(model_new: str, folder: pathlib.Path) -> types.ModuleType:
     """The ModelNew file as a module (from a real file: triton.jit reads its kernels' source)."""
     path = folder / "model_new_scalar.py"
     path.write_text(model_new)
-    spec = importlib.util.spec_from_file_location("drtriton_test_model_new", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return import_file(str(path), "drtriton_test_model_new")
 
 
 def test_float_argument_is_verified_and_read_at_run_time(

@@ -19,18 +19,12 @@ import tempfile
 from typing import Any
 
 _CHILD = r"""
-import importlib.util, json, sys, torch
+import json, sys, torch
 from drtriton.verify.precision import disable_tf32
+from drtriton.verify.task import import_file
 task_path, hybrid_path, device = json.loads(sys.stdin.read())
 disable_tf32()
-
-def load(path, name):  # from a file: Triton's JIT reads a kernel's source from its file
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-t, h = load(task_path, "task"), load(hybrid_path, "hybrid")
+t, h = import_file(task_path, "task"), import_file(hybrid_path, "hybrid")
 flat = lambda v: list(v) if isinstance(v, (list, tuple)) else [v]
 for seed in range(3):
     torch.manual_seed(seed)
@@ -55,7 +49,7 @@ def check_hybrid(
         return verdict.correct, f"{verdict.status}: {verdict.reason}"
     from drtriton.verify.harness import PACKAGE_ROOT
 
-    env = {**os.environ}  # the child imports drtriton (precision) from where this process did
+    env = {**os.environ}  # the child imports drtriton from where this process did
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [PACKAGE_ROOT, env.get("PYTHONPATH")]))
     if not device.startswith("cuda"):
         env["TRITON_INTERPRET"] = "1"

@@ -123,6 +123,19 @@ def load_task(source: str, filename: str = "<task>") -> Task:
     return Task(kind=kind, source=source, module=module)
 
 
+def import_file(path: str, name: str) -> types.ModuleType:
+    """The trusted Python file at `path` as a module named `name`.  Code with Triton kernels
+    must come from a file: on a GPU, Triton's JIT reads each kernel's source from its file, and
+    text run through exec() fails there."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def fingerprint(values: list[Any]) -> list[Any]:
     """A cheap summary of an input set (per tensor: its sum and norm, or nonzero count; other
     values as text), equal in two processes that drew the same set on the same device.
