@@ -163,7 +163,7 @@ def _compare_one(
         if excess.numel() and (worst is None or float(excess.max()) > worst[0]):
             idx = int(torch.argmax(excess))
             worst = (float(excess[idx]), part.flat_index(idx), of[idx].item(), rf[idx].item())
-        err_sq += float(torch.sum((of - rf).abs() ** 2))
+        err_sq += float(torch.sum(diff**2))
         scale_sq += float(torch.sum(rf.abs() ** 2))
     if outside:
         _, flat, got, expected = worst

@@ -385,11 +385,24 @@ def _judge(worker: WorkerProcess, task_source: str, opts: Options, start: float)
         torch.save(init, os.path.join(worker.workdir, "init.pt"))
         load["init"] = "init.pt"
     worker.request(load)
-    pending = [first]  # _trials releases set 0 after its call: no other reference may remain
-    del first
-    failed, call_s = _trials(worker, inputs, references, refs, pending, device, opts)
-    if failed:
-        return failed
+    call_s = 0.0
+    for i in range(opts.trials):
+        # The GPU lock is held shared per trial, except the first: its call compiles the
+        # candidate's kernels, seconds of CPU that would hold every timing back.
+        with gpu_lock.hold(opts.device, gpu_lock.SHARED) if i else contextlib.nullcontext():
+            if i == 0:  # set 0 was drawn first (its reference names the poisoned copies)
+                current, first = first, None
+            else:
+                current = inputs.make(i)
+                refs.append(references(current))
+            reply = inputs.run(worker, i, current)
+            del current
+            out = _load_output(worker, f"out{i}.pt", device)
+            problem = cmp.compare(out, refs[i].values, opts.atol, opts.rtol, refs[i].exact)
+        call_s += float(reply.get("call_s", 0.0))
+        if problem:
+            reason = f"input set {i} ({_dist(i)}): {problem}"
+            return Verdict("wrong_answer", reason=reason, trials=i)
     verdict = Verdict("correct", reason=f"{opts.trials} input sets match", trials=opts.trials)
     # Diagnostics for the throughput benchmark: when the worker was ready (since the harness
     # started), and the seconds spent inside the candidate's calls (as the worker timed them).
@@ -403,45 +416,6 @@ def _judge(worker: WorkerProcess, task_source: str, opts: Options, start: float)
     if opts.on_cuda:
         _time(worker, task, reference, inputs, refs, opts, verdict)
     return verdict
-
-
-def _trials(worker: WorkerProcess, inputs: _InputSets, references: _References,
-            refs: list[cmp.Expected], pending: list[list[Any]], device: torch.device,
-            opts: Options) -> tuple[Verdict | None, float]:  # fmt: skip
-    """The poisoned correctness calls on fresh input sets: (a wrong-answer verdict or None,
-    seconds spent inside the candidate's calls). `pending` holds set 0, drawn first (its
-    reference names the poisoned copies)."""
-    call_s = 0.0
-    for i in range(opts.trials):
-        # The GPU lock is held shared per trial, except the first: its call compiles the
-        # candidate's kernels, seconds of CPU that would hold every timing back.
-        hold = gpu_lock.hold(opts.device, gpu_lock.SHARED) if i else contextlib.nullcontext()
-        with hold:
-            outcome = _trial(worker, inputs, references, refs, pending, device, opts, i)
-        call_s += outcome["call_s"]
-        if "reason" in outcome:
-            reason = f"input set {i} ({_dist(i)}): {outcome['reason']}"
-            return Verdict("wrong_answer", reason=reason, trials=i), call_s
-    return None, call_s
-
-
-def _trial(worker: WorkerProcess, inputs: _InputSets, references: _References,
-           refs: list[cmp.Expected], pending: list[list[Any]], device: torch.device,
-           opts: Options, i: int) -> dict[str, Any]:  # fmt: skip
-    """Trial `i`: {"call_s": seconds in the candidate's call}, plus "reason" when it is wrong."""
-    if i == 0:
-        current = pending.pop()
-    else:
-        current = inputs.make(i)
-        refs.append(references(current))
-    reply = inputs.run(worker, i, current)
-    del current
-    out = _load_output(worker, f"out{i}.pt", device)
-    problem = cmp.compare(out, refs[i].values, opts.atol, opts.rtol, refs[i].exact)
-    result: dict[str, Any] = {"call_s": float(reply.get("call_s", 0.0))}
-    if problem:
-        result["reason"] = problem
-    return result
 
 
 class _InputSets:
@@ -650,7 +624,8 @@ def _time(
     if len(times) != opts.runs or not all(math.isfinite(t) and t > 0 for t in times):
         raise _Rejected({"status": "crashed", "reason": "the worker's timings are malformed"})
     # Checked runs ran under the torch watch (worker.watched_calls): time the others.
-    unchecked = [t for i, t in enumerate(times) if i not in {int(c) for c in checked}]
+    watched = {int(c) for c in checked}
+    unchecked = [t for i, t in enumerate(times) if i not in watched]
     stats = timing.summarize(unchecked or times)
     verdict.time_ms = stats["median"]
     verdict.extra["time_mean_ms"] = stats["mean"]
@@ -705,7 +680,7 @@ def _baselines(
             with torch.no_grad():
                 # The first call compiles (tens of seconds of CPU), under no hold: holding the
                 # lock through it would stall every timing on this GPU.
-                compiled(*[x.clone() if isinstance(x, torch.Tensor) else x for x in sets[0]])
+                compiled(*timing.clone(sets[0]))
                 with gpu_lock.hold(opts.device, gpu_lock.EXCLUSIVE):
                     ctimes, _ = timing.time_cuda(compiled, sets, warmup=opts.warmup, runs=opts.runs)
         compile_ms = timing.summarize(ctimes)["median"]

@@ -60,7 +60,7 @@ def time_cuda(
 ) -> tuple[list[float], dict[int, Any]]:
     """Milliseconds of each timed call, and the kept outputs {trial: output}."""
     assert input_sets, "time_cuda needs at least one input set"
-    buffers = [x.clone() if isinstance(x, torch.Tensor) else x for x in input_sets[0]]
+    buffers = clone(list(input_sets[0]))
     flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
     keep = set(check)
     for i in range(warmup):
@@ -77,17 +77,18 @@ def time_cuda(
         out = call(*buffers)
         _RECORD(ends[t])
         if t in keep:
-            kept[t] = _clone(out)
+            kept[t] = clone(out)
     _SYNC()
     times = [_ELAPSED(s, e) for s, e in zip(starts, ends, strict=False)]
     return times, kept
 
 
-def _clone(value: Any) -> Any:
+def clone(value: Any) -> Any:
+    """`value` with every tensor in it (nested lists and tuples too) copied."""
     if isinstance(value, torch.Tensor):
         return value.detach().clone()
     if isinstance(value, (tuple, list)):
-        return type(value)(_clone(v) for v in value)
+        return type(value)(clone(v) for v in value)
     return value
 
 
