@@ -7,16 +7,6 @@
 
 namespace drtriton::codegen {
 
-namespace {
-
-bool OneElement(const Shape& shape) {
-  for (int64_t d : shape)
-    if (d != 1) return false;
-  return true;
-}
-
-}  // namespace
-
 std::string ExprEmitter::NewVar(const std::string& stem) {
   return stem + std::to_string(counter_++);
 }
@@ -41,7 +31,7 @@ std::string ExprEmitter::Emit(ValueId v, const std::vector<std::string>& coords)
   const Value& value = program_.value(v);
   assert(coords.size() == value.shape.size() && "one coordinate per dim");
   std::string var;
-  if (materialized_[v.index] && scalar_loads_ && OneElement(value.shape)) {
+  if (materialized_[v.index] && scalar_loads_ && Product(value.shape) == 1) {
     var = NewVar("x");
     w_.Line(var + " = tl.load(" + params_.Address(v, coords, "") + ")");
   } else if (materialized_[v.index]) {

@@ -85,9 +85,9 @@ ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t bat
   c.launch.num_warps = tile >= 128 * 128 ? 8 : 4;
   c.launch.num_stages = 3;
   // Accuracy of long reductions.  `acc += tl.dot(...)` is one running fp32 sum over all of K,
-  // whose rounding error grows with K; the H200 teacher run of 2026-11-30 lost 9 of 51
-  // paper-preset programs, all transposed convolutions with K up to ~10k, by a few elements
-  // 3e-3 off where cuDNN was 1e-4 off.  Summing chunks of about sqrt(K) elements into a
+  // whose rounding error grows with K; the H200 teacher run of 2026-11-30 lost 8 of 51
+  // paper-preset programs, all with transposed convolutions (one with K = 10,725), by a few
+  // elements 3e-3 off where cuDNN was 1e-4 off.  Summing chunks of about sqrt(K) elements into a
   // partial accumulator first makes the error grow with ~2 sqrt(K) instead of K, for one more
   // register tile and one add per chunk.  A chunk spans at least 8 BLOCK_K steps: the
   // software pipeline (num_stages) works on the inner loop, and a few steps per chunk would

@@ -1,4 +1,5 @@
 // Text helpers shared by the emitters: literals, index decomposition, broadcasting.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -100,9 +101,8 @@ std::string KernelParams::Sizes(const std::string& expr) {
 std::string KernelParams::Address(ValueId v, const std::vector<std::string>& coords,
                                   const std::string& zero) {
   if (!flat_.empty() && coords == flat_coords_) {
-    bool seen = false;
-    for (ValueId f : flat_values_) seen = seen || f == v;
-    if (!seen) flat_values_.push_back(v);
+    if (std::find(flat_values_.begin(), flat_values_.end(), v) == flat_values_.end())
+      flat_values_.push_back(v);
     return Pointer(v) + " + " + flat_;
   }
   std::string e = Pointer(v);
