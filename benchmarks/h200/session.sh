@@ -4,6 +4,7 @@
 #          from KB_PREVIOUS/results.jsonl when given (results of an earlier call, carried back);
 #   GPU 1: the jobs named in JOBS, in order, each given what is left of the budget:
 #          nan    GPU tests of the teacher's NaN semantics and near-constant normalizations
+#          gputest  the verifier's GPU tests (tests/verify/test_gpu.py: timing, lock, watch)
 #          gen    benchmarks/generation_throughput.py (decode loop vs transformers' generate)
 #          pw     benchmarks/pointwise_speed.py (teacher pointwise kernels vs eager, fast path on/off)
 #          train  the small-model training recipe (examples/train/h200_recipe.sh, TRAIN_MINUTES,
@@ -55,6 +56,9 @@ run_job() {
         nan)
             DRTRITON_TEST_DEVICE=cuda timeout 240 python3 -m pytest -q -p no:cacheprovider \
                 tests/teach/test_verified.py -k "nan or near_constant" 2>&1 | tail -15 ;;
+        gputest)
+            DRTRITON_TEST_DEVICE=cuda timeout 240 python3 -m pytest -q -p no:cacheprovider \
+                tests/verify/test_gpu.py tests/verify/test_gpu_lock.py 2>&1 | tail -15 ;;
         gen)
             timeout 180 python3 benchmarks/generation_throughput.py --device cuda --size recipe \
                 --prompts 16 --new 512 --engines hf loop 2>&1 | tail -20 ;;
