@@ -4,6 +4,9 @@ The task file is trusted (it is the user's own model), so it is exec'd in a fres
 Decomposition keeps every ATen operator the catalog has whole (aten.ATEN_TO_CATALOG's keys):
 PyTorch would otherwise lower linear to addmm with a transposed weight, layer_norm to
 mean/var arithmetic, and so on, which no longer reads as one catalog operator.
+Recurrent layers (LSTM, GRU, RNN) are kept whole too, as opaque PyTorch calls: decomposed,
+they unroll into one cell per time step and layer (KernelBench's L3 35 LSTM became 55,350 ATen
+operators, and its search and export ran past the 240 s problem limit).
 """
 
 from __future__ import annotations
@@ -15,6 +18,13 @@ import torch
 
 from drtriton.errors import UserError
 from drtriton.frontend.aten import kept_whole
+
+_aten = torch.ops.aten
+RECURRENT = [
+    overload
+    for packet in (_aten.lstm, _aten.gru, _aten.rnn_tanh, _aten.rnn_relu)
+    for overload in (packet.input, packet.data)
+]
 
 
 @dataclass
@@ -48,7 +58,7 @@ def load_module_task(
 def decompositions() -> dict[Any, Any]:
     """torch.export's default table minus the operators the catalog keeps whole."""
     table = torch.export.default_decompositions()
-    for op in kept_whole():
+    for op in [*kept_whole(), *RECURRENT]:
         table.pop(op, None)
     return table
 

@@ -10,7 +10,9 @@
             return t5
 
 Each run's hybrid keeps its own names under a per-run prefix (r<k>_), as stitch.py does per
-fragment, so that kernels of different runs cannot collide.
+fragment, so that kernels of different runs cannot collide. A hybrid that recurs (the search
+result of a repeated run, one per step of an unrolled RNN) is emitted once, under its first
+run's prefix, and called from every run that uses it.
 """
 
 from __future__ import annotations
@@ -124,13 +126,17 @@ def _body(pieces: list[Piece]) -> tuple[list[str], list[str]]:
     """(module-level kernel code, forward lines) of the runs in order."""
     kernels: list[str] = []
     forward: list[str] = []
+    emitted: dict[str, int] = {}  # hybrid text -> the run whose prefix it was emitted under
     for k, piece in enumerate(pieces):
         if piece.hybrid is None:
             forward += [_torch_line(line) for line in piece.run.lines]
             continue
-        _imports, body = prefixed(piece.hybrid, f"r{k}_")
-        kernels.append(f"# run {k}: {', '.join(str(x.op) for x in piece.run.lines)}\n{body}\n")
-        call = f"r{k}_triton_fused_operator({', '.join(piece.run.inputs)})"
+        owner = emitted.setdefault(piece.hybrid, k)
+        if owner == k:  # a repeated hybrid (a recurring run) reuses the first one's functions
+            _imports, body = prefixed(piece.hybrid, f"r{k}_")
+            ops = ", ".join(str(x.op) for x in piece.run.lines)
+            kernels.append(f"# run {k}: {ops}\n{body}\n")
+        call = f"r{owner}_triton_fused_operator({', '.join(piece.run.inputs)})"
         forward.append(f"{', '.join(piece.run.outputs)} = {call}")
     return kernels, forward
 

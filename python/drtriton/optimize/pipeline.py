@@ -202,6 +202,10 @@ def _optimize(
     done = 0
     # What the policy's kernels achieve: across this model's runs, and other models' with a file.
     calibration = Calibration(path=config.calibration_file)
+    # A run whose task is another run's under other names (an unrolled RNN repeats one cell
+    # hundreds of times) takes that run's result: same inputs in the same order, so the same
+    # hybrid serves both, and assemble emits its kernels once.
+    searched: dict[str, tuple[int, Any]] = {}
     for k, run in enumerate(runs):
         piece = assemble.Piece(run)
         why = "not in the operator catalog" if run.lines[0].opaque else "no task for this run"
@@ -210,12 +214,18 @@ def _optimize(
                 why = "the time budget was spent before this run"
             else:
                 done += 1
-                say(f"search {done}/{searchable}: {', '.join(str(x.op) for x in run.lines)}")
-                found = _search_run(run, config, deadline, calibration)
+                key = _core.parse(run.task)[1]["canonical_key"]
+                if key in searched:
+                    first, found = searched[key]
+                    say(f"search {done}/{searchable}: the program of search {first}, reused")
+                else:
+                    say(f"search {done}/{searchable}: {', '.join(str(x.op) for x in run.lines)}")
+                    found = _search_run(run, config, deadline, calibration)
+                    searched[key] = (done, found)
+                    tried = sum(len(f.outcomes) for f in getattr(found, "fragments", []))
+                    say(f"search {done}/{searchable} done: {tried} candidates verified, "
+                        f"hybrid {'kept' if found.hybrid_ok else 'none'}")  # fmt: skip
                 found_by_run[k] = found
-                tried = sum(len(f.outcomes) for f in getattr(found, "fragments", []))
-                say(f"search {done}/{searchable} done: {tried} candidates verified, "
-                    f"hybrid {'kept' if found.hybrid_ok else 'none'}")  # fmt: skip
                 if found.hybrid is not None and found.hybrid_ok:
                     piece.hybrid = found.hybrid
                 elif found.hybrid is not None:

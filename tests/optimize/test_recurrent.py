@@ -1,0 +1,92 @@
+"""Recurrent models: an unrolled cell is searched once, and recurrent layers stay whole.
+
+On the CPU (Triton's interpreter), small shapes."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from drtriton import _core
+from drtriton.frontend import from_module_source
+from drtriton.optimize import OptimizeConfig, optimize_source
+
+pytestmark = pytest.mark.skipif(not hasattr(_core, "codegen_variants"), reason="no teacher binding")
+os.environ.pop("TRITON_INTERPRET", None)
+
+# KernelBench L3 34's vanilla RNN, at toy sizes: the loop unrolls into one identical
+# linear-tanh-linear run per step.
+CELL = """import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, n_in, n_hidden, n_out):
+        super().__init__()
+        self.i2h = nn.Linear(n_in + n_hidden, n_hidden)
+        self.h2o = nn.Linear(n_hidden, n_out)
+
+    def forward(self, x, h0):
+        hidden, outputs = h0, []
+        for t in range(x.shape[0]):
+            hidden = torch.tanh(self.i2h(torch.cat((x[t], hidden), dim=1)))
+            outputs.append(self.h2o(hidden))
+        return torch.stack(outputs, dim=0)
+
+def get_inputs():
+    return [torch.rand(STEPS, 2, 8), torch.rand(2, 4)]
+
+def get_init_inputs():
+    return [8, 4, 3]
+"""
+
+LSTM = """import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, n_in, n_hidden, layers):
+        super().__init__()
+        self.lstm = nn.LSTM(n_in, n_hidden, layers, batch_first=True)
+
+    def forward(self, x, h0, c0):
+        out, _ = self.lstm(x, (h0, c0))
+        return torch.relu(out) * 2.0 + 1.0
+
+def get_inputs():
+    return [torch.rand(2, 5, 8), torch.rand(2, 2, 6), torch.rand(2, 2, 6)]
+
+def get_init_inputs():
+    return [8, 6, 2]
+"""
+
+
+def test_repeated_cell_is_searched_once_and_emitted_once() -> None:
+    said: list[str] = []
+    result = optimize_source(
+        CELL.replace("STEPS", "4"), OptimizeConfig(max_ops=3, k=1), said.append
+    )
+    assert result.error is None, result.error
+    assert result.verdict["status"] == "correct", result.verdict
+    reused = [m for m in said if m.endswith("reused")]
+    # Steps 1-3 are one program; the last step's hidden state is unused, so its run differs.
+    assert reused == ["search 2/4: the program of search 1, reused",
+                      "search 3/4: the program of search 1, reused"]  # fmt: skip
+    entries = re.findall(r"def (r\d+)_triton_fused_operator\(", result.model_new)
+    assert len(entries) == 2  # the repeated cell's, the last step's
+    assert result.model_new.count(f"= {entries[0]}_triton_fused_operator(") == 3
+
+
+def test_lstm_stays_one_pytorch_call() -> None:
+    frontend = from_module_source(LSTM)
+    calls = [line.call.split("(")[0] for line in frontend.lines]
+    assert calls.count("torch.ops.aten.lstm.input") == 1
+    assert not any("sigmoid" in c for c in calls)  # not unrolled into gates
+
+
+def test_lstm_hybrid_verifies_with_the_layer_in_pytorch() -> None:
+    result = optimize_source(LSTM, OptimizeConfig(max_ops=3, k=1))
+    assert result.error is None, result.error
+    assert result.verdict["status"] == "correct", result.verdict
+    assert "lstm" in result.verdict["allowed_torch"]
+    assert [s["ops"] for s in result.segments if s["fused"]] == [["relu", "mul", "add"]]
