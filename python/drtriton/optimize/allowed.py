@@ -5,6 +5,12 @@ inputs (on the target device: F.batch_norm reaches cudnn_batch_norm on a GPU and
 native_batch_norm on the CPU) under a recording dispatch mode that is switched on only for
 the lines kept in PyTorch.  Opaque lines also contribute the name their
 `torch.ops.aten.<name>.<overload>` spelling carries, in case their dispatch differs.
+
+A matrix product's dispatch depends on more than shapes: F.linear reaches addmm, mm, bmm or
+matmul by the rank, bias and strides of what it gets, and a value made by a Triton kernel is
+laid out differently from the zeros probed here (KernelBench L3 32, a vision transformer, was
+rejected on 2026-11-30 for aten.mm in a hybrid that keeps its linears in PyTorch). So a kept
+product allows its whole family: the same computation under another entry point.
 """
 
 from __future__ import annotations
@@ -37,6 +43,13 @@ def spelled_name(line: Line) -> str | None:
     return parts[3] if head.startswith("torch.ops.aten.") and len(parts) >= 4 else None
 
 
+PRODUCT_FAMILY = frozenset("mm addmm bmm baddbmm matmul linear mv addmv dot".split())
+
+
+def _with_families(names: set[str]) -> set[str]:
+    return names | PRODUCT_FAMILY if names & PRODUCT_FAMILY else names
+
+
 def _zeros(shape: list[int], dtype: str, device: str) -> torch.Tensor:
     return torch.zeros(shape, dtype=getattr(torch, dtype), device=device)
 
@@ -54,4 +67,4 @@ def allowed_ops(frontend: FrontendResult, kept: set[str], device: str) -> tuple[
                 values[line.result] = eval(  # our own line, over our own values
                     spelling, {"torch": torch, "F": F}, values
                 )
-    return tuple(sorted((names | record.seen) - ALLOCATE_AND_VIEW))
+    return tuple(sorted(_with_families(names | record.seen) - ALLOCATE_AND_VIEW))

@@ -49,6 +49,9 @@ ALLOWED_IMPORTS = (
     "operator",
     "collections",
     "collections.abc",  # ABCs only; model code (Swin) imports it for isinstance checks
+    # Model code (KernelBench L3 Mamba2) rearranges with einops; its functions run torch
+    # operators, which the worker's dispatch watch sees like any other torch call.
+    "einops",
     "dataclasses",
     "enum",
     "numbers",
