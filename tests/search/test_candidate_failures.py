@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import math
+import time
 
 import pytest
 import torch
 
-from drtriton.search.search import FragmentResult, SearchConfig, VerdictCache, _try_candidates
+from drtriton.search.search import (
+    DEADLINE_GRACE_S,
+    FragmentResult,
+    SearchConfig,
+    VerdictCache,
+    _try_candidates,
+    verify_timeout,
+)
 
 TASK = (
     "import torch\n\ndef fused_operator(x0):\n    t0 = torch.relu(x0)\n    return t0\n\n"
@@ -45,3 +53,37 @@ def test_other_errors_still_raise() -> None:
         _try_candidates(result, TwoCandidates(), SearchConfig(device="cuda"), VerdictCache(),
                         _judge_raising(RuntimeError("device-side assert triggered")))  # fmt: skip
     assert math.isinf(result.cost)
+
+
+def _judge_timed(times: dict[str, float]):
+    def judge(task: str, candidate: str) -> dict:
+        return {"correct": True, "status": "correct", "time_ms": times[candidate], "eager_ms": 1.0}
+
+    return judge
+
+
+def test_past_the_deadline_only_the_first_candidate_is_judged() -> None:
+    result = FragmentResult(0, 1, TASK)
+    config = SearchConfig(device="cuda", deadline=time.monotonic() - 1.0)
+    judge = _judge_timed({"# first": 0.7, "# second": 0.2})
+    assert _try_candidates(result, TwoCandidates(), config, VerdictCache(), judge) == 0.7
+    assert result.tried == 1 and result.candidate == "# first"
+
+
+def test_before_the_deadline_every_candidate_is_judged() -> None:
+    result = FragmentResult(0, 1, TASK)
+    config = SearchConfig(device="cuda", deadline=time.monotonic() + 600.0)
+    judge = _judge_timed({"# first": 0.7, "# second": 0.2})
+    assert _try_candidates(result, TwoCandidates(), config, VerdictCache(), judge) == 0.2
+    assert result.tried == 2
+
+
+def test_verify_timeout_shrinks_to_the_deadline_plus_grace() -> None:
+    assert verify_timeout(SearchConfig(verify_timeout=90.0)) == 90.0
+    assert verify_timeout(SearchConfig()) is None
+    past = SearchConfig(verify_timeout=90.0, deadline=time.monotonic() - 30.0)
+    assert verify_timeout(past) == DEADLINE_GRACE_S
+    near = verify_timeout(SearchConfig(deadline=time.monotonic() + 20.0))
+    assert near is not None and 20.0 < near <= 20.0 + DEADLINE_GRACE_S
+    far = SearchConfig(verify_timeout=90.0, deadline=time.monotonic() + 600.0)
+    assert verify_timeout(far) == 90.0

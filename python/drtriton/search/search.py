@@ -100,7 +100,8 @@ def _judge(config: SearchConfig) -> Any:
     from drtriton.verify import verify
 
     def judge(task: str, candidate: str) -> dict[str, Any]:
-        kwargs = {"timeout": config.verify_timeout} if config.verify_timeout else {}
+        timeout = verify_timeout(config)
+        kwargs = {"timeout": timeout} if timeout else {}
         # The search reads eager and candidate times only: no torch.compile of every fragment.
         # prewarm: the next fragment's worker imports torch while this one is judged.
         verdict = verify(task, candidate, device=config.device, compile_baseline=False,
@@ -109,6 +110,26 @@ def _judge(config: SearchConfig) -> Any:
         return json.loads(verdict.to_json())
 
     return judge
+
+
+# A verification that starts just before the deadline still gets this long.
+DEADLINE_GRACE_S = 15.0
+
+
+def verify_timeout(config: SearchConfig) -> float | None:
+    """The per-candidate limit, shortened to what is left before the deadline plus a grace:
+    the caller's own verification of the result must still fit after the search (on the
+    H200, KernelBench problems found a correct hybrid and then timed out: one fragment's
+    verification, started before the deadline, ran 75 s past it)."""
+    limit = config.verify_timeout
+    if config.deadline is not None:
+        left = max(config.deadline - time.monotonic(), 0.0) + DEADLINE_GRACE_S
+        limit = left if limit is None else min(limit, left)
+    return limit
+
+
+def _past_deadline(config: SearchConfig) -> bool:
+    return config.deadline is not None and time.monotonic() > config.deadline
 
 
 def _modelled(fragment: dict[str, Any]) -> float:
@@ -172,7 +193,7 @@ def _search_fragment(
     """Every candidate of one fragment (the GPU fallback when eager times are unknown)."""
     result = FragmentResult(fragment["start"], fragment["end"], fragment["source"])
     result.modelled = _modelled(fragment)
-    if config.deadline is None or time.monotonic() <= config.deadline:
+    if not _past_deadline(config):
         _try_candidates(result, policy, config, cache, judge)
     return result
 
@@ -184,6 +205,8 @@ def _try_candidates(
     GPU: the fastest measured one.  CPU: the first correct one (siblings cost the same)."""
     on_gpu = config.device.startswith("cuda")
     for candidate in policy.candidates(result.source, config.k):
+        if result.tried and _past_deadline(config):  # keep what the first ones measured
+            break
         result.tried += 1
         try:
             verdict = cache.get(result.source, candidate, judge)
