@@ -72,21 +72,21 @@ TEST(CodegenTest, ElementwiseChainIsOneStridedMaskedKernel) {
 
 TEST(CodegenTest, OneElementInputsLoadAsScalars) {
   // x1 has one element: one scalar load per program, no tile of lanes reading one address.
-  const std::string c = MustEmit(MustParse(
-      "def fused_operator(x0, x1):\n"
-      "    t0 = torch.mul(x0, x1)\n"
-      "    return t0\n",
-      "torch.randn(64, 32), torch.randn(1)"));
+  const std::string c =
+      MustEmit(MustParse("def fused_operator(x0, x1):\n"
+                         "    t0 = torch.mul(x0, x1)\n"
+                         "    return t0\n",
+                         "torch.randn(64, 32), torch.randn(1)"));
   EXPECT_EQ(Count(c, "x1_ptr + offs * 0"), 0);
-  ExpectInOrder(c, {"if CONTIG:", "tl.load(x0_ptr + offs, mask=mask", "tl.load(x1_ptr)", "else:",
-                    "tl.load(x1_ptr)"});
+  ExpectInOrder(c, {"if CONTIG:", "tl.load(x0_ptr + offs, mask=mask", "tl.load(x1_ptr)",
+                    "else:", "tl.load(x1_ptr)"});
   // The same in a contraction's epilogue.
-  const std::string e = MustEmit(MustParse(
-      "def fused_operator(x0, x1, x2):\n"
-      "    t0 = torch.matmul(x0, x1)\n"
-      "    t1 = torch.mul(t0, x2)\n"
-      "    return t1\n",
-      "torch.randn(32, 16), torch.randn(16, 32), torch.randn(1, 1)"));
+  const std::string e =
+      MustEmit(MustParse("def fused_operator(x0, x1, x2):\n"
+                         "    t0 = torch.matmul(x0, x1)\n"
+                         "    t1 = torch.mul(t0, x2)\n"
+                         "    return t1\n",
+                         "torch.randn(32, 16), torch.randn(16, 32), torch.randn(1, 1)"));
   ExpectInOrder(e, {"acc += tl.dot(", "tl.load(x2_ptr)", "tl.store("});
 }
 
@@ -115,12 +115,12 @@ TEST(CodegenTest, LongReductionsSumInChunks) {
   // K = 4096 > kChunkedAbove: chunks of 256 elements (sqrt(K) = 64, raised to the minimum of
   // eight BLOCK_K of 32) go into a partial sum before the total, so rounding grows with about
   // 256 + K / 256 rather than K.
-  ExpectInOrder(MustEmit(MatmulOf("torch.randn(64, 4096), torch.randn(4096, 32)")),
-                {"acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
-                 "for kc in tl.range(0, 4096, 256):",
-                 "part = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
-                 "for k0 in tl.range(kc, kc + 256, BLOCK_K):", "mask_a = mask_m & (offs_ka < 4096)",
-                 "part += tl.dot(a, b, input_precision=\"ieee\")", "acc += part", "tl.store("});
+  ExpectInOrder(
+      MustEmit(MatmulOf("torch.randn(64, 4096), torch.randn(4096, 32)")),
+      {"acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
+       "for kc in tl.range(0, 4096, 256):", "part = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
+       "for k0 in tl.range(kc, kc + 256, BLOCK_K):", "mask_a = mask_m & (offs_ka < 4096)",
+       "part += tl.dot(a, b, input_precision=\"ieee\")", "acc += part", "tl.store("});
   // A short K keeps the one running sum.
   const std::string c = MustEmit(MatmulOf("torch.randn(64, 1024), torch.randn(1024, 32)"));
   EXPECT_EQ(Count(c, "part"), 0);
@@ -201,6 +201,21 @@ TEST(CodegenTest, LongRowsLoop) {
       "torch.randn(3, 10000)");
   const std::string c = MustEmit(p);
   EXPECT_EQ(Count(c, "for r0 in tl.range(0, 10000, BLOCK_R):"), 3);  // mean, var, write
+}
+
+// cumprod multiplies in torch's order, one element per step, in float64: a float32 tree-order
+// scan can overflow a partial product to inf after the true prefix underflowed to 0.
+TEST(CodegenTest, CumprodIsSequential) {
+  const Program p = MustParse(
+      "def fused_operator(x0):\n"
+      "    t0 = torch.cumprod(x0, -1)\n"
+      "    return t0\n",
+      "torch.randn(300, 5000)");
+  const std::string c = MustEmit(p);
+  ExpectInOrder(c, {"carry = tl.full([BLOCK_O, 1], 1.0, dtype=tl.float64)",
+                    "for r0 in tl.range(0, 5000, BLOCK_R):", "out = carry * xm.to(tl.float64)",
+                    "out.to(tl.float32)", "carry = out", "BLOCK_R=1"});
+  EXPECT_EQ(Count(c, "tl.cumprod"), 0);
 }
 
 TEST(CodegenTest, MatmulUsesDotWithBroadcastBatch) {

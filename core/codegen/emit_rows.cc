@@ -171,12 +171,18 @@ class RowsEmitter {
     r_expr_ = DimProduct(layout_.r_dims);
     // Generic mode: block caps for a large problem (the wrapper shrinks the blocks to the
     // runtime sizes), and always the loop over R, which is right for every R.
-    if (ctx.generic())
+    const int64_t rows_hint = ctx.generic() ? kUnknownSize : rows_;
+    if (Sequential())
+      config_ = ChooseSequentialRows(rows_hint, ctx.variant);
+    else if (ctx.generic())
       config_ = ChooseRows(kUnknownSize, kUnknownSize, ctx.variant, ReducesInnermost());
     else
       config_ = ChooseRows(rows_, r_, ctx.variant, ReducesInnermost());
     single_ = !ctx.generic() && r_ <= config_.block_r;
   }
+
+  // cumprod walks R one element at a time (heuristics.h: ChooseSequentialRows).
+  bool Sequential() const { return op_ == RowOp::kCumprod; }
 
   // True unless an along-dim operator reduces a dim with non-unit dims after it.
   bool ReducesInnermost() const {
@@ -208,7 +214,7 @@ class RowsEmitter {
     // Blocks no larger than the runtime row (and row count), capped at the tile.
     const std::string cap_r = IntLiteral(config_.block_r);
     const std::string cap_o =
-        ReducesInnermost() ? cap_r + " // BLOCK_R" : IntLiteral(config_.block_o);
+        ReducesInnermost() && !Sequential() ? cap_r + " // BLOCK_R" : IntLiteral(config_.block_o);
     k.setup = {"BLOCK_R = min(triton.next_power_of_2(" + r_expr_ + "), " + cap_r + ")",
                "BLOCK_O = min(triton.next_power_of_2(" + rows_expr_ + "), " + cap_o + ")"};
     k.constexprs = {"BLOCK_O=BLOCK_O", "BLOCK_R=BLOCK_R"};
@@ -390,16 +396,25 @@ void RowsEmitter::EmitArg(bool is_max) {
 }
 
 // A running carry joins the blocks: cumsum adds it, cumprod multiplies by it; the last
-// lane of each block's scan (masked lanes hold the identity) is the next carry.
+// lane of each block's scan (masked lanes hold the identity) is the next carry.  cumprod's
+// blocks are one element wide, so its product is sequential, as torch's.
 void RowsEmitter::EmitScan(bool is_prod) {
   const std::string identity = is_prod ? "1.0" : "0.0";
-  w_.Line("carry = tl.full([BLOCK_O, 1], " + identity + ", dtype=tl.float32)");
+  // torch's CPU cumprod multiplies in float64 and rounds each output; its CUDA one scans in
+  // float32.  A float64 running product is right for both where the verifier's float64
+  // evaluation arbitrates (a float32 product overflowing before a later 0 is inf * 0 = NaN).
+  const std::string carry_type = is_prod ? "tl.float64" : "tl.float32";
+  w_.Line("carry = tl.full([BLOCK_O, 1], " + identity + ", dtype=" + carry_type + ")");
   const std::string x = OpenPass();
   w_.Line("xm = tl.where(mask, " + x + ", " + identity + ")");
-  if (is_prod)
-    w_.Line("out = tl.cumprod(xm, axis=1) * carry");
-  else
-    w_.Line("out = tl.cumsum(xm, axis=1) + carry");
+  if (is_prod) {  // BLOCK_R is 1: the running product is the output and the next carry
+    w_.Line("out = carry * xm.to(tl.float64)");
+    StoreElements("out.to(tl.float32)");
+    if (!single_) w_.Line("carry = out");
+    ClosePass();
+    return;
+  }
+  w_.Line("out = tl.cumsum(xm, axis=1) + carry");
   StoreElements("out");
   if (!single_) {
     w_.Line("last = tl.arange(0, BLOCK_R)[None, :] == BLOCK_R - 1");

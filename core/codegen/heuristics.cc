@@ -62,6 +62,22 @@ RowsConfig ChooseRows(int64_t rows, int64_t reduced, int variant, bool r_inner) 
   return c;
 }
 
+RowsConfig ChooseSequentialRows(int64_t rows, int variant) {
+  // A product's order matters where it leaves float32's range: sequentially, a prefix that
+  // underflowed to 0 stays 0, but a tree-order scan (tl.cumprod over a tile) can overflow a
+  // partial product of later elements to inf first, and inf * 0 is NaN.  So R is walked one
+  // element per step, and the parallelism is across rows: up to 256 rows per program (256
+  // lanes fill 2 warps), halved for large problems down to 32 to keep the SMs busy.
+  // Variants: 256, 128, 512, 64 rows.
+  static constexpr int64_t kRows[kNumVariants] = {256, 128, 512, 64};
+  RowsConfig c;
+  c.block_r = 1;
+  c.block_o = std::min(NextPow2(rows), kRows[variant % kNumVariants]);
+  while (c.block_o > 32 && CeilDiv(rows, c.block_o) < kMinPrograms) c.block_o /= 2;
+  c.launch.num_warps = WarpsForTile(c.block_o);
+  return c;
+}
+
 ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t batch, int variant) {
   // fp32 tl.dot (ieee): 128x128 tiles with BLOCK_K 32 and 3 stages use
   // (128*32 + 32*128) * 4 B * 3 = 96 KB of shared memory, under the H200's 228 KB;

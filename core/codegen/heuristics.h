@@ -25,6 +25,9 @@ struct RowsConfig {
 // `r_inner`: the reduced coordinates are the input's innermost (unit-stride for contiguous
 // inputs); otherwise consecutive rows are adjacent in memory and tiles widen along rows.
 RowsConfig ChooseRows(int64_t rows, int64_t reduced, int variant, bool r_inner = true);
+// Scans that must combine in torch's sequential order (cumprod): one element of R per step
+// (BLOCK_R = 1) over BLOCK_O rows at once.
+RowsConfig ChooseSequentialRows(int64_t rows, int variant);
 
 struct ContractionConfig {
   int64_t block_m = 64, block_n = 64, block_k = 32;
