@@ -166,6 +166,23 @@ def test_inf_or_largest_finite_at_the_overflow_threshold() -> None:
     assert "+inf" in compare([out], [ref], None, None, [past])
 
 
+def test_float64_arbitrates_where_float32_made_nan_or_inf() -> None:
+    # ref32: a float32 product overflowed, then met a 0 (inf * 0 = NaN); in float64 it is 0.
+    ref = torch.tensor([2.0, float("nan"), float("inf")])
+    exact = torch.tensor([2.0, 0.0, 3.0e30], dtype=torch.float64)
+    assert compare([torch.tensor([2.0, 0.0, 3.0e30])], [ref], None, None, [exact]) is None
+    assert compare([ref.clone()], [ref], None, None, [exact]) is None  # ref32's values pass too
+    wrong = compare([torch.tensor([2.0, 1.0, 3.0e30])], [ref], None, None, [exact])
+    assert wrong is not None and "outside" in wrong
+    # Without the float64 evaluation the positions must match, and a NaN where both
+    # references are finite is wrong.
+    assert "NaN" in compare([torch.tensor([2.0, 0.0, 3.0e30])], [ref], None, None)
+    finite = torch.tensor([2.0, 0.0, 1.0])
+    both = torch.tensor([2.0, 0.0, 1.0], dtype=torch.float64)
+    nan_out = torch.tensor([2.0, float("nan"), 1.0])
+    assert "NaN" in compare([nan_out], [finite], None, None, [both])
+
+
 def test_chunked_comparison_gives_the_same_verdicts(monkeypatch) -> None:
     from drtriton.verify import compare as cmp
 
