@@ -86,6 +86,11 @@ def _register_kernelbench(sub: argparse._SubParsersAction) -> None:
                    help="run again the recorded problems that are not correct and ran out of GPU "
                    "memory somewhere (several problems shared the GPU): resume with fewer "
                    "--workers to give them room; the new record replaces the old")  # fmt: skip
+    k.add_argument("--memory-share", type=float, default=0.85,
+                   help="GPU: a problem starts only while the estimated footprints of the "
+                   "problems on its GPU (5x their inputs and parameters, read on the meta "
+                   "device) fit in this share of the GPU's memory; an idle GPU takes any "
+                   "problem; 0 turns this off (default: %(default)s)")  # fmt: skip
     k.set_defaults(func=run_kernelbench)
 
 
@@ -143,11 +148,13 @@ def run_kernelbench(args: argparse.Namespace) -> int:
 
     for name in ("workers", "limit", "problem_timeout", "time_budget", "max_ops", "k"):
         _positive("--" + name.replace("_", "-"), getattr(args, name))
+    if not 0.0 <= args.memory_share <= 1.0:
+        raise UserError(f"--memory-share must be within [0, 1], not {args.memory_share}")
     _check_out(args.out)
     problems = load_problems(args.problems, parse_levels(args.levels), args.limit, args.order)
     cfg = RunConfig(device=args.device, workers=args.workers, problem_timeout=args.problem_timeout,
                     time_budget=args.time_budget, max_ops=args.max_ops, k=args.k, seed=args.seed,
-                    rerun_oom=args.rerun_oom)  # fmt: skip
+                    rerun_oom=args.rerun_oom, memory_share=args.memory_share)  # fmt: skip
     outcome = run(problems, args.out, cfg, source=str(args.problems), progress=not args.no_progress)
     print(f"ran {outcome.ran} problems now; {outcome.results} results in {args.out}, "
           f"{outcome.not_run} not run; summary: {outcome.summary}")  # fmt: skip

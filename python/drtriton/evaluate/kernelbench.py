@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from drtriton.errors import UserError
+from drtriton.evaluate import memory
 from drtriton.evaluate.metrics import speedup
 from drtriton.evaluate.store import ResultStore, read_results
 from drtriton.evaluate.summary import Column, fmt_ms, fmt_text, fmt_x, write_summary
@@ -64,6 +65,9 @@ class RunConfig:
     seed: int = 0
     optimizer: str = DEFAULT_OPTIMIZER  # "module:function"; tests inject a fake
     rerun_oom: bool = False  # recorded failures that ran out of GPU memory run again
+    # Problems share a GPU while their estimated footprints fit in this share of its memory
+    # (evaluate/memory.py); 0 turns the admission off.
+    memory_share: float = memory.SHARE
     extra_pythonpath: list[str] = field(default_factory=list)
 
 
@@ -355,22 +359,31 @@ def _schedule(todo: Sequence[dict[str, Any]], devices: list[str], cfg: RunConfig
     stop = threading.Event()
     free = list(range(len(devices)))
     queue = list(todo)
-    pending: dict[cf.Future[dict[str, Any]], int] = {}
+    pending: dict[cf.Future[dict[str, Any]], tuple[int, int]] = {}  # -> (slot, estimate)
+    admission = _admission(devices, cfg)
     ran = correct = 0
     bar = tqdm(total=len(todo), disable=not progress, unit="problem", desc="kernelbench")
     with cf.ThreadPoolExecutor(max_workers=len(devices)) as pool:
         try:
             while True:
-                while free and queue and _within(cfg.time_budget, start):
-                    slot = free.pop(0)
-                    problem = queue.pop(0)
+                for slot in list(free):
+                    if not queue or not _within(cfg.time_budget, start):
+                        break
+                    pick = admission.pick(queue, devices[slot])
+                    if pick is None:  # nothing fits on this GPU until a problem ends
+                        continue
+                    free.remove(slot)
+                    problem = queue.pop(pick)
+                    estimate = admission.start(problem, devices[slot])
                     future = pool.submit(run_problem, problem, devices[slot], cfg, out_dir, stop)
-                    pending[future] = slot
+                    pending[future] = (slot, estimate)
                 if not pending:
                     break
                 done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
                 for future in done:
-                    free.append(pending.pop(future))
+                    slot, estimate = pending.pop(future)
+                    free.append(slot)
+                    admission.finish(devices[slot], estimate)
                     record = future.result()
                     store.append(record)
                     ran += 1
@@ -386,6 +399,13 @@ def _schedule(todo: Sequence[dict[str, Any]], devices: list[str], cfg: RunConfig
         finally:
             bar.close()
     return ran
+
+
+def _admission(devices: list[str], cfg: RunConfig) -> memory.Admission:
+    """GPU memory admission (evaluate/memory.py); none on the CPU or with memory_share 0."""
+    on_gpu = any(d.startswith("cuda") for d in devices)
+    budgets = memory.gpu_budgets(devices, cfg.memory_share) if on_gpu and cfg.memory_share else {}
+    return memory.Admission(budgets, lambda problem: memory.footprint(problem["code"]))
 
 
 def _within(budget: float | None, start: float) -> bool:

@@ -1,0 +1,107 @@
+"""GPU memory admission for `drtriton eval kernelbench`: problems that share a GPU start only
+while their estimated footprints fit in it.
+
+Why: on 2026-11-30, with six or seven problems per H200, about a dozen of the 168 dev problems
+failed or lost their only candidate for want of memory (an input set that could not be drawn,
+a reference or a timed call out of memory). Level 1 holds inputs of up to 1.6G float32
+elements (6.4 GB each), and one verification keeps several copies of them.
+
+The estimate: the problem's inputs and parameters are built on the meta device (shapes and
+dtypes only: nothing is allocated and no random number is drawn), and a running problem is
+taken to hold COPIES times their bytes: the harness's inputs and the sandboxed worker's, the
+reference's outputs and the candidate's, and the comparison's chunks. A GPU takes another
+problem while the estimates of the problems on it stay within its budget (SHARE of its memory);
+an idle GPU takes any problem, so one that alone exceeds the budget still runs, by itself.
+A problem whose shapes cannot be read this way counts as zero (no constraint).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+COPIES = 5
+SHARE = 0.85
+
+
+def _tensor_bytes(value: Any) -> int:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.numel() * value.element_size()
+    if isinstance(value, (list, tuple)):
+        return sum(_tensor_bytes(v) for v in value)
+    if isinstance(value, dict):
+        return sum(_tensor_bytes(v) for v in value.values())
+    return 0
+
+
+def data_bytes(code: str) -> int:
+    """Bytes of a KernelBench problem's inputs and parameters, read on the meta device; 0 when
+    the problem cannot be built there."""
+    import torch
+
+    namespace: dict[str, Any] = {"__name__": "kernelbench_problem"}
+    try:
+        # Trusted benchmark code; under the meta device even module-level tensors are shapes.
+        with torch.device("meta"), contextlib.redirect_stdout(None):
+            exec(compile(code, "<problem>", "exec"), namespace)
+            model = namespace["Model"](*namespace["get_init_inputs"]())
+            inputs = namespace["get_inputs"]()
+            state = list(model.parameters()) + list(model.buffers())
+            return _tensor_bytes(list(inputs)) + _tensor_bytes(state)
+    except Exception:  # any failure: no estimate, the problem is admitted like before
+        return 0
+
+
+def footprint(code: str) -> int:
+    return COPIES * data_bytes(code)
+
+
+def gpu_budgets(devices: Sequence[str], share: float = SHARE) -> dict[str, int]:
+    """Bytes each CUDA device of `devices` may hold in estimates; none for the CPU."""
+    import torch
+
+    budgets: dict[str, int] = {}
+    for device in set(devices):
+        if device.startswith("cuda"):
+            index = int(device.split(":", 1)[1]) if ":" in device else 0
+            budgets[device] = int(share * torch.cuda.get_device_properties(index).total_memory)
+    return budgets
+
+
+class Admission:
+    """Which queued problem a free worker slot on `device` may start (see the module doc)."""
+
+    def __init__(self, budgets: dict[str, int], need: Callable[[dict[str, Any]], int]) -> None:
+        self.budgets = budgets
+        self.need = need
+        self.held: dict[str, list[int]] = {}  # device -> estimates of its running problems
+        self._needs: dict[int, int] = {}  # id(problem) -> estimate, computed once
+
+    def _estimate(self, problem: dict[str, Any]) -> int:
+        key = id(problem)
+        if key not in self._needs:
+            self._needs[key] = self.need(problem)
+        return self._needs[key]
+
+    def pick(self, queue: Sequence[dict[str, Any]], device: str) -> int | None:
+        """Index in `queue` of the first problem that fits on `device` now, or None."""
+        budget = self.budgets.get(device)
+        running = self.held.get(device, [])
+        if budget is None or not running:
+            return 0 if queue else None
+        room = budget - sum(running)
+        for i, problem in enumerate(queue):
+            if self._estimate(problem) <= room:
+                return i
+        return None
+
+    def start(self, problem: dict[str, Any], device: str) -> int:
+        estimate = self._estimate(problem) if device in self.budgets else 0
+        self.held.setdefault(device, []).append(estimate)
+        return estimate
+
+    def finish(self, device: str, estimate: int) -> None:
+        self.held[device].remove(estimate)
