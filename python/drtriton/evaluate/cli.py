@@ -91,6 +91,10 @@ def _register_kernelbench(sub: argparse._SubParsersAction) -> None:
                    "problems on its GPU (5x their inputs and parameters, read on the meta "
                    "device) fit in this share of the GPU's memory; an idle GPU takes any "
                    "problem; 0 turns this off (default: %(default)s)")  # fmt: skip
+    k.add_argument("--keep-slower", action="store_true",
+                   help="keep a problem's least slow verified kernel when none beats PyTorch "
+                   "(KernelBench's correctness counts any correct kernel; fast_p still "
+                   "measures speed)")  # fmt: skip
     k.set_defaults(func=run_kernelbench)
 
 
@@ -154,7 +158,8 @@ def run_kernelbench(args: argparse.Namespace) -> int:
     problems = load_problems(args.problems, parse_levels(args.levels), args.limit, args.order)
     cfg = RunConfig(device=args.device, workers=args.workers, problem_timeout=args.problem_timeout,
                     time_budget=args.time_budget, max_ops=args.max_ops, k=args.k, seed=args.seed,
-                    rerun_oom=args.rerun_oom, memory_share=args.memory_share)  # fmt: skip
+                    rerun_oom=args.rerun_oom, memory_share=args.memory_share,
+                    keep_slower=args.keep_slower)  # fmt: skip
     outcome = run(problems, args.out, cfg, source=str(args.problems), progress=not args.no_progress)
     print(f"ran {outcome.ran} problems now; {outcome.results} results in {args.out}, "
           f"{outcome.not_run} not run; summary: {outcome.summary}")  # fmt: skip

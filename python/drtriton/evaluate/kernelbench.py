@@ -68,6 +68,7 @@ class RunConfig:
     # Problems share a GPU while their estimated footprints fit in this share of its memory
     # (evaluate/memory.py); 0 turns the admission off.
     memory_share: float = memory.SHARE
+    keep_slower: bool = False  # OptimizeConfig.keep_slower: a correct kernel counts, even slower
     extra_pythonpath: list[str] = field(default_factory=list)
 
 
@@ -223,7 +224,8 @@ def run_problem(problem: dict[str, Any], device: str, cfg: RunConfig, out_dir: P
     log = out_dir / "logs" / f"{pid}.log"
     config = {"device": device, "mode": "train", "max_ops": cfg.max_ops, "k": cfg.k,
               "seed": cfg.seed, "time_budget_s": round(SEARCH_SHARE * cfg.problem_timeout, 1),
-              "calibration_file": str(out_dir / CALIBRATION_JSON)}  # fmt: skip
+              "calibration_file": str(out_dir / CALIBRATION_JSON),
+              "keep_slower": cfg.keep_slower}  # fmt: skip
     job = {"problem": problem, "optimizer": cfg.optimizer, "config": config,
            "kernel_path": str(kernel)}  # fmt: skip
     start = time.monotonic()
@@ -451,5 +453,8 @@ def summarize_dir(out_dir: Path) -> Path:
         "Method: the verifier's (five correctness trials with fresh inputs; on a GPU CUDA events, "
         "L2 flush, warm-ups, eager and torch.compile timed in the same run as the kernel).",
     ]
+    if config.get("keep_slower"):
+        preamble.append("--keep-slower: where no kernel beat PyTorch, the least slow verified "
+                        "one was kept, so correct counts kernels slower than eager too.")  # fmt: skip
     return write_summary(out_dir, results, missing, title="KernelBench evaluation",
                          preamble=preamble, columns=COLUMNS)  # fmt: skip

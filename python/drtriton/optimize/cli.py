@@ -55,7 +55,8 @@ def run_optimize(args: argparse.Namespace) -> int:
     if args.max_ops < 1 or args.k < 1:
         raise UserError("--max-ops and --k must be at least 1")
     config = OptimizeConfig(device=args.device, mode=args.mode, max_ops=args.max_ops, k=args.k,
-                            time_budget_s=args.time_budget, seed=args.seed)  # fmt: skip
+                            time_budget_s=args.time_budget, seed=args.seed,
+                            keep_slower=args.keep_slower)  # fmt: skip
 
     def progress(msg: str) -> None:
         if not args.json:
@@ -112,5 +113,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--time-budget", type=float, default=None,
                    help="seconds of search; the best cover found by then is kept")  # fmt: skip
     p.add_argument("--seed", type=int, default=0, help="initialisation and input seed")
+    p.add_argument("--keep-slower", action="store_true",
+                   help="when no fused kernel beats PyTorch, keep the verified one that loses "
+                   "least (benchmarks count any correct kernel; a deployment should not)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(func=run_optimize)

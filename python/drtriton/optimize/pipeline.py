@@ -38,6 +38,9 @@ class OptimizeConfig:
     # GPU: a JSON file of the policy's measured/bound ratios shared with other optimizations
     # (search.lazy.Calibration); None: this model's own measurements only.
     calibration_file: str | None = None
+    # Keep the least slow verified kernel when none beats PyTorch (KernelBench's correctness
+    # counts any correct kernel); off for a deployment, which should never get slower.
+    keep_slower: bool = False
 
 
 @dataclass
@@ -99,6 +102,7 @@ def _search_run(run: Run, config: OptimizeConfig, deadline: float | None,
         device=config.device,
         verify_timeout=config.verify_timeout,
         deadline=deadline,
+        keep_slower=config.keep_slower,
     )
     return search(run.task, config.policy or TemplatePolicy(), search_config,
                   calibration=calibration)  # fmt: skip

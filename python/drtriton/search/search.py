@@ -48,6 +48,11 @@ class SearchConfig:
     # dominates (the first H200 KernelBench run timed out on 4D matmuls).
     fragment_trials: int = 2
     fragment_runs: int = 10
+    # When no fused fragment beats PyTorch, still keep the verified one that loses least
+    # (KernelBench counts any correct kernel as solved; its fast_p measures the speed).  Only
+    # fragments the search verified count: on a GPU those whose bound could beat eager, on the
+    # CPU (modelled costs) none that the model already rules out.
+    keep_slower: bool = False
 
 
 @dataclass
@@ -169,6 +174,8 @@ def search(
             op_costs = _eager_costs(results, op_costs, n_ops)
         costs = {(r.start, r.end): r.cost for r in results if math.isfinite(r.cost)}
         cover = list(_core.best_cover(n_ops, costs, op_costs))
+    if config.keep_slower and not any(s["fused"] for s in cover):
+        cover = _least_loss_cover(n_ops, results, op_costs) or cover
     chosen = {(r.start, r.end): r for r in results}
     total = sum(
         chosen[(s["start"], s["end"])].cost if s["fused"] else op_costs[s["start"]] for s in cover
@@ -185,6 +192,19 @@ def search(
                 task, result.hybrid, cover, config.device
             )
     return result
+
+
+def _least_loss_cover(
+    n_ops: int, results: list[FragmentResult], op_costs: list[float]
+) -> list[dict[str, Any]] | None:
+    """The cover that fuses the one verified fragment losing least against PyTorch (cost minus
+    its operators' PyTorch costs), the rest in PyTorch; None when nothing was verified."""
+    verified = [r for r in results if r.candidate is not None and math.isfinite(r.cost)]
+    if not verified:
+        return None
+    best = min(verified, key=lambda r: r.cost - sum(op_costs[r.start : r.end]))
+    # Free in the DP, so the cover takes it; the reported cost is the measured one.
+    return list(_core.best_cover(n_ops, {(best.start, best.end): 0.0}, list(op_costs)))
 
 
 def _search_fragment(
