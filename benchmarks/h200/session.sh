@@ -11,6 +11,7 @@
 #                 extra train-recipe flags in TRAIN_ARGS)
 #          teach  the teacher's acceptance on TEACH_PROGRAMS (paper preset), until the budget ends
 #          A job written with a trailing & ("teach&") runs in the background beside the next ones.
+# KB_ARGS: extra `drtriton eval kernelbench` flags (e.g. "--keep-slower"); LEVELS=2 picks levels.
 # Everything lands in OUTDIR as at most 7 files (the device tool brings back 8).
 # CPU: with 24 or more cores the GPU-1 jobs get cores 0..GPU1_CORES-1 (default 12) and the
 # KernelBench run the rest. Unpinned, the evaluation's compiles (Triton in every verifier
@@ -101,7 +102,7 @@ export FILL=${FILL-1}
 "${kb_cpus[@]}" env CUDA_VISIBLE_DEVICES=${KB_GPUS:-0} SKIP_INSTALL=1 PROBLEM_TIMEOUT=${PROBLEM_TIMEOUT:-300} \
     WORKERS=${EVAL_WORKERS:-3} "${prev[@]}" \
     bash benchmarks/kernelbench_eval.sh "${KB_PROBLEMS:-kb/interleaved.jsonl}" /tmp/session/kb \
-    $(( $(left) - 15 )) --k 1 >/tmp/session/kb.log 2>&1
+    $(( $(left) - 15 )) --k 1 ${KB_ARGS:-} >/tmp/session/kb.log 2>&1
 [[ -n "$jobs" ]] && wait $side
 cp /tmp/session/kb/results.jsonl /tmp/session/kb/summary.md "$out/kb/" 2>/dev/null
 cp /tmp/session/kb/speedup.png "$out/kb/" 2>/dev/null
