@@ -172,12 +172,9 @@ class RowsEmitter {
     // Generic mode: block caps for a large problem (the wrapper shrinks the blocks to the
     // runtime sizes), and always the loop over R, which is right for every R.
     const int64_t rows_hint = ctx.generic() ? kUnknownSize : rows_;
-    if (Sequential())
-      config_ = ChooseSequentialRows(rows_hint, ctx.variant);
-    else if (ctx.generic())
-      config_ = ChooseRows(kUnknownSize, kUnknownSize, ctx.variant, ReducesInnermost());
-    else
-      config_ = ChooseRows(rows_, r_, ctx.variant, ReducesInnermost());
+    const int64_t r_hint = ctx.generic() ? kUnknownSize : r_;
+    config_ = Sequential() ? ChooseSequentialRows(rows_hint, ctx.variant)
+                           : ChooseRows(rows_hint, r_hint, ctx.variant, ReducesInnermost());
     single_ = !ctx.generic() && r_ <= config_.block_r;
   }
 

@@ -42,17 +42,16 @@ def data_bytes(code: str) -> int:
     the problem cannot be built there."""
     import torch
 
-    namespace: dict[str, Any] = {"__name__": "kernelbench_problem"}
+    from drtriton.frontend.export import load_module_task
+
     try:
         # Trusted benchmark code; under the meta device even module-level tensors are shapes.
         with torch.device("meta"), contextlib.redirect_stdout(None):
-            exec(compile(code, "<problem>", "exec"), namespace)
-            model = namespace["Model"](*namespace["get_init_inputs"]())
-            inputs = namespace["get_inputs"]()
-            state = list(model.parameters()) + list(model.buffers())
-            return _tensor_bytes(list(inputs)) + _tensor_bytes(state)
+            task = load_module_task(code)
     except Exception:  # any failure: no estimate, the problem is admitted like before
         return 0
+    state = list(task.model.parameters()) + list(task.model.buffers())
+    return _tensor_bytes(task.inputs) + _tensor_bytes(state)
 
 
 def footprint(code: str) -> int:
@@ -66,7 +65,7 @@ def gpu_budgets(devices: Sequence[str], share: float = SHARE) -> dict[str, int]:
     budgets: dict[str, int] = {}
     for device in set(devices):
         if device.startswith("cuda"):
-            index = int(device.split(":", 1)[1]) if ":" in device else 0
+            index = torch.device(device).index or 0
             budgets[device] = int(share * torch.cuda.get_device_properties(index).total_memory)
     return budgets
 

@@ -275,13 +275,12 @@ def _search_lazy(
     config: SearchConfig,
     cache: VerdictCache,
     judge: Any,
-    calibration: lazy.Calibration | None = None,
+    calibration: lazy.Calibration,
 ) -> tuple[list[FragmentResult], list[dict[str, Any]]]:
     """Verifies only fragments that can still win (lazy.py).  GPU: optimistic bounds (scaled
     by `calibration`), then measured times.  CPU: the traffic model is exact, so it is its own
     bound and a fragment's first verified candidate settles it."""
     on_gpu = config.device.startswith("cuda")
-    calibration = calibration or lazy.Calibration()
     calibration.refresh()  # other processes may have measured since the last run
     by_span = {lazy.Span(f["start"], f["end"]): f for f in fragments}
     bound = lazy.lower_bound_ms if on_gpu else _modelled
