@@ -19,6 +19,7 @@ class Reward:
     correct: bool
     log_speedup: float | None = None  # log(t_torch / t_triton); None without timing (CPU)
     status: str = ""
+    reason: str = ""  # the verifier's why, for reading failures (eval samples)
 
 
 class Verifier(Protocol):
@@ -59,7 +60,12 @@ def _reward(verdict: dict) -> Reward:
     import math
 
     if "error" in verdict:
-        return Reward(False, None, "error")
+        return Reward(False, None, "error", str(verdict["error"])[:500])
     speedup = verdict.get("speedup")
     log_speedup = math.log(speedup) if speedup and speedup > 0 else None
-    return Reward(bool(verdict.get("correct")), log_speedup, str(verdict.get("status", "")))
+    return Reward(
+        bool(verdict.get("correct")),
+        log_speedup,
+        str(verdict.get("status", "")),
+        str(verdict.get("reason", ""))[:500],
+    )
