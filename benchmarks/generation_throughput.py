@@ -14,7 +14,9 @@ gen_tokens_per_s), plus the wall time per decode step. Every engine is run `--re
 the first call of `hf-static` includes its compilation, so read the last repeat.
 
 Engines (SamplingConfig.engine): `hf` = transformers' generate with num_return_sequences (the
-code before the decode loop), `loop` = drtriton's decode loop (policy/decode.py), `hf-static` =
+code before the decode loop), `loop` = drtriton's decode loop (policy/decode.py; on a GPU a
+preallocated cache and one CUDA graph per step), `loop-dynamic` = the loop with a growing cache
+and no graph (the CPU path, and the GPU path before 2026-11-30's sixth session), `hf-static` =
 generate with a static KV cache, which transformers compiles on a GPU.
 """
 
@@ -108,7 +110,9 @@ def main() -> int:
     p.add_argument("--n", type=int, default=1, help="samples per prompt (RL's group size)")
     p.add_argument("--new", type=int, default=64, help="max new tokens per sequence")
     p.add_argument("--temperature", type=float, default=0.7, help="0: greedy")
-    p.add_argument("--engines", nargs="+", default=["hf", "loop"], help="hf | loop | hf-static")
+    p.add_argument(
+        "--engines", nargs="+", default=["hf", "loop"], help="hf | loop | loop-dynamic | hf-static"
+    )
     p.add_argument("--repeats", type=int, default=2, help="timed calls per engine")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (cpu only)")
     p.add_argument("--out", default="", help="also write the JSON result here")

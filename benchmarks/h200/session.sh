@@ -10,7 +10,11 @@
 #          train  the small-model training recipe (examples/train/h200_recipe.sh, TRAIN_MINUTES,
 #                 extra train-recipe flags in TRAIN_ARGS)
 #          teach  the teacher's acceptance on TEACH_PROGRAMS (paper preset), until the budget ends
-#          A job written with a trailing & ("teach&") runs in the background beside the next ones.
+#          A job written with a trailing & ("teach&") runs in the background beside the next ones;
+#          one written with @G ("teach@0&") runs on GPU G instead of GPU 1 (on GPU 0 it gets the
+#          KernelBench run's cores, so with KB_PROBLEMS=none the two GPUs' jobs do not share cores).
+# KB_PROBLEMS=none: no KernelBench run (the call lasts as long as its jobs).
+# TEACH_PREVIOUS: an earlier call's teacher_paper.jsonl, which the teach job resumes from.
 # KB_ARGS: extra `drtriton eval kernelbench` flags (e.g. "--keep-slower"); LEVELS=2 picks levels.
 # Everything lands in OUTDIR as at most 7 files (the device tool brings back 8).
 # CPU: with 24 or more cores the GPU-1 jobs get cores 0..GPU1_CORES-1 (default 12) and the
@@ -38,12 +42,14 @@ fi
 export TORCHINDUCTOR_COMPILE_THREADS=${TORCHINDUCTOR_COMPILE_THREADS:-2}
 
 gpu1() {
-    export CUDA_VISIBLE_DEVICES=1
     for job in $jobs; do
+        local name=${job%&} gpu=1 pin=()
+        if [[ $name == *@* ]]; then gpu=${name#*@}; name=${name%@*}; fi
+        [[ $gpu == 0 && ${#kb_cpus[@]} -gt 0 ]] && pin=("${kb_cpus[@]}")
         if [[ $job == *"&" ]]; then
-            run_job "${job%&}" >"/tmp/session/${job%&}.bg.log" 2>&1 &
+            CUDA_VISIBLE_DEVICES=$gpu run_job "$name" "${pin[@]}" >"/tmp/session/$name.bg.log" 2>&1 &
         else
-            run_job "$job"
+            CUDA_VISIBLE_DEVICES=$gpu run_job "$name" "${pin[@]}"
         fi
     done
     wait
@@ -52,7 +58,10 @@ gpu1() {
 
 run_job() {
     local job=$1
-    echo "== $job at $(( $(date +%s) - start )) s"
+    shift
+    local pin=("$@")  # a taskset prefix, or nothing
+    export CUDA_VISIBLE_DEVICES
+    echo "== $job on GPU $CUDA_VISIBLE_DEVICES at $(( $(date +%s) - start )) s"
     case $job in
         nan)
             DRTRITON_TEST_DEVICE=cuda timeout 240 python3 -m pytest -q -p no:cacheprovider \
@@ -60,9 +69,11 @@ run_job() {
         gputest)
             DRTRITON_TEST_DEVICE=cuda timeout 240 python3 -m pytest -q -p no:cacheprovider \
                 tests/verify/test_gpu.py tests/verify/test_gpu_lock.py 2>&1 | tail -15 ;;
-        gen)
-            timeout 180 python3 benchmarks/generation_throughput.py --device cuda --size recipe \
-                --prompts 16 --new 512 --engines hf loop 2>&1 | tail -20 ;;
+        gen)  # the decode loop's GPU tests, then its two caches at RL's batch shape (8 x 8)
+            timeout 90 "${pin[@]}" python3 -m pytest -q -p no:cacheprovider tests/policy/test_decode_gpu.py 2>&1 | tail -5
+            timeout 150 "${pin[@]}" python3 benchmarks/generation_throughput.py --device cuda --size recipe \
+                --prompts 8 --n 8 --new 768 --engines loop loop-dynamic \
+                --out "$out/gpu1/gen_throughput.json" 2>&1 | tail -8 ;;
         pw)
             timeout 150 python3 benchmarks/pointwise_speed.py --device cuda \
                 --out "$out/gpu1/pointwise_speed.json" 2>&1 | tail -12 ;;
@@ -77,7 +88,9 @@ run_job() {
                 ${TRAIN_ARGS:-} >/tmp/session/recipe.log 2>&1
             tail -25 /tmp/session/recipe.log ;;
         teach)
-            timeout $(( $(left) - 40 )) python3 benchmarks/teacher_acceptance.py \
+            [[ -n "${TEACH_PREVIOUS:-}" && ! -s "$out/teacher_paper.jsonl" ]] && \
+                cp "$TEACH_PREVIOUS" "$out/teacher_paper.jsonl"
+            timeout $(( $(left) - 40 )) "${pin[@]}" python3 benchmarks/teacher_acceptance.py \
                 --programs "${TEACH_PROGRAMS:-.devdata/paper_sample.jsonl}" --device cuda \
                 --workers "${TEACH_WORKERS:-1}" --timeout 240 --out "$out/teacher_paper.jsonl" \
                 >/tmp/session/teacher.log 2>&1
@@ -99,7 +112,7 @@ prev=()
 # A session is one call of several: problems keep starting until the budget ends, the cut-off
 # ones are picked up by the next call (KB_PREVIOUS). FILL= turns this off.
 export FILL=${FILL-1}
-"${kb_cpus[@]}" env CUDA_VISIBLE_DEVICES=${KB_GPUS:-0} SKIP_INSTALL=1 PROBLEM_TIMEOUT=${PROBLEM_TIMEOUT:-300} \
+[[ ${KB_PROBLEMS:-} == none ]] || "${kb_cpus[@]}" env CUDA_VISIBLE_DEVICES=${KB_GPUS:-0} SKIP_INSTALL=1 PROBLEM_TIMEOUT=${PROBLEM_TIMEOUT:-300} \
     WORKERS=${EVAL_WORKERS:-3} "${prev[@]}" \
     bash benchmarks/kernelbench_eval.sh "${KB_PROBLEMS:-kb/interleaved.jsonl}" /tmp/session/kb \
     $(( $(left) - 15 )) --k 1 ${KB_ARGS:-} >/tmp/session/kb.log 2>&1

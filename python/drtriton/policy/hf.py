@@ -1,8 +1,9 @@
 """HFPolicy: a transformers causal LM from a local checkpoint, batched sampling.
 
 Prompts are left-padded into one batch (decoder-only models continue from the right) and each is
-sampled `n` times. The default engine is drtriton's decode loop (policy/decode.py: one prefill
-per prompt, KV cache, fewer host syncs); `engine="hf"` is transformers' `generate` with
+sampled `n` times. The default engine is drtriton's decode loop (policy/decode.py: on a GPU a
+preallocated KV cache and one CUDA graph per step, elsewhere one prefill per prompt and a
+growing cache; fewer host syncs); `"loop-dynamic"` forces the growing cache; `engine="hf"` is transformers' `generate` with
 `num_return_sequences`, and `"hf-static"` the same with a static cache, which transformers
 compiles on a GPU (CUDA graphs: worth it for long runs, a compile for every new batch shape).
 Generation runs under `torch.inference_mode`; on CUDA, fp32 weights (the RL policy being trained)
@@ -26,10 +27,10 @@ class SamplingConfig:
     top_p: float = 1.0
     max_new_tokens: int = 1024
     batch_size: int = 8  # prompts per generate() call; each expands to n sequences
-    engine: str = "loop"  # loop | hf | hf-static (module docstring)
+    engine: str = "loop"  # loop | loop-dynamic | hf | hf-static (module docstring)
 
 
-ENGINES = ("loop", "hf", "hf-static")
+ENGINES = ("loop", "loop-dynamic", "hf", "hf-static")
 
 
 def render_prompt(tokenizer: Any, prompt: str, chat: bool | None = None) -> str:
@@ -126,16 +127,18 @@ class HFPolicy:
         # bf16 halves the bytes each step reads; fp32 weights (RL's trained copy) sample under
         # autocast rather than being cast, so the optimizer's master weights stay untouched.
         fp32 = next(self.model.parameters()).dtype == torch.float32
-        amp = (torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" and fp32
-               else contextlib.nullcontext())  # fmt: skip
+        # No cast cache: a CUDA graph replays the casts, reading the weights as they are then.
+        amp = (torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False)
+               if device.type == "cuda" and fp32 else contextlib.nullcontext())  # fmt: skip
         with torch.inference_mode(), amp:
-            if s.engine == "loop":
+            if s.engine.startswith("loop"):
                 from drtriton.policy.decode import decode
 
                 stops = {tok.eos_token_id, tok.pad_token_id} - {None}
+                static = False if s.engine == "loop-dynamic" else None
                 return decode(self.model, batch["input_ids"], batch["attention_mask"], n,
                               s.max_new_tokens, s.temperature, s.top_p, stops,
-                              tok.pad_token_id)  # fmt: skip
+                              tok.pad_token_id, static=static)  # fmt: skip
             greedy = s.temperature <= 0
             kwargs: dict[str, Any] = {"do_sample": not greedy, "max_new_tokens": s.max_new_tokens,
                                       "num_return_sequences": n, "pad_token_id": tok.pad_token_id,

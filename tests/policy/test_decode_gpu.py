@@ -1,0 +1,59 @@
+"""The decode loop's GPU path (policy/decode.py StaticSteps: preallocated cache, each step
+replayed from a CUDA graph) against the growing-cache path, on a tiny random Qwen2."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+
+from drtriton.policy.decode import StaticSteps, decode
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+
+PROMPTS = [
+    "import torch\n\ndef fused_operator(x0):\n    t0 = torch.relu(x0)\n    return t0\n",
+    "def f(x):\n    return x",
+]
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    from drtriton.train.tiny import TinyConfig, build_model, train_tokenizer
+
+    tok = train_tokenizer(PROMPTS * 4, 300)
+    model = build_model(tok, TinyConfig(vocab_size=300, hidden_size=64, layers=2, heads=2,
+                                        kv_heads=1, intermediate_size=128))  # fmt: skip
+    return model.eval().cuda(), tok
+
+
+def _run(model, tok, n: int, static: bool) -> torch.Tensor:
+    tok.padding_side = "left"
+    batch = tok(PROMPTS, return_tensors="pt", padding=True, add_special_tokens=False).to("cuda")
+    with torch.inference_mode():
+        return decode(model, batch["input_ids"], batch["attention_mask"], n, 40, 0.0, 1.0,
+                      {tok.eos_token_id}, tok.pad_token_id, static=static)  # fmt: skip
+
+
+def test_graph_replay_matches_the_growing_cache(tiny):
+    model, tok = tiny
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a failed capture (eager fallback) fails the test
+        graphed = _run(model, tok, 3, True)
+    assert torch.equal(graphed, _run(model, tok, 3, False))
+
+
+def test_the_step_is_captured_once(tiny, monkeypatch):
+    model, tok = tiny
+    captures = []
+    original = StaticSteps._capture
+
+    def counted(self):
+        captures.append(1)
+        original(self)
+        assert self.graph is not None
+
+    monkeypatch.setattr(StaticSteps, "_capture", counted)
+    _run(model, tok, 1, True)
+    assert captures == [1]
