@@ -5,6 +5,7 @@
 #   GPU 1: the jobs named in JOBS, in order, each given what is left of the budget:
 #          nan    GPU tests of the teacher's NaN semantics and near-constant normalizations
 #          gputest  the verifier's GPU tests (tests/verify/test_gpu.py: timing, lock, watch)
+#          decode the decode loop's GPU tests (tests/policy/test_decode_gpu.py)
 #          gen    benchmarks/generation_throughput.py (decode loop vs transformers' generate)
 #          pw     benchmarks/pointwise_speed.py (teacher pointwise kernels vs eager, fast path on/off)
 #          train  the small-model training recipe (examples/train/h200_recipe.sh, TRAIN_MINUTES,
@@ -66,6 +67,8 @@ run_job() {
         nan)
             DRTRITON_TEST_DEVICE=cuda timeout 240 python3 -m pytest -q -p no:cacheprovider \
                 tests/teach/test_verified.py -k "nan or near_constant" 2>&1 | tail -15 ;;
+        decode)  # the decode loop's GPU tests (CUDA graph, autocast)
+            timeout 90 "${pin[@]}" python3 -m pytest -q -p no:cacheprovider tests/policy/test_decode_gpu.py 2>&1 | tail -5 ;;
         gputest)
             DRTRITON_TEST_DEVICE=cuda timeout 240 python3 -m pytest -q -p no:cacheprovider \
                 tests/verify/test_gpu.py tests/verify/test_gpu_lock.py 2>&1 | tail -15 ;;

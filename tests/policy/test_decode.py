@@ -61,6 +61,16 @@ def test_static_cache_steps_match_the_growing_cache(tiny):
     assert torch.equal(sampled_static, _decode(model, tok, 2, False, 1.0))
 
 
+def test_static_cache_under_autocast_keeps_each_dtype(tiny):
+    """RL samples its fp32 policy under bf16 autocast, where the keys leave the rotary embedding
+    in fp32 and the values stay bf16: the static cache holds each in its own dtype."""
+    model, tok = tiny
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        static, dynamic = _decode(model, tok, 2, True), _decode(model, tok, 2, False)
+    assert static.shape == dynamic.shape
+    assert torch.equal(static[:, :-8], dynamic[:, :-8])  # bf16 may split a late near-tie
+
+
 def test_groups_share_one_prompt_prefill(tiny):
     model, tok = tiny
     policy = HFPolicy(model, tok, SamplingConfig(0.0, 1.0, 16, engine="loop"))

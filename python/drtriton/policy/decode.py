@@ -126,6 +126,7 @@ class StaticSteps:
         device = ids.device
         self.model = model
         self.cache = StaticCache(config=model.config, max_cache_len=slots)
+        _promoting(self.cache)
         # The slots each row may attend to: its real prompt tokens, then each new one as written.
         self.keys = torch.zeros((rows, slots), dtype=torch.bool, device=device)
         self.keys[:, : self.width] = real
@@ -190,3 +191,23 @@ class StaticSteps:
     def _restore(self, lengths: list[Tensor]) -> None:
         for layer, length in zip(self.cache.layers, lengths, strict=True):
             layer.cumulative_length.copy_(length)
+
+
+def _promoting(cache: Any) -> None:
+    """Makes each static cache layer store keys and values in one promoted dtype.
+
+    StaticCache allocates both in the dtype of the first keys it sees, but under bf16 autocast
+    (RL's fp32 policy) the rotary embedding leaves the keys in fp32 while the values stay bf16,
+    and its in-place write then refuses the values. A growing cache promotes them to fp32 when
+    it concatenates; this does the same.
+    """
+    for layer in cache.layers:
+        update = layer.update
+
+        def promoted(keys: Tensor, values: Tensor, *args: Any, _layer: Any = layer,
+                     _update: Any = update, **kwargs: Any) -> Any:  # fmt: skip
+            dtype = (_layer.keys.dtype if _layer.is_initialized
+                     else torch.promote_types(keys.dtype, values.dtype))  # fmt: skip
+            return _update(keys.to(dtype), values.to(dtype), *args, **kwargs)
+
+        layer.update = promoted
