@@ -15,25 +15,16 @@
 #                   (they come last, so e.g. `--eval-per-level 24` overrides the sizing below)
 # Needs drtriton installed (`pip install --no-build-isolation .`); no Gecode, no network.
 #
-# Expected stage times on one H200, MINUTES=6 (ESTIMATES: only the SFT and the first
-# evaluation's figures were measured, in the 2026-11-30 run, with transformers' generate and the
-# GPU shared with another verifier job; generation since runs through policy/decode.py, whose GPU
-# speed is not measured yet: `python benchmarks/generation_throughput.py --device cuda --size
-# recipe --prompts 24 --new 1024 --engines hf loop hf-static`):
+# Stage times on one H200 (measured 2026-11-30, sixth session, MINUTES ~7.8, --sft-share 0.35;
+# the decode loop replays each step from a CUDA graph since then):
 #   start-up, imports, tear-down       ~20 s  (outside the recipe's clock: budget = MINUTES - 0.35)
 #   tokenizer + model                  ~13 s
-#   SFT (sft-share 0.25 of 5.65 min)   ~85 s  (measured: 329 steps of 32 in 86 s, loss 0.035;
-#                                      third run, generic-shape pairs: 307 steps in 94 s, 0.014)
-#   eval before RL, 12 per level       ~30-60 s: generation takes as many decode steps as the
-#                                      longest completion (<= 2048), whatever the batch size
-#                                      (measured: 108 s at 53 ms/step for 48 programs with HF
-#                                      generate; the decode loop: 12 ms/step for 16 sequences on an
-#                                      idle H200, but 183 tokens/s when 3 KernelBench processes and
-#                                      a teacher run shared the GPU, which left RL no time: run the
-#                                      recipe on a GPU of its own); verify ~6 s
-#   RL (what is left, minus 1.2 x eval) ~1.5-2.5 min: ~40-70 s per step of 8 x 8 rollouts
-#                                      (generation as above, verification ~16 s, update ~2 s),
-#                                      so 2-3 DRPO steps
+#   SFT                                 596 steps of 32 in 140 s (211k tokens/s, loss 0.005);
+#                                      814 steps in 201 s with --sft-share 0.4
+#   eval, 12 per level                 generation 6 s (2.9 ms per decode step for 24 sequences;
+#                                      57 ms before the CUDA graph), verification 27-35 s
+#   RL step (8 programs x 8 rollouts)  generation 9-17 s, verification 23-56 s, update ~1 s:
+#                                      the verifier is the bottleneck (~100 rollouts per minute)
 #   eval after RL                      as before RL
 # Budgets under 10 minutes evaluate 12 programs per level and give SFT a quarter of the time (it
 # reaches loss 0.035 in 86 s already); longer ones 24 per level and 35%.

@@ -117,3 +117,22 @@ def test_cli_user_errors_and_tiny_model(tiny_model, programs, pairs_file, tmp_pa
     out = tmp_path / "tiny"
     assert main(["tiny-model", str(pairs_file), "--out", str(out), "--vocab-size", "300"]) == 0
     assert (out / "config.json").is_file() and (out / "tokenizer.json").is_file()
+
+
+def test_learning_rate_warms_up_from_a_fresh_optimizer(tiny_model, programs, tmp_path):
+    """A fresh AdamW's first step moves every weight with a gradient by the full learning rate
+    (m / sqrt(v) = sign(g)); the warm-up scales that first step down to lr / warmup."""
+    out = tmp_path / "warm"
+    before, _ = load_model(tiny_model)
+    train(_cfg(tiny_model, programs, out, steps=1, lr=1e-3, warmup_updates=4, eval_every=9),
+          verifier=FakeVerifier())  # fmt: skip
+    after, _ = load_model(out)
+    with torch.no_grad():
+        moved = max(float((a - b).abs().max())
+                    for a, b in zip(after.parameters(), before.parameters(), strict=True))  # fmt: skip
+    assert 0.0 < moved <= 1e-3 / 4 * 1.001
+    out = tmp_path / "warm2"
+    train(_cfg(tiny_model, programs, out, steps=2, lr=1e-3, warmup_updates=4, eval_every=9),
+          verifier=FakeVerifier())  # fmt: skip
+    lrs = [d["lr"] for d in _lines(out) if not d.get("eval")]
+    assert lrs == pytest.approx([1e-3 * 2 / 4, 1e-3 * 3 / 4])  # after updates 1 and 2

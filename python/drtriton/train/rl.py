@@ -53,6 +53,9 @@ class RLConfig:
     updates_per_batch: int = field(
         default=1, metadata={"help": "optimizer steps per rollout batch"}
     )
+    warmup_updates: int = field(default=10, metadata={"help": "optimizer steps over which the "
+                                "learning rate rises linearly to --lr (a fresh AdamW's first "
+                                "step moves every weight by the full lr); 0: none"})  # fmt: skip
     micro_batch: int = field(default=4, metadata={"help": "sequences per forward/backward"})
     max_grad_norm: float = field(default=1.0, metadata={"help": "gradient clipping"})
     temperature: float = field(default=1.0, metadata={"help": "rollout sampling temperature"})
@@ -176,7 +179,9 @@ def train(cfg: RLConfig, verifier: Verifier | None = None) -> dict[str, Any]:
     if cfg.gradient_checkpointing:
         model.gradient_checkpointing_enable()
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
-    model, optimizer = accelerator.prepare(model, optimizer)
+    warmup = max(1, cfg.warmup_updates)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda k: min(1.0, (k + 1) / warmup))
+    model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
     sampling = SamplingConfig(cfg.temperature, cfg.top_p, cfg.max_new_tokens, cfg.prompts_per_step)
     policy = _rollout_policy(cfg, HFPolicy(accelerator.unwrap_model(model), tokenizer, sampling))
     drpo = DRPOConfig(beta=cfg.beta, tau=cfg.tau, lam=cfg.lam, delta=cfg.delta)
@@ -208,7 +213,9 @@ def train(cfg: RLConfig, verifier: Verifier | None = None) -> dict[str, Any]:
         )
         stats = policy_update(accelerator, model, optimizer, inputs, cfg.loss, drpo, grpo,
                               pad_id=tokenizer.pad_token_id, micro_batch=cfg.micro_batch,
-                              updates=cfg.updates_per_batch, max_grad_norm=cfg.max_grad_norm)  # fmt: skip
+                              updates=cfg.updates_per_batch, max_grad_norm=cfg.max_grad_norm,
+                              scheduler=scheduler)  # fmt: skip
+        stats["lr"] = scheduler.get_last_lr()[0]
         step += 1
         t_update = time.perf_counter() - t0 - t_gen - t_verify
         gen_tokens = sum(c.completion_tokens for c in rollouts.completions)

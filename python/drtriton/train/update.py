@@ -97,8 +97,10 @@ def grpo_backward(accelerator: Any, model: Any, inputs: StepInputs, old: list, p
 
 def policy_update(accelerator: Any, model: Any, optimizer: Any, inputs: StepInputs,
                   loss: str, drpo: DRPOConfig, grpo: GRPOConfig, *, pad_id: int,
-                  micro_batch: int, updates: int, max_grad_norm: float) -> dict[str, float]:  # fmt: skip
-    """`updates` optimizer steps on one batch of rollouts; returns the last step's stats."""
+                  micro_batch: int, updates: int, max_grad_norm: float,
+                  scheduler: Any = None) -> dict[str, float]:  # fmt: skip
+    """`updates` optimizer steps on one batch of rollouts (the scheduler, if any, stepped after
+    each); returns the last step's stats."""
     parts = _chunks(len(inputs.seqs), micro_batch)
     model.train()
     old = _logprobs(model, inputs, parts, pad_id, accelerator.device, grad=False)
@@ -114,4 +116,6 @@ def policy_update(accelerator: Any, model: Any, optimizer: Any, inputs: StepInpu
         accelerator.clip_grad_norm_(model.parameters(), max_grad_norm)
         optimizer.step()
         optimizer.zero_grad()
+        if scheduler is not None:
+            scheduler.step()
     return stats
