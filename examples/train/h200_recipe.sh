@@ -15,7 +15,7 @@
 #                   (they come last, so e.g. `--eval-per-level 24` overrides the sizing below)
 # Needs drtriton installed (`pip install --no-build-isolation .`); no Gecode, no network.
 #
-# Stage times on one H200 (measured 2026-11-30, sixth session, MINUTES ~7.8, --sft-share 0.35;
+# Stage times on one H200 (measured 2026-11-30, sixth session, MINUTES 7.0, --sft-share 0.35;
 # the decode loop replays each step from a CUDA graph since then):
 #   start-up, imports, tear-down       ~20 s  (outside the recipe's clock: budget = MINUTES - 0.35)
 #   tokenizer + model                  ~13 s
