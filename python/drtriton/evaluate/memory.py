@@ -13,6 +13,12 @@ reference's outputs and the candidate's, and the comparison's chunks. A GPU take
 problem while the estimates of the problems on it stay within its budget (SHARE of its memory);
 an idle GPU takes any problem, so one that alone exceeds the budget still runs, by itself.
 A problem whose shapes cannot be read this way counts as zero (no constraint).
+
+COPIES was 5 until the rerun of 2026-11-30's sixth session: with seven problems on an H200,
+problems of 6-7 GB of inputs (L1 ReLU, GELU, ELU, Softmax, InstanceNorm) still lost their
+candidates to out-of-memory errors. The error messages listed processes holding 29-37 GB each
+while the largest inputs were 6-7 GB: 5 copies undercounted. 10 is a judgment from those
+figures, not a measured peak.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
-COPIES = 5
+COPIES = 10
 SHARE = 0.85
 
 
