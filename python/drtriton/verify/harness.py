@@ -124,6 +124,15 @@ class _Rejected(Exception):
         self.kwargs = verdict_kwargs
 
 
+# The worker's requests, as a timeout's reason names them.
+_PHASES = {
+    "start": "start-up (importing torch)",
+    "load": "load (importing the candidate)",
+    "run": "correctness call (the first one compiles the kernels)",
+    "time": "timing (eager, torch.compile and the candidate)",
+}
+
+
 class WorkerProcess:
     """A sandboxed `drtriton.verify.worker` and the pipe protocol to it."""
 
@@ -148,6 +157,8 @@ class WorkerProcess:
         os.close(req_r)
         os.close(rep_w)
         self._buffer = b""
+        # What the worker is doing, for a timeout's reason: the last request and since when.
+        self.phase, self.phase_since = "start", time.monotonic()
 
     def _env(self, opts: Options, inside: str, req_r: int, rep_w: int) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("DRT_VERIFY")}
@@ -184,6 +195,8 @@ class WorkerProcess:
         return env
 
     def request(self, msg: dict[str, Any]) -> dict[str, Any]:
+        self.phase = "start" if msg is None else str(msg.get("op"))
+        self.phase_since = time.monotonic()
         if msg is not None:
             data = (json.dumps(msg) + "\n").encode()
             try:
@@ -197,7 +210,7 @@ class WorkerProcess:
             left = self.deadline - time.monotonic()
             if left <= 0:
                 self.kill()
-                raise _Rejected({"status": "timeout", "reason": "wall-clock limit reached"})
+                raise _Rejected({"status": "timeout", "reason": self._timeout_reason()})
             ready, _, _ = select.select([self._rep_r], [], [], left)
             if not ready:
                 continue
@@ -230,6 +243,13 @@ class WorkerProcess:
             raise _Rejected({"status": status, "reason": str(reply.get("reason", ""))[:4000],
                              "line": reply.get("line") if isinstance(reply.get("line"), int) else None})  # fmt: skip
         return reply
+
+    def _timeout_reason(self) -> str:
+        """Where the time went: the harness's own work (references, comparisons) happens
+        between requests, so the phase's share tells it apart from the worker's."""
+        spent = time.monotonic() - self.phase_since
+        phase = _PHASES.get(self.phase, self.phase)
+        return f"wall-clock limit reached in the worker's {phase}, {spent:.0f} s into it"
 
     def _died(self, when: str) -> dict[str, Any]:
         try:
