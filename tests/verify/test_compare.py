@@ -44,6 +44,18 @@ def test_nan_and_inf_positions_must_match() -> None:
     assert "inf" in compare([torch.tensor([1.0, float("nan"), -float("inf")])], [ref], None, None)
 
 
+def test_a_special_value_mismatch_says_which_side_has_it() -> None:
+    ref = torch.tensor([1.0, 2.0, float("nan"), 4.0])
+    own = compare(
+        [torch.tensor([float("nan"), float("nan"), float("nan"), 4.0])], [ref], None, None
+    )
+    assert own.endswith("NaN at 2 positions where the reference has none")
+    theirs = compare([torch.tensor([1.0, 2.0, 3.0, 4.0])], [ref], None, None)
+    assert theirs.endswith("no NaN at 1 positions where the reference has NaN")
+    inf = compare([torch.tensor([1.0, 2.0, float("nan"), float("inf")])], [ref], None, None)
+    assert inf.endswith("+inf at 1 positions where the reference has none")
+
+
 def test_tolerance_is_configurable_and_fp16_default_is_looser() -> None:
     ref = torch.ones(10)
     assert compare([ref + 5e-3], [ref], None, None) is not None

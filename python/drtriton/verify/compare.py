@@ -245,7 +245,7 @@ class _Chunks:
             self.finite += int(finite.sum())
         for name, n in counts.items():
             if n:
-                return f"{name} at {n} positions where the reference differs"
+                return _special_message(name, n)
         return None
 
     def __iter__(self) -> Any:
@@ -310,12 +310,25 @@ def _arbitrated(o: torch.Tensor, r: torch.Tensor, exact: torch.Tensor) -> torch.
 
 
 def _special_counts(o: torch.Tensor, r: torch.Tensor) -> dict[str, int]:
-    """Positions where NaN, +inf or -inf differ between output and reference."""
-    counts = {"NaN": int((torch.isnan(o) != torch.isnan(r)).sum())}
+    """Positions where NaN, +inf or -inf differ between output and reference, by which side
+    has it ("NaN output": the output has a NaN the reference has not; "NaN reference": the
+    reverse). Which side it is tells a candidate's bug from a reference's overflow."""
+    pairs = [("NaN", torch.isnan(o), torch.isnan(r))]
     if not r.is_complex():
-        for sign, name in ((1, "+inf"), (-1, "-inf")):
-            counts[name] = int(((o == sign * math.inf) != (r == sign * math.inf)).sum())
+        pairs += [(name, o == sign * math.inf, r == sign * math.inf)
+                  for sign, name in ((1, "+inf"), (-1, "-inf"))]  # fmt: skip
+    counts = {}
+    for name, in_out, in_ref in pairs:
+        counts[f"{name} output"] = int((in_out & ~in_ref).sum())
+        counts[f"{name} reference"] = int((in_ref & ~in_out).sum())
     return counts
+
+
+def _special_message(key: str, n: int) -> str:
+    name, side = key.rsplit(" ", 1)
+    if side == "output":
+        return f"{name} at {n} positions where the reference has none"
+    return f"no {name} at {n} positions where the reference has {name}"
 
 
 def _unravel(flat: int, shape: torch.Size) -> list[int]:
