@@ -58,6 +58,7 @@ def test_drpo_steps_curriculum_and_resume(tiny_model, programs, tmp_path):
     assert [d["step"] for d in steps] == [1, 2]
     assert steps[0]["groups_used"] == 2 and steps[0]["pass@1"] == pytest.approx(2 / 3)
     assert all(d["kl"] == 0.0 for d in steps)  # one update per batch: on-policy
+    assert all(d["kl_after"] > 0.0 for d in steps)  # the drift each step caused
     evals = [d for d in lines if d.get("eval")]
     assert evals[0]["eval_pass@1"] == 1.0 and evals[0]["next_level"] == 2  # held-out: 1 program
     assert result["curriculum"] == {"level": 2, "best": -1.0, "stale": 0, "done": False}

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-PANELS = ("pass@1", "eval_pass@1", "reward", "mean_log_speedup", "loss", "kl", "tokens_per_s",
-          "level")  # fmt: skip
+PANELS = ("pass@1", "eval_pass@1", "reward", "mean_log_speedup", "loss", "kl_after", "lr",
+          "tokens_per_s", "level")  # fmt: skip
 W, H, PAD = 320, 160, 30
 
 

@@ -118,4 +118,17 @@ def policy_update(accelerator: Any, model: Any, optimizer: Any, inputs: StepInpu
         optimizer.zero_grad()
         if scheduler is not None:
             scheduler.step()
+    if stats and not stats.get("skipped"):
+        stats["kl_after"] = _drift(model, inputs, old, parts, pad_id, accelerator.device)
     return stats
+
+
+def _drift(model: Any, inputs: StepInputs, old: list, parts: list, pad_id: int,
+           device: Any) -> float:  # fmt: skip
+    """KL(pi_old || pi) per token on the batch after the step's updates: how far the step
+    moved the policy (the KL of the stats is measured before each update, 0 on the first)."""
+    current = _logprobs(model, inputs, parts, pad_id, device, grad=False)
+    n_tokens = max(1.0, float(sum(m.sum() for _, m in old)))
+    return (
+        sum(float(_k3_sum(c[0], o[0], o[1])) for c, o in zip(current, old, strict=True)) / n_tokens
+    )
