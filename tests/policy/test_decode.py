@@ -9,21 +9,12 @@ import torch
 from drtriton.policy.decode import decode, pick_tokens
 from drtriton.policy.hf import HFPolicy, SamplingConfig
 
-PROMPTS = [
-    "import torch\n\ndef fused_operator(x0):\n    t0 = torch.relu(x0)\n    return t0\n",
-    "def f(x):\n    return x",  # shorter: left padding in the batch
-    "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x_ptr, n):\n",
-]
+from .conftest import PROMPTS, tiny_qwen
 
 
 @pytest.fixture(scope="module")
 def tiny():
-    from drtriton.train.tiny import TinyConfig, build_model, train_tokenizer
-
-    tok = train_tokenizer(PROMPTS * 4, 300)
-    model = build_model(tok, TinyConfig(vocab_size=300, hidden_size=32, layers=2, heads=2,
-                                        kv_heads=1, intermediate_size=64))  # fmt: skip
-    return model.eval(), tok
+    return tiny_qwen()
 
 
 def _ids(policy: HFPolicy, n: int) -> list[list[int]]:

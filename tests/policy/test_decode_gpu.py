@@ -10,22 +10,18 @@ import torch
 
 from drtriton.policy.decode import StaticSteps, decode
 
+from .conftest import PROMPTS as ALL_PROMPTS
+from .conftest import tiny_qwen
+
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
-PROMPTS = [
-    "import torch\n\ndef fused_operator(x0):\n    t0 = torch.relu(x0)\n    return t0\n",
-    "def f(x):\n    return x",
-]
+PROMPTS = ALL_PROMPTS[:2]
 
 
 @pytest.fixture(scope="module")
 def tiny():
-    from drtriton.train.tiny import TinyConfig, build_model, train_tokenizer
-
-    tok = train_tokenizer(PROMPTS * 4, 300)
-    model = build_model(tok, TinyConfig(vocab_size=300, hidden_size=64, layers=2, heads=2,
-                                        kv_heads=1, intermediate_size=128))  # fmt: skip
-    return model.eval().cuda(), tok
+    model, tok = tiny_qwen(64)
+    return model.cuda(), tok
 
 
 def _run(model, tok, n: int, static: bool) -> torch.Tensor:
