@@ -11,6 +11,8 @@
 #   env DEVICE=cpu  a scaled-down run on a CPU (a 1-layer model, tiny batches) to check wiring
 #   env DATA=DIR    the files of prepare_data.sh (default: examples/train/data, committed)
 #   env WORK=DIR    keep the models and checkpoints there (default: a temporary dir, removed)
+#   env L2_PAIRS=0  SFT on level-1 pairs alone, as the paper (default: DATA/sft_pairs_l2.jsonl,
+#                   prepare_l2_pairs.sh's level-2 chains, joins SFT when it exists)
 #   env PYTHON=...  the interpreter (default: python3); extra arguments go to train-recipe
 #                   (they come last, so e.g. `--eval-per-level 24` overrides the sizing below)
 # Needs drtriton installed (`pip install --no-build-isolation .`); no Gecode, no network.
@@ -66,6 +68,8 @@ else
 fi
 work_args=()
 [[ -n "${WORK:-}" ]] && work_args=(--work "$WORK")
+[[ "${L2_PAIRS:-1}" != 0 && -s "$data/sft_pairs_l2.jsonl" ]] && \
+    work_args+=(--extra-pairs "$data/sft_pairs_l2.jsonl")
 
 $py -m drtriton train-recipe --pairs "$data/sft_pairs.jsonl" --programs "$data/rl_programs.jsonl" \
     --heldout "$data/heldout.jsonl" --out "$out" --minutes "$budget" --device "$device" \

@@ -104,7 +104,13 @@ def test_recipe_end_to_end_cpu(pairs_file, tmp_path):
     programs = _programs(tmp_path / "programs.jsonl", per_level=4)
     heldout = _programs(tmp_path / "heldout.jsonl", per_level=1)
     out, work = tmp_path / "out", tmp_path / "work"
+    # Extra pairs (prepare_l2_pairs.sh's level-2 chains): SFT reads both files' pairs.
+    extra = tmp_path / "extra.jsonl"
+    base = pairs_file.read_text().splitlines()
+    extra.write_text("".join(json.dumps({**json.loads(x), "id": f"x{i}", "level": 2}) + "\n"
+                             for i, x in enumerate(base[:2])))  # fmt: skip
     cfg = RecipeConfig(pairs=str(pairs_file), programs=str(programs), heldout=str(heldout),
+                       extra_pairs=str(extra),
                        out=str(out), work=str(work), minutes=0.4, device="cpu", sft_share=0.15,
                        vocab_size=600, hidden_size=32, layers=1, heads=2, kv_heads=1,
                        intermediate_size=64, sft_batch=2, prompts_per_step=2, group_size=2,
@@ -113,6 +119,8 @@ def test_recipe_end_to_end_cpu(pairs_file, tmp_path):
     data = run(cfg, verifier=verifier)
     saved = json.loads((out / "summary.json").read_text())
     assert saved["finished_stage"] == "headline" and saved["sft"]["steps"] > 0
+    assert saved["setup"]["data"]["sft_pairs"] == len(base) + 2
+    assert len((work / "sft_pairs.jsonl").read_text().splitlines()) == len(base) + 2
     assert saved["rl"]["step"] >= 1 and saved["rl"]["rollouts"] >= 4
     assert saved["rl"]["timed_out"]  # 100000 steps asked: the time budget ended RL
     head = data["headline"]

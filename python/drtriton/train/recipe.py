@@ -35,6 +35,9 @@ class RecipeConfig:
     programs: str = field(metadata={"help": "RL programs, levels 1-2 (JSONL)"})
     heldout: str = field(metadata={"help": "held-out programs, disjoint from both (JSONL)"})
     out: str = field(metadata={"help": "small outputs: summary.json, metrics, plot"})
+    extra_pairs: str = field(default="", metadata={"help": "more verified pairs for SFT, e.g. "
+                             "prepare_l2_pairs.sh's level-2 chains (the paper's SFT is level 1 "
+                             "only)"})  # fmt: skip
     work: str = field(default="", metadata={"help": "models and checkpoints; default: a "
                                              "temporary directory, removed at the end"})  # fmt: skip
     minutes: float = field(default=6.0, metadata={"help": "wall-clock budget of the whole run"})
@@ -133,10 +136,14 @@ def answer_tokens(model_dir: Path, pairs: list[dict]) -> list[int]:
 
 
 def run_sft(cfg: RecipeConfig, model_dir: Path, out_dir: Path, minutes: float, device: str,
-            metrics: Path) -> dict:  # fmt: skip
+            metrics: Path, pairs: list[dict]) -> dict:  # fmt: skip
     from drtriton.train.sft import SFTConfig, train
 
-    sft = SFTConfig(model=str(model_dir), data=cfg.pairs, out=str(out_dir), epochs=1000.0,
+    data = cfg.pairs
+    if cfg.extra_pairs:  # SFT reads one file: the union, beside the models
+        data = str(out_dir.parent / "sft_pairs.jsonl")
+        write_text_atomic(Path(data), "".join(json.dumps(r) + "\n" for r in pairs))
+    sft = SFTConfig(model=str(model_dir), data=data, out=str(out_dir), epochs=1000.0,
                     lr=cfg.sft_lr, warmup=0.3, weight_decay=0.01, batch_size=cfg.sft_batch,
                     max_len=4096, save_every=0, log_every=10, seed=cfg.seed,
                     mixed_precision="bf16" if device == "cuda" else "no",
@@ -195,6 +202,8 @@ def run(cfg: RecipeConfig, verifier: Any = None) -> dict[str, Any]:
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
     pairs, programs = _records(cfg.pairs), _records(cfg.programs)
+    if cfg.extra_pairs:
+        pairs += _records(cfg.extra_pairs)
     heldout = _heldout(_records(cfg.heldout), cfg.eval_per_level)
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -239,7 +248,7 @@ def _stages(cfg: RecipeConfig, device: str, pairs: list[dict], programs: list[di
 
     # Metrics go straight to OUT (line by line): a run cut off mid-stage keeps its curves.
     sft = run_sft(cfg, work / "init", work / "sft", cfg.sft_share * cfg.minutes, device,
-                  out / "sft_metrics.jsonl")  # fmt: skip
+                  out / "sft_metrics.jsonl", pairs)  # fmt: skip
     summary.put("sft", sft)
 
     t0 = time.perf_counter()
