@@ -38,6 +38,11 @@ int Count(const std::string& text, const std::string& what) {
   return n;
 }
 
+// One operator on x0 alone: `call` is its PyTorch spelling, e.g. "torch.softmax(x0, -1)".
+Program OneOp(const std::string& call, const std::string& input) {
+  return MustParse("def fused_operator(x0):\n    t0 = " + call + "\n    return t0\n", input);
+}
+
 // x0 @ x1 alone, on the given inputs.
 Program MatmulOf(const std::string& inputs) {
   return MustParse(
@@ -147,11 +152,7 @@ TEST(CodegenTest, SoftmaxReadsTheRowOnceWhenItFits) {
 // and tl.max's combine drop a NaN operand on the GPU (the interpreter propagates either way,
 // so only the emitted text can show it here).
 TEST(CodegenTest, AmaxPropagatesNan) {
-  const Program p = MustParse(
-      "def fused_operator(x0):\n"
-      "    t0 = torch.amax(x0, -1)\n"
-      "    return t0\n",
-      "torch.randn(6, 100)");
+  const Program p = OneOp("torch.amax(x0, -1)", "torch.randn(6, 100)");
   ExpectInOrder(MustEmit(p),
                 {"acc = tl.maximum(acc, tl.where(mask, ", "propagate_nan=tl.PropagateNan.ALL)",
                  "result = tl.max(acc, axis=1, keep_dims=True) + tl.sum(tl.where("
@@ -159,11 +160,7 @@ TEST(CodegenTest, AmaxPropagatesNan) {
 }
 
 TEST(CodegenTest, AminLoopPropagatesNan) {
-  const Program p = MustParse(
-      "def fused_operator(x0):\n"
-      "    t0 = torch.amin(x0, 0)\n"
-      "    return t0\n",
-      "torch.randn(5000, 3)");
+  const Program p = OneOp("torch.amin(x0, 0)", "torch.randn(5000, 3)");
   ExpectInOrder(MustEmit(p),
                 {"acc = tl.minimum(acc, tl.where(mask, ", "propagate_nan=tl.PropagateNan.ALL)",
                  "result = tl.min(acc, axis=1, keep_dims=True) + tl.sum("});
@@ -185,20 +182,12 @@ TEST(CodegenTest, MaxPoolAndClampPropagateNan) {
 
 TEST(CodegenTest, SoftmaxRowMaxKeepsThePlainMax) {
   // A NaN reaches softmax's row sum anyway: no extra NaN reduction on its row max.
-  const Program p = MustParse(
-      "def fused_operator(x0):\n"
-      "    t0 = torch.softmax(x0, -1)\n"
-      "    return t0\n",
-      "torch.randn(6, 100)");
+  const Program p = OneOp("torch.softmax(x0, -1)", "torch.randn(6, 100)");
   EXPECT_EQ(Count(MustEmit(p), "PropagateNan"), 0);
 }
 
 TEST(CodegenTest, LongRowsLoop) {
-  const Program p = MustParse(
-      "def fused_operator(x0):\n"
-      "    t0 = F.layer_norm(x0, [10000])\n"
-      "    return t0\n",
-      "torch.randn(3, 10000)");
+  const Program p = OneOp("F.layer_norm(x0, [10000])", "torch.randn(3, 10000)");
   const std::string c = MustEmit(p);
   EXPECT_EQ(Count(c, "for r0 in tl.range(0, 10000, BLOCK_R):"), 3);  // mean, var, write
 }
@@ -206,11 +195,7 @@ TEST(CodegenTest, LongRowsLoop) {
 // cumprod multiplies in torch's order, one element per step, in float64: a float32 tree-order
 // scan can overflow a partial product to inf after the true prefix underflowed to 0.
 TEST(CodegenTest, CumprodIsSequential) {
-  const Program p = MustParse(
-      "def fused_operator(x0):\n"
-      "    t0 = torch.cumprod(x0, -1)\n"
-      "    return t0\n",
-      "torch.randn(300, 5000)");
+  const Program p = OneOp("torch.cumprod(x0, -1)", "torch.randn(300, 5000)");
   const std::string c = MustEmit(p);
   ExpectInOrder(c, {"carry = tl.full([BLOCK_O, 1], 1.0, dtype=tl.float64)",
                     "for r0 in tl.range(0, 5000, BLOCK_R):", "out = carry * xm.to(tl.float64)",
@@ -264,18 +249,10 @@ TEST(CodegenTest, FusionPlanStoresOutputsOnly) {
 
 TEST(CodegenTest, HugeTensorsIndexInInt64) {
   // 2^31 elements: offsets would overflow int32 (paper-preset programs reach 2^32).
-  const Program p = MustParse(
-      "def fused_operator(x0):\n"
-      "    t0 = torch.sum(x0, 0)\n"
-      "    return t0\n",
-      "torch.randn(65536, 32768)");
+  const Program p = OneOp("torch.sum(x0, 0)", "torch.randn(65536, 32768)");
   ExpectInOrder(MustEmit(p), {"pid = tl.program_id(0).to(tl.int64)",
                               "tl.arange(0, BLOCK_R).to(tl.int64)[None, :]"});
-  const Program small = MustParse(
-      "def fused_operator(x0):\n"
-      "    t0 = torch.sum(x0, 0)\n"
-      "    return t0\n",
-      "torch.randn(64, 32)");
+  const Program small = OneOp("torch.sum(x0, 0)", "torch.randn(64, 32)");
   EXPECT_EQ(MustEmit(small).find("tl.int64"), std::string::npos);
 }
 
