@@ -50,15 +50,24 @@ def _k3_sum(logp: Tensor, old: Tensor, mask: Tensor) -> Tensor:
     return ((torch.exp(d) - d - 1.0) * mask).sum()
 
 
+def _tokens(old: list) -> float:
+    return max(1.0, float(sum(m.sum() for _, m in old)))
+
+
+def _kl_per_token(current: list, old: list) -> float:
+    """KL(pi_old || pi) per completion token (the k3 estimator), from per-part log-probs."""
+    total = sum(float(_k3_sum(c[0], o[0], o[1])) for c, o in zip(current, old, strict=True))
+    return total / _tokens(old)
+
+
 def drpo_backward(accelerator: Any, model: Any, inputs: StepInputs, old: list, parts: list,
                   cfg: DRPOConfig, pad_id: int, first: bool) -> dict[str, float]:  # fmt: skip
     device = accelerator.device
     current = old if first else _logprobs(model, inputs, parts, pad_id, device, grad=False)
-    n_tokens = max(1.0, float(sum(m.sum() for _, m in old)))
+    n_tokens = _tokens(old)
     scores = torch.cat([sequence_scores(lp, m) for lp, m in current]).detach().cpu()
     scores.requires_grad_(True)
-    kl_value = sum(float(_k3_sum(c[0], o[0], o[1])) for c, o in zip(current, old, strict=True))
-    kl = torch.tensor(kl_value / n_tokens, dtype=scores.dtype, requires_grad=True)
+    kl = torch.tensor(_kl_per_token(current, old), dtype=scores.dtype, requires_grad=True)
     loss, stats = drpo_loss(scores, inputs.correct, inputs.speed, inputs.groups, kl, cfg)
     g_scores, g_kl = torch.autograd.grad(loss, [scores, kl])
     stats["loss"] = float(loss.detach())
@@ -127,8 +136,4 @@ def _drift(model: Any, inputs: StepInputs, old: list, parts: list, pad_id: int,
            device: Any) -> float:  # fmt: skip
     """KL(pi_old || pi) per token on the batch after the step's updates: how far the step
     moved the policy (the KL of the stats is measured before each update, 0 on the first)."""
-    current = _logprobs(model, inputs, parts, pad_id, device, grad=False)
-    n_tokens = max(1.0, float(sum(m.sum() for _, m in old)))
-    return (
-        sum(float(_k3_sum(c[0], o[0], o[1])) for c, o in zip(current, old, strict=True)) / n_tokens
-    )
+    return _kl_per_token(_logprobs(model, inputs, parts, pad_id, device, grad=False), old)
