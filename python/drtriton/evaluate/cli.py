@@ -45,6 +45,8 @@ def _common(p: argparse.ArgumentParser, workers_help: str) -> None:
 
 
 def _register_kernelbench(sub: argparse._SubParsersAction) -> None:
+    from drtriton.evaluate import memory  # no torch at import: --help stays fast
+
     k = sub.add_parser(
         "kernelbench",
         help="optimize and measure KernelBench problems",
@@ -86,11 +88,11 @@ def _register_kernelbench(sub: argparse._SubParsersAction) -> None:
                    help="run again the recorded problems that are not correct and ran out of GPU "
                    "memory somewhere (several problems shared the GPU): resume with fewer "
                    "--workers to give them room; the new record replaces the old")  # fmt: skip
-    k.add_argument("--memory-share", type=float, default=0.85,
+    k.add_argument("--memory-share", type=float, default=memory.SHARE,
                    help="GPU: a problem starts only while the estimated footprints of the "
-                   "problems on its GPU (5x their inputs and parameters, read on the meta "
-                   "device) fit in this share of the GPU's memory; an idle GPU takes any "
-                   "problem; 0 turns this off (default: %(default)s)")  # fmt: skip
+                   f"problems on its GPU ({memory.COPIES}x their inputs and parameters, read "
+                   "on the meta device) fit in this share of the GPU's memory; an idle GPU "
+                   "takes any problem; 0 turns this off (default: %(default)s)")  # fmt: skip
     k.add_argument("--keep-slower", action="store_true",
                    help="keep a problem's least slow verified kernel when none beats PyTorch "
                    "(KernelBench's correctness counts any correct kernel; fast_p still "

@@ -3,8 +3,8 @@
 Prompts are left-padded into one batch (decoder-only models continue from the right) and each is
 sampled `n` times. The default engine is drtriton's decode loop (policy/decode.py: on a GPU a
 preallocated KV cache and one CUDA graph per step, elsewhere one prefill per prompt and a
-growing cache; fewer host syncs); `"loop-dynamic"` forces the growing cache; `engine="hf"` is transformers' `generate` with
-`num_return_sequences`, and `"hf-static"` the same with a static cache, which transformers
+growing cache; fewer host syncs); `"loop-dynamic"` forces the growing cache; `engine="hf"` is
+transformers' `generate` with `num_return_sequences`, and `"hf-static"` the same with a static cache, which transformers
 compiles on a GPU (CUDA graphs: worth it for long runs, a compile for every new batch shape).
 Generation runs under `torch.inference_mode`; on CUDA, fp32 weights (the RL policy being trained)
 sample under bf16 autocast. When the tokenizer has a chat template, the prompt is sent as one

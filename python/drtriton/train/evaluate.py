@@ -7,7 +7,8 @@ and the arithmetic mean; `fast1` is the share of all programs solved correctly a
 eager (KernelBench's fast_1). Reported overall and per level, with generation and verification
 throughput, and the verifier's statuses (why the wrong ones failed: no_code, compile_error,
 runtime_error, mismatch, timeout, ...). `samples` (a JSONL path) receives one line per program:
-id, level, status, the verifier's reason, correct and the extracted code, for reading what the model wrote.
+id, level, status, the verifier's reason, correct and the extracted code, for reading what the
+model wrote.
 """
 
 from __future__ import annotations
@@ -81,7 +82,8 @@ def _write_samples(path: str, records: list[dict], completions: list, rewards: l
     with open(tmp, "w") as f:
         for record, c, r in zip(records, completions, rewards, strict=True):
             line = {"id": record.get("id"), "level": record.get("level"), "status": r.status,
-                    "correct": r.correct, "reason": r.reason, "completion_tokens": c.completion_tokens,
+                    "correct": r.correct, "reason": r.reason,
+                    "completion_tokens": c.completion_tokens,
                     "finish_reason": c.finish_reason, "code": c.code}  # fmt: skip
             f.write(json.dumps(line) + "\n")
     os.replace(tmp, path)

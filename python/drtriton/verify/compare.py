@@ -235,7 +235,7 @@ class _Chunks:
         """The first pass: a NaN/inf position mismatch (summed over chunks), or None; it also
         totals what the second pass (iteration) needs: own_sq, the squared norm of the
         reference's own error, and the count of finite reference entries."""
-        counts: dict[str, int] = {}
+        counts: dict[tuple[str, str], int] = {}
         for _, o64, r64, x in self._pieces():
             for name, n in _special_counts(o64, r64).items():
                 counts[name] = counts.get(name, 0) + n
@@ -310,22 +310,22 @@ def _arbitrated(o: torch.Tensor, r: torch.Tensor, exact: torch.Tensor) -> torch.
 
 
 def _special_counts(o: torch.Tensor, r: torch.Tensor) -> dict[str, int]:
-    """Positions where NaN, +inf or -inf differ between output and reference, by which side
-    has it ("NaN output": the output has a NaN the reference has not; "NaN reference": the
-    reverse). Which side it is tells a candidate's bug from a reference's overflow."""
+    """Positions where NaN, +inf or -inf differ between output and reference, keyed by the
+    value and the side that has it (("NaN", "output"): the output has a NaN the reference has
+    not). Which side it is tells a candidate's bug from a reference's overflow."""
     pairs = [("NaN", torch.isnan(o), torch.isnan(r))]
     if not r.is_complex():
         pairs += [(name, o == sign * math.inf, r == sign * math.inf)
                   for sign, name in ((1, "+inf"), (-1, "-inf"))]  # fmt: skip
     counts = {}
     for name, in_out, in_ref in pairs:
-        counts[f"{name} output"] = int((in_out & ~in_ref).sum())
-        counts[f"{name} reference"] = int((in_ref & ~in_out).sum())
+        counts[(name, "output")] = int((in_out & ~in_ref).sum())
+        counts[(name, "reference")] = int((in_ref & ~in_out).sum())
     return counts
 
 
-def _special_message(key: str, n: int) -> str:
-    name, side = key.rsplit(" ", 1)
+def _special_message(key: tuple[str, str], n: int) -> str:
+    name, side = key
     if side == "output":
         return f"{name} at {n} positions where the reference has none"
     return f"no {name} at {n} positions where the reference has {name}"

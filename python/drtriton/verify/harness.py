@@ -129,7 +129,7 @@ _PHASES = {
     "start": "start-up (importing torch)",
     "load": "load (importing the candidate)",
     "run": "correctness call (the first one compiles the kernels)",
-    "time": "timing (eager, torch.compile and the candidate)",
+    "time": "timing of the candidate (the harness times eager and torch.compile after it)",
 }
 
 
