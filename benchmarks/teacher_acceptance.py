@@ -88,7 +88,8 @@ def load_done(path: str | None) -> dict[str, dict[str, Any]]:
             for line in f:
                 if line.strip().endswith("}"):
                     rec = json.loads(line)
-                    done[rec["id"]] = rec
+                    if not rec.get("retry"):  # not judged (harness out of memory): redo
+                        done[rec["id"]] = rec
     return done
 
 
@@ -152,11 +153,15 @@ def main(argv: list[str] | None = None) -> int:
     opts = Options(device=args.device, timeout=args.timeout, envelope_max_gb=args.envelope_max_gb)
     workers = args.workers or (1 if on_gpu else 2)
     results = [done[r["id"]] for r in records if r["id"] in done]
+    unjudged: list[dict[str, Any]] = []
     start = time.time()
     out = open(args.out, "a") if args.out else None
     try:
         for pairs in make_pairs(todo, 1, opts, workers, args.generic_shapes):
             for p in pairs:
+                if p.get("retry"):  # neither accepted nor rejected; not saved, so a rerun retries
+                    unjudged.append(p)
+                    continue
                 results.append(p)
                 if out:
                     out.write(json.dumps(p) + "\n")
@@ -173,6 +178,10 @@ def main(argv: list[str] | None = None) -> int:
             out.close()
     print(file=sys.stderr)
     report(results)
+    if unjudged:
+        print(f"not judged (rerun with fewer --workers to retry): {len(unjudged)}")
+        for p in unjudged:
+            print(f"  {p['id']} L{p['level']}: {p['error'][:200]}")
     return 0
 
 

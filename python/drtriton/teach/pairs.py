@@ -1,6 +1,7 @@
 """Program records -> pair records (DESIGN.md "Datasets"): the program record plus
 `completion` (the teacher's candidate), `variant`, and with verification the verdict's
-fields (`status`, `correct`, `reason`, times and speedup on a GPU).
+fields (`status`, `correct`, `reason`, times and speedup on a GPU). A pair the harness could
+not judge for want of GPU memory has `error` and `retry: true` instead of a verdict.
 
 Records whose operators the generator cannot emit yet come back with `completion: null`
 and `unsupported: [...]` so that callers list them instead of silently dropping them.
@@ -19,7 +20,7 @@ import types
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from drtriton.errors import UserError
+from drtriton.errors import ResourceError, UserError
 from drtriton.teach import emit, generic_unsupported_ops, unsupported_ops, variants
 
 _OPTS: Any = None  # the verify Options of this worker process
@@ -77,6 +78,8 @@ def _work(job: tuple[dict[str, Any], int, bool]) -> list[dict[str, Any]]:
             pair.update(verify(pair["source"], pair["completion"], _OPTS).to_dict())
         except UserError as exc:  # the task itself is unusable
             pair["error"] = str(exc)
+        except ResourceError as exc:  # not judged (the harness's GPU memory): callers retry
+            pair.update(error=str(exc), retry=True)
     return pairs
 
 

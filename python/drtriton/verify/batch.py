@@ -2,7 +2,9 @@
 
 Input records (DESIGN.md pair records): `id`, the task as `source` (program record) or `task`
 (text, or a path to a file), and the candidate as `completion` or `candidate`. Output: one line per
-pair, `{"id": ..., **verdict}`; a pair whose task is unusable gets `{"id", "error"}` instead.
+pair, `{"id": ..., **verdict}`; a pair whose task is unusable gets `{"id", "error"}` instead, and
+one the harness could not judge for want of GPU memory `{"id", "error", "retry": true}` (redone
+on resume).
 
 Resumable: ids already in the output are skipped; each result is appended with a single
 `os.write` on an O_APPEND descriptor, so a killed run leaves whole lines only (a torn last line,
@@ -23,7 +25,7 @@ import types
 from collections.abc import Iterator
 from typing import Any
 
-from drtriton.errors import UserError
+from drtriton.errors import ResourceError, UserError
 from drtriton.files import ends_torn
 from drtriton.jsonl import read_jsonl
 from drtriton.verify.harness import Options
@@ -53,6 +55,8 @@ def _one(record: dict[str, Any]) -> str:
         result = {"id": rid, **verdict.to_dict()}
     except UserError as exc:
         result = {"id": rid, "error": str(exc)}
+    except ResourceError as exc:  # not judged: a rerun of the batch tries this pair again
+        result = {"id": rid, "error": str(exc), "retry": True}
     return json.dumps(result) + "\n"
 
 
@@ -84,8 +88,10 @@ def done_ids(path: str) -> set[str]:
     with open(path) as f:
         for line in f:
             try:
-                ids.add(str(json.loads(line)["id"]))
-            except (json.JSONDecodeError, KeyError, TypeError):
+                record = json.loads(line)
+                if not record.get("retry"):  # a pair the harness could not judge is redone
+                    ids.add(str(record["id"]))
+            except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
                 continue  # a torn last line: redo that pair
     return ids
 

@@ -39,6 +39,7 @@ from typing import Any
 
 import torch
 
+from drtriton.errors import ResourceError
 from drtriton.verify import compare as cmp
 from drtriton.verify import gpu_lock, sandbox, static
 from drtriton.verify.task import FUNCTIONAL, Task, load_task, task_kind, to_device
@@ -339,8 +340,9 @@ def verify(
 ) -> Verdict:
     """Judges `candidate_source` against `task_source`. Keyword arguments override Options fields.
 
-    Raises drtriton.errors.UserError when the task itself is unusable; anything the candidate
-    does is a verdict.
+    Raises drtriton.errors.UserError when the task itself is unusable, and ResourceError when
+    the harness runs out of GPU memory (nothing was judged: retry); anything the candidate does
+    is a verdict.
     """
     opts = options or Options()
     for key, value in kwargs.items():
@@ -370,8 +372,17 @@ def verify(
         verdict = _judge(worker, task_source, opts, start)
     except _Rejected as rejected:
         verdict = Verdict(**rejected.kwargs)
+    except torch.OutOfMemoryError as exc:  # raised here, in the harness: the worker's are replies
+        raise ResourceError(
+            f"the harness ran out of GPU memory: {str(exc).splitlines()[0]}"
+        ) from None
     finally:
         worker.close()
+        if opts.on_cuda:
+            # A long-lived harness (a pool of them shares a GPU) would otherwise keep the cached
+            # blocks of its largest task's reference: 13-25 GB per process in the 2026-11-30
+            # teacher run, until a sixth process could not allocate a timing buffer.
+            torch.cuda.empty_cache()
     verdict.sandbox = level
     verdict.extra["wall_s"] = round(time.monotonic() - start, 3)
     return verdict

@@ -1,0 +1,57 @@
+"""The harness running out of GPU memory is not a verdict: verify raises ResourceError, the
+batch verifier and the teacher's pairs mark the pair `retry`, and a resumed batch redoes it."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pytest
+import torch
+from conftest import HERE, task_source
+
+from drtriton.errors import ResourceError
+from drtriton.teach import pairs as teach_pairs
+from drtriton.verify import Options, batch, harness, verify
+
+
+def _out_of_memory(*_args: object, **_kwargs: object) -> None:
+    raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 256.00 MiB.")
+
+
+@pytest.fixture
+def harness_out_of_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(harness, "_judge", _out_of_memory)
+
+
+def _honest() -> str:
+    return (HERE / "honest" / "add_relu.py").read_text()
+
+
+def test_verify_raises_resource_error(harness_out_of_memory: None) -> None:
+    with pytest.raises(ResourceError, match="ran out of GPU memory"):
+        verify(task_source("add_relu"), _honest(), device="cpu", timeout=30)
+
+
+def test_batch_marks_retry_and_redoes_it(
+    harness_out_of_memory: None, monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
+) -> None:
+    monkeypatch.setattr(batch, "_OPTS", Options(device="cpu", timeout=30))
+    record = {"id": "a", "task": task_source("add_relu"), "candidate": _honest()}
+    line = json.loads(batch._one(record))
+    assert line["retry"] is True and "GPU memory" in line["error"]
+    out = tmp_path / "out.jsonl"
+    out.write_text(json.dumps(line) + "\n" + json.dumps({"id": "b", "status": "correct"}) + "\n")
+    assert batch.done_ids(str(out)) == {"b"}
+
+
+def test_teacher_pair_marked_retry(
+    harness_out_of_memory: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(teach_pairs, "_OPTS", Options(device="cpu", timeout=30))
+    monkeypatch.setattr(
+        teach_pairs, "pair_records", lambda r, k, g: [{**r, "completion": _honest()}]
+    )
+    record = {"id": "p", "level": 1, "ops": ["relu"], "source": task_source("add_relu")}
+    (pair,) = teach_pairs._work((record, 1, False))
+    assert pair["retry"] is True and "status" not in pair
