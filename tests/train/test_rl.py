@@ -107,6 +107,11 @@ def test_real_verifier_rewards():
     assert rewards[2].status == "no_code" and rewards[0].log_speedup is None  # CPU: no timing
 
 
+def test_verifier_timing_runs():
+    assert BatchVerifier("cuda", runs=10).opts.runs == 10  # RL's speed reward: fewer calls
+    assert BatchVerifier("cuda").opts.runs == 30  # reported figures keep the verifier's count
+
+
 def test_cli_user_errors_and_tiny_model(tiny_model, programs, pairs_file, tmp_path, capsys):
     from drtriton.cli import main
 

@@ -30,10 +30,15 @@ class BatchVerifier:
     """Judges (task, candidate) pairs with the sandboxed batch verifier."""
 
     def __init__(self, device: str = "cpu", timeout: float | None = None,
-                 workers: int | None = None, compile_baseline: bool = True) -> None:  # fmt: skip
+                 workers: int | None = None, compile_baseline: bool = True,
+                 runs: int | None = None) -> None:  # fmt: skip
+        """`runs`: timed calls per candidate on a GPU (None: the verifier's 30). The speed
+        reward of a rollout needs less precision than a reported figure."""
         from drtriton.verify import Options
 
         self.opts = Options(device=device, timeout=timeout, compile_baseline=compile_baseline)
+        if runs:
+            self.opts.runs = runs
         self.workers = workers
 
     def judge(self, tasks: list[str], codes: list[str]) -> list[Reward]:

@@ -76,6 +76,8 @@ class RLConfig:
         default=0.0, metadata={"help": "seconds per candidate; 0: default"}
     )
     verify_workers: int = field(default=0, metadata={"help": "verifier processes; 0: default"})
+    verify_runs: int = field(default=0, metadata={"help": "timed calls per correct rollout on a "
+                             "GPU (its speed reward); 0: the verifier's 30"})  # fmt: skip
     save_every: int = field(default=50, metadata={"help": "steps between checkpoints"})
     resume: bool = field(default=False, metadata={"help": "continue from OUT's latest checkpoint"})
     mixed_precision: str = field(default="no", metadata={"help": "no | bf16 | fp16"})
@@ -172,7 +174,8 @@ def train(cfg: RLConfig, verifier: Verifier | None = None) -> dict[str, Any]:
     train_sets, heldout, levels = _programs(cfg)
     verifier = verifier or BatchVerifier(cfg.verify_device, cfg.verify_timeout or None,
                                          cfg.verify_workers or None,
-                                         cfg.verify_compile_baseline)  # fmt: skip
+                                         cfg.verify_compile_baseline,
+                                         cfg.verify_runs or None)  # fmt: skip
     accelerator = Accelerator(mixed_precision=cfg.mixed_precision)
     set_seed(cfg.seed)
     model, tokenizer = load_model(cfg.model, dtype=cfg.dtype)
