@@ -11,8 +11,10 @@
 #   env DEVICE=cpu  a scaled-down run on a CPU (a 1-layer model, tiny batches) to check wiring
 #   env DATA=DIR    the files of prepare_data.sh (default: examples/train/data, committed)
 #   env WORK=DIR    keep the models and checkpoints there (default: a temporary dir, removed)
-#   env L2_PAIRS=0  SFT on level-1 pairs alone, as the paper (default: DATA/sft_pairs_l2.jsonl,
-#                   prepare_l2_pairs.sh's level-2 chains, joins SFT when it exists)
+#   env L2_PAIRS=1  add DATA/sft_pairs_l2.jsonl (prepare_l2_pairs.sh's level-2 chains) to SFT
+#                   (default 0: level-1 pairs alone, as the paper). Needs a longer budget: in
+#                   8.6 minutes with a 0.25 SFT share the 2,558 pairs left the model at loss
+#                   0.028 and 0 of 24 held-out programs correct (H200, 2026-11-30)
 #   env PYTHON=...  the interpreter (default: python3); extra arguments go to train-recipe
 #                   (they come last, so e.g. `--eval-per-level 24` overrides the sizing below)
 # Needs drtriton installed (`pip install --no-build-isolation .`); no Gecode, no network.
@@ -25,11 +27,15 @@
 #                                      814 steps in 201 s with --sft-share 0.4
 #   eval, 12 per level                 generation 6 s (2.9 ms per decode step for 24 sequences;
 #                                      57 ms before the CUDA graph), verification 27-35 s
-#   RL step (8 programs x 8 rollouts)  generation 9-17 s, verification 23-56 s, update ~1 s:
-#                                      the verifier is the bottleneck (~100 rollouts per minute)
+#   RL step (8 programs x 8 rollouts)  generation 8-18 s, verification 65-72 s when 70-88% of
+#                                      the rollouts are correct (56-59 per minute on 16 cores;
+#                                      206 per minute when all fail early), update 2-4 s
 #   eval after RL                      as before RL
-# Budgets under 10 minutes evaluate 12 programs per level and give SFT a quarter of the time (it
-# reaches loss 0.035 in 86 s already); longer ones 24 per level and 35%.
+# Seventh session (2 x H200, recipe pinned to 16 cores, 8.25 min, --sft-share 0.4): SFT 780-803
+# steps in 191-199 s (loss 0.004), held-out level 1 4/12 before and after 2 DRPO steps.
+# Budgets under 10 minutes evaluate 12 programs per level, give SFT 40% of the time and warm
+# RL's learning rate up over 4 optimizer steps (a run has room for 2-3 RL steps of 2 updates);
+# longer ones evaluate 24 per level, give SFT 35% and warm up over 10.
 set -euo pipefail
 out=${1:-out/train}
 minutes=${2:-6}
@@ -60,15 +66,15 @@ else
     # A short budget trades held-out size for RL steps (see the stage times above): verification
     # scales with the programs, and RL needs what the evaluations leave.
     short=$(awk -v m="$minutes" 'BEGIN { print (m < 10 ? 1 : 0) }')
-    if [[ "$short" == 1 ]]; then eval_sizing=(--eval-per-level 12 --sft-share 0.25)
-    else eval_sizing=(--eval-per-level 24 --sft-share 0.35); fi
+    if [[ "$short" == 1 ]]; then eval_sizing=(--eval-per-level 12 --sft-share 0.4 --rl-warmup 4)
+    else eval_sizing=(--eval-per-level 24 --sft-share 0.35 --rl-warmup 10); fi
     sizing=(--vocab-size 2048 --hidden-size 512 --layers 8 --heads 8 --kv-heads 4
             --intermediate-size 1536 --sft-batch 32 --sft-lr 6e-4 --prompts-per-step 8
             --group-size 8 --verify-workers 12 --verify-timeout 30 "${eval_sizing[@]}")
 fi
 work_args=()
 [[ -n "${WORK:-}" ]] && work_args=(--work "$WORK")
-[[ "${L2_PAIRS:-1}" != 0 && -s "$data/sft_pairs_l2.jsonl" ]] && \
+[[ "${L2_PAIRS:-0}" != 0 && -s "$data/sft_pairs_l2.jsonl" ]] && \
     work_args+=(--extra-pairs "$data/sft_pairs_l2.jsonl")
 
 $py -m drtriton train-recipe --pairs "$data/sft_pairs.jsonl" --programs "$data/rl_programs.jsonl" \

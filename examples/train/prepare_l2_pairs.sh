@@ -3,8 +3,8 @@
 # pairs of prepare_data.sh). An augmentation that departs from the paper, whose SFT data is
 # level 1 only: a model trained from scratch on level 1 alone composes nothing (held-out level-2
 # pass@1 0/12 in every 2026-11-30 run; half its answers launched a kernel of another name), so
-# level-2 RL rollouts were all wrong and gave DRPO no signal. h200_recipe.sh adds these pairs
-# to SFT when the file exists (L2_PAIRS=0 keeps the paper's level-1-only SFT).
+# level-2 RL rollouts were all wrong and gave DRPO no signal. `L2_PAIRS=1 h200_recipe.sh` adds
+# these pairs to SFT; they need a longer run than one 10-minute device call (see its header).
 # Programs come from their own synthesis seed; any whose source is also in the held-out, RL or
 # level-1 SFT files is dropped. ~11 minutes for 640 programs on 2 cores.
 # Usage: examples/train/prepare_l2_pairs.sh [DATADIR] [N]   (repository root, drtriton installed)
