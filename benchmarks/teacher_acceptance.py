@@ -67,6 +67,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="shape-generic candidates; report where the generic mode applies, by level",
     )
     ap.add_argument(
+        "--redo",
+        default="",
+        help="comma-separated verdict statuses (e.g. timeout,wrong_answer) whose records in --out "
+        "are judged again (after a verifier fix); the new verdict is appended and counts",
+    )
+    ap.add_argument(
         "--report-only",
         action="store_true",
         help="print the table from --out's records without verifying more (after a cut-off run)",
@@ -81,16 +87,17 @@ def level_list(text: str) -> list[int]:
     return [int(x) for x in text.split(",")]
 
 
-def load_done(path: str | None) -> dict[str, dict[str, Any]]:
+def load_done(path: str | None, redo: frozenset[str] = frozenset()) -> dict[str, dict[str, Any]]:
+    """The records of `path` by id (the last one of an id counts), less those to judge again:
+    not judged (harness out of memory) or with a status in `redo`."""
     done: dict[str, dict[str, Any]] = {}
     if path and os.path.exists(path):
         with open(path) as f:
             for line in f:
                 if line.strip().endswith("}"):
                     rec = json.loads(line)
-                    if not rec.get("retry"):  # not judged (harness out of memory): redo
-                        done[rec["id"]] = rec
-    return done
+                    done[rec["id"]] = rec
+    return {k: r for k, r in done.items() if not r.get("retry") and r.get("status") not in redo}
 
 
 def report(results: list[dict[str, Any]]) -> None:
@@ -145,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
         records += synthesize(
             args.per_level, levels=[level], preset=args.preset, seed=args.seed + level, threads=2
         )
-    done = load_done(args.out)
+    redo = frozenset(x.strip() for x in args.redo.split(",") if x.strip())
+    done = load_done(args.out, redo)
     if args.report_only:
         report(list(done.values()))
         return 0

@@ -17,6 +17,7 @@
 # KB_PROBLEMS=none: no KernelBench run (the call lasts as long as its jobs).
 # TEACH_PREVIOUS: an earlier call's teacher_paper.jsonl, which the teach job resumes from.
 # TEACH_TIMEOUT: seconds per teacher candidate (default 300, the verifier's GPU default).
+# TEACH_REDO: statuses whose programs in TEACH_PREVIOUS are judged again (e.g. timeout,wrong_answer).
 # KB_ARGS: extra `drtriton eval kernelbench` flags (e.g. "--keep-slower"); LEVELS=2 picks levels.
 # Everything lands in OUTDIR as at most 7 files (the device tool brings back 8).
 # CPU: with 24 or more cores the GPU-1 jobs get cores 0..GPU1_CORES-1 (default 12) and the
@@ -96,7 +97,7 @@ run_job() {
                 cp "$TEACH_PREVIOUS" "$out/teacher_paper.jsonl"
             timeout $(( $(left) - 40 )) "${pin[@]}" python3 benchmarks/teacher_acceptance.py \
                 --programs "${TEACH_PROGRAMS:-.devdata/paper_sample.jsonl}" --device cuda \
-                --workers "${TEACH_WORKERS:-1}" --timeout "${TEACH_TIMEOUT:-300}" --out "$out/teacher_paper.jsonl" \
+                --workers "${TEACH_WORKERS:-1}" --timeout "${TEACH_TIMEOUT:-300}" --out "$out/teacher_paper.jsonl" ${TEACH_REDO:+--redo "$TEACH_REDO"} \
                 >/tmp/session/teacher.log 2>&1
             python3 benchmarks/teacher_acceptance.py --programs "${TEACH_PROGRAMS:-.devdata/paper_sample.jsonl}" \
                 --device cuda --out "$out/teacher_paper.jsonl" --report-only 2>&1 | tail -40 ;;
