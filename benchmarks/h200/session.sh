@@ -18,6 +18,10 @@
 # TEACH_PREVIOUS: an earlier call's teacher_paper.jsonl, which the teach job resumes from.
 # TEACH_TIMEOUT: seconds per teacher candidate (default 300, the verifier's GPU default).
 # TEACH_REDO: statuses whose programs in TEACH_PREVIOUS are judged again (e.g. timeout,wrong_answer).
+# A training run over several calls: TRAIN_PACK=1 brings the newest model back as gpu1/model.partNN
+# (benchmarks/h200/model_parts.py, 15 MiB each); the next call carries them (e.g. in .devdata/)
+# and names their prefix in TRAIN_INIT (.devdata/model): the recipe starts from that model
+# (--init-model: no SFT) and runs RL with its evaluations before and after.
 # KB_ARGS: extra `drtriton eval kernelbench` flags (e.g. "--keep-slower"); LEVELS=2 picks levels.
 # Everything lands in OUTDIR as at most 7 files (the device tool brings back 8).
 # CPU: with 24 or more cores the GPU-1 jobs get cores 0..GPU1_CORES-1 (default 12) and the
@@ -83,15 +87,28 @@ run_job() {
             timeout 150 python3 benchmarks/pointwise_speed.py --device cuda \
                 --out "$out/gpu1/pointwise_speed.json" 2>&1 | tail -12 ;;
         train)
-            minutes=${TRAIN_MINUTES:-$(awk -v s="$(left)" 'BEGIN { printf "%.1f", (s - 40) / 60 }')}
+            # TRAIN_PACK leaves ~20 s for packing the model after the recipe.
+            minutes=${TRAIN_MINUTES:-$(awk -v s="$(left)" -v p="${TRAIN_PACK:+20}" \
+                'BEGIN { printf "%.1f", (s - 40 - p) / 60 }')}
             # TRAIN_ARGS: extra train-recipe flags (e.g. "--max-new-tokens 1792")
             # The default allocator, not expandable segments: on 2026-11-30 the first generation
             # after SFT and RL's first rollouts ran at 58-67 ms per decode step, a second
             # evaluation of the same model in the same process at 8 ms. The cause is not known;
             # the allocator's handling of a KV cache that grows every step is one suspect.
-            PYTORCH_CUDA_ALLOC_CONF= timeout $(( $(left) - 20 )) bash examples/train/h200_recipe.sh /tmp/session/train "$minutes" \
-                ${TRAIN_ARGS:-} >/tmp/session/recipe.log 2>&1
-            tail -25 /tmp/session/recipe.log ;;
+            local init=()
+            if [[ -n "${TRAIN_INIT:-}" ]]; then  # a model an earlier call packed (TRAIN_PACK)
+                python3 benchmarks/h200/model_parts.py unpack "$TRAIN_INIT" /tmp/session/init || return
+                init=(--init-model /tmp/session/init)
+            fi
+            PYTORCH_CUDA_ALLOC_CONF= WORK=/tmp/session/work timeout $(( $(left) - 20 )) \
+                bash examples/train/h200_recipe.sh /tmp/session/train "$minutes" \
+                ${TRAIN_ARGS:-} "${init[@]}" >/tmp/session/recipe.log 2>&1
+            tail -25 /tmp/session/recipe.log
+            if [[ -n "${TRAIN_PACK:-}" ]]; then  # the newest model, as 15 MiB parts in gpu1/
+                local src=/tmp/session/work/rl
+                [[ -f $src/config.json ]] || src=/tmp/session/work/sft
+                python3 benchmarks/h200/model_parts.py pack "$src" "$out/gpu1/model"
+            fi ;;
         teach)
             [[ -n "${TEACH_PREVIOUS:-}" && ! -s "$out/teacher_paper.jsonl" ]] && \
                 cp "$TEACH_PREVIOUS" "$out/teacher_paper.jsonl"

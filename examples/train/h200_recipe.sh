@@ -16,7 +16,9 @@
 #                   8.6 minutes with a 0.25 SFT share the 2,558 pairs left the model at loss
 #                   0.028 and 0 of 24 held-out programs correct (H200, 2026-11-30)
 #   env PYTHON=...  the interpreter (default: python3); extra arguments go to train-recipe
-#                   (they come last, so e.g. `--eval-per-level 24` overrides the sizing below)
+#                   (they come last, so e.g. `--eval-per-level 24` overrides the sizing below;
+#                   `--init-model WORK/rl` continues an earlier run: README "Longer than one
+#                   sitting")
 # Needs drtriton installed (`pip install --no-build-isolation .`); no Gecode, no network.
 #
 # Stage times on one H200 (measured 2026-11-30, sixth session, MINUTES 7.0, --sft-share 0.35;

@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from drtriton.errors import UserError
 from drtriton.policy.hf import HFPolicy, SamplingConfig, load_model
 from drtriton.train.budget import Budget
 from drtriton.train.evaluate import evaluate_policy, summarize
@@ -138,3 +139,17 @@ def test_recipe_end_to_end_cpu(pairs_file, tmp_path):
     lines = (out / "eval_before_rl.jsonl").read_text().splitlines()
     assert len(lines) == head_n and all(json.loads(x)["status"] == "fake" for x in lines)
     assert (work / "rl" / "config.json").is_file()
+
+    # A second run continues from the first one's RL model: no SFT, RL and both evaluations.
+    second = RecipeConfig(**{**cfg.__dict__, "init_model": str(work / "rl"),
+                             "work": str(tmp_path / "work2"), "out": str(tmp_path / "out2"),
+                             "minutes": 0.3})  # fmt: skip
+    data2 = run(second, verifier=LevelVerifier())
+    assert data2["sft"] == {"skipped": f"--init-model {work / 'rl'}"}
+    assert data2["model"]["params"] == saved["model"]["params"]
+    assert data2["rl"]["step"] >= 1 and "after_rl" in data2
+    assert (tmp_path / "work2" / "rl" / "config.json").is_file()
+    assert not (tmp_path / "out2" / "sft_metrics.jsonl").exists()
+    with pytest.raises(UserError, match="own RL output"):
+        run(RecipeConfig(**{**second.__dict__, "init_model": str(tmp_path / "work2" / "rl")}),
+            verifier=LevelVerifier())  # fmt: skip

@@ -12,6 +12,12 @@ reports what it finished. Only small files go to OUT (summary.json, sft_metrics.
 metrics.jsonl and metrics.svg of RL, and eval_before_rl.jsonl / eval_after_rl.jsonl: each
 held-out program's verifier status and extracted code); models and checkpoints stay in the
 work directory.
+
+A run longer than one sitting (a GPU lent for 10 minutes at a time) is split: the first run
+keeps its models (`--work`), and each later one starts from the model the previous one left
+(`--init-model WORK/rl`, or WORK/sft when RL did not run), skipping the tokenizer, model and SFT
+stages. Each run evaluates before and after its RL; the optimizer starts afresh (with its
+warm-up), since only weights travel.
 """
 
 from __future__ import annotations
@@ -40,6 +46,11 @@ class RecipeConfig:
                              "only)"})  # fmt: skip
     work: str = field(default="", metadata={"help": "models and checkpoints; default: a "
                                              "temporary directory, removed at the end"})  # fmt: skip
+    # A run split over several calls (a device call lasts 10 minutes): the first builds and
+    # SFTs the model, each later one continues RL from the model the previous one left.
+    init_model: str = field(default="", metadata={"help": "start from this checkpoint (an "
+                            "earlier run's WORK/sft or WORK/rl): no tokenizer, model or SFT "
+                            "stage; evaluation, RL and evaluation as usual"})  # fmt: skip
     minutes: float = field(default=6.0, metadata={"help": "wall-clock budget of the whole run"})
     device: str = field(default="auto", metadata={"help": "cuda | cpu | auto"})
     sft_share: float = field(default=0.35, metadata={"help": "share of --minutes for SFT"})
@@ -127,6 +138,15 @@ def build_model(cfg: RecipeConfig, pairs: list[dict], programs: list[dict], path
 
     model = AutoModelForCausalLM.from_pretrained(str(path), local_files_only=True)
     return {**asdict(tiny), "params": sum(p.numel() for p in model.parameters())}
+
+
+def _params(model_dir: Path) -> int:
+    from transformers import AutoModelForCausalLM
+
+    if not (model_dir / "config.json").is_file():
+        raise UserError(f"--init-model {model_dir}: not a model checkpoint (no config.json)")
+    model = AutoModelForCausalLM.from_pretrained(str(model_dir), local_files_only=True)
+    return sum(p.numel() for p in model.parameters())
 
 
 def answer_tokens(model_dir: Path, pairs: list[dict]) -> list[int]:
@@ -243,8 +263,15 @@ def _stages(cfg: RecipeConfig, device: str, pairs: list[dict], programs: list[di
     def left() -> float:
         return (deadline - time.perf_counter()) / 60.0
 
-    summary.put("model", build_model(cfg, pairs, programs, work / "init"))
-    lengths = sorted(answer_tokens(work / "init", pairs))
+    if cfg.init_model:
+        model_dir = Path(cfg.init_model)
+        if model_dir.resolve() == (work / "rl").resolve():
+            raise UserError("--init-model is this run's own RL output: copy it elsewhere first")
+        summary.put("model", {"init_model": str(model_dir), "params": _params(model_dir)})
+    else:
+        model_dir = work / "sft"
+        summary.put("model", build_model(cfg, pairs, programs, work / "init"))
+    lengths = sorted(answer_tokens(model_dir if cfg.init_model else work / "init", pairs))
     # Level-2 answers run longer than the median level-1 one; the longest level-1 answers
     # (convolutions, ~1.6k tokens) set the room. Every generate() call costs max_new steps.
     max_new = cfg.max_new_tokens or min(2048, int(1.25 * lengths[-1]))
@@ -252,12 +279,15 @@ def _stages(cfg: RecipeConfig, device: str, pairs: list[dict], programs: list[di
                                "sft_answer_tokens_median": lengths[len(lengths) // 2]})  # fmt: skip
 
     # Metrics go straight to OUT (line by line): a run cut off mid-stage keeps its curves.
-    sft = run_sft(cfg, work / "init", work / "sft", cfg.sft_share * cfg.minutes, device,
-                  out / "sft_metrics.jsonl", pairs)  # fmt: skip
-    summary.put("sft", sft)
+    if cfg.init_model:
+        summary.put("sft", {"skipped": f"--init-model {cfg.init_model}"})
+    else:
+        sft = run_sft(cfg, work / "init", model_dir, cfg.sft_share * cfg.minutes, device,
+                      out / "sft_metrics.jsonl", pairs)  # fmt: skip
+        summary.put("sft", sft)
 
     t0 = time.perf_counter()
-    before = run_eval(cfg, work / "sft", heldout, max_new, device, verifier,
+    before = run_eval(cfg, model_dir, heldout, max_new, device, verifier,
                       out / "eval_before_rl.jsonl")  # fmt: skip
     eval_min = (time.perf_counter() - t0) / 60.0
     summary.put("before_rl", before)
@@ -271,7 +301,7 @@ def _stages(cfg: RecipeConfig, device: str, pairs: list[dict], programs: list[di
         return summary.data
     rl_verifier = injected or BatchVerifier(device, cfg.verify_timeout, cfg.verify_workers,
                                             compile_baseline=False, runs=cfg.rl_verify_runs)  # fmt: skip
-    rl = run_rl(cfg, work / "sft", work / "rl", rl_minutes, max_new, start_level, device,
+    rl = run_rl(cfg, model_dir, work / "rl", rl_minutes, max_new, start_level, device,
                 rl_verifier, out / "metrics.jsonl")  # fmt: skip
     summary.put("rl", {**rl, "budget_min": rl_minutes, "start_level": start_level})
 
