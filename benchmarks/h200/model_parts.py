@@ -16,6 +16,7 @@ import argparse
 import glob
 import io
 import os
+import pathlib
 import sys
 import tarfile
 import tempfile
@@ -52,7 +53,7 @@ def unpack(prefix: str, dest: str) -> None:
         from drtriton.errors import UserError
 
         raise UserError(f"no parts {prefix}.partNN")
-    data = b"".join(open(p, "rb").read() for p in parts)
+    data = b"".join(pathlib.Path(p).read_bytes() for p in parts)
     os.makedirs(dest, exist_ok=True)
     with tarfile.open(fileobj=io.BytesIO(data), mode="r") as tar:
         tar.extractall(dest, filter="data")

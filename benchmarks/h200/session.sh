@@ -63,6 +63,10 @@ gpu1() {
     cat /tmp/session/*.bg.log 2>/dev/null
 }
 
+decode_tests() {  # "$@": a taskset prefix, or nothing
+    timeout 90 "$@" python3 -m pytest -q -p no:cacheprovider tests/policy/test_decode_gpu.py 2>&1 | tail -5
+}
+
 run_job() {
     local job=$1
     shift
@@ -74,12 +78,12 @@ run_job() {
             DRTRITON_TEST_DEVICE=cuda timeout 240 python3 -m pytest -q -p no:cacheprovider \
                 tests/teach/test_verified.py -k "nan or near_constant" 2>&1 | tail -15 ;;
         decode)  # the decode loop's GPU tests (CUDA graph, autocast)
-            timeout 90 "${pin[@]}" python3 -m pytest -q -p no:cacheprovider tests/policy/test_decode_gpu.py 2>&1 | tail -5 ;;
+            decode_tests "${pin[@]}" ;;
         gputest)
             DRTRITON_TEST_DEVICE=cuda timeout 240 python3 -m pytest -q -p no:cacheprovider \
                 tests/verify/test_gpu.py tests/verify/test_gpu_lock.py 2>&1 | tail -15 ;;
         gen)  # the decode loop's GPU tests, then its two caches at RL's batch shape (8 x 8)
-            timeout 90 "${pin[@]}" python3 -m pytest -q -p no:cacheprovider tests/policy/test_decode_gpu.py 2>&1 | tail -5
+            decode_tests "${pin[@]}"
             timeout 150 "${pin[@]}" python3 benchmarks/generation_throughput.py --device cuda --size recipe \
                 --prompts 8 --n 8 --new 768 --engines loop loop-dynamic \
                 --out "$out/gpu1/gen_throughput.json" 2>&1 | tail -8 ;;

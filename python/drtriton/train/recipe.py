@@ -253,11 +253,14 @@ def _stages(cfg: RecipeConfig, device: str, pairs: list[dict], programs: list[di
     summary.put("setup", {"config": asdict(cfg), "device": device, "gpu": gpu,
                           "data": {"sft_pairs": len(pairs), "rl_programs": len(programs),
                                    "heldout": len(heldout)}})  # fmt: skip
+
     # Eager PyTorch is the speed reference (DRTriton's r_s); timing torch.compile of every
     # distinct program too would cost more than verifying the candidates.
-    injected = verifier
-    verifier = verifier or BatchVerifier(device, cfg.verify_timeout, cfg.verify_workers,
-                                         compile_baseline=False)  # fmt: skip
+    def batch_verifier(runs: int | None = None) -> Any:  # `verifier` (tests) replaces both
+        return verifier or BatchVerifier(device, cfg.verify_timeout, cfg.verify_workers,
+                                         compile_baseline=False, runs=runs)  # fmt: skip
+
+    eval_verifier = batch_verifier()
     deadline = start + 60.0 * cfg.minutes
 
     def left() -> float:
@@ -268,10 +271,11 @@ def _stages(cfg: RecipeConfig, device: str, pairs: list[dict], programs: list[di
         if model_dir.resolve() == (work / "rl").resolve():
             raise UserError("--init-model is this run's own RL output: copy it elsewhere first")
         summary.put("model", {"init_model": str(model_dir), "params": _params(model_dir)})
+        tokenizer_dir = model_dir
     else:
-        model_dir = work / "sft"
-        summary.put("model", build_model(cfg, pairs, programs, work / "init"))
-    lengths = sorted(answer_tokens(model_dir if cfg.init_model else work / "init", pairs))
+        model_dir, tokenizer_dir = work / "sft", work / "init"
+        summary.put("model", build_model(cfg, pairs, programs, tokenizer_dir))
+    lengths = sorted(answer_tokens(tokenizer_dir, pairs))
     # Level-2 answers run longer than the median level-1 one; the longest level-1 answers
     # (convolutions, ~1.6k tokens) set the room. Every generate() call costs max_new steps.
     max_new = cfg.max_new_tokens or min(2048, int(1.25 * lengths[-1]))
@@ -287,7 +291,7 @@ def _stages(cfg: RecipeConfig, device: str, pairs: list[dict], programs: list[di
         summary.put("sft", sft)
 
     t0 = time.perf_counter()
-    before = run_eval(cfg, model_dir, heldout, max_new, device, verifier,
+    before = run_eval(cfg, model_dir, heldout, max_new, device, eval_verifier,
                       out / "eval_before_rl.jsonl")  # fmt: skip
     eval_min = (time.perf_counter() - t0) / 60.0
     summary.put("before_rl", before)
@@ -299,13 +303,11 @@ def _stages(cfg: RecipeConfig, device: str, pairs: list[dict], programs: list[di
         summary.put("rl", {"skipped": f"no time left ({left():.2f} min)"})
         summary.put("headline", headline(summary.data))
         return summary.data
-    rl_verifier = injected or BatchVerifier(device, cfg.verify_timeout, cfg.verify_workers,
-                                            compile_baseline=False, runs=cfg.rl_verify_runs)  # fmt: skip
     rl = run_rl(cfg, model_dir, work / "rl", rl_minutes, max_new, start_level, device,
-                rl_verifier, out / "metrics.jsonl")  # fmt: skip
+                batch_verifier(cfg.rl_verify_runs), out / "metrics.jsonl")  # fmt: skip
     summary.put("rl", {**rl, "budget_min": rl_minutes, "start_level": start_level})
 
-    after = run_eval(cfg, work / "rl", heldout, max_new, device, verifier,
+    after = run_eval(cfg, work / "rl", heldout, max_new, device, eval_verifier,
                      out / "eval_after_rl.jsonl")  # fmt: skip
     summary.put("after_rl", after)
     summary.put("headline", headline(summary.data))
