@@ -13,7 +13,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from drtriton.errors import UserError
+from drtriton.errors import ResourceError, UserError
 
 # Modules that add subcommands, in the order `--help` lists them.
 COMMAND_MODULES = (
@@ -56,6 +56,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except UserError as exc:
         print(f"drtriton {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except ResourceError as exc:  # nothing was judged: neither accepted (0) nor rejected (1)
+        print(f"drtriton {args.command}: not judged: {exc} (retry with fewer processes on the "
+              "GPU)", file=sys.stderr)  # fmt: skip
         return 2
     except KeyboardInterrupt:
         print(f"drtriton {args.command}: interrupted", file=sys.stderr)

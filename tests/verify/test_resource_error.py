@@ -55,3 +55,16 @@ def test_teacher_pair_marked_retry(
     record = {"id": "p", "level": 1, "ops": ["relu"], "source": task_source("add_relu")}
     (pair,) = teach_pairs._work((record, 1, False))
     assert pair["retry"] is True and "status" not in pair
+
+
+def test_cli_reports_not_judged_without_a_traceback(
+    harness_out_of_memory: None, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from drtriton.cli import main
+
+    task, candidate = tmp_path / "task.py", tmp_path / "candidate.py"
+    task.write_text(task_source("add_relu"))
+    candidate.write_text(_honest())
+    assert main(["verify", str(task), str(candidate), "--json"]) == 2
+    err = capsys.readouterr().err
+    assert "not judged" in err and "ran out of GPU memory" in err and "Traceback" not in err

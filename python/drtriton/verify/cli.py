@@ -1,7 +1,8 @@
 """`drtriton verify` and `drtriton verify-batch`.
 
 Exit codes (DESIGN.md): 0 accepted, 1 rejected, 2 usage error (drtriton.errors.UserError, printed
-by the top-level CLI without a traceback). verify-batch exits 0 once every pair has a result line.
+by the top-level CLI without a traceback) or nothing judged (ResourceError: the harness ran out of
+GPU memory). verify-batch exits 0 once every pair has a result line.
 """
 
 from __future__ import annotations
