@@ -2,6 +2,8 @@
 update, the curriculum and resume all run; one real-verifier call checks the reward plumbing."""
 
 import json
+import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -105,6 +107,32 @@ def test_real_verifier_rewards():
     rewards = BatchVerifier(workers=1).judge([task("relu")] * 3, [good, "import torch\n", ""])
     assert [r.correct for r in rewards] == [True, False, False]
     assert rewards[2].status == "no_code" and rewards[0].log_speedup is None  # CPU: no timing
+
+
+def test_identical_rollouts_share_one_verification(monkeypatch):
+    import drtriton.verify.batch as batch
+
+    sent: list[list[dict]] = []
+
+    def fake_run_batch(pairs, out, opts, workers=None, progress=True):  # records what is sent
+        lines = [json.loads(x) for x in Path(pairs).read_text().splitlines()]
+        sent.append(lines)
+        verdicts = [{"id": x["id"], "correct": x["completion"] == "good", "status": "s",
+                     "speedup": 2.0} for x in lines]  # fmt: skip
+        Path(out).write_text("".join(json.dumps(v) + "\n" for v in verdicts))
+
+    monkeypatch.setattr(batch, "run_batch", fake_run_batch)
+    verifier = BatchVerifier()
+    tasks = ["t1", "t1", "t1", "t2", "t1", "t1"]
+    codes = ["good", "bad", "good", "good", "", "bad"]
+    rewards = verifier.judge(tasks, codes)
+    # (t1, good), (t1, bad), (t2, good): the same code for another task is verified again
+    assert sorted((x["source"], x["completion"]) for x in sent[0]) == [
+        ("t1", "bad"), ("t1", "good"), ("t2", "good")]  # fmt: skip
+    assert verifier.last_distinct == 3
+    assert [r.correct for r in rewards] == [True, False, True, True, False, False]
+    assert rewards[4].status == "no_code"
+    assert rewards[2] is not rewards[0] and rewards[2].log_speedup == pytest.approx(math.log(2))
 
 
 def test_verifier_timing_runs():

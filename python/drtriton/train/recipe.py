@@ -331,6 +331,7 @@ def headline(data: dict[str, Any]) -> dict[str, Any]:
         "rl_gen_tokens_per_s": rl.get("gen_tokens_per_s"),
         "rl_rollouts": rl.get("rollouts"),
         "rl_rollouts_verified": rl.get("rollouts_verified"),
+        "rl_rollouts_distinct": rl.get("rollouts_distinct"),
         "rl_rollouts_verified_per_min": rl.get("rollouts_verified_per_min"),
         "rl_train_tokens_per_s": rl.get("train_tokens_per_s"),
         "eval_gen_tokens_per_s": b.get("gen_tokens_per_s"),

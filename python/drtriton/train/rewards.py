@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -40,24 +40,36 @@ class BatchVerifier:
         if runs:
             self.opts.runs = runs
         self.workers = workers
+        self.last_distinct = 0  # distinct (task, code) pairs the last judge() verified
 
     def judge(self, tasks: list[str], codes: list[str]) -> list[Reward]:
+        """One reward per (task, code). Identical pairs (a sharpened policy often samples the
+        same answer several times in a group) are verified once and share that verdict: a
+        second verification would say the same about correctness, and a second timing would
+        only add noise between rollouts that DRPO's speed weights should treat alike."""
         from drtriton.verify.batch import run_batch
 
         rewards = [Reward(False, None, "no_code") for _ in codes]
-        todo = [i for i, code in enumerate(codes) if code.strip()]
-        if not todo:
+        first: dict[tuple[str, str], int] = {}  # (task, code) -> the rollout verified for it
+        for i, code in enumerate(codes):
+            if code.strip():
+                first.setdefault((tasks[i], code), i)
+        self.last_distinct = len(first)
+        if not first:
             return rewards
         with tempfile.TemporaryDirectory(prefix="drtriton-rl-") as tmp:
             pairs, out = Path(tmp) / "pairs.jsonl", Path(tmp) / "verdicts.jsonl"
             with pairs.open("w") as f:
-                for i in todo:
+                for i in first.values():
                     f.write(json.dumps({"id": str(i), "source": tasks[i], "completion": codes[i]}))
                     f.write("\n")
             run_batch(str(pairs), str(out), self.opts, workers=self.workers, progress=False)
             for line in out.read_text().splitlines():
                 v = json.loads(line)
                 rewards[int(v["id"])] = _reward(v)
+        for i, code in enumerate(codes):
+            if code.strip():
+                rewards[i] = replace(rewards[first[(tasks[i], code)]])
         return rewards
 
 

@@ -224,11 +224,15 @@ def train(cfg: RLConfig, verifier: Verifier | None = None) -> dict[str, Any]:
         gen_tokens = sum(c.completion_tokens for c in rollouts.completions)
         train_tokens = cfg.updates_per_batch * sum(len(p) + len(g) for p, g in rollouts.seqs)
         judged = sum(r.status != "no_code" for r in rewards)  # no code: never sent to the verifier
+        distinct = getattr(verifier, "last_distinct", judged)
         totals.add(gen_tokens, t_gen, len(rewards), judged, t_verify, train_tokens, t_update)
+        totals.distinct += distinct
         metrics = {"step": step, "level": state.level,
                    **_rollout_metrics(rewards, rollouts.completions, t_gen), **stats,
                    "gen_s": t_gen, "verify_s": t_verify, "update_s": t_update,
                    "rollouts_verified": judged,
+                   # identical rollouts of one prompt share a verification (BatchVerifier)
+                   "rollouts_distinct": distinct,
                    "rollouts_verified_per_min": _per_min(judged, t_verify),
                    "train_tokens_per_s": train_tokens / max(t_update, 1e-9),
                    "elapsed_s": budget.elapsed}  # fmt: skip
@@ -301,6 +305,7 @@ class Totals:
     gen_s: float = 0.0
     rollouts: int = 0
     verified: int = 0  # rollouts with code, judged by the verifier
+    distinct: int = 0  # of those, distinct (task, code) pairs: the verifications actually run
     verify_s: float = 0.0
     train_tokens: int = 0
     update_s: float = 0.0
@@ -320,6 +325,7 @@ class Totals:
                 "rollouts_verified_per_min": _per_min(self.verified, self.verify_s),
                 "train_tokens_per_s": self.train_tokens / max(self.update_s, 1e-9),
                 "rollouts": self.rollouts, "rollouts_verified": self.verified,
+                "rollouts_distinct": self.distinct,
                 "gen_tokens": self.gen_tokens,
                 "gen_s": self.gen_s, "verify_s": self.verify_s, "update_s": self.update_s}  # fmt: skip
 
