@@ -9,7 +9,8 @@
 #          gen    benchmarks/generation_throughput.py (decode loop vs transformers' generate)
 #          pw     benchmarks/pointwise_speed.py (teacher pointwise kernels vs eager, fast path on/off)
 #          train  the small-model training recipe (examples/train/h200_recipe.sh, TRAIN_MINUTES,
-#                 extra train-recipe flags in TRAIN_ARGS)
+#                 extra train-recipe flags in TRAIN_ARGS; "train@0&" runs a second one on GPU 0
+#                 with TRAIN_ARGS_G0, e.g. an ablation from the same TRAIN_INIT model)
 #          teach  the teacher's acceptance on TEACH_PROGRAMS (paper preset), until the budget ends
 #          A job written with a trailing & ("teach&") runs in the background beside the next ones;
 #          one written with @G ("teach@0&") runs on GPU G instead of GPU 1 (on GPU 0 it gets the
@@ -94,6 +95,11 @@ run_job() {
             # TRAIN_PACK leaves ~20 s for packing the model after the recipe.
             minutes=${TRAIN_MINUTES:-$(awk -v s="$(left)" -v p="${TRAIN_PACK:+20}" \
                 'BEGIN { printf "%.1f", (s - 40 - p) / 60 }')}
+            # A second run on GPU 0 ("train@0&", an ablation beside the main one): its own
+            # directories and log (suffix _g0) and flags (TRAIN_ARGS_G0); only GPU 1's model is
+            # packed (the device tool brings back 8 files).
+            local sfx= args=${TRAIN_ARGS:-}
+            [[ $CUDA_VISIBLE_DEVICES == 1 ]] || { sfx=_g$CUDA_VISIBLE_DEVICES; args=${TRAIN_ARGS_G0:-}; }
             # TRAIN_ARGS: extra train-recipe flags (e.g. "--max-new-tokens 1792")
             # The default allocator, not expandable segments: on 2026-11-30 the first generation
             # after SFT and RL's first rollouts ran at 58-67 ms per decode step, a second
@@ -101,14 +107,14 @@ run_job() {
             # the allocator's handling of a KV cache that grows every step is one suspect.
             local init=()
             if [[ -n "${TRAIN_INIT:-}" ]]; then  # a model an earlier call packed (TRAIN_PACK)
-                python3 benchmarks/h200/model_parts.py unpack "$TRAIN_INIT" /tmp/session/init || return
-                init=(--init-model /tmp/session/init)
+                python3 benchmarks/h200/model_parts.py unpack "$TRAIN_INIT" /tmp/session/init$sfx || return
+                init=(--init-model /tmp/session/init$sfx)
             fi
-            PYTORCH_CUDA_ALLOC_CONF= WORK=/tmp/session/work timeout $(( $(left) - 20 )) \
-                bash examples/train/h200_recipe.sh /tmp/session/train "$minutes" \
-                ${TRAIN_ARGS:-} "${init[@]}" >/tmp/session/recipe.log 2>&1
-            tail -25 /tmp/session/recipe.log
-            if [[ -n "${TRAIN_PACK:-}" ]]; then  # the newest model, as 15 MiB parts in gpu1/
+            PYTORCH_CUDA_ALLOC_CONF= WORK=/tmp/session/work$sfx timeout $(( $(left) - 20 )) \
+                "${pin[@]}" bash examples/train/h200_recipe.sh /tmp/session/train$sfx "$minutes" \
+                $args "${init[@]}" >/tmp/session/recipe$sfx.log 2>&1
+            tail -25 /tmp/session/recipe$sfx.log
+            if [[ -n "${TRAIN_PACK:-}" && -z $sfx ]]; then  # the newest model, as 15 MiB parts
                 local src=/tmp/session/work/rl
                 [[ -f $src/config.json ]] || src=/tmp/session/work/sft
                 python3 benchmarks/h200/model_parts.py pack "$src" "$out/gpu1/model"
@@ -145,7 +151,7 @@ export FILL=${FILL-1}
 [[ -n "$jobs" ]] && wait $side
 cp /tmp/session/kb/results.jsonl /tmp/session/kb/summary.md "$out/kb/" 2>/dev/null
 cp /tmp/session/kb/speedup.png "$out/kb/" 2>/dev/null
-tar czf "$out/gpu1/logs.tgz" -C /tmp/session train recipe.log teacher.log kb.log kb/logs kb/kernels 2>/dev/null
+tar czf "$out/gpu1/logs.tgz" -C /tmp/session train train_g0 recipe.log recipe_g0.log teacher.log kb.log kb/logs kb/kernels 2>/dev/null
 tail -5 /tmp/session/kb.log; sed -n '/^## By level/,/^## Speedup/p' "$out/kb/summary.md" 2>/dev/null
 cat "$out/gpu1/gpu1.log" 2>/dev/null
 echo "session: $(( $(date +%s) - start )) s"

@@ -101,7 +101,7 @@ def test_sft_time_budget_stops_early(tiny_model, pairs_file, tmp_path):
     assert (out / f"checkpoint-{metrics['steps']}" / "state.json").is_file()
 
 
-def test_recipe_end_to_end_cpu(pairs_file, tmp_path):
+def test_recipe_end_to_end_cpu(pairs_file, tmp_path, monkeypatch):
     programs = _programs(tmp_path / "programs.jsonl", per_level=4)
     heldout = _programs(tmp_path / "heldout.jsonl", per_level=1)
     out, work = tmp_path / "out", tmp_path / "work"
@@ -140,11 +140,18 @@ def test_recipe_end_to_end_cpu(pairs_file, tmp_path):
     assert len(lines) == head_n and all(json.loads(x)["status"] == "fake" for x in lines)
     assert (work / "rl" / "config.json").is_file()
 
-    # A second run continues from the first one's RL model: no SFT, RL and both evaluations.
+    # A second run continues from the first one's RL model: no SFT, RL and both evaluations;
+    # its RL takes the GRPO loss (the ablation).
+    import drtriton.train.rl as rl_module
+
+    losses, rl_train = [], rl_module.train
+    monkeypatch.setattr(rl_module, "train",
+                        lambda c, **kw: losses.append(c.loss) or rl_train(c, **kw))  # fmt: skip
     second = RecipeConfig(**{**cfg.__dict__, "init_model": str(work / "rl"),
                              "work": str(tmp_path / "work2"), "out": str(tmp_path / "out2"),
-                             "minutes": 0.3})  # fmt: skip
+                             "minutes": 0.3, "rl_loss": "grpo"})  # fmt: skip
     data2 = run(second, verifier=LevelVerifier())
+    assert losses == ["grpo"]
     assert data2["sft"] == {"skipped": f"--init-model {work / 'rl'}"}
     assert data2["model"]["params"] == saved["model"]["params"]
     assert data2["rl"]["step"] >= 1 and "after_rl" in data2

@@ -65,6 +65,7 @@ class RecipeConfig:
     sft_batch: int = field(default=32, metadata={"help": "SFT sequences per step"})
     # 5e-5 without warm-up took held-out level-1 pass@1 from 42% to 8% in 3 DRPO steps on the
     # H200 (2026-11-30): a fresh AdamW's first step is a sign step of the full lr on every weight.
+    rl_loss: str = field(default="drpo", metadata={"help": "drpo | grpo (the ablation)"})
     rl_lr: float = field(default=2e-5, metadata={"help": "RL learning rate (after warm-up)"})
     rl_warmup: int = field(default=10, metadata={"help": "RL optimizer steps of linear LR "
                            "warm-up"})  # fmt: skip
@@ -198,7 +199,7 @@ def run_rl(cfg: RecipeConfig, model_dir: Path, out_dir: Path, minutes: float, ma
     from drtriton.train.rl import RLConfig, train
 
     rl = RLConfig(model=str(model_dir), programs=cfg.programs, out=str(out_dir),
-                  heldout_per_level=16, levels="1-2", start_level=start_level, loss="drpo",
+                  heldout_per_level=16, levels="1-2", start_level=start_level, loss=cfg.rl_loss,
                   steps=100000, prompts_per_step=cfg.prompts_per_step,
                   group_size=cfg.group_size, lr=cfg.rl_lr, micro_batch=16,
                   warmup_updates=cfg.rl_warmup, updates_per_batch=cfg.rl_updates,
