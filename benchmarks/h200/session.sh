@@ -23,8 +23,7 @@
 # (benchmarks/h200/model_parts.py, 15 MiB each); the next call carries them (e.g. in .devdata/)
 # and names their prefix in TRAIN_INIT (.devdata/model): the recipe starts from that model
 # (--init-model: no SFT) and runs RL with its evaluations before and after.
-# Give each such call another seed (TRAIN_ARGS="--seed 2"): RL draws its programs by (seed,
-# step) and a continued run counts steps from 1 again.
+# RL's draw of programs goes on from the steps behind that model (config.json drtriton_rl_steps).
 # KB_ARGS: extra `drtriton eval kernelbench` flags (e.g. "--keep-slower"); LEVELS=2 picks levels.
 # Everything lands in OUTDIR as at most 7 files (the device tool brings back 8).
 # CPU: with 24 or more cores the GPU-1 jobs get cores 0..GPU1_CORES-1 (default 12) and the

@@ -2,7 +2,9 @@
 same (bfloat16) weights and tokenizer; missing parts are a user error, not a traceback."""
 
 import importlib.util
+import json
 import pathlib
+import shutil
 
 import torch
 
@@ -34,3 +36,15 @@ def test_pack_unpack_round_trip(tiny_model, tmp_path, monkeypatch, capsys):
     assert tok_back("def f(x): return x")["input_ids"] == tok("def f(x): return x")["input_ids"]
     assert tool.main(["unpack", str(tmp_path / "none"), str(tmp_path / "x")]) == 2
     assert "no parts" in capsys.readouterr().err
+
+
+def test_pack_keeps_the_rl_step_count(tiny_model, tmp_path):
+    """The count of RL steps behind a model (drpo's program draw goes on from it) travels."""
+    src = tmp_path / "src"
+    shutil.copytree(tiny_model, src)
+    config = json.loads((src / "config.json").read_text())
+    (src / "config.json").write_text(json.dumps({**config, "drtriton_rl_steps": 7}))
+    tool = _tool()
+    tool.pack(str(src), str(tmp_path / "model"))
+    tool.unpack(str(tmp_path / "model"), str(tmp_path / "back"))
+    assert json.loads((tmp_path / "back" / "config.json").read_text())["drtriton_rl_steps"] == 7

@@ -73,6 +73,25 @@ def test_drpo_steps_curriculum_and_resume(tiny_model, programs, tmp_path):
     assert [(d["step"], d["level"]) for d in steps] == [(1, 1), (2, 1), (3, 2)]
 
 
+def test_a_run_from_an_rl_model_draws_the_next_programs(tiny_model, programs, tmp_path,
+                                                        monkeypatch):  # fmt: skip
+    import drtriton.train.rl as rl
+
+    drawn, pick = [], rl._pick
+    monkeypatch.setattr(rl, "_pick", lambda pool, k, seed, step, rank:
+                        drawn.append(step) or pick(pool, k, seed, step, rank))  # fmt: skip
+    first = tmp_path / "first"
+    train(_cfg(tiny_model, programs, first, steps=2), verifier=FakeVerifier())
+    assert drawn == [0, 1]
+    assert json.loads((first / "config.json").read_text())["drtriton_rl_steps"] == 2
+    drawn.clear()
+    second = tmp_path / "second"
+    train(_cfg(first, programs, second, steps=2), verifier=FakeVerifier())
+    assert drawn == [2, 3]  # not the first run's batches again
+    assert [d["step"] for d in _lines(second) if not d.get("eval")] == [1, 2]  # this run's own
+    assert json.loads((second / "config.json").read_text())["drtriton_rl_steps"] == 4
+
+
 def test_grpo_and_several_updates_per_batch(tiny_model, programs, tmp_path):
     out = tmp_path / "grpo"
     cfg = _cfg(tiny_model, programs, out, loss="grpo", steps=1, heldout=str(programs))

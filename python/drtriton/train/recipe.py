@@ -50,9 +50,8 @@ class RecipeConfig:
     # SFTs the model, each later one continues RL from the model the previous one left.
     init_model: str = field(default="", metadata={"help": "start from this checkpoint (an "
                             "earlier run's WORK/sft or WORK/rl): no tokenizer, model or SFT "
-                            "stage; evaluation, RL and evaluation as usual. RL draws its "
-                            "programs by (--seed, step) and steps count from 1 again: give each "
-                            "continuation another --seed, or it trains on the same batches"})  # fmt: skip
+                            "stage; evaluation, RL and evaluation as usual (RL's draw of "
+                            "programs goes on after the steps the model's config.json counts)"})  # fmt: skip
     minutes: float = field(default=6.0, metadata={"help": "wall-clock budget of the whole run"})
     device: str = field(default="auto", metadata={"help": "cuda | cpu | auto"})
     sft_share: float = field(default=0.35, metadata={"help": "share of --minutes for SFT"})

@@ -151,6 +151,10 @@ def evaluate(policy: Any, verifier: Verifier, records: list[dict], size: int) ->
     return {"pass@1": m["pass@1"], "mean_log_speedup": m["mean_log_speedup"]}
 
 
+# The final model's config.json counts the RL steps behind it (all runs that led to it).
+RL_STEPS_KEY = "drtriton_rl_steps"
+
+
 def _pick(pool: list[dict], k: int, seed: int, step: int, rank: int) -> list[dict]:
     # Seeded by (seed, step, rank) alone, so a resumed run draws what the first run would have.
     rng = random.Random(f"{seed}/{step}/{rank}")
@@ -193,6 +197,10 @@ def train(cfg: RLConfig, verifier: Verifier | None = None) -> dict[str, Any]:
     if cfg.start_level and cfg.start_level not in levels:
         raise UserError(f"--start-level {cfg.start_level} is not among levels {levels}")
     step, state = 0, CurriculumState(cfg.start_level or levels[0])
+    # Steps an earlier RL run took from this model (its config.json, written below): the draw
+    # of programs goes on from there, so a run continued from a finished one (the recipe's
+    # --init-model) does not train on the same batches again.
+    drawn = int(getattr(model.config, RL_STEPS_KEY, 0) or 0)
     if cfg.resume and (last := checkpoint.latest(cfg.out)) is not None:
         saved = checkpoint.load(accelerator, last)
         step, state = saved["step"], CurriculumState(**saved["curriculum"])
@@ -201,7 +209,7 @@ def train(cfg: RLConfig, verifier: Verifier | None = None) -> dict[str, Any]:
     metrics: dict[str, Any] = {}
     budget, totals, last_step_s = Budget(cfg.max_minutes), Totals(), 0.0
     while step < cfg.steps and not state.done and not budget.spent(accelerator, last_step_s):
-        records = _pick(train_sets[state.level], cfg.prompts_per_step, cfg.seed, step,
+        records = _pick(train_sets[state.level], cfg.prompts_per_step, cfg.seed, drawn + step,
                         accelerator.process_index)  # fmt: skip
         t0 = time.perf_counter()
         rollouts = sample(policy, records, [prompt_for(r) for r in records], cfg.group_size)
@@ -255,6 +263,7 @@ def train(cfg: RLConfig, verifier: Verifier | None = None) -> dict[str, Any]:
             _sync(accelerator, model, tokenizer, cfg)
     if step and _unsaved(cfg.out, step):  # a time budget ended the loop between checkpoints
         checkpoint.save(accelerator, cfg.out, step, {"curriculum": state.to_dict()})
+    setattr(accelerator.unwrap_model(model).config, RL_STEPS_KEY, drawn + step)
     checkpoint.save_final(accelerator, model, tokenizer, cfg.out)
     if accelerator.is_main_process:
         plot_metrics(metrics_path, str(Path(metrics_path).with_suffix(".svg")))
