@@ -233,8 +233,8 @@ def train(cfg: RLConfig, verifier: Verifier | None = None) -> dict[str, Any]:
         train_tokens = cfg.updates_per_batch * sum(len(p) + len(g) for p, g in rollouts.seqs)
         judged = sum(r.status != "no_code" for r in rewards)  # no code: never sent to the verifier
         distinct = getattr(verifier, "last_distinct", judged)
-        totals.add(gen_tokens, t_gen, len(rewards), judged, t_verify, train_tokens, t_update)
-        totals.distinct += distinct
+        totals.add(gen_tokens, t_gen, len(rewards), judged, distinct, t_verify, train_tokens,
+                   t_update)  # fmt: skip
         metrics = {"step": step, "level": state.level,
                    **_rollout_metrics(rewards, rollouts.completions, t_gen), **stats,
                    "gen_s": t_gen, "verify_s": t_verify, "update_s": t_update,
@@ -319,12 +319,13 @@ class Totals:
     train_tokens: int = 0
     update_s: float = 0.0
 
-    def add(self, gen_tokens: int, gen_s: float, rollouts: int, verified: int, verify_s: float,
-            train_tokens: int, update_s: float) -> None:  # fmt: skip
+    def add(self, gen_tokens: int, gen_s: float, rollouts: int, verified: int, distinct: int,
+            verify_s: float, train_tokens: int, update_s: float) -> None:  # fmt: skip
         self.gen_tokens += gen_tokens
         self.gen_s += gen_s
         self.rollouts += rollouts
         self.verified += verified
+        self.distinct += distinct
         self.verify_s += verify_s
         self.train_tokens += train_tokens
         self.update_s += update_s
