@@ -6,6 +6,12 @@ recipe's 26M-parameter model: 52 MB), tars it with its tokenizer and cuts the ta
 parts; `unpack` joins the parts and extracts the checkpoint. Training continues from the
 bfloat16 weights (cast up to float32 when loaded); the optimizer state does not travel.
 
+The float32 weights are rounded to bfloat16 stochastically (up or down with the odds that keep
+each weight's expected value), not to the nearest. An RL run moves most weights by less than
+half a bfloat16 step (lr 2e-5 for a few dozen optimizer steps, against a step of 1.2e-4 at a
+weight of 0.02): rounding to the nearest would put most of them back where the run started, and
+a run split over calls would lose most of each call's learning.
+
     python benchmarks/h200/model_parts.py pack WORK/rl OUT/model          # OUT/model.part00, ...
     python benchmarks/h200/model_parts.py unpack .devdata/model DIR        # DIR/config.json, ...
 """
@@ -21,14 +27,29 @@ import sys
 import tarfile
 import tempfile
 
+import torch
+
 PART_BYTES = 15 << 20
 
 
-def pack(src: str, prefix: str) -> list[str]:
+def round_stochastic(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """float32 -> bfloat16, rounding the magnitude up with probability (the dropped low 16
+    bits) / 2^16: unbiased, and exact for values bfloat16 holds (their low bits are 0)."""
+    bits = x.float().contiguous().view(torch.int32)
+    noise = torch.randint(0, 1 << 16, bits.shape, generator=generator, dtype=torch.int32)
+    return ((bits + noise) & -65536).view(torch.float32).to(torch.bfloat16)
+
+
+def pack(src: str, prefix: str, seed: int = 0) -> list[str]:
     """The parts written (PREFIX.part00, PREFIX.part01, ...)."""
     from drtriton.policy.hf import load_model
 
-    model, tokenizer = load_model(src, dtype="bfloat16")
+    model, tokenizer = load_model(src, dtype="float32")
+    generator = torch.Generator().manual_seed(seed)
+    rounded = {k: round_stochastic(v, generator) if v.is_floating_point() else v
+               for k, v in model.state_dict().items()}  # fmt: skip
+    model = model.to(torch.bfloat16)
+    model.load_state_dict(rounded)
     buffer = io.BytesIO()
     with tempfile.TemporaryDirectory() as tmp:
         model.save_pretrained(tmp)

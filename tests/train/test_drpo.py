@@ -15,7 +15,8 @@ from drtriton.train.drpo import (
     kl_penalty,
     log_mean_exp,
     sequence_scores,
-    speed_weights,  # fmt: skip
+    speed_weights,
+    tie_near_fastest,  # fmt: skip
 )
 
 CFG = DRPOConfig()  # beta, tau, lambda, delta = 100, 5, 0.1, 0.001
@@ -68,6 +69,32 @@ def test_all_correct_group_contrasts_on_speed():
     # d(-J)/ds = softmax(s/tau) - w = 1/2 - w: the faster kernel goes up, the slower down.
     assert scores.grad.tolist() == pytest.approx([0.5 - wa, 0.5 - wb])
     assert float(loss.detach()) == pytest.approx(-(wa * -1 + wb * -1) + (-1.0))
+
+
+def test_speed_margin_ties_the_near_fastest_by_hand():
+    correct = torch.tensor([True, True, True, False])
+    capped = tie_near_fastest(t(0.5, 0.3, -0.4, 0.0), correct, 0.3)
+    assert capped.tolist() == pytest.approx([0.2, 0.2, -0.4, 0.0])  # cap = 0.5 - 0.3
+    assert tie_near_fastest(t(0.5, 0.3), torch.tensor([True, True]), 0.0).tolist() == [0.5, 0.3]
+    # In a mixed group the two near-fastest share the positive weight; the slow one gets e^-6.
+    cfg = DRPOConfig(speed_margin=0.3)
+    scores = t(-1.0, -2.0, -1.5, -3.0, grad=True)
+    loss, _ = drpo_loss(scores, correct, t(0.5, 0.3, -0.4, 0.0), torch.zeros(4), None, cfg)
+    loss.backward()
+    z = 2 + math.exp(-6.0)
+    assert scores.grad[:3].tolist() == pytest.approx([-1 / z, -1 / z, -math.exp(-6.0) / z])
+    assert float(scores.grad[3]) == pytest.approx(1.0)  # the only incorrect output
+
+
+def test_speed_margin_drops_an_all_correct_group_of_near_ties():
+    scores = t(-1.0, -2.0, grad=True)
+    both = torch.tensor([True, True])
+    tied, stats = drpo_loss(scores, both, t(0.0, 0.2), torch.zeros(2), None,
+                            DRPOConfig(speed_margin=0.25))  # fmt: skip
+    assert float(tied.detach()) == 0.0 and stats["groups_used"] == 0
+    _, stats = drpo_loss(scores, both, t(0.0, 0.5), torch.zeros(2), None,
+                         DRPOConfig(speed_margin=0.25))  # fmt: skip
+    assert stats["groups_used"] == 1  # 0.5 apart: the slower is still 0.25 below the cap
 
 
 def test_all_correct_equal_speeds_and_all_wrong_are_dropped():

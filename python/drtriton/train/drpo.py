@@ -35,6 +35,14 @@ How this departs from the papers (DisCO, arXiv 2505.12366; DRTriton, arXiv 2603.
 5. J is averaged over the groups that contribute (not over all prompts), so dropped groups do not
    shrink the step; the loss is 0 (with a zero gradient) when no group contributes.
 6. No reference model and no entropy bonus (neither paper uses one for DRPO).
+7. Timing noise: with `speed_margin` m > 0, correct outputs within m (in log speed-up) of the
+   group's fastest count as equally fast: r_s is capped at max_C r_s - m before the softmax. The
+   paper's lambda = 0.1 turns a 0.3 difference in log speed-up into a 20x weight, and timings
+   of microsecond kernels on a busy host differ by more than that between two runs of one
+   kernel (the H200 recipe measured 0.31x-1.06x for the same four kernels), so without the cap
+   the weights pick one correct output at random and push the equally good others down. With
+   the cap those share the weight; an all-correct group whose capped speeds are equal is
+   dropped (departure 1). m = 0 (the default here) is the paper's weighting.
 GRPO (the ablation, paper appendix H): sequence reward 1[correct] * (1 + speed_coef * r_s),
 group-normalised advantages, PPO clipping at the token level, and no reference-model KL by
 default (`ref_beta` > 0 with reference log-probabilities adds the k3 KL of appendix H).
@@ -56,6 +64,7 @@ class DRPOConfig:
     delta: float = 1e-3  # trust region: KL(pi_old || pi) <= delta (paper: 0.001)
     speed_clip: float = 5.0  # |log speed-up| cap (departure 3)
     all_wrong: str = "drop"  # "drop" | "negatives" (departure 2)
+    speed_margin: float = 0.0  # log speed-ups this close to the fastest tie (departure 7)
 
 
 def sequence_scores(token_logp: Tensor, mask: Tensor) -> Tensor:
@@ -95,11 +104,21 @@ def clean_speed(speed: Tensor, correct: Tensor, clip: float) -> Tensor:
     return torch.where(correct, speed.clamp(-clip, clip), torch.zeros_like(speed))
 
 
+def tie_near_fastest(speed: Tensor, correct: Tensor, margin: float) -> Tensor:
+    """Caps the correct outputs' r_s at (fastest - margin): those within `margin` of the
+    fastest become equal (departure 7). Incorrect outputs keep 0."""
+    if margin <= 0 or not bool(correct.any()):
+        return speed
+    cap = speed[correct].max() - margin
+    return torch.where(correct, torch.minimum(speed, cap), speed)
+
+
 def group_objective(scores: Tensor, correct: Tensor, speed: Tensor,
                     cfg: DRPOConfig) -> Tensor | None:  # fmt: skip
     """J(q) for one group, or None when the group carries no signal (departures 1 and 2)."""
     correct = correct.bool()
     speed = clean_speed(speed, correct, cfg.speed_clip).to(scores.dtype)
+    speed = tie_near_fastest(speed, correct, cfg.speed_margin)
     if not bool(correct.any()):
         if cfg.all_wrong == "negatives":
             return -log_mean_exp(scores, cfg.tau)

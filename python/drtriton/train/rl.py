@@ -65,6 +65,9 @@ class RLConfig:
     tau: float = field(default=5.0, metadata={"help": "DRPO negatives temperature (paper 5)"})
     lam: float = field(default=0.1, metadata={"help": "DRPO speed softmax lambda (paper 0.1)"})
     delta: float = field(default=1e-3, metadata={"help": "DRPO KL bound (paper 0.001)"})
+    speed_margin: float = field(default=0.0, metadata={"help": "DRPO: correct rollouts within "
+                                "this log speed-up of the group's fastest weigh alike (timing "
+                                "noise; 0: the paper's weights)"})  # fmt: skip
     clip_eps: float = field(default=0.2, metadata={"help": "GRPO ratio clipping"})
     advance_at: float = field(default=0.5, metadata={"help": "held-out pass@1 to advance a level"})
     eval_every: int = field(default=20, metadata={"help": "steps between held-out evaluations"})
@@ -191,7 +194,9 @@ def train(cfg: RLConfig, verifier: Verifier | None = None) -> dict[str, Any]:
     model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
     sampling = SamplingConfig(cfg.temperature, cfg.top_p, cfg.max_new_tokens, cfg.prompts_per_step)
     policy = _rollout_policy(cfg, HFPolicy(accelerator.unwrap_model(model), tokenizer, sampling))
-    drpo = DRPOConfig(beta=cfg.beta, tau=cfg.tau, lam=cfg.lam, delta=cfg.delta)
+    drpo = DRPOConfig(
+        beta=cfg.beta, tau=cfg.tau, lam=cfg.lam, delta=cfg.delta, speed_margin=cfg.speed_margin
+    )
     grpo = GRPOConfig(clip_eps=cfg.clip_eps)
 
     if cfg.start_level and cfg.start_level not in levels:
