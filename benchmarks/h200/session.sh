@@ -15,6 +15,8 @@
 #          A job written with a trailing & ("teach&") runs in the background beside the next ones;
 #          one written with @G ("teach@0&") runs on GPU G instead of GPU 1 (on GPU 0 it gets the
 #          KernelBench run's cores, so with KB_PROBLEMS=none the two GPUs' jobs do not share cores).
+# MAIN_GPU: the GPU of the jobs written without @G (default 1; 0 on a one-GPU machine, where
+#          the "train" job then still packs its model and reads TRAIN_ARGS).
 # KB_PROBLEMS=none: no KernelBench run (the call lasts as long as its jobs).
 # TEACH_PREVIOUS: an earlier call's teacher_paper.jsonl, which the teach job resumes from.
 # TEACH_TIMEOUT: seconds per teacher candidate (default 300, the verifier's GPU default).
@@ -52,7 +54,7 @@ export TORCHINDUCTOR_COMPILE_THREADS=${TORCHINDUCTOR_COMPILE_THREADS:-2}
 
 gpu1() {
     for job in $jobs; do
-        local name=${job%&} gpu=1 pin=()
+        local name=${job%&} gpu=${MAIN_GPU:-1} pin=()
         if [[ $name == *@* ]]; then gpu=${name#*@}; name=${name%@*}; fi
         [[ $gpu == 0 && ${#kb_cpus[@]} -gt 0 ]] && pin=("${kb_cpus[@]}")
         if [[ $job == *"&" ]]; then
@@ -100,7 +102,7 @@ run_job() {
             # directories and log (suffix _g0) and flags (TRAIN_ARGS_G0); only GPU 1's model is
             # packed (the device tool brings back 8 files).
             local sfx= args=${TRAIN_ARGS:-}
-            [[ $CUDA_VISIBLE_DEVICES == 1 ]] || { sfx=_g$CUDA_VISIBLE_DEVICES; args=${TRAIN_ARGS_G0:-}; }
+            [[ $CUDA_VISIBLE_DEVICES == "${MAIN_GPU:-1}" ]] || { sfx=_g$CUDA_VISIBLE_DEVICES; args=${TRAIN_ARGS_G0:-}; }
             # TRAIN_ARGS: extra train-recipe flags (e.g. "--max-new-tokens 1792")
             # The default allocator, not expandable segments: on 2026-11-30 the first generation
             # after SFT and RL's first rollouts ran at 58-67 ms per decode step, a second
