@@ -82,6 +82,24 @@ def test_evaluate_before_and_after_on_tiny_model(tiny_model, tmp_path):
     assert len(verifier.calls) == 2 and after["pass@1"] == before["pass@1"]
 
 
+def test_sampled_evaluation_judges_every_answer(tiny_model, tmp_path):
+    """--eval-samples k: k answers per program, each judged; pass@1 is their mean."""
+    from drtriton.train.recipe import answers, run_eval
+
+    records = [json.loads(x) for x in _programs(tmp_path / "p.jsonl").read_text().splitlines()]
+    assert answers(records, 1) is records
+    cfg = RecipeConfig(pairs="", programs="", heldout="", out="", eval_samples=3,
+                       eval_temperature=1.0)  # fmt: skip
+    verifier = LevelVerifier()
+    result = run_eval(cfg, tiny_model, records, 4, "cpu", verifier, tmp_path / "s.jsonl")
+    [(tasks, codes)] = verifier.calls
+    assert tasks == [r["source"] for r in records for _ in range(3)] and len(codes) == len(tasks)
+    assert result["n"] == 3 * len(records) and result["per_level"]["1"]["n"] == 3 * 4
+    assert result["pass@1"] == pytest.approx(0.5)
+    ids = [json.loads(x)["id"] for x in (tmp_path / "s.jsonl").read_text().splitlines()]
+    assert ids[:3] == ["l1-0#0", "l1-0#1", "l1-0#2"] and len(set(ids)) == len(ids)
+
+
 def test_budget_stops_and_predicts():
     assert not Budget(0).spent(ahead=1e9)  # no budget: never spent
     b = Budget(1.0)
@@ -158,6 +176,8 @@ def test_recipe_end_to_end_cpu(pairs_file, tmp_path, monkeypatch):
     assert data2["rl"]["step"] >= 1 and "after_rl" in data2
     assert (tmp_path / "work2" / "rl" / "config.json").is_file()
     assert not (tmp_path / "out2" / "sft_metrics.jsonl").exists()
+    with pytest.raises(UserError, match="needs --eval-temperature"):
+        run(RecipeConfig(**{**second.__dict__, "eval_samples": 3}), verifier=LevelVerifier())
     with pytest.raises(UserError, match="own RL output"):
         run(RecipeConfig(**{**second.__dict__, "init_model": str(tmp_path / "work2" / "rl")}),
             verifier=LevelVerifier())  # fmt: skip

@@ -85,6 +85,10 @@ class RecipeConfig:
                                     "temperature (0: greedy, one deterministic answer per "
                                     "program, so before/after RL differ by the model only)"})  # fmt: skip
     eval_per_level: int = field(default=24, metadata={"help": "held-out programs per level"})
+    eval_samples: int = field(default=1, metadata={"help": "answers per held-out program; "
+                              "more than 1 needs --eval-temperature > 0, and pass@1 is then "
+                              "the mean over all answers (an estimate with less variance, of "
+                              "the sampled policy that RL trains)"})  # fmt: skip
     verify_workers: int = field(default=12, metadata={"help": "verifier processes"})
     verify_timeout: float = field(default=30.0, metadata={"help": "seconds per candidate"})
     # 2026-11-30, H200: with 72-83% of rollouts correct, verification took 65 s of each 85 s
@@ -191,6 +195,7 @@ def run_eval(cfg: RecipeConfig, model_dir: Path, heldout: list[dict], max_new: i
 
     dtype = "bfloat16" if device == "cuda" else "float32"
     model, tok = load_model(model_dir, dtype=dtype, device=device)
+    heldout = answers(heldout, cfg.eval_samples)
     sampling = SamplingConfig(cfg.eval_temperature, 1.0, max_new, batch_size=len(heldout) or 1)
     torch.manual_seed(cfg.seed)
     result = evaluate_policy(HFPolicy(model, tok, sampling), verifier, heldout, str(samples))
@@ -198,6 +203,13 @@ def run_eval(cfg: RecipeConfig, model_dir: Path, heldout: list[dict], max_new: i
     if device == "cuda":
         torch.cuda.empty_cache()
     return result
+
+
+def answers(heldout: list[dict], k: int) -> list[dict]:
+    """Each held-out program k times in a row (ids PROGRAM#0 .. #k-1 when k > 1)."""
+    if k == 1:
+        return heldout
+    return [{**r, "id": f"{r.get('id')}#{i}"} for r in heldout for i in range(k)]
 
 
 def run_rl(cfg: RecipeConfig, model_dir: Path, out_dir: Path, minutes: float, max_new: int,
@@ -228,6 +240,12 @@ def run(cfg: RecipeConfig, verifier: Any = None) -> dict[str, Any]:
     import torch
 
     start = time.perf_counter()
+    if cfg.eval_samples < 1:
+        raise UserError("--eval-samples must be at least 1")
+    if cfg.eval_samples > 1 and cfg.eval_temperature <= 0:
+        raise UserError(
+            "--eval-samples > 1 needs --eval-temperature > 0 (greedy decoding gives one answer)"
+        )
     device = _device(cfg.device)
     if device == "cuda":  # tf32 matmuls for the fp32 parts (optimizer, logits in float)
         torch.backends.cuda.matmul.allow_tf32 = True
