@@ -72,14 +72,17 @@ class RecipeConfig:
                            "warm-up"})  # fmt: skip
     rl_updates: int = field(default=2, metadata={"help": "optimizer steps per rollout batch "
                             "(from the second on, DRPO's KL hinge sees the drift from pi_old)"})  # fmt: skip
-    # The recipe's programs run in microseconds, and 12 verifier processes share the GPU: the
-    # same four kernels measured 0.31x-1.06x geomean over eager in five evaluations (H200,
-    # 2026-11-30). Speed-ups within a factor e^0.5 = 1.65 of a group's fastest are noise here.
-    speed_margin: float = field(default=0.5, metadata={"help": "DRPO: correct rollouts within "
+    # The recipe's programs run in microseconds, and 12 verifier processes share the GPU: ten
+    # correct kernels verified three times each measured log speed-ups 2.0 apart on average
+    # (max - min; e.g. 1.22x, 0.33x, 0.034x for one kernel; H200, 2026-12-01). Differences
+    # under a factor e^2 = 7.4 are noise here: such rollouts weigh alike.
+    speed_margin: float = field(default=2.0, metadata={"help": "DRPO: correct rollouts within "
                                 "this log speed-up of their group's fastest weigh alike"})  # fmt: skip
     prompts_per_step: int = field(default=8, metadata={"help": "RL programs per step"})
     group_size: int = field(default=8, metadata={"help": "RL rollouts per program"})
-    temperature: float = field(default=0.7, metadata={"help": "rollout sampling "
+    # At 0.7 the SFT model repeated itself (72 distinct answers in 192 rollouts) and 0-1 of 8
+    # groups carried signal; at 1.0, 3-12 of 8-16 did (H200, 2026-11-30 and 12-01).
+    temperature: float = field(default=1.0, metadata={"help": "rollout sampling "
                                "temperature"})  # fmt: skip
     eval_temperature: float = field(default=0.0, metadata={"help": "held-out evaluation "
                                     "temperature (0: greedy, one deterministic answer per "
