@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import pathlib
 import sys
@@ -44,9 +43,6 @@ DEFAULT_SAMPLES = "benchmarks/results/h200-2026-12-01/callA_drpo_eval_after_rl.j
 
 def correct_pairs(samples: str, heldout: str, limit: int) -> list[tuple[str, str, str]]:
     """(id, task source, code) of each correct answer in `samples`."""
-    for path in (samples, heldout):
-        if not pathlib.Path(path).is_file():
-            raise UserError(f"{path}: no such file")
     programs = {r["id"]: r["source"] for r in read_jsonl(heldout) if r.get("source")}
     pairs = []
     for s in read_jsonl(samples):
@@ -67,15 +63,11 @@ def spread(runs: list[list[float | None]]) -> float | None:
     return sum(gaps) / len(gaps) if gaps else None
 
 
-def geomean(logs: list[float | None]) -> float | None:
-    vals = [x for x in logs if x is not None]
-    return math.exp(sum(vals) / len(vals)) if vals else None
-
-
 def measure(pairs: list, device: str, workers: int, repeats: int) -> dict[str, Any]:
+    from drtriton.train.evaluate import summarize
     from drtriton.train.rewards import BatchVerifier
 
-    runs, correct, seconds = [], [], []
+    runs, correct, seconds, geomeans = [], [], [], []
     for _ in range(repeats):
         verifier = BatchVerifier(device, None, workers, compile_baseline=False)
         t0 = time.perf_counter()
@@ -83,8 +75,9 @@ def measure(pairs: list, device: str, workers: int, repeats: int) -> dict[str, A
         seconds.append(time.perf_counter() - t0)
         runs.append([r.log_speedup if r.correct else None for r in rewards])
         correct.append(sum(r.correct for r in rewards))
+        geomeans.append(summarize(rewards)["geomean_speedup"])
     return {"workers": workers, "correct": correct, "seconds": seconds,
-            "geomean_speedup": [geomean(r) for r in runs], "mean_log_spread": spread(runs),
+            "geomean_speedup": geomeans, "mean_log_spread": spread(runs),
             "log_speedups": runs}  # fmt: skip
 
 

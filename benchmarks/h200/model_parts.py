@@ -40,12 +40,12 @@ def round_stochastic(x: torch.Tensor, generator: torch.Generator) -> torch.Tenso
     return ((bits + noise) & -65536).view(torch.float32).to(torch.bfloat16)
 
 
-def pack(src: str, prefix: str, seed: int = 0) -> list[str]:
+def pack(src: str, prefix: str) -> list[str]:
     """The parts written (PREFIX.part00, PREFIX.part01, ...)."""
     from drtriton.policy.hf import load_model
 
     model, tokenizer = load_model(src, dtype="float32")
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(0)  # the same parts from the same checkpoint
     rounded = {k: round_stochastic(v, generator) if v.is_floating_point() else v
                for k, v in model.state_dict().items()}  # fmt: skip
     model = model.to(torch.bfloat16)

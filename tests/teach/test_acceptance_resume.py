@@ -3,23 +3,15 @@ and --redo names statuses whose programs are judged again."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import pathlib
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-
-def _benchmark():
-    spec = importlib.util.spec_from_file_location(
-        "teacher_acceptance", ROOT / "benchmarks" / "teacher_acceptance.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from collections.abc import Callable
+from types import ModuleType
 
 
-def test_resume_keeps_last_verdict_and_redoes_named_statuses(tmp_path: pathlib.Path) -> None:
+def test_resume_keeps_last_verdict_and_redoes_named_statuses(
+    tmp_path: pathlib.Path, benchmark_script: Callable[[str], ModuleType]
+) -> None:
     out = tmp_path / "pairs.jsonl"
     rows = [
         {"id": "a", "status": "timeout"},
@@ -29,7 +21,7 @@ def test_resume_keeps_last_verdict_and_redoes_named_statuses(tmp_path: pathlib.P
         {"id": "d", "error": "out of GPU memory", "retry": True},
     ]
     out.write_text("".join(json.dumps(r) + "\n" for r in rows) + '{"id": "e", "sta')  # torn
-    bench = _benchmark()
+    bench = benchmark_script("teacher_acceptance.py")
     assert {k: r["status"] for k, r in bench.load_done(str(out)).items()} == {
         "a": "correct", "b": "timeout", "c": "wrong_answer"}  # fmt: skip
     assert set(bench.load_done(str(out), frozenset({"timeout"}))) == {"a", "c"}

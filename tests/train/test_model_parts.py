@@ -2,7 +2,6 @@
 weights rounded to bfloat16 (stochastically, unbiased) and its tokenizer; missing parts are a
 user error, not a traceback."""
 
-import importlib.util
 import json
 import pathlib
 import shutil
@@ -12,19 +11,9 @@ import torch
 
 from drtriton.policy.hf import load_model
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 
-
-def _tool():
-    path = ROOT / "benchmarks" / "h200" / "model_parts.py"
-    spec = importlib.util.spec_from_file_location("model_parts", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_pack_unpack_round_trip(tiny_model, tmp_path, monkeypatch, capsys):
-    tool = _tool()
+def test_pack_unpack_round_trip(tiny_model, tmp_path, monkeypatch, capsys, benchmark_script):
+    tool = benchmark_script("h200/model_parts.py")
     monkeypatch.setattr(tool, "PART_BYTES", 64 << 10)  # several parts from a tiny model
     parts = tool.pack(str(tiny_model), str(tmp_path / "out" / "model"))
     assert len(parts) > 1 and all(pathlib.Path(p).stat().st_size <= 64 << 10 for p in parts)
@@ -42,20 +31,20 @@ def test_pack_unpack_round_trip(tiny_model, tmp_path, monkeypatch, capsys):
     assert "no parts" in capsys.readouterr().err
 
 
-def test_pack_keeps_the_rl_step_count(tiny_model, tmp_path):
+def test_pack_keeps_the_rl_step_count(tiny_model, tmp_path, benchmark_script):
     """The count of RL steps behind a model (drpo's program draw goes on from it) travels."""
     src = tmp_path / "src"
     shutil.copytree(tiny_model, src)
     config = json.loads((src / "config.json").read_text())
     (src / "config.json").write_text(json.dumps({**config, "drtriton_rl_steps": 7}))
-    tool = _tool()
+    tool = benchmark_script("h200/model_parts.py")
     tool.pack(str(src), str(tmp_path / "model"))
     tool.unpack(str(tmp_path / "model"), str(tmp_path / "back"))
     assert json.loads((tmp_path / "back" / "config.json").read_text())["drtriton_rl_steps"] == 7
 
 
-def test_stochastic_rounding_is_unbiased_and_exact_on_bfloat16_values():
-    tool = _tool()
+def test_stochastic_rounding_is_unbiased_and_exact_on_bfloat16_values(benchmark_script):
+    tool = benchmark_script("h200/model_parts.py")
     gen = torch.Generator().manual_seed(0)
     exact = torch.tensor([1.0, -0.5, 0.0, 3.0 + 2**-6], dtype=torch.float32)
     assert torch.equal(tool.round_stochastic(exact, gen).float(), exact)

@@ -1,0 +1,27 @@
+"""Fixtures shared by every test folder."""
+
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+from collections.abc import Callable
+from types import ModuleType
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def benchmark_script() -> Callable[[str], ModuleType]:
+    """Loads a script under benchmarks/ (not a package) as a module, by its relative path."""
+
+    def load(relative: str) -> ModuleType:
+        path = ROOT / "benchmarks" / relative
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        assert spec is not None and spec.loader is not None, path
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load
