@@ -3,15 +3,23 @@ and --redo names statuses whose programs are judged again."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import pathlib
-from collections.abc import Callable
-from types import ModuleType
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-def test_resume_keeps_last_verdict_and_redoes_named_statuses(
-    tmp_path: pathlib.Path, benchmark_script: Callable[[str], ModuleType]
-) -> None:
+def _benchmark():
+    spec = importlib.util.spec_from_file_location(
+        "teacher_acceptance", ROOT / "benchmarks" / "teacher_acceptance.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_resume_keeps_last_verdict_and_redoes_named_statuses(tmp_path: pathlib.Path) -> None:
     out = tmp_path / "pairs.jsonl"
     rows = [
         {"id": "a", "status": "timeout"},
@@ -21,7 +29,7 @@ def test_resume_keeps_last_verdict_and_redoes_named_statuses(
         {"id": "d", "error": "out of GPU memory", "retry": True},
     ]
     out.write_text("".join(json.dumps(r) + "\n" for r in rows) + '{"id": "e", "sta')  # torn
-    bench = benchmark_script("teacher_acceptance.py")
+    bench = _benchmark()
     assert {k: r["status"] for k, r in bench.load_done(str(out)).items()} == {
         "a": "correct", "b": "timeout", "c": "wrong_answer"}  # fmt: skip
     assert set(bench.load_done(str(out), frozenset({"timeout"}))) == {"a", "c"}
