@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Installs drtriton on the H200 image (Python 3.12, torch/triton preinstalled, no internet).
-# Build backend wheels travel in .whl/ (see README); a wheel built by an earlier session in
+# The image has the build backend (scikit-build-core, nanobind, pathspec); wheels of other
+# versions may travel in .whl/ (see README). A wheel built by an earlier session in
 # .whl/drtriton-*.whl is installed as is when its C++ is unchanged (pass REBUILD=1 to build).
 set -euo pipefail
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/scikit_build_core-*.whl \
-    .whl/nanobind-*.whl .whl/pathspec-*.whl
-export PYTHONPATH=/tmp/site
+backend=(.whl/scikit_build_core-*.whl .whl/nanobind-*.whl .whl/pathspec-*.whl)
+if ls "${backend[@]}" >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site "${backend[@]}"
+    export PYTHONPATH=/tmp/site
+fi
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-16}
 start=$(date +%s)
 if [[ -z "${REBUILD:-}" ]] && ls .whl/drtriton-*cp312*.whl >/dev/null 2>&1; then

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from drtriton.frontend import FrontendResult, from_module_source
-from drtriton.optimize.allowed import PRODUCT_FAMILY, allowed_ops
+from drtriton.optimize.allowed import allowed_ops
+from drtriton.verify.poison import PRODUCT_FAMILY
 
 SOURCE = """import torch
 import torch.nn as nn

@@ -87,3 +87,32 @@ def test_verify_timeout_shrinks_to_the_deadline_plus_grace() -> None:
     assert near is not None and 20.0 < near <= 20.0 + DEADLINE_GRACE_S
     far = SearchConfig(verify_timeout=90.0, deadline=time.monotonic() + 600.0)
     assert verify_timeout(far) == 90.0
+
+
+def test_the_harness_out_of_memory_loses_the_candidate_not_the_search() -> None:
+    """verify raises ResourceError when the harness itself runs out of GPU memory (nothing was
+    judged); on the H200 two problems ended as optimize errors when it escaped the search."""
+    from drtriton.errors import ResourceError
+
+    result = FragmentResult(0, 1, TASK)
+    error = ResourceError("the harness ran out of GPU memory: CUDA out of memory.")
+    cost = _try_candidates(result, TwoCandidates(), SearchConfig(device="cuda"), VerdictCache(),
+                           _judge_raising(error))  # fmt: skip
+    assert cost == 0.5 and result.candidate == "# second"
+    assert result.outcomes[0].startswith("out_of_memory: the harness ran out of GPU memory")
+
+
+def test_a_fragment_costs_its_operators_eager_time_over_its_measured_speedup() -> None:
+    """The DP compares a fragment with its operators' separately measured eager costs through
+    the ratio of one verification's interleaved rounds, not two separate timing windows."""
+
+    def judge(task: str, candidate: str) -> dict:
+        ms = {"# first": 0.5, "# second": 0.4}[candidate]
+        return {"correct": True, "status": "correct", "time_ms": ms, "eager_ms": 1.2,
+                "speedup": 1.2 / ms}  # fmt: skip
+
+    result = FragmentResult(0, 1, TASK)
+    cost = _try_candidates(result, TwoCandidates(), SearchConfig(device="cuda"), VerdictCache(),
+                           judge, pytorch_ms=0.9)  # fmt: skip
+    assert cost == pytest.approx(0.9 / 3.0) and result.candidate == "# second"
+    assert result.time_ms == 0.4  # what calibration reads: the measured time

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import os
 import pathlib
+from collections.abc import Iterator
+
+import pytest
+
+from drtriton.verify import Verifier
 
 HERE = pathlib.Path(__file__).resolve().parent
 os.environ.pop("TRITON_INTERPRET", None)  # the worker sets it; the harness does not need it
@@ -22,3 +27,10 @@ def headers(path: pathlib.Path) -> dict[str, str]:
         key, _, value = line[2:].partition(":")
         out[key.strip()] = value.strip()
     return out
+
+
+@pytest.fixture(scope="module")
+def verifier() -> Iterator[Verifier]:
+    """One Verifier per test module: the next test's worker starts while this one runs."""
+    with Verifier() as v:
+        yield v

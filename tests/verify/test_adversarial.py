@@ -11,7 +11,7 @@ import pathlib
 import pytest
 from conftest import HERE, headers, task_source
 
-from drtriton.verify import verify
+from drtriton.verify import Verifier, verify
 
 # Cheating candidates that must not even parse are stored as .txt (so linters leave them alone).
 CASES = sorted([*(HERE / "adversarial").glob("*.py"), *(HERE / "adversarial").glob("*.txt")])
@@ -20,7 +20,7 @@ CASES = sorted([*(HERE / "adversarial").glob("*.py"), *(HERE / "adversarial").gl
 CPU_CASES = [p for p in CASES if headers(p).get("device") != "cuda"]
 
 
-def judge(path: pathlib.Path, device: str = "cpu") -> None:
+def judge(path: pathlib.Path, device: str = "cpu", verifier: Verifier | None = None) -> None:
     meta = headers(path)
     timeout = 20 if meta["expect"] == "timeout" else 120
     verdict = verify(
@@ -30,6 +30,7 @@ def judge(path: pathlib.Path, device: str = "cpu") -> None:
         static_checks=meta.get("static") != "off",
         timeout=timeout if device == "cpu" else 4 * timeout,
         prewarm=True,  # the next test's worker starts while this one runs
+        verifier=verifier,
     )
     expected = meta["expect"].split()  # some tricks have two acceptable verdicts
     assert verdict.status in expected, f"{meta['trick']}: {verdict.to_json()}"
@@ -37,8 +38,8 @@ def judge(path: pathlib.Path, device: str = "cpu") -> None:
 
 
 @pytest.mark.parametrize("path", CPU_CASES, ids=[p.stem for p in CPU_CASES])
-def test_adversarial_candidate_gets_its_verdict(path: pathlib.Path) -> None:
-    judge(path)
+def test_adversarial_candidate_gets_its_verdict(path: pathlib.Path, verifier: Verifier) -> None:
+    judge(path, verifier=verifier)
 
 
 def test_every_case_is_documented() -> None:

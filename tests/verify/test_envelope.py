@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from drtriton.verify.envelope import IntegerAlternatives
-from drtriton.verify.harness import _References
+from drtriton.verify.references import References
 from drtriton.verify.task import load_task
 
 FUNCTIONAL = """
@@ -53,7 +53,7 @@ def references(source: str, trials: int = 2) -> tuple[object, list]:
     task = load_task(source)
     sets = [task.make_inputs(i, 0) for i in range(trials)]
     reference = task.build_reference(torch.device("cpu"), 0)
-    evaluate = _References(reference, torch.device("cpu"))
+    evaluate = References(reference, torch.device("cpu"))
     refs = [evaluate(inputs) for inputs in sets]
     return reference, refs
 

@@ -12,7 +12,7 @@ import torch
 from conftest import HERE, task_source
 from test_adversarial import CASES, judge
 
-from drtriton.verify import verify
+from drtriton.verify import Options, time_task, verify
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 HONEST = sorted(p.stem for p in (HERE / "honest").glob("*.py"))
@@ -25,12 +25,34 @@ def test_honest_kernel_is_correct_and_timed(name: str) -> None:
     assert verdict.time_ms and verdict.time_ms > 0
     assert verdict.eager_ms and verdict.eager_ms > 0
     assert verdict.speedup and verdict.log_speedup is not None
+    extra = verdict.extra
+    assert extra["timing"]["rounds"] >= 30 and extra["time_runs"] >= 1
+    assert extra["time_q1_ms"] <= verdict.time_ms <= extra["time_q3_ms"]
+    assert extra["eager_q1_ms"] <= verdict.eager_ms <= extra["eager_q3_ms"]
+    assert "compile_pass" not in extra, extra.get("compile_pass")  # it compiled, nothing ran
+    assert extra.get("graph_ms") or extra.get("graph_error")
     print(name, verdict.to_json())
 
 
+def test_eager_is_timed_again_for_every_candidate() -> None:
+    task, honest = task_source("add_relu"), (HERE / "honest" / "add_relu.py").read_text()
+    opts = Options(device="cuda", compile_baseline=False)
+    first, second = verify(task, honest, opts), verify(task, honest, opts)
+    assert first.correct and second.correct
+    assert (
+        first.eager_ms != second.eager_ms
+        or first.extra["eager_mean_ms"] != second.extra["eager_mean_ms"]
+    )  # two timing windows, not one cached figure
+
+
+def test_time_task_times_a_trusted_task_alone() -> None:
+    stats = time_task(task_source("add_relu"), "cuda")
+    assert stats["n"] >= 10 and 0 < stats["q1"] <= stats["median"] <= stats["q3"]
+
+
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
-def test_adversarial_on_cuda(path: pathlib.Path) -> None:
-    judge(path, device="cuda")
+def test_adversarial_on_cuda(path: pathlib.Path, verifier) -> None:  # type: ignore[no-untyped-def]
+    judge(path, device="cuda", verifier=verifier)
 
 
 def test_harness_survives_a_poisoned_context() -> None:

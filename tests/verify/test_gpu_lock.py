@@ -116,25 +116,124 @@ def test_hold_is_a_no_op_on_the_cpu_and_when_disabled(monkeypatch: pytest.Monkey
         assert gpu_lock._LOCKS == before  # no lock file opened
 
 
-def test_the_harness_holds_the_lock_around_trials_but_not_the_first(
+def test_the_harness_holds_the_lock_around_all_gpu_work_but_the_compile_pass(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # Where the harness takes the lock (the GPU-only timing holds are exercised by
-    # tests/verify/test_gpu.py): set 0's reference shared, trial 0 (it compiles) unheld,
-    # trials 1-4 shared one at a time.
+    # Where the harness takes the lock (the timing's exclusive hold is exercised with fakes in
+    # test_timing_rounds.py and for real in test_gpu.py): the reference, the candidate's load
+    # and every correctness call shared; the compile pass, which does no GPU work, unheld.
+    import contextlib
+
     from conftest import HERE, task_source
 
     from drtriton.verify import harness, verify
+    from drtriton.verify.channel import WorkerChannel
 
-    taken: list[tuple[str, str]] = []
-    real = gpu_lock.hold
+    modes: list[str] = []
+    seen: list[tuple[str, str | None]] = []
 
+    @contextlib.contextmanager
     def recording(device: str, mode: str):  # type: ignore[no-untyped-def]
-        taken.append((device, mode))
-        return real(device, mode)
+        modes.append(mode)
+        try:
+            yield
+        finally:
+            modes.pop()
+
+    real_request = WorkerChannel.request
+
+    def request(self, msg):  # type: ignore[no-untyped-def]
+        seen.append(("ready" if msg is None else msg["op"], modes[-1] if modes else None))
+        return real_request(self, msg)
 
     monkeypatch.setattr(harness.gpu_lock, "hold", recording)
+    monkeypatch.setattr(WorkerChannel, "request", request)
     candidate = (HERE / "honest" / "add_relu.py").read_text()
     verdict = verify(task_source("add_relu"), candidate, sandbox="none")
     assert verdict.status == "correct"
-    assert taken == [("cpu", SHARED)] * 5  # set 0's reference, then trials 1..4
+    assert verdict.extra["compile_pass_s"] is not None and "compile_pass" not in verdict.extra
+    assert seen == [("ready", None), ("load", SHARED), ("warm", None)] + [("run", SHARED)] * 5
+
+
+def test_a_paused_reader_lets_a_writer_in_and_then_holds_again(tmp_path: Path) -> None:
+    reader, other = GpuLock("0", tmp_path), GpuLock("0", tmp_path)
+    log: list[str] = []
+    with reader.hold(SHARED):
+        done = threading.Event()
+        _in_thread(other, EXCLUSIVE, log, "writer", done)
+        time.sleep(0.2)
+        assert "writer in" not in log  # the shared hold keeps the timing out
+        reader.pause()  # e.g. Dynamo compiling: CPU work only
+        assert _wait_for(log, "writer in")
+        done.set()
+        assert _wait_for(log, "writer out")
+        reader.resume()
+        late = threading.Event()
+        _in_thread(GpuLock("0", tmp_path), EXCLUSIVE, log, "late", late)
+        time.sleep(0.2)
+        assert "late in" not in log  # held again after resume
+    assert _wait_for(log, "late in")
+    late.set()
+
+
+# A process of a GPU's users, as a verification uses the lock: GPU work under shared holds (one
+# of them with a paused stretch of "compilation"), timed sections exclusive. Each section's
+# interval (system-wide monotonic clock) goes to a file; nothing else touches the lock.
+_USER = r"""
+import json, random, sys, time
+from pathlib import Path
+from drtriton.verify.gpu_lock import EXCLUSIVE, SHARED, GpuLock
+folder, name, rounds = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+lock, rng, spans = GpuLock("0", folder), random.Random(name), []
+def section(kind):
+    start = time.monotonic(); time.sleep(rng.uniform(0.001, 0.012))
+    spans.append([kind, start, time.monotonic()])
+for _ in range(rounds):
+    with lock.hold(SHARED):
+        section("gpu")
+        lock.pause(); time.sleep(rng.uniform(0, 0.01)); lock.resume()  # compiling: no GPU work
+        section("gpu")
+        with lock.hold(EXCLUSIVE):
+            section("timed")
+        section("gpu")
+(folder / f"{name}.json").write_text(json.dumps(spans))
+"""
+
+
+def test_no_timed_section_overlaps_any_other_processes_gpu_work(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    procs = [subprocess.Popen([sys.executable, "-c", _USER, str(tmp_path), f"p{i}", "12"])
+             for i in range(4)]  # fmt: skip
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    spans = {f"p{i}": json.loads((tmp_path / f"p{i}.json").read_text()) for i in range(4)}
+    timed = gpu = 0
+    for name, own in spans.items():
+        for kind, start, end in own:
+            if kind != "timed":
+                continue
+            timed += 1
+            for other, theirs in spans.items():
+                if other == name:
+                    continue
+                for _, s, e in theirs:
+                    gpu += 1
+                    assert e <= start or s >= end, f"{name}'s timing overlaps {other}'s GPU work"
+    assert timed == 4 * 12 and gpu > 0
+
+
+def test_a_lock_counts_the_time_waited_for_it_and_held_exclusively(tmp_path: Path) -> None:
+    holder, waiter = GpuLock("0", tmp_path), GpuLock("0", tmp_path)
+    log: list[str] = []
+    release = threading.Event()
+    _in_thread(holder, EXCLUSIVE, log, "holder", release)
+    assert _wait_for(log, "holder in")
+    threading.Timer(0.3, release.set).start()
+    with waiter.hold(SHARED):  # blocked until the holder lets go
+        pass
+    assert waiter.wait_s >= 0.25 and waiter.exclusive_s == 0.0
+    assert _wait_for(log, "holder out")
+    time.sleep(0.05)  # the holder's thread adds its figure after leaving
+    assert holder.exclusive_s >= 0.25

@@ -5,19 +5,20 @@ from __future__ import annotations
 import pytest
 from conftest import HERE, task_source
 
-from drtriton.verify import verify
+from drtriton.verify import Verifier, verify
 
 NAMES = sorted(p.stem for p in (HERE / "honest").glob("*.py"))
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_honest_kernel_is_correct(name: str) -> None:
-    verdict = verify(
+def test_honest_kernel_is_correct(name: str, verifier: Verifier) -> None:
+    verdict = verifier.verify(
         task_source(name), (HERE / "honest" / f"{name}.py").read_text(), timeout=120, prewarm=True
     )
     assert verdict.status == "correct", verdict.to_json()
     assert verdict.trials == 5
     assert verdict.time_ms is None and verdict.speedup is None  # CPU: correctness only
+    assert verdict.extra["compile_pass_s"] is not None  # the kernels' compile pass ran
     assert verdict.sandbox in ("bwrap", "unshare", "none")
 
 

@@ -1,4 +1,4 @@
-"""Input sets drawn in the worker from a per-verification seed (harness._InputSets)."""
+"""Input sets drawn in the worker from a per-verification seed (inputs.InputSets)."""
 
 from __future__ import annotations
 

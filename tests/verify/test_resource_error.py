@@ -21,7 +21,7 @@ def _out_of_memory(*_args: object, **_kwargs: object) -> None:
 
 @pytest.fixture
 def harness_out_of_memory(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(harness, "_judge", _out_of_memory)
+    monkeypatch.setattr(harness._Judgement, "run", _out_of_memory)
 
 
 def _honest() -> str:

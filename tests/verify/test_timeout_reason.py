@@ -1,5 +1,5 @@
-"""A timeout's verdict names the worker's phase when the limit struck (a hung kernel call is in
-the correctness call, not in the start-up or the harness's references)."""
+"""A timeout's verdict names the worker's phase when the limit struck (a candidate that hangs in
+its first call hangs in the compile pass, not in the start-up or the harness's references)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ def test_timeout_names_the_phase():
     verdict = verify(task_source("add_relu"), (HERE / "adversarial" / "hang.py").read_text(),
                      device="cpu", timeout=20)  # fmt: skip
     assert verdict.status == "timeout"
-    assert "in the worker's correctness call" in verdict.reason
+    assert "in the worker's compile pass" in verdict.reason
     assert verdict.reason.rstrip().endswith("s into it")
 
 

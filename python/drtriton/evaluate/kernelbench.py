@@ -20,8 +20,6 @@ import concurrent.futures as cf
 import contextlib
 import json
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -39,6 +37,7 @@ from drtriton.evaluate.summary import Column, fmt_ms, fmt_text, fmt_x, write_sum
 from drtriton.evaluate.worker import DEFAULT_OPTIMIZER
 from drtriton.files import write_text_atomic
 from drtriton.jsonl import read_jsonl
+from drtriton.supervisor import Child
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding drtriton/
 PLAN_JSON = "plan.json"
@@ -206,6 +205,9 @@ def build_record(problem: dict[str, Any], outcome: dict[str, Any], device: str,
         "unfused": _unfused(segments),
         "kernel": outcome.get("kernel"),
         "seconds": round(seconds, 2),
+        # Seconds the problem's process waited for the GPU's lock and held it exclusively.
+        "lock_wait_s": (outcome.get("gpu_lock") or {}).get("wait_s"),
+        "exclusive_s": (outcome.get("gpu_lock") or {}).get("exclusive_s"),
         "optimize_seconds": outcome.get("optimize_seconds"),
         "error": error,
         "traceback": outcome.get("traceback"),
@@ -228,24 +230,27 @@ def run_problem(problem: dict[str, Any], device: str, cfg: RunConfig, out_dir: P
               "keep_slower": cfg.keep_slower}  # fmt: skip
     job = {"problem": problem, "optimizer": cfg.optimizer, "config": config,
            "kernel_path": str(kernel)}  # fmt: skip
-    start = time.monotonic()
+    start, started_at = time.monotonic(), time.time()
     with tempfile.TemporaryDirectory(prefix="drtriton-eval-") as tmp:
         job_path, result_path = Path(tmp) / "job.json", Path(tmp) / "result.json"
         job_path.write_text(json.dumps(job))
-        with log.open("wb") as log_file:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "drtriton.evaluate.worker", str(job_path), str(result_path)],
-                stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file, env=_child_env(cfg),
-                start_new_session=True,  # its own process group: a kill takes its children too
-            )  # fmt: skip
-            timed_out = _wait(proc, start + cfg.problem_timeout, stop)
+        # Its own session (supervisor.Child): a stop takes the verifier's workers with it.
+        child = Child([sys.executable, "-m", "drtriton.evaluate.worker", str(job_path),
+                       str(result_path)], log, env=_child_env(cfg))  # fmt: skip
+        ended = child.wait(deadline=start + cfg.problem_timeout, stop=stop)
+        if ended != "exited":
+            child.stop(grace=TERM_GRACE_S)  # SIGTERM first: the verifier kills its workers
+        timed_out = ended == "deadline"
         seconds = time.monotonic() - start
-        if stop.is_set() and not timed_out and proc.returncode != 0:
+        if stop.is_set() and not timed_out and child.returncode != 0:
             raise Stopped(pid)
-        outcome = _outcome(proc.returncode, timed_out, result_path, log, cfg.problem_timeout)
+        outcome = _outcome(child.returncode, timed_out, result_path, log, cfg.problem_timeout)
     if kernel.exists():
         outcome["kernel"] = str(kernel.relative_to(out_dir))
-    return build_record(problem, outcome, device, seconds)
+    record = build_record(problem, outcome, device, seconds)
+    # When it ran (unix seconds): throughput over a run is records / (last end - first start).
+    record["started_at"], record["finished_at"] = round(started_at, 3), round(time.time(), 3)
+    return record
 
 
 def _child_env(cfg: RunConfig) -> dict[str, str]:
@@ -253,36 +258,6 @@ def _child_env(cfg: RunConfig) -> dict[str, str]:
     paths = [str(PACKAGE_ROOT), *cfg.extra_pythonpath, env.get("PYTHONPATH", "")]
     env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     return env
-
-
-def _wait(proc: subprocess.Popen[bytes], deadline: float, stop: threading.Event) -> bool:
-    """Waits for the child until it exits, the deadline passes or the run stops; True when the
-    deadline passed (the child is then killed)."""
-    while True:
-        try:
-            proc.wait(timeout=0.5)
-            return False
-        except subprocess.TimeoutExpired:
-            pass
-        if stop.is_set():
-            _kill(proc)
-            return False
-        if time.monotonic() >= deadline:
-            _kill(proc)
-            return True
-
-
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the child's group (its verifier kills its workers), then SIGKILL what is left."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=TERM_GRACE_S)
-    except subprocess.TimeoutExpired:
-        pass
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
 
 
 def _outcome(returncode: int | None, timed_out: bool, result_path: Path, log: Path,

@@ -85,10 +85,18 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         return {"error": f"{type(exc).__name__}: {exc}", "traceback": tail,
                 "optimize_seconds": time.monotonic() - start}  # fmt: skip
     out = summarize_result(result)
+    out["gpu_lock"] = _lock_totals()
     model_new = getattr(result, "model_new", None)
     if model_new is not None and job.get("kernel_path"):
         write_text_atomic(Path(job["kernel_path"]), model_new)
     return out
+
+
+def _lock_totals() -> dict[str, float]:
+    """Seconds this problem's process waited for the GPU's lock and held it exclusively."""
+    from drtriton.verify import gpu_lock
+
+    return gpu_lock.totals()
 
 
 def _terminate(signum: int, frame: Any) -> None:

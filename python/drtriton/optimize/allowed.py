@@ -6,11 +6,8 @@ native_batch_norm on the CPU) under a recording dispatch mode that is switched o
 the lines kept in PyTorch.  Opaque lines also contribute the name their
 `torch.ops.aten.<name>.<overload>` spelling carries, in case their dispatch differs.
 
-A matrix product's dispatch depends on more than shapes: F.linear reaches addmm, mm, bmm or
-matmul by the rank, bias and strides of what it gets, and a value made by a Triton kernel is
-laid out differently from the zeros probed here (KernelBench L3 32, a vision transformer, was
-rejected on 2026-11-30 for aten.mm in a hybrid that keeps its linears in PyTorch). So a kept
-product allows its whole family: the same computation under another entry point.
+A kept matrix product allows its whole family (poison.allowed_packets says why). The probe
+runs on the GPU and holds its lock shared (gpu_lock.py: no GPU work outside a hold).
 """
 
 from __future__ import annotations
@@ -20,20 +17,10 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from drtriton.frontend import FrontendResult, Line
-from drtriton.verify.poison import ALLOCATE_AND_VIEW, op_name
-
-
-class _Record(TorchDispatchMode):
-    def __init__(self) -> None:
-        super().__init__()
-        self.seen: set[str] = set()
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.seen.add(op_name(func))
-        return func(*args, **(kwargs or {}))
+from drtriton.verify import gpu_lock
+from drtriton.verify.poison import DispatchRecord, allowed_packets
 
 
 def spelled_name(line: Line) -> str | None:
@@ -41,13 +28,6 @@ def spelled_name(line: Line) -> str | None:
     head = line.call.split("(")[0]
     parts = head.split(".")
     return parts[3] if head.startswith("torch.ops.aten.") and len(parts) >= 4 else None
-
-
-PRODUCT_FAMILY = frozenset("mm addmm bmm baddbmm matmul linear mv addmv dot".split())
-
-
-def _with_families(names: set[str]) -> set[str]:
-    return names | PRODUCT_FAMILY if names & PRODUCT_FAMILY else names
 
 
 def _zeros(shape: list[int], dtype: str, device: str) -> torch.Tensor:
@@ -58,8 +38,8 @@ def allowed_ops(frontend: FrontendResult, kept: set[str], device: str) -> tuple[
     """ATen overload packets dispatched by the lines whose results are in `kept`."""
     names = {n for line in frontend.lines if line.result in kept for n in [spelled_name(line)] if n}
     values: dict[str, Any] = {i.name: _zeros(i.shape, i.dtype, device) for i in frontend.inputs}
-    record = _Record()
-    with torch.no_grad():
+    record = DispatchRecord()
+    with torch.no_grad(), gpu_lock.hold(device, gpu_lock.SHARED):
         for line in frontend.lines:
             spelling = line.public or line.call
             mode = record if line.result in kept else contextlib.nullcontext()
@@ -67,4 +47,4 @@ def allowed_ops(frontend: FrontendResult, kept: set[str], device: str) -> tuple[
                 values[line.result] = eval(  # our own line, over our own values
                     spelling, {"torch": torch, "F": F}, values
                 )
-    return tuple(sorted(_with_families(names | record.seen) - ALLOCATE_AND_VIEW))
+    return allowed_packets(names | record.seen)

@@ -4,9 +4,9 @@ Verifying a fragment on a GPU costs seconds (a sandboxed worker, five correctnes
 runs), and a program of n operators has up to 5n fragments.  Most cannot win: a fragment whose
 best possible time is above what PyTorch takes for its operators is never worth a candidate.
 
-- PyTorch's cost of each operator is measured here, in the harness's process, by timing the
-  operator's one-operator task (our own catalog spelling: trusted code) the way the verifier
-  times everything (timing.time_cuda: CUDA events, L2 flushed, warm-ups).
+- PyTorch's cost of each operator is measured by the verifier (verify.time_task), on the
+  operator's one-operator task (our own catalog spelling: trusted code), the way it times every
+  eager baseline (CUDA events, L2 flushed, warm-ups, rounds until the median is stable).
 - A fragment's lower bound is what the hardware cannot beat: its memory traffic (inputs and
   outputs once, IR `bytes`) at peak bandwidth, its FLOPs at the fp32 CUDA-core peak (the teacher's
   tl.dot runs in ieee fp32, see core/codegen/emit_contraction.cc), plus one kernel launch.
@@ -134,35 +134,18 @@ def lower_bound_ms(fragment: dict[str, Any]) -> float:
 def eager_op_costs_ms(
     fragments: Sequence[dict[str, Any]], n_ops: int, device: str, seed: int = 0
 ) -> list[float] | None:
-    """Each operator's eager time, from its one-operator fragment; None if one is missing."""
+    """Each operator's eager time, from its one-operator fragment; None if one is missing or
+    cannot be timed (e.g. out of memory: the caller falls back to the traffic model)."""
+    from drtriton.errors import ResourceError
+    from drtriton.verify import time_task
+
     singles = {f["start"]: f for f in fragments if f["end"] == f["start"] + 1}
     if len(singles) != n_ops:
         return None
-    costs = []
     try:
-        _time_ops(singles, n_ops, device, seed, costs)
-    except (RuntimeError, ValueError, UserError):  # e.g. out of memory: the caller falls back
+        return [time_task(singles[i]["source"], device, seed=seed)["median"] for i in range(n_ops)]
+    except (RuntimeError, ValueError, UserError, ResourceError):
         return None
-    return costs
-
-
-def _time_ops(
-    singles: dict[int, dict[str, Any]], n_ops: int, device: str, seed: int, costs: list[float]
-) -> None:
-    import torch
-
-    from drtriton.verify import gpu_lock, timing
-    from drtriton.verify.task import load_task
-
-    # time_cuda flushes L2 and records events on the current device: make it this one.
-    with torch.no_grad(), torch.cuda.device(torch.device(device)):
-        for i in range(n_ops):
-            task = load_task(singles[i]["source"])
-            with gpu_lock.hold(device, gpu_lock.SHARED):
-                sets = [task.make_inputs(k, seed, device) for k in range(2)]
-            with gpu_lock.hold(device, gpu_lock.EXCLUSIVE):
-                times, _ = timing.time_cuda(task.module.fused_operator, sets, warmup=3, runs=10)
-            costs.append(timing.summarize(times)["median"])
 
 
 def lazy_cover(

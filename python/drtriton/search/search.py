@@ -3,9 +3,12 @@
     fragments (C++) ─► policy candidates ─► verify (cached) ─► costs ─► cover DP (C++)
                  ─► stitch the hybrid ─► verify it end to end
 
-Cost model.  On a GPU a fragment's cost is its best verified candidate's measured time and
-an operator's PyTorch cost is its eager time, measured here on its one-operator task; only
-fragments whose optimistic bound can beat PyTorch are verified, lazily (lazy.py).  On the CPU the verifier judges correctness only, so costs are modelled as memory
+Cost model.  On a GPU an operator's PyTorch cost is its eager time, measured by the verifier on
+its one-operator task (verify.time_task), and a fragment's cost is that of its operators scaled
+by its best candidate's measured ratio (candidate time / eager time of the fragment's task, both
+from one verification's interleaved rounds): the noise between two separate timing windows then
+never decides between a fragment and PyTorch.  Only fragments whose optimistic bound can beat
+PyTorch are verified, lazily (lazy.py).  On the CPU the verifier judges correctness only, so costs are modelled as memory
 traffic (these kernels are bandwidth-bound): a fused fragment moves its inputs and outputs
 once (IR `bytes`); an operator left in PyTorch moves its own inputs and output.  A fused
 fragment thus wins exactly when it keeps intermediates out of memory; a one-operator kernel
@@ -27,10 +30,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from drtriton import _core
+from drtriton.errors import ResourceError
 from drtriton.search import lazy
 from drtriton.search.hybrid import check_hybrid
 from drtriton.search.policy import Policy
 from drtriton.search.stitch import stitch
+from drtriton.verify import Verifier
 
 
 @dataclass
@@ -65,6 +70,7 @@ class FragmentResult:
     tried: int = 0
     modelled: float = math.inf  # the traffic model's cost (bytes), known without a GPU
     eager_ms: float | None = None  # PyTorch's time for the fragment's task (GPU verdicts)
+    time_ms: float | None = None  # the chosen candidate's measured time (GPU)
     # What each verified candidate got ("correct 0.123 ms", "wrong_answer: ...", short): the
     # evidence behind "no fused fragment beat PyTorch" in reports and evaluation results.
     outcomes: list[str] = field(default_factory=list)
@@ -101,20 +107,22 @@ class VerdictCache:
         return self.verdicts[key]
 
 
-def _judge(config: SearchConfig) -> Any:
-    from drtriton.verify import verify
-
+def _judge(config: SearchConfig, verifier: Verifier) -> Any:
     def judge(task: str, candidate: str) -> dict[str, Any]:
-        timeout = verify_timeout(config)
-        kwargs = {"timeout": timeout} if timeout else {}
         # The search reads eager and candidate times only: no torch.compile of every fragment.
         # prewarm: the next fragment's worker imports torch while this one is judged.
-        verdict = verify(task, candidate, device=config.device, compile_baseline=False,
-                         prewarm=True, trials=config.fragment_trials, runs=config.fragment_runs,
-                         **kwargs)  # fmt: skip
+        verdict = verifier.verify(task, candidate, device=config.device, compile_baseline=False,
+                                  prewarm=True, **_fragment_options(config))  # fmt: skip
         return json.loads(verdict.to_json())
 
     return judge
+
+
+def _fragment_options(config: SearchConfig) -> dict[str, Any]:
+    """Verifier options of the search's own verifications (fragments and the hybrid)."""
+    timeout = verify_timeout(config)
+    options: dict[str, Any] = {"trials": config.fragment_trials, "runs": config.fragment_runs}
+    return {**options, "timeout": timeout} if timeout else options
 
 
 # A verification that starts just before the deadline still gets this long.
@@ -151,9 +159,14 @@ def search(
     """Searches `task` (a functional task text) for its fastest verified hybrid.  Pass one
     `calibration` to the searches of one model's runs (GPU: lazy.Calibration)."""
     config = config or SearchConfig()
-    cache = cache or VerdictCache()
-    calibration = calibration or lazy.Calibration()
-    judge = _judge(config)
+    with Verifier() as verifier:
+        return _search(task, policy, config, cache or VerdictCache(),
+                       calibration or lazy.Calibration(), verifier)  # fmt: skip
+
+
+def _search(task: str, policy: Policy, config: SearchConfig, cache: VerdictCache,
+            calibration: lazy.Calibration, verifier: Verifier) -> SearchResult:  # fmt: skip
+    judge = _judge(config, verifier)
     n_ops = _core.parse(task)[1]["level"]
     fragments = list(_core.fragments(task, config.max_ops))
     singles = {f["start"]: f for f in fragments if f["end"] == f["start"] + 1}
@@ -188,8 +201,12 @@ def search(
         if len(cover) == 1:  # one fragment over the whole task: its own verdict says it all
             result.hybrid_ok, result.hybrid_reason = True, "the one fragment was verified"
         else:
+            # The full limit, not what is left before the deadline: the hybrid is the search's
+            # answer (on the H200, 2026-12-01, hybrids whose fragments won 2-5x failed their
+            # check by timing out, started near the deadline with a few seconds left).
+            options = {**_fragment_options(config), "timeout": config.verify_timeout}
             result.hybrid_ok, result.hybrid_reason = check_hybrid(
-                task, result.hybrid, cover, config.device
+                task, result.hybrid, plan, config.device, verifier, **options
             )
     return result
 
@@ -218,11 +235,12 @@ def _search_fragment(
     return result
 
 
-def _try_candidates(
-    result: FragmentResult, policy: Policy, config: SearchConfig, cache: VerdictCache, judge: Any
-) -> float:
+def _try_candidates(result: FragmentResult, policy: Policy, config: SearchConfig,
+                    cache: VerdictCache, judge: Any, pytorch_ms: float | None = None) -> float:  # fmt: skip
     """Verifies the policy's candidates for `result`'s fragment; keeps the best in `result`.
-    GPU: the fastest measured one.  CPU: the first correct one (siblings cost the same)."""
+    GPU: the fastest measured one, its cost `pytorch_ms` (its operators' eager costs) over its
+    measured speed-up when given, else its time.  CPU: the first correct one (siblings cost
+    the same)."""
     on_gpu = config.device.startswith("cuda")
     for candidate in policy.candidates(result.source, config.k):
         if result.tried and _past_deadline(config):  # keep what the first ones measured
@@ -230,8 +248,8 @@ def _try_candidates(
         result.tried += 1
         try:
             verdict = cache.get(result.source, candidate, judge)
-        except RuntimeError as exc:  # torch.OutOfMemoryError is one
-            if "out of memory" not in str(exc):
+        except (ResourceError, RuntimeError) as exc:  # torch.OutOfMemoryError is a RuntimeError
+            if not isinstance(exc, ResourceError) and "out of memory" not in str(exc):
                 raise
             # The harness's own inputs or references did not fit beside the other processes
             # on the GPU (6 KernelBench problems on one H200): this fragment loses, the search
@@ -246,9 +264,22 @@ def _try_candidates(
         if not on_gpu:
             result.cost, result.candidate = result.modelled, candidate
             break
-        if verdict.get("time_ms") and verdict["time_ms"] < result.cost:
-            result.cost, result.candidate = float(verdict["time_ms"]), candidate
+        cost = _paired_cost(verdict, pytorch_ms)
+        if cost is not None and cost < result.cost:
+            result.cost, result.candidate = cost, candidate
+            result.time_ms = float(verdict["time_ms"])
     return result.cost
+
+
+def _paired_cost(verdict: dict[str, Any], pytorch_ms: float | None) -> float | None:
+    """A correct GPU verdict's cost in the units of the operators' eager costs: their sum over
+    the speed-up measured in the verdict's own rounds (time_ms when either is missing)."""
+    ms, speedup = verdict.get("time_ms"), verdict.get("speedup")
+    if not ms:
+        return None
+    if pytorch_ms and speedup and math.isfinite(pytorch_ms):
+        return pytorch_ms / float(speedup)
+    return float(ms)
 
 
 def _release_gpu_cache() -> None:
@@ -293,8 +324,12 @@ def _search_lazy(
     }
 
     def measure(span: lazy.Span) -> float:
-        cost = _try_candidates(results[span], policy, config, cache, judge)
-        if on_gpu:
+        pytorch_ms = sum(op_costs[span.start : span.end]) if on_gpu else None
+        cost = _try_candidates(results[span], policy, config, cache, judge, pytorch_ms)
+        measured = results[span].time_ms
+        if on_gpu and measured is not None:
+            calibration.record(classes[span], measured, raw[span])
+        elif on_gpu:
             calibration.record(classes[span], cost, raw[span])
         return cost
 

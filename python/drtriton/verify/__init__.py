@@ -4,11 +4,14 @@ Every reward and every reported number comes from here, so it is built to be har
 
     candidate text ──► static.py (parse, entry point, @triton.jit launched, banned constructs)
                           │
-    harness.py (parent) ──spawn──► worker.py (child, in sandbox.py's namespaces, rlimits)
-      task.py: inputs, references          imports the candidate; poison.py: every call runs
-      compare.py: shape/dtype/values       under a dispatch mode that poisons torch compute and
-      timing.py: eager, torch.compile      counts Triton launches; timing.py on the GPU
+    harness.py (parent) ──channel.py──► worker.py (child, in sandbox.py's namespaces, rlimits)
+      inputs.py, references.py: inputs,      imports the candidate; compile_pass.py: its kernels
+        references (task.py)                 compile, no GPU work; poison.py: every call runs
+      compare.py: shape/dtype/values         under a dispatch mode that poisons torch compute
+      measure.py: timing rounds, with        and counts Triton launches; worker_timing.py:
+        baselines.py (eager, torch.compile)  the candidate's timed calls (timing.py)
                  ◄── outputs as torch.save files (weights_only), JSON replies on a pipe ──┘
+    gpu_lock.py: every GPU section holds the GPU's lock (timed rounds exclusively)
 
 The parent never imports the candidate; the child never sees a reference output; the verdict is
 built by the parent from outputs it compares itself. See each module's docstring for its rules
@@ -30,25 +33,34 @@ Decisions, and their limits:
   assignment into imported modules, no setattr/getattr/exec, no dunders or private attributes).
   A candidate that escapes the static rules with a trick they do not know could still patch them.
 - The reference and the eager/torch.compile baselines run in the harness process: tasks are
-  trusted, candidates are not. Baselines are measured once per task per harness process.
+  trusted, candidates are not. Every verification times them again, interleaved round by
+  round with its candidate in one exclusive hold of the GPU's lock (measure.py); only the
+  compiled baseline is kept between verifications (baselines.py).
+- Only verify/ measures: the search's operator costs (`time_task`) and its check of a stitched
+  hybrid (search/hybrid.py, a verification with the kept operators allowed) go through here.
 - Sandbox levels and what each guarantees: sandbox.py. At level "none" (no bwrap, no working
   unshare) a candidate that got past the static rules could read the harness's memory via /proc.
 - Worker start-up (Python + torch + triton imports, about 3 s on the 2-core CI machine) dominates
   the cost on the CPU; batch mode starts the next worker while the current one runs
-  (Options.prewarm). Every worker still serves exactly one candidate.
+  (Options.prewarm, with a `Verifier` that keeps the spare). Every worker still serves exactly
+  one candidate.
 
 Python API:
 
-    from drtriton.verify import verify, Options
+    from drtriton.verify import verify, Options, Verifier
     verdict = verify(task_source, candidate_source, device="cpu")
     verdict.status, verdict.correct, verdict.to_json()
+    with Verifier() as v:             # many candidates: a spare worker, compiled baselines
+        v.verify(task_source, candidate_source, Options(device="cuda", prewarm=True))
+    time_task(task_source, "cuda")    # eager time of a trusted task (ms figures)
 
 CLI: `drtriton verify TASK CANDIDATE` and `drtriton verify-batch PAIRS.jsonl` (cli.py, batch.py).
 """
 
 from __future__ import annotations
 
-from drtriton.verify.harness import Options, verify
+from drtriton.verify.harness import Options, Verifier, verify
+from drtriton.verify.measure import time_task
 from drtriton.verify.verdict import STATUSES, Verdict
 
-__all__ = ["STATUSES", "Options", "Verdict", "verify"]
+__all__ = ["STATUSES", "Options", "Verdict", "Verifier", "time_task", "verify"]

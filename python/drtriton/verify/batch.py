@@ -28,13 +28,16 @@ from typing import Any
 from drtriton.errors import ResourceError, UserError
 from drtriton.files import ends_torn
 from drtriton.jsonl import read_jsonl
-from drtriton.verify.harness import Options
+from drtriton.verify.harness import Options, Verifier
 
+# This pool process's options and Verifier (its spare worker, the compiled baselines), set by
+# the pool's initializer: multiprocessing hands work to a process, not to an object.
 _OPTS: Options | None = None
+_VERIFIER: Verifier | None = None
 
 
 def _init(opts: Options, counter: Any, gpus: int) -> None:
-    global _OPTS
+    global _OPTS, _VERIFIER
     with counter.get_lock():
         index = counter.value
         counter.value += 1
@@ -42,6 +45,7 @@ def _init(opts: Options, counter: Any, gpus: int) -> None:
         opts.device = f"cuda:{index % max(gpus, 1)}"
     opts.prewarm = True  # start the next worker while this harness compares outputs
     _OPTS = opts
+    _VERIFIER = Verifier()
 
 
 def _one(record: dict[str, Any]) -> str:
@@ -51,7 +55,7 @@ def _one(record: dict[str, Any]) -> str:
     rid = record["id"]
     try:
         task, candidate = _task_text(record), _candidate_text(record)
-        verdict = verify(task, candidate, _OPTS)
+        verdict = verify(task, candidate, _OPTS, verifier=_VERIFIER)
         result = {"id": rid, **verdict.to_dict()}
     except UserError as exc:
         result = {"id": rid, "error": str(exc)}

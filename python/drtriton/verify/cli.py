@@ -33,8 +33,14 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rtol", type=float, default=None, help="default 1e-4 (fp32), 1e-2 (fp16/bf16)")
     p.add_argument("--seed", type=int, default=0, help="base seed of inputs and initialisation")
     p.add_argument("--sandbox", default="auto", choices=["auto", "bwrap", "unshare", "none"])
-    p.add_argument("--runs", type=int, default=30, help="timed calls on the GPU")
-    p.add_argument("--warmup", type=int, default=3, help="untimed calls before timing")
+    p.add_argument(
+        "--runs",
+        type=int,
+        default=30,
+        help="GPU timing rounds at least (one call each of the candidate, eager and "
+        "torch.compile, interleaved; more until the medians settle, up to 100)",
+    )
+    p.add_argument("--warmup", type=int, default=3, help="untimed calls of each before timing")
     p.add_argument("--no-baselines", action="store_true", help="skip eager/torch.compile timing")
 
 
@@ -43,6 +49,8 @@ def options_from(args: argparse.Namespace):
 
     if args.trials < 1:
         raise UserError("--trials must be at least 1")
+    if args.runs < 1 or args.warmup < 0:
+        raise UserError("--runs must be at least 1 and --warmup at least 0")
     if args.device != "cpu" and not args.device.startswith("cuda"):
         raise UserError(f"--device must be cpu or cuda[:N], not {args.device!r}")
     if args.device.startswith("cuda"):
@@ -75,6 +83,9 @@ def run_verify(args: argparse.Namespace) -> int:
         if verdict.time_ms is not None:
             line += f"\ntime {verdict.time_ms:.4f} ms, eager {verdict.eager_ms} ms, "
             line += f"compile {verdict.compile_ms} ms, speedup {verdict.speedup}"
+            graph = verdict.extra.get("graph_ms")
+            if graph is not None:
+                line += f"\nCUDA-graph replay {graph:.4f} ms, eager {verdict.extra.get('eager_graph_ms')} ms"
         print(line)
     return verdict.exit_code
 

@@ -5,14 +5,16 @@ problems per H200), a timed loop also measures whatever kernels the others launc
 and a speed-up becomes a draw (on 2026-11-30 a ResNet-101 hybrid whose convolutions run in
 PyTorch timed 1.8x faster than the same convolutions in eager).  So:
 
-- timed sections (the candidate's timed calls, the eager and torch.compile baselines, the
-  search's eager operator costs) hold the lock exclusively;
-- the GPU work around them (references, input sets, correctness calls) holds it shared, so
-  that any number of those run together, but never during a timing.
-
-Not held: what is mostly CPU work, since a hold through it would stall every timing on the
-GPU: a candidate's first correctness call (it compiles the kernels), torch.compile's first call
-of the baseline, and the search's hybrid check (a child process that imports and compiles).
+- timed sections (the candidate's, eager's and torch.compile's timed calls, interleaved in
+  one hold; the search's eager operator costs) hold the lock exclusively;
+- all other GPU work of a verification holds it shared, so that any number of those run
+  together, but never during a timing: references and input sets, loading the candidate,
+  every correctness call, torch.compile's first call (its runtime autotuning), the outputs'
+  comparison, and the search's probes;
+- CPU work is not held, since a hold through it would stall every timing on the GPU: the
+  candidate's kernels compile in a compile pass that does no GPU work (compile_pass.py), and
+  torch.compile's Dynamo/Inductor compilation releases the shared hold while it runs
+  (`paused()`, from torch's compile callbacks: baselines.py).
 
 The lock lives in the trusted processes only (the harness, the search); the sandboxed worker
 times while its harness holds the lock for it.  It is two `flock`s on files named after the
@@ -30,8 +32,10 @@ import fcntl
 import os
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 SHARED, EXCLUSIVE = "shared", "exclusive"
 
@@ -58,7 +62,10 @@ class GpuLock:
         self._turnstile_path = folder / f"gpu-{safe}.turnstile"
         self._held: list[str] = []  # this process's holds, outermost first
         self._fd = -1
+        self._paused = False  # pause(): held on the stack, released on the file
         self._mutex = threading.RLock()  # threads of one process share the holds
+        # This process's seconds waiting for the lock and holding it exclusively (totals()).
+        self.wait_s = self.exclusive_s = 0.0
 
     @contextlib.contextmanager
     def hold(self, mode: str) -> Iterator[None]:
@@ -75,15 +82,33 @@ class GpuLock:
                 self._release()
             self._acquire(mode)
             self._held.append(mode)
+            began = time.monotonic()
             try:
                 yield
             finally:
                 self._held.pop()
                 self._release()
+                if mode == EXCLUSIVE:
+                    self.exclusive_s += time.monotonic() - began
                 if outer == SHARED:
                     self._acquire(SHARED)
 
+    def pause(self) -> None:
+        """Releases this process's hold until `resume()` (the holds stay on the stack); does
+        nothing when nothing is held or it is paused already."""
+        with self._mutex:
+            if self._held and self._fd >= 0 and not self._paused:
+                self._release()
+                self._paused = True
+
+    def resume(self) -> None:
+        with self._mutex:
+            if self._paused:
+                self._paused = False
+                self._acquire(self._held[-1])
+
     def _acquire(self, mode: str) -> None:
+        began = time.monotonic()
         turnstile = os.open(self._turnstile_path, os.O_RDWR | os.O_CREAT, 0o666)
         try:
             fcntl.flock(turnstile, fcntl.LOCK_EX)  # waits behind a writer that waits
@@ -91,6 +116,7 @@ class GpuLock:
             fcntl.flock(self._fd, fcntl.LOCK_EX if mode == EXCLUSIVE else fcntl.LOCK_SH)
         finally:
             os.close(turnstile)  # a writer got `main` while holding it: readers may queue again
+            self.wait_s += time.monotonic() - began
 
     def _release(self) -> None:
         if self._fd >= 0:
@@ -109,3 +135,26 @@ def hold(device: str, mode: str) -> contextlib.AbstractContextManager[None]:
     if gpu not in _LOCKS:
         _LOCKS[gpu] = GpuLock(gpu)
     return _LOCKS[gpu].hold(mode)
+
+
+def totals() -> dict[str, float]:
+    """This process's seconds waiting for GPU locks and holding them exclusively, over all
+    GPUs: what sharing a GPU costs a process (the evaluation records it per problem)."""
+    return {"wait_s": round(sum(lock.wait_s for lock in _LOCKS.values()), 3),
+            "exclusive_s": round(sum(lock.exclusive_s for lock in _LOCKS.values()), 3)}  # fmt: skip
+
+
+@contextlib.contextmanager
+def paused_while(device: str, register: Any) -> Iterator[None]:
+    """Within: `register(pause, resume)` installs callbacks that release this process's hold
+    on `device`'s lock and take it back (torch.compile's compile start and end)."""
+    gpu = physical_gpu(str(device))
+    if gpu is None or os.environ.get("DRTRITON_GPU_LOCK", "1") == "0" or gpu not in _LOCKS:
+        yield
+        return
+    lock = _LOCKS[gpu]
+    with register(lock.pause, lock.resume):
+        try:
+            yield
+        finally:
+            lock.resume()

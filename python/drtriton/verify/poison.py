@@ -62,6 +62,32 @@ def op_name(func: Any) -> str:
     return func.overloadpacket.__name__
 
 
+class DispatchRecord(TorchDispatchMode):
+    """Records the overload packets that dispatch under it (what a hybrid keeps in PyTorch)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[str] = set()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.seen.add(op_name(func))
+        return func(*args, **(kwargs or {}))
+
+
+# A matrix product's dispatch depends on more than shapes: F.linear reaches addmm, mm, bmm or
+# matmul by the rank, bias and strides of what it gets, and a value made by a Triton kernel is
+# laid out differently from the zeros a probe runs on (KernelBench L3 32, a vision transformer,
+# was rejected on 2026-11-30 for aten.mm in a hybrid that keeps its linears in PyTorch). So a
+# kept product allows its whole family: the same computation under another entry point.
+PRODUCT_FAMILY = frozenset("mm addmm bmm baddbmm matmul linear mv addmv dot".split())
+
+
+def allowed_packets(seen: set[str]) -> tuple[str, ...]:
+    """Options.allow_torch for a hybrid whose kept lines dispatched `seen`."""
+    names = seen | PRODUCT_FAMILY if seen & PRODUCT_FAMILY else set(seen)
+    return tuple(sorted(names - ALLOCATE_AND_VIEW))
+
+
 class TorchWatch(TorchDispatchMode):
     """Records torch compute run under it; with `poison`, scribbles over their results."""
 
@@ -114,13 +140,19 @@ def _scribble(out: Any) -> Any:
 
 
 class LaunchCounter:
-    """Counts Triton kernel launches (compiled and interpreted)."""
+    """Counts Triton kernel launches (compiled and interpreted).
+
+    With `compile_only` (the worker's compile pass, compile_pass.py) a launch compiles its
+    kernel and returns without running it, and an autotuner compiles every config and times
+    none; nothing is counted then."""
 
     def __init__(self) -> None:
         self.count = 0
         self.interpreting = 0  # depth of interpreter launches in progress (see TorchWatch)
+        self.compile_only = False
 
     def install(self) -> None:
+        from triton.runtime.autotuner import Autotuner
         from triton.runtime.jit import JITFunction
 
         targets = [JITFunction]
@@ -132,12 +164,15 @@ class LaunchCounter:
             pass
         for cls in targets:
             self._wrap(cls, interpreted=cls is not JITFunction)
+        self._wrap_autotuner(Autotuner)
 
     def _wrap(self, cls: type, interpreted: bool) -> None:
         original = cls.run
         counter = self
 
         def run(self, *args, grid, warmup, **kwargs):
+            if counter.compile_only:
+                return original(self, *args, grid=grid, warmup=True, **kwargs)
             if not warmup:
                 counter.count += 1
             counter.interpreting += interpreted
@@ -145,5 +180,17 @@ class LaunchCounter:
                 return original(self, *args, grid=grid, warmup=warmup, **kwargs)
             finally:
                 counter.interpreting -= interpreted
+
+        cls.run = run
+
+    def _wrap_autotuner(self, cls: type) -> None:
+        original = cls.run
+        counter = self
+
+        def run(self, *args, **kwargs):
+            if counter.compile_only:  # compile every config; benchmarking them would launch
+                self.warmup(*args, **{k: v for k, v in kwargs.items() if k != "warmup"})
+                return None
+            return original(self, *args, **kwargs)
 
         cls.run = run

@@ -35,3 +35,15 @@ def strict_fp32() -> Iterator[None]:
         yield
     finally:
         torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = cudnn, matmul
+
+
+@contextlib.contextmanager
+def pytorch_defaults() -> Iterator[None]:
+    """PyTorch's default precision flags (TF32 on in cuDNN convolutions, off in cuBLAS
+    products), the setting KernelBench's harness times eager in."""
+    cudnn, matmul = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = True, False
+    try:
+        yield
+    finally:
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = cudnn, matmul

@@ -1,16 +1,33 @@
-"""GPU timing, shared by the candidate's worker and the harness's eager/torch.compile baselines.
+"""GPU timing of one callable, shared by the candidate's worker and the harness's baselines.
 
-One function times all three the same way, in the same run:
-- inputs live in fixed buffers; before every call the next input set's values are copied in
-  (untimed). A result cached across calls (keyed on shapes or data pointers) is then stale, and the
-  sampled outputs below catch it.
-- warm-ups first (JIT compilation, autotuning and torch.compile happen there);
-- before every timed call a 256 MB buffer is zeroed, which evicts the H200's 50 MB L2, so no call
-  reads its inputs from a cache a previous call warmed;
-- CUDA events on the current stream bracket each call; the median and the mean are reported.
-- `check` names trials whose outputs are kept (cloned after the end event, untimed) so the caller
-  can compare them with the reference of that trial's input set. The worker picks them at random,
-  so a candidate cannot tell a checked call from an unchecked one.
+A `Bench` times one callable (the candidate, eager, torch.compile) the same way for all three;
+measure.py interleaves their calls round by round inside one hold of the GPU's lock.
+
+- Inputs live in fixed buffers; before every call the next input set's values are copied in
+  (untimed). A result cached across calls (keyed on shapes or data pointers) is then stale, and
+  the sampled outputs catch it.
+- Warm-ups first (JIT compilation, autotuning and torch.compile's runtime work happen there).
+- The KernelBench method (`timed`): before each call a 256 MB buffer is zeroed, which evicts the
+  H200's 50 MB L2 (no call reads inputs a previous call left in the cache); CUDA events on the
+  current stream bracket the call; the host waits for the end event. The flush also gives the
+  host about 60-80 us to enqueue the call before the GPU reaches the start event, so a
+  single-launch call is timed as GPU work; a call whose launches take longer than that is
+  charged its launch overhead, as a user who calls it from Python would be.
+- Each timed call is primed: the same call runs once, untimed, on the next input set, just
+  before the timed set is loaded and the flush runs. In KernelBench's loop of back-to-back trials each call
+  finds its launch path warm from the previous one; timed in rounds, a call would otherwise
+  come right after its process woke from waiting for the round's other series, with the
+  launcher's code and data out of the CPU's caches. On the H200 (2026-12-01, unprimed) a 1 MB
+  Triton relu timed 13-47 us by events against 4.5 us as a CUDA graph, while torch's relu,
+  whose C++ launch fits in the flush's slack, timed 4.5 us both ways. The priming call gets
+  another set's values, so a candidate that returns a cached output in the call after a real
+  one returns the wrong set's answer (caught on the checked calls); with a single set (inputs
+  over 8 GB, whose calls take milliseconds) there is no priming.
+- CUDA-graph replay (`capture`, `replayed`): the call captured once, each replay bracketed the
+  same way after the same flush. No Python launch cost is in it: the difference to `timed` is
+  the launch overhead on its own.
+- `keep=True` returns a copy of that call's output (taken after the end event, untimed), so the
+  caller can compare it with the reference of that call's input set.
 
 Timer integrity: `torch.cuda.Event`, `Event.record`, `Event.elapsed_time` and
 `torch.cuda.synchronize` are captured when this module is imported, which the worker does before
@@ -44,43 +61,86 @@ def timers_intact() -> bool:
     )
 
 
-def _load(buffers: list[Any], values: Sequence[Any]) -> None:
-    for buf, val in zip(buffers, values, strict=False):
-        if isinstance(buf, torch.Tensor):
-            buf.copy_(val)
+def flush_buffer() -> torch.Tensor:
+    """The L2 flush's buffer: one per process, shared by its Benches."""
+    return torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
 
 
-def time_cuda(
-    call: Callable[..., Any],
-    input_sets: Sequence[Sequence[Any]],
-    *,
-    warmup: int = 3,
-    runs: int = 30,
-    check: Sequence[int] = (),
-) -> tuple[list[float], dict[int, Any]]:
-    """Milliseconds of each timed call, and the kept outputs {trial: output}."""
-    assert input_sets, "time_cuda needs at least one input set"
-    buffers = clone(list(input_sets[0]))
-    flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
-    keep = set(check)
-    for i in range(warmup):
-        _load(buffers, input_sets[i % len(input_sets)])
-        call(*buffers)
-    _SYNC()
-    starts = [_EVENT(enable_timing=True) for _ in range(runs)]
-    ends = [_EVENT(enable_timing=True) for _ in range(runs)]
-    kept: dict[int, Any] = {}
-    for t in range(runs):
-        _load(buffers, input_sets[t % len(input_sets)])
-        flush.zero_()
-        _RECORD(starts[t])
-        out = call(*buffers)
-        _RECORD(ends[t])
-        if t in keep:
-            kept[t] = clone(out)
-    _SYNC()
-    times = [_ELAPSED(s, e) for s, e in zip(starts, ends, strict=False)]
-    return times, kept
+class Bench:
+    """One callable, its fixed input buffers and its timed calls."""
+
+    def __init__(self, call: Callable[..., Any], input_sets: Sequence[Sequence[Any]],
+                 flush: torch.Tensor, buffers: list[Any] | None = None) -> None:  # fmt: skip
+        """`buffers`: another Bench's, shared (every call loads its set first), so that eager,
+        eager with TF32 and torch.compile of one task hold one copy of the inputs."""
+        assert input_sets, "a Bench needs at least one input set"
+        self.call = call
+        self.sets = input_sets
+        self.buffers = clone(list(input_sets[0])) if buffers is None else buffers
+        self.flush = flush
+        self.graph: torch.cuda.CUDAGraph | None = None
+        self._graph_out: Any = None
+
+    def load(self, index: int) -> None:
+        for buf, val in zip(self.buffers, self.sets[index % len(self.sets)], strict=False):
+            if isinstance(buf, torch.Tensor):
+                buf.copy_(val)
+
+    def warm(self, count: int) -> None:
+        for i in range(count):
+            self.load(i)
+            self.call(*self.buffers)
+        _SYNC()
+
+    def timed(self, index: int, keep: bool = False) -> tuple[float, Any]:
+        """Milliseconds of one call on input set `index` (KernelBench's method), and a copy
+        of its output when `keep`."""
+        if len(self.sets) > 1:  # primes the launch path on another set (module docstring)
+            self.load(index + 1)
+            self.call(*self.buffers)
+        self.load(index)
+        return self._bracket(lambda: self.call(*self.buffers), keep)
+
+    def capture(self) -> str | None:
+        """Captures one call into a CUDA graph; the reason when it cannot be captured.
+
+        Warmed on a side stream first, as graph capture asks (library handles and workspaces
+        are created outside the capture)."""
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        graph = torch.cuda.CUDAGraph()
+        try:
+            with torch.cuda.stream(side):
+                self.call(*self.buffers)
+            torch.cuda.current_stream().wait_stream(side)
+            with torch.cuda.graph(graph):
+                self._graph_out = self.call(*self.buffers)
+            _SYNC()
+        except Exception as exc:  # the graph time is then missing, nothing else
+            self._graph_out = None
+            return f"{type(exc).__name__}: {exc}"[:300]
+        self.graph = graph
+        return None
+
+    def replayed(self, index: int, keep: bool = False) -> tuple[float, Any]:
+        """Milliseconds of one replay of the captured call on input set `index`."""
+        assert self.graph is not None, "capture() first"
+        graph = self.graph
+        if len(self.sets) > 1:  # primed like timed()
+            self.load(index + 1)
+            graph.replay()
+        self.load(index)
+        return self._bracket(lambda: (graph.replay(), self._graph_out)[1], keep)
+
+    def _bracket(self, run: Callable[[], Any], keep: bool) -> tuple[float, Any]:
+        self.flush.zero_()
+        start, end = _EVENT(enable_timing=True), _EVENT(enable_timing=True)
+        _RECORD(start)
+        out = run()
+        _RECORD(end)
+        kept = clone(out) if keep else None
+        _SYNC()
+        return _ELAPSED(start, end), kept
 
 
 def clone(value: Any) -> Any:
@@ -93,4 +153,9 @@ def clone(value: Any) -> Any:
 
 
 def summarize(times: Sequence[float]) -> dict[str, float]:
-    return {"median": statistics.median(times), "mean": statistics.fmean(times)}
+    """Median, mean, quartiles, extremes and count of one series (milliseconds)."""
+    ordered = sorted(times)
+    q1, _, q3 = statistics.quantiles(ordered, n=4) if len(ordered) > 1 else (ordered * 3)
+    return {"median": statistics.median(ordered), "mean": statistics.fmean(ordered),
+            "q1": q1, "q3": q3, "min": ordered[0], "max": ordered[-1],
+            "n": float(len(ordered))}  # fmt: skip

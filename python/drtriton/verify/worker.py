@@ -19,9 +19,15 @@ Requests:
   "eval"}: load the task, install the launch counter and the torch watch (operators in
   allow_torch are left alone), import the candidate, build ModelNew for module tasks (in eval
   mode when "eval").
+- {"op": "warm", "set"}: the compile pass (compile_pass.py): one call on allocated, undrawn
+  inputs with no work on the GPU, so that the kernels compile while the harness holds no lock.
 - {"op": "run", "set", "output"}: one poisoned call on fresh inputs; a set is {"index", "seed"}
   (drawn here) or {"file"} (sent by the harness).
-- {"op": "time", "sets": [...], "warmup", "runs", "check", "output"}: GPU timing.
+- GPU timing, one request per timed call so that the harness can interleave the candidate's
+  calls with eager's and torch.compile's (measure.py): {"op": "time_begin", "sets", "warmup",
+  "check_p", "check_max"}, {"op": "time_run", "run"}, {"op": "time_end", "output"}; then the
+  CUDA-graph replays: {"op": "graph_begin", "rounds"}, {"op": "graph_run", "run"},
+  {"op": "graph_end", "output"}.
 Each reply is {"ok": true, ...} or {"ok": false, "status", "reason", "line"}.
 
 Anything the harness has not asked for (a crash, a hang, os._exit) is judged by the harness from
@@ -33,7 +39,6 @@ from __future__ import annotations
 import faulthandler
 import json
 import os
-import random
 import resource
 import sys
 import time
@@ -63,7 +68,7 @@ class Worker:
         from drtriton.verify import poison, precision, timing
 
         self.torch = torch
-        self.timing = timing
+        self.timers = timing
         # The references are strict float32 (precision.py); so are the PyTorch operators a
         # hybrid keeps (allow_torch), or its cuDNN convolutions would round through TF32 and
         # miss the tolerance by 10x. The static rules keep the candidate from switching back.
@@ -76,6 +81,7 @@ class Worker:
         self.device = "cpu"
         self.candidate_path = ""
         self.task: Any = None
+        self.timed: Any = None  # worker_timing.CandidateTiming of the timing requests
 
     # -- requests -----------------------------------------------------------------------------
     def load(self, msg: dict[str, Any]) -> dict[str, Any]:
@@ -102,7 +108,7 @@ class Worker:
             exec(code, module.__dict__)
         except BaseException as exc:  # the candidate's import: any failure is its verdict
             return self._error("compile_error", "the candidate failed to import", exc)
-        if not self.timing.timers_intact():
+        if not self.timers.timers_intact():
             return {
                 "ok": False,
                 "status": "forbidden",
@@ -153,46 +159,85 @@ class Worker:
             reply["fingerprint"] = mark
         return reply
 
-    def time(self, msg: dict[str, Any]) -> dict[str, Any]:
-        torch = self.torch
-        sets = [self._input_set(spec) for spec in msg["sets"]]
-        watch = self.watch
-        watch.hits.clear()
-        watch.poison = False  # count only: the timed calls are the real ones
-        self.launches.count = 0
-        entry = self.entry
+    def warm(self, msg: dict[str, Any]) -> dict[str, Any]:
+        from drtriton.verify import compile_pass
 
-        silent: list[int] = []  # calls that launched no kernel
-        rng = random.SystemRandom()  # the candidate cannot predict which calls are checked
-        check = sorted(rng.sample(range(msg["runs"]), min(msg["check"], msg["runs"])))
-        call = watched_calls(entry, watch, self.launches, msg["warmup"], set(check), silent)
         try:
-            with torch.no_grad():
-                times, kept = self.timing.time_cuda(
-                    call, sets, warmup=msg["warmup"], runs=msg["runs"], check=check
-                )
+            inputs = compile_pass.shaped_like(self._shaped_set(msg["set"]), self.device)
+        except Exception as exc:  # a task whose inputs cannot be drawn on meta: no pass
+            return {"ok": True, "complete": False, "reason": f"inputs: {type(exc).__name__}"}
+        return {"ok": True, **compile_pass.run(self.entry, inputs, self.launches)}
+
+    def time_begin(self, msg: dict[str, Any]) -> dict[str, Any]:
+        from drtriton.verify.timing import flush_buffer
+        from drtriton.verify.worker_timing import CandidateTiming
+
+        sets = [self._input_set(spec) for spec in msg["sets"]]
+        self.watch.hits.clear()
+        self.watch.poison = False  # count only: the timed calls are the real ones
+        self.timed = CandidateTiming(self.entry, self.watch, self.launches, sets, flush_buffer(),
+                                      check_p=float(msg["check_p"]),
+                                      check_max=int(msg["check_max"]))  # fmt: skip
+        return self._timed_step(lambda: self.timed.warm(int(msg["warmup"])) or {})
+
+    def time_run(self, msg: dict[str, Any]) -> dict[str, Any]:
+        def step() -> dict[str, Any]:
+            ms, checked = self.timed.run(int(msg["run"]))
+            return {"ms": ms, "checked": checked}
+
+        return self._timed_step(step)
+
+    def time_end(self, msg: dict[str, Any]) -> dict[str, Any]:
+        kept = self.timed.kept
+        return self._save_kept(kept, msg["output"], {"check": sorted(kept)})
+
+    def graph_begin(self, msg: dict[str, Any]) -> dict[str, Any]:
+        def step() -> dict[str, Any]:
+            reason = self.timed.capture(int(msg["rounds"]))
+            return {"graph": reason is None, "reason": reason or ""}
+
+        return self._timed_step(step)
+
+    def graph_run(self, msg: dict[str, Any]) -> dict[str, Any]:
+        return self._timed_step(lambda: {"ms": self.timed.replay(int(msg["run"]))})
+
+    def graph_end(self, msg: dict[str, Any]) -> dict[str, Any]:
+        kept = self.timed.graph_kept
+        return self._save_kept(kept, msg["output"], {"check": sorted(kept)})
+
+    def _timed_step(self, step: Any) -> dict[str, Any]:
+        """One timing request: the candidate raising, computing in torch while watched or
+        launching nothing is a verdict at once."""
+        try:
+            with self.torch.no_grad():
+                reply = step()
         except BaseException as exc:
             return self._error("runtime_error", "the candidate raised while timed", exc)
-        calls = msg["warmup"] + msg["runs"]
-        if watch.hits:
+        if self.watch.hits:
             return self._torch_used("timed calls")
-        if silent:
+        if self.timed.silent:
             return {"ok": False, "status": "not_genuine",
-                    "reason": f"{len(silent)} of {calls} timed calls launched no Triton kernel"}  # fmt: skip
-        if not self.timing.timers_intact():
+                    "reason": f"{self.timed.silent} of {self.timed.calls} timed calls launched "
+                    "no Triton kernel"}  # fmt: skip
+        return {"ok": True, **reply}
+
+    def _save_kept(
+        self, kept: dict[int, Any], output: str, reply: dict[str, Any]
+    ) -> dict[str, Any]:
+        if not self.timers.timers_intact():
             return {
                 "ok": False,
                 "status": "forbidden",
                 "reason": "the candidate patched the timers",
             }
         outputs = []
-        for t in check:
-            flat, problem = _flatten_output(kept[t], self.device)
+        for run in sorted(kept):
+            flat, problem = _flatten_output(kept[run], self.device)
             if problem:
                 return {"ok": False, "status": "wrong_answer", "reason": problem}
             outputs.append(flat)
-        torch.save(outputs, os.path.join(self.workdir, msg["output"]))
-        return {"ok": True, "times": times, "check": check, "sets": len(sets)}
+        self.torch.save(outputs, os.path.join(self.workdir, output))
+        return {"ok": True, **reply}
 
     # -- helpers -------------------------------------------------------------------------------
     def _input_set(self, spec: dict[str, Any]) -> list[Any]:
@@ -202,6 +247,15 @@ class Worker:
             return self.torch.load(path, weights_only=True, map_location=self.device)
         with self.torch.no_grad():
             return self.task.make_inputs(int(spec["index"]), int(spec["seed"]), self.device)
+
+    def _shaped_set(self, spec: dict[str, Any]) -> list[Any]:
+        """An input set's shapes without drawing it on the device: meta tensors (drawn by the
+        task's own code on the meta device), or a shipped set read onto the CPU."""
+        if "file" in spec:
+            path = os.path.join(self.workdir, os.path.basename(str(spec["file"])))
+            return self.torch.load(path, weights_only=True, map_location="cpu")
+        with self.torch.no_grad():
+            return self.task.make_inputs(int(spec["index"]), int(spec["seed"]), "meta")
 
     def _into_buffers(self, fresh: list[Any]) -> list[Any]:
         """The same tensors (addresses, strides) on every call, refilled with new values.
@@ -282,37 +336,6 @@ _TRITON_COMPILE_ERRORS = {
 }
 
 
-def watched_calls(entry: Any, watch: Any, launches: Any, warmup: int, check: set[int],
-                  silent: list[int]) -> Any:  # fmt: skip
-    """`entry` as time_cuda calls it: warm-ups first, then the timed runs 0, 1, ...
-
-    The torch watch (a Python dispatch mode) costs ~25 us per call plus more per torch operator,
-    which CUDA events would charge to the candidate alone (eager is timed without it): tiny
-    fragments measured 0.18 ms against 0.01 ms eager on the H200.  So it watches the warm-ups
-    and the checked runs only, whose outputs are also compared; the harness takes the time
-    from the unchecked runs.  A candidate cannot tell which runs are checked (SystemRandom,
-    drawn after its import), so one that computes in torch on a share p of the timed calls
-    escapes with probability (1 - p) ** len(check), and cannot move the median below p = 1/2.
-    Every call must still launch a Triton kernel (`silent` collects those that did not)."""
-    calls = 0
-
-    def call(*args: Any) -> Any:
-        nonlocal calls
-        run = calls - warmup  # negative during the warm-ups
-        calls += 1
-        before = launches.count
-        if run < 0 or run in check:
-            with watch:
-                out = entry(*args)
-        else:
-            out = entry(*args)
-        if launches.count == before:
-            silent.append(run)
-        return out
-
-    return call
-
-
 def _adopt_state(model: Any, params: list[Any], buffers: list[Any]) -> str | None:
     """Copies Model's parameters and buffers into ModelNew in order, after checking shapes."""
     import torch
@@ -354,6 +377,19 @@ def _flatten_output(out: Any, device: str) -> tuple[list[Any], str | None]:
     return flat, None
 
 
+REQUESTS = (
+    "load",
+    "warm",
+    "run",
+    "time_begin",
+    "time_run",
+    "time_end",
+    "graph_begin",
+    "graph_run",
+    "graph_end",
+)
+
+
 def main() -> None:
     fd_in, fd_out = (int(x) for x in os.environ["DRT_VERIFY_FDS"].split(","))
     workdir = os.environ["DRT_VERIFY_DIR"]
@@ -364,7 +400,7 @@ def main() -> None:
     worker = Worker(workdir)
     replies.write(json.dumps({"ok": True, "ready": True}) + "\n")
     replies.flush()
-    handlers = {"load": worker.load, "run": worker.run, "time": worker.time}
+    handlers = {name: getattr(worker, name) for name in REQUESTS}
     for line in requests:
         msg = json.loads(line)
         if msg["op"] == "exit":

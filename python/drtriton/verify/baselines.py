@@ -1,0 +1,121 @@
+"""Eager PyTorch and torch.compile of the task: the baselines a candidate is timed against.
+
+Both run in the harness (tasks are trusted, candidates are not), in strict float32 like the
+candidate's worker (precision.py): a speed-up compares two programs that meet the same
+tolerance. Eager with PyTorch's defaults (TF32 cuDNN convolutions, what KernelBench's harness
+times) is timed beside them when the task has a convolution or a matrix product (elsewhere TF32
+changes nothing, and it equals eager).
+
+What is kept between verifications (one `Baselines` per harness Verifier): only the compiled
+task, since compiling it again for every candidate would cost more than verifying the
+candidate (RL verifies many candidates of one task). Times are not kept: every verification
+times eager and torch.compile again, interleaved with its candidate (measure.py), so that the
+noise of one timing window lands on both sides of the ratio.
+
+torch.compile's first call compiles (Dynamo and Inductor: seconds to a minute of CPU) and then
+runs (Inductor's runtime autotuning launches kernels). It holds the GPU's lock shared, and
+torch's compile-start and compile-end callbacks release the hold while Dynamo compiles, so that
+neither the compilation stalls other processes' timings nor the launches overlap them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+
+from drtriton.verify import gpu_lock
+from drtriton.verify.precision import pytorch_defaults, strict_fp32
+from drtriton.verify.timing import clone
+
+# ATen operators whose eager speed depends on TF32 (cuDNN convolutions, cuBLAS products).
+TF32_SENSITIVE = frozenset(
+    "convolution cudnn_convolution convolution_overrideable _convolution conv2d conv3d conv1d "
+    "conv_transpose2d conv_transpose3d mm addmm bmm baddbmm matmul linear mv addmv dot".split()
+)
+
+
+def strict(call: Callable[..., Any]) -> Callable[..., Any]:
+    """`call` under strict float32 (TF32 off), as every reference and candidate runs."""
+
+    def run(*args: Any) -> Any:
+        with strict_fp32():
+            return call(*args)
+
+    return run
+
+
+def with_tf32_defaults(call: Callable[..., Any]) -> Callable[..., Any]:
+    """`call` under PyTorch's default precision flags (TF32 cuDNN convolutions)."""
+
+    def run(*args: Any) -> Any:
+        with pytorch_defaults():
+            return call(*args)
+
+    return run
+
+
+@contextlib.contextmanager
+def _compile_callbacks(pause: Callable[[], None], resume: Callable[[], None]) -> Iterator[None]:
+    """pause/resume around each Dynamo compilation, through torch's compile callbacks (when
+    this torch has them; otherwise the hold is simply kept through the compilation)."""
+    try:
+        from torch._dynamo.callback import CallbackTrigger, callback_handler
+    except ImportError:  # pragma: no cover - torch >= 2.6 has them
+        yield
+        return
+    compiling = (CallbackTrigger.DYNAMO, CallbackTrigger.LAZY_BACKWARD)
+
+    def start(args: Any) -> None:
+        if getattr(args, "callback_trigger", None) in compiling:
+            pause()
+
+    def end(args: Any) -> None:
+        if getattr(args, "callback_trigger", None) in compiling:
+            resume()
+
+    callback_handler.register_start_callback(start)
+    callback_handler.register_end_callback(end)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):  # torch._dynamo.reset() clears them
+            callback_handler.remove_start_callback(start)
+            callback_handler.remove_end_callback(end)
+
+
+class Baselines:
+    """The compiled tasks of one harness process's verifications."""
+
+    def __init__(self) -> None:
+        # (task, device, eval mode) -> the compiled callable, or why it failed to compile
+        self._compiled: dict[tuple[str, str, bool], Callable[..., Any] | str] = {}
+
+    def compiled(self, source: str, reference: Callable[..., Any], inputs: list[Any],
+                 device: str, eval_mode: bool) -> tuple[Callable[..., Any] | None, str | None]:  # fmt: skip
+        """torch.compile of the task, compiled on its first use here: (callable, None), or
+        (None, why) when it does not compile (which is not the candidate's fault)."""
+        key = (hashlib.sha256(source.encode()).hexdigest(), device, eval_mode)
+        if key not in self._compiled:
+            self._compiled[key] = _compile(reference, inputs, device)
+        found = self._compiled[key]
+        return (None, found) if isinstance(found, str) else (found, None)
+
+
+def _compile(reference: Callable[..., Any], inputs: list[Any], device: str) -> Any:
+    try:
+        compiled = torch.compile(reference)
+        with torch.no_grad(), strict_fp32(), gpu_lock.hold(device, gpu_lock.SHARED):
+            with gpu_lock.paused_while(device, _compile_callbacks):
+                compiled(*clone(inputs))
+        return compiled
+    except Exception as exc:  # the baseline failing to compile is not the candidate's fault
+        return f"{type(exc).__name__}: {exc}"[:500]
+
+
+def needs_tf32_series(seen_ops: set[str]) -> bool:
+    """Whether eager with PyTorch's defaults can differ from strict eager for this task."""
+    return bool(seen_ops & TF32_SENSITIVE)

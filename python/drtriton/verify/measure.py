@@ -1,0 +1,269 @@
+"""GPU timing of a verification, and of a trusted task alone (the search's operator costs).
+
+One hold of the GPU's lock, exclusive, covers all of a verification's timed calls:
+1. warm-ups of the candidate (in its worker) and of eager and torch.compile (here);
+2. rounds: one call each of candidate, eager, eager with PyTorch's TF32 defaults (tasks with a
+   convolution or a product) and torch.compile, in rotating order (rounds.py), every call after
+   an L2 flush and bracketed by CUDA events (timing.py), until every median is known to within
+   Options.target_ci or the round or time budget is spent;
+3. the same for CUDA-graph replays of the candidate and of eager (Options.graph).
+Then, under a shared hold, the checked calls' outputs (and one graph replay's) are compared
+with the references. Every figure is re-measured for every candidate: nothing is cached but
+the compiled baseline (baselines.py).
+
+Which time decides. `time_ms`, `eager_ms` and `speedup` (the verdict's DESIGN.md fields, and
+what the search, the RL reward and the evaluation use) are the KernelBench method: events
+around each call after the flush. That is what KernelBench reports, and what a user who calls
+the kernel from Python pays: when the launches of one call take longer than the flush's slack
+(~60-80 us), the GPU waits for them and the wait is charged. `graph_ms` and `eager_graph_ms`
+(extra fields) replay a captured graph instead, so no launch cost is in them; `time_ms -
+graph_ms` is the candidate's launch overhead on its own. They are reported, not used: a graph
+hides exactly the host cost a Triton launcher adds (10-30 us per launch) that an eager user pays,
+and a candidate that cannot be captured would have no time at all.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from drtriton.verify import compare as cmp
+from drtriton.verify import gpu_lock
+from drtriton.verify.baselines import Baselines, needs_tf32_series, strict, with_tf32_defaults
+from drtriton.verify.channel import Rejected, WorkerChannel
+from drtriton.verify.inputs import InputSets
+from drtriton.verify.options import Options
+from drtriton.verify.references import guard_task, load_output, tensor_bytes
+from drtriton.verify.rounds import Series, interleave, relative_halfwidth
+from drtriton.verify.task import Task, load_task
+from drtriton.verify.timing import Bench, flush_buffer, summarize
+from drtriton.verify.verdict import Verdict
+
+SUSPICIOUS_SPEEDUP = 50.0
+# Checked timed outputs stay on the GPU until the rounds end: at most this many bytes of them.
+CHECK_BYTES = 4 << 30
+DECISION = "events"  # the time decisions use (module docstring)
+
+
+class Timing:
+    """The timing of one verified candidate (its worker has passed every correctness trial)."""
+
+    def __init__(self, worker: WorkerChannel, task: Task, reference: Any, inputs: InputSets,
+                 refs: list[cmp.Expected], opts: Options, baselines: Baselines,
+                 seen_ops: set[str]) -> None:  # fmt: skip
+        self.worker, self.task, self.reference = worker, task, reference
+        self.inputs, self.refs, self.opts = inputs, refs, opts
+        self.baselines, self.seen_ops = baselines, seen_ops
+        self.count = inputs.timing_count(opts.trials)  # sets the timed calls rotate through
+        self.extra: dict[str, Any] = {}
+        self.checked: list[int] = []  # the candidate's checked calls, then its graph replay's
+        self.graph_checked: list[int] = []
+
+    def run(self, verdict: Verdict) -> None:
+        opts = self.opts
+        hold = self.worker.hold
+        with torch.no_grad(), hold(opts.device, gpu_lock.SHARED):
+            benches = self._baseline_benches()
+            with hold(opts.device, gpu_lock.EXCLUSIVE):
+                series, rounds = self._event_rounds(benches)
+                # Read now: a failure in the graph phase may stop the worker and its directory.
+                with self.worker.harness_work():
+                    kept = load_output(self.worker, "timed.pt", torch.device(opts.device))
+                graphs = self._graph_rounds(benches) if opts.graph else []
+                for bench in benches.values():
+                    bench.graph = None  # its memory pool goes before the comparison
+            self._check_outputs(verdict, kept, "timed call")
+            if verdict.status != "correct":
+                return
+            if graphs and self._graph_output_ok():
+                self._record_graphs(graphs)
+        self._record(verdict, series, rounds)
+
+    # -- the rounds ------------------------------------------------------------------------
+    def _baseline_benches(self) -> dict[str, Bench]:
+        opts, flush = self.opts, flush_buffer()
+        if not opts.baselines:
+            return {}
+        with self.worker.harness_work():
+            sets = [self.inputs.make(i) for i in range(self.count)]
+            eager = Bench(strict(self.reference), sets, flush)
+            benches = {"eager": eager}
+            if needs_tf32_series(self.seen_ops):
+                benches["eager_tf32"] = Bench(with_tf32_defaults(self.reference), sets, flush,
+                                              eager.buffers)  # fmt: skip
+            if opts.compile_baseline:
+                compiled, error = self.baselines.compiled(
+                    self.task.source, self.reference, sets[0], opts.device, opts.eval_mode
+                )
+                if compiled is not None:
+                    benches["compile"] = Bench(strict(compiled), sets, flush, eager.buffers)
+                else:
+                    self.extra["compile_error"] = error
+        return benches
+
+    def _event_rounds(self, benches: dict[str, Bench]) -> tuple[list[Series], int]:
+        opts = self.opts
+        out_bytes = tensor_bytes(self.refs[0].values)
+        self.worker.request({
+            "op": "time_begin", "sets": [self.inputs.spec(i) for i in range(self.count)],
+            "warmup": opts.warmup, "check_p": min(1.0, opts.check_timed / max(opts.runs, 1)),
+            "check_max": max(1, min(2 * opts.check_timed, CHECK_BYTES // max(out_bytes, 1))),
+        })  # fmt: skip
+        with self.worker.harness_work():
+            for bench in benches.values():
+                bench.warm(opts.warmup)
+        series = [Series("candidate", lambda r: self._candidate("time_run", r))]
+        series += [Series(name, self._harness(bench.timed)) for name, bench in benches.items()]
+        rounds = interleave(series, min_rounds=opts.runs, max_rounds=opts.max_runs,
+                            target=opts.target_ci, budget_s=opts.timing_budget_s)  # fmt: skip
+        self.checked = self.worker.request({"op": "time_end", "output": "timed.pt"})["check"]
+        return series, rounds
+
+    def _graph_rounds(self, benches: dict[str, Bench]) -> list[Series]:
+        """Graph replays of the candidate and of eager; [] when the candidate's graph could
+        not be captured (the reason is recorded). A failure here leaves the event times and
+        the verdict alone, unless it is a verdict on genuineness (torch computing)."""
+        opts = self.opts
+        try:
+            reply = self.worker.request({"op": "graph_begin", "rounds": graph_rounds(opts)})
+            if not reply.get("graph"):
+                self.extra["graph_error"] = str(reply.get("reason", ""))[:300]
+                return []
+            series = [Series("graph", lambda r: self._candidate("graph_run", r))]
+            eager = benches.get("eager")
+            if eager is not None:
+                with self.worker.harness_work():
+                    problem = eager.capture()
+                if problem is None:
+                    series.append(Series("eager_graph", self._harness(eager.replayed)))
+                else:
+                    self.extra["eager_graph_error"] = problem
+            rounds = graph_rounds(opts)
+            interleave(series, min_rounds=rounds, max_rounds=rounds, target=0.0, budget_s=math.inf)
+            self.graph_checked = self.worker.request({"op": "graph_end", "output": "graph.pt"})[
+                "check"
+            ]
+            return series
+        except Rejected as rejected:
+            if rejected.kwargs.get("status") in ("not_genuine", "forbidden"):
+                raise
+            self.extra["graph_error"] = f"{rejected.kwargs.get('status')}: {rejected}"[:300]
+            return []
+
+    def _candidate(self, op: str, index: int) -> float | None:
+        reply = self.worker.request({"op": op, "run": index})
+        ms = reply.get("ms")
+        if not isinstance(ms, int | float) or not math.isfinite(ms) or ms <= 0:
+            raise Rejected({"status": "crashed", "reason": "the worker's timings are malformed"})
+        return None if reply.get("checked") else float(ms)
+
+    def _harness(self, timed: Callable[[int], tuple[float, Any]]) -> Callable[[int], float]:
+        def run(index: int) -> float:
+            with self.worker.harness_work():
+                return timed(index)[0]
+
+        return run
+
+    # -- outputs -----------------------------------------------------------------------------
+    def _check_outputs(self, verdict: Verdict, kept: list[Any], what: str) -> None:
+        if len(kept) != len(self.checked):
+            raise Rejected({"status": "crashed", "reason": "timed outputs are missing"})
+        for run, out in zip(self.checked, kept, strict=True):
+            expected = self.refs[int(run) % self.count]
+            with self.worker.harness_work():
+                problem = cmp.compare(out, expected.values, self.opts.atol, self.opts.rtol,
+                                      expected.exact)  # fmt: skip
+            if problem:
+                verdict.status, verdict.reason = "wrong_answer", f"{what} {run}: {problem}"
+                return
+
+    def _graph_output_ok(self) -> bool:
+        kept = load_output(self.worker, "graph.pt", torch.device(self.opts.device))
+        for run, out in zip(self.graph_checked, kept, strict=False):
+            expected = self.refs[int(run) % self.count]
+            problem = cmp.compare(out, expected.values, self.opts.atol, self.opts.rtol,
+                                  expected.exact)  # fmt: skip
+            if problem:
+                self.extra["graph_error"] = f"graph replay {run} differs: {problem}"[:300]
+                return False
+        return True
+
+    # -- the verdict's fields ----------------------------------------------------------------
+    def _record_graphs(self, graphs: list[Series]) -> None:
+        times = {s.name: s.times for s in graphs if s.times}
+        if "graph" in times:
+            self.extra.update(_fields("graph", times["graph"]))
+        if "eager_graph" in times:
+            self.extra.update(_fields("eager_graph", times["eager_graph"]))
+        if "graph" in times and "eager_graph" in times:
+            self.extra["speedup_graph"] = self.extra["eager_graph_ms"] / self.extra["graph_ms"]
+
+    def _record(self, verdict: Verdict, series: list[Series], rounds: int) -> None:
+        times = {s.name: s.times for s in series if s.times}
+        extra = verdict.extra
+        extra.update(self.extra)
+        extra["timing"] = {"rounds": rounds, "series": [s.name for s in series],
+                           "decision": DECISION}  # fmt: skip
+        if "candidate" not in times:
+            return
+        cand = _fields("time", times["candidate"])
+        extra.update({k: v for k, v in cand.items() if k != "time_ms"})
+        verdict.time_ms = cand["time_ms"]
+        if "eager" not in times:
+            return
+        eager = _fields("eager", times["eager"])
+        extra.update({k: v for k, v in eager.items() if k != "eager_ms"})
+        verdict.eager_ms = eager["eager_ms"]
+        tf32 = times.get("eager_tf32")
+        extra["eager_tf32_ms"] = summarize(tf32)["median"] if tf32 else verdict.eager_ms
+        if "compile" in times:
+            comp = _fields("compile", times["compile"])
+            extra.update({k: v for k, v in comp.items() if k != "compile_ms"})
+            verdict.compile_ms = comp["compile_ms"]
+            extra["speedup_vs_compile"] = verdict.compile_ms / verdict.time_ms
+        verdict.speedup = verdict.eager_ms / verdict.time_ms
+        # KernelBench PR 82: implausible speedups are how timing exploits show. Flag, not reject:
+        # a fused kernel can legitimately beat a chain of eager operators by a large factor.
+        if verdict.speedup > SUSPICIOUS_SPEEDUP:
+            extra["suspicious"] = f"speedup {verdict.speedup:.1f}x over eager"
+
+
+def graph_rounds(opts: Options) -> int:
+    return max(5, opts.runs // 3)
+
+
+def _fields(prefix: str, times: list[float]) -> dict[str, float]:
+    """`prefix`_ms (the median) and its spread: mean, quartiles, extremes, count, and the 95%
+    interval of the median relative to it (`prefix`_ci)."""
+    stats = summarize(times)
+    out = {f"{prefix}_ms": stats["median"]}
+    for key in ("mean", "q1", "q3", "min", "max"):
+        out[f"{prefix}_{key}_ms"] = stats[key]
+    out[f"{prefix}_runs"] = int(stats["n"])
+    ci = relative_halfwidth(times)
+    out[f"{prefix}_ci"] = ci if math.isfinite(ci) else None
+    return out
+
+
+def time_task(source: str, device: str, *, runs: int = 10, warmup: int = 3, seed: int = 0,
+              eval_mode: bool = False, options: Options | None = None) -> dict[str, float]:  # fmt: skip
+    """Eager time of a trusted task alone (the search's cost of leaving operators in PyTorch),
+    measured as a candidate's eager baseline is: strict float32, L2 flushed, events, rounds
+    until the median is known to Options.target_ci. Returns timing.summarize's figures (ms).
+    UserError when the task fails; torch.OutOfMemoryError passes through."""
+    opts = options or Options(device=device)
+    task = load_task(source)
+    dev = torch.device(device)
+    with torch.no_grad(), torch.cuda.device(dev), gpu_lock.hold(device, gpu_lock.SHARED):
+        reference = guard_task(lambda: task.build_reference(dev, seed, eval_mode))
+        sets = [guard_task(lambda k=k: task.make_inputs(k, seed, dev)) for k in range(2)]
+        bench = Bench(strict(reference), sets, flush_buffer())
+        series = Series("eager", lambda r: bench.timed(r)[0])
+        with gpu_lock.hold(device, gpu_lock.EXCLUSIVE):
+            bench.warm(warmup)
+            interleave([series], min_rounds=runs, max_rounds=max(runs, opts.max_runs),
+                       target=opts.target_ci, budget_s=opts.timing_budget_s)  # fmt: skip
+    return summarize(series.times)

@@ -1,0 +1,123 @@
+"""Reference outputs of the task, computed in the harness (never in the candidate's process),
+and loading the worker's outputs back for comparison."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from drtriton.verify import compare as cmp
+from drtriton.verify.channel import Rejected, WorkerChannel
+from drtriton.verify.task import to_device
+
+
+def tensor_bytes(values: list[Any]) -> int:
+    return sum(x.numel() * x.element_size() for x in values if isinstance(x, torch.Tensor))
+
+
+def guard_task(fn: Callable[[], Any]) -> Any:
+    from drtriton.errors import UserError
+    from drtriton.verify.precision import strict_fp32
+
+    try:
+        with strict_fp32():  # no TF32 in references (precision.py says why)
+            return fn()
+    except UserError:
+        raise
+    except Exception as exc:
+        raise UserError(f"the task's reference failed: {type(exc).__name__}: {exc}") from exc
+
+
+class References:
+    """Reference outputs of input sets, one at a time, kept on the verification device (the
+    comparison runs there), and the copy operators the task uses (seen on the first set).
+
+    Float32 tasks are evaluated in float64 too (envelope.py): compare.py widens its bounds by the
+    float32 reference's own error, where the task is ill-conditioned enough for it to matter.
+    """
+
+    def __init__(
+        self, reference: Callable[..., Any], device: torch.device, envelope_max_gb: float = 2.0
+    ) -> None:
+        self.reference, self.device = reference, device
+        self.envelope_max_bytes = envelope_max_gb * (1 << 30)
+        self.seen: set[str] | None = None  # operators of the first evaluation
+        self.reference64: Callable[..., Any] | None = None
+
+    @property
+    def copies(self) -> set[str]:
+        from drtriton.verify.poison import COPY
+
+        return (self.seen or set()) & COPY
+
+    def __call__(self, inputs: list[Any]) -> cmp.Expected:
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        from drtriton.verify import envelope
+        from drtriton.verify.poison import op_name
+
+        first = self.seen is None
+        seen: set[str] = set()
+
+        class Record(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                seen.add(op_name(func))
+                return func(*args, **(kwargs or {}))
+
+        args = to_device(inputs, self.device)  # a private copy: `inputs` stay pristine
+        with torch.no_grad(), Record() if first else contextlib.nullcontext():
+            out = guard_task(lambda a=args: self.reference(*a))
+        values = [x.detach() if isinstance(x, torch.Tensor) else x for x in cmp.flatten(out)]
+        if first:
+            self.seen = seen
+            deterministic = not seen & envelope.RANDOM
+            small = tensor_bytes(args) <= self.envelope_max_bytes
+            if deterministic and small and envelope.wants_float64(values, args, self.reference):
+                self.reference64 = envelope.float64_model(self.reference)
+        del args, out
+        exact = None
+        if self.reference64 is not None:
+            # Float32 inputs are copied (to float64) by evaluate; anything else is copied here.
+            private = [x if isinstance(x, torch.Tensor) and x.dtype == torch.float32
+                       else to_device([x], self.device)[0] for x in inputs]  # fmt: skip
+            exact = envelope.evaluate(self.reference64, private, values, cmp.flatten)
+        return offload(cmp.Expected(values, exact))
+
+
+# Reference bytes per input set kept on the GPU; larger ones wait on the host (five sets of a
+# 10 GB output and its float64 evaluation would not fit beside the inputs) and are moved back
+# for their comparison, which runs on the device of the candidate's output.
+REFERENCE_DEVICE_BYTES = 2 << 30
+
+
+def offload(expected: cmp.Expected) -> cmp.Expected:
+    leaves = [*expected.values, *(expected.exact or [])]
+    tensors = [x for x in leaves if isinstance(x, torch.Tensor)]
+    if not tensors or not tensors[0].is_cuda:
+        return expected
+    if tensor_bytes(tensors) <= REFERENCE_DEVICE_BYTES:
+        return expected
+
+    def host(x: Any) -> Any:
+        return x.cpu() if isinstance(x, torch.Tensor) else x
+
+    exact = None if expected.exact is None else [host(x) for x in expected.exact]
+    return cmp.Expected([host(x) for x in expected.values], exact)
+
+
+def load_output(worker: WorkerChannel, name: str, device: torch.device) -> list[Any]:
+    """The worker's output file, onto the device where the references are (compared there)."""
+    path = os.path.join(worker.workdir, name)
+    try:
+        value = torch.load(path, weights_only=True, map_location=device)
+    except Exception as exc:
+        raise Rejected({"status": "crashed", "reason": f"unreadable output file: {exc}"}) from exc
+    if not isinstance(value, list):
+        raise Rejected({"status": "crashed", "reason": "malformed output file"})
+    with contextlib.suppress(OSError):
+        os.remove(path)
+    return value

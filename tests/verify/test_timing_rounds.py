@@ -1,0 +1,247 @@
+"""The interleaved timing rounds (rounds.py) and the verification's timing phase (measure.py)
+with the GPU faked: which calls run in which order, under which hold, and what the verdict
+reports. The real timing runs in tests/verify/test_gpu.py on a GPU."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import statistics
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import torch
+
+from drtriton.verify import compare as cmp
+from drtriton.verify import gpu_lock, measure
+from drtriton.verify.baselines import Baselines
+from drtriton.verify.options import Options
+from drtriton.verify.rounds import Series, interleave, median_ci, relative_halfwidth
+from drtriton.verify.task import load_task
+from drtriton.verify.verdict import Verdict
+
+# --- rounds.py ---------------------------------------------------------------------------
+
+
+def _constant(name: str, log: list[tuple[int, str]], ms: float = 1.0) -> Series:
+    def run(r: int) -> float:
+        log.append((r, name))
+        return ms
+
+    return Series(name, run)
+
+
+def test_rounds_rotate_which_series_goes_first() -> None:
+    log: list[tuple[int, str]] = []
+    series = [_constant(n, log) for n in ("cand", "eager", "compile")]
+    rounds = interleave(series, min_rounds=4, max_rounds=4, target=0.0, budget_s=1e9)
+    assert rounds == 4
+    assert [n for _, n in log] == [
+        "cand", "eager", "compile",
+        "eager", "compile", "cand",
+        "compile", "cand", "eager",
+        "cand", "eager", "compile",
+    ]  # fmt: skip
+    assert all(len(s.times) == 4 for s in series)
+
+
+def test_a_round_a_series_does_not_count_is_left_out() -> None:
+    checked = {1, 3}
+    cand = Series("cand", lambda r: None if r in checked else 2.0)
+    rounds = interleave([cand], min_rounds=5, max_rounds=5, target=0.0, budget_s=1e9)
+    assert rounds == 5 and cand.times == [2.0, 2.0, 2.0]
+
+
+def test_rounds_stop_once_every_median_is_known_or_the_budget_is_spent() -> None:
+    steady = Series("steady", lambda r: 1.0)
+    rounds = interleave([steady], min_rounds=10, max_rounds=100, target=0.01, budget_s=1e9)
+    assert rounds == 10  # already known to 0% after the minimum
+
+    noisy_times = iter(range(1, 10_000))
+    noisy = Series("noisy", lambda r: float(next(noisy_times)))  # never settles
+    rounds = interleave([noisy], min_rounds=10, max_rounds=50, target=0.01, budget_s=1e9)
+    assert rounds == 50
+
+    ticks = iter(range(1000))
+    noisy = Series("noisy", lambda r: float(r % 7 + 1))
+    rounds = interleave([noisy], min_rounds=10, max_rounds=500, target=0.0, budget_s=14.5,
+                        clock=lambda: float(next(ticks)))  # fmt: skip
+    # The clock is read at the start and after each round from the minimum on (one tick per
+    # read): after round k it reads k - 9, which passes 14.5 after round 24.
+    assert rounds == 24
+
+
+def test_the_median_interval_is_the_order_statistics_of_its_ranks() -> None:
+    times = [float(i) for i in range(1, 31)]  # n = 30: ranks 9 and 22 (1-based)
+    assert median_ci(times) == (9.0, 22.0)
+    assert relative_halfwidth(times) == pytest.approx((22 - 9) / 2 / 16)
+    assert relative_halfwidth([1.0] * 7) == math.inf  # too few to say
+
+
+# --- measure.Timing with a fake worker and fake benches ------------------------------------
+
+
+class Log:
+    def __init__(self) -> None:
+        self.mode: list[str] = []
+        self.events: list[tuple[str, str | None]] = []  # (what, hold mode at the time)
+
+    def note(self, what: str) -> None:
+        self.events.append((what, self.mode[-1] if self.mode else None))
+
+    @contextlib.contextmanager
+    def hold(self, device: str, mode: str) -> Iterator[None]:
+        self.mode.append(gpu_lock.EXCLUSIVE if gpu_lock.EXCLUSIVE in self.mode else mode)
+        try:
+            yield
+        finally:
+            self.mode.pop()
+
+
+class FakeBench:
+    """timing.Bench's interface: each call notes itself; eager takes 2 ms, compile 1 ms."""
+
+    def __init__(self, call: Any, sets: Any, flush: Any, buffers: Any = None) -> None:
+        self.name = getattr(call, "bench_name", "?")
+        self.graph: Any = None
+        self.buffers = buffers if buffers is not None else [object()]
+        self.ms = {"eager": 2.0, "eager_tf32": 1.5, "compile": 1.0}.get(self.name, 3.0)
+
+    log: Log
+
+    def warm(self, count: int) -> None:
+        FakeBench.log.note(f"warm {self.name}")
+
+    def timed(self, index: int, keep: bool = False) -> tuple[float, Any]:
+        FakeBench.log.note(self.name)
+        return self.ms, None
+
+    def capture(self) -> str | None:
+        return None
+
+    def replayed(self, index: int, keep: bool = False) -> tuple[float, Any]:
+        FakeBench.log.note(f"graph {self.name}")
+        return self.ms / 2, None
+
+
+class FakeWorker:
+    """The worker's side of the timing protocol: candidate calls of 0.5 ms, round 2 checked."""
+
+    def __init__(self, log: Log) -> None:
+        self.log, self.workdir = log, "/nonexistent"
+        self.deadline = 1e18
+
+    @contextlib.contextmanager
+    def harness_work(self) -> Iterator[None]:
+        yield
+
+    def hold(self, device: str, mode: str) -> Any:
+        return self.log.hold(device, mode)
+
+    def request(self, msg: dict[str, Any]) -> dict[str, Any]:
+        op = msg["op"]
+        self.log.note(op)
+        if op == "time_run":
+            return {"ok": True, "ms": 0.5 + 0.001 * msg["run"], "checked": msg["run"] == 2}
+        if op == "graph_run":
+            return {"ok": True, "ms": 0.25}
+        if op == "graph_begin":
+            return {"ok": True, "graph": True}
+        if op in ("time_end", "graph_end"):
+            return {"ok": True, "check": [2] if op == "time_end" else [0]}
+        return {"ok": True}
+
+
+def _timing(monkeypatch: pytest.MonkeyPatch, **opts: Any) -> tuple[measure.Timing, Log]:
+    log = Log()
+    FakeBench.log = log
+    monkeypatch.setattr(measure, "flush_buffer", lambda: None)
+    monkeypatch.setattr(measure, "Bench", FakeBench)
+    monkeypatch.setattr(measure, "load_output", lambda worker, name, device: [[torch.ones(2)]])
+
+    def named(name: str) -> Any:
+        def wrap(call: Any) -> Any:
+            call.bench_name = name
+            return call
+
+        return wrap
+
+    monkeypatch.setattr(measure, "strict", lambda call: named("compile" if call == "compiled"
+                                                             else "eager")(lambda *a: None))  # fmt: skip
+    monkeypatch.setattr(measure, "with_tf32_defaults", lambda call: named("eager_tf32")(
+        lambda *a: None))  # fmt: skip
+    baselines = Baselines()
+    monkeypatch.setattr(baselines, "compiled", lambda *a: ("compiled", None))
+    task = load_task("import torch\ndef fused_operator(x0):\n    return torch.relu(x0)\n\n"
+                     "def get_inputs():\n    return [torch.randn(2)]\n")  # fmt: skip
+
+    class Inputs:
+        seed = 0
+
+        def timing_count(self, trials: int) -> int:
+            return 2
+
+        def spec(self, i: int) -> dict[str, Any]:
+            return {"index": i, "seed": 0}
+
+        def make(self, i: int) -> list[Any]:
+            log.note(f"draw {i}")
+            return [torch.ones(2)]
+
+    refs = [cmp.Expected([torch.ones(2)], None), cmp.Expected([torch.ones(2)], None)]
+    options = Options(device="cuda", runs=6, max_runs=6, **opts)
+    seen = {"convolution"}  # a task whose eager speed depends on TF32: that series is timed too
+    timing = measure.Timing(FakeWorker(log), task, torch.relu, Inputs(), refs, options,
+                            baselines, seen)  # type: ignore[arg-type]  # fmt: skip
+    return timing, log
+
+
+def test_every_timed_call_is_interleaved_inside_one_exclusive_hold(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    timing, log = _timing(monkeypatch)
+    verdict = Verdict("correct")
+    timing.run(verdict)
+    timed = [(w, m) for w, m in log.events if w in ("time_run", "eager", "eager_tf32", "compile")]
+    assert len(timed) == 4 * 6 and all(m == gpu_lock.EXCLUSIVE for _, m in timed)
+    graph = [(w, m) for w, m in log.events if w in ("graph_run", "graph eager")]
+    assert len(graph) == 2 * 5 and all(m == gpu_lock.EXCLUSIVE for _, m in graph)  # max(5, 6 // 3)
+    order = [w for w, _ in timed]
+    assert order[:4] == ["time_run", "eager", "eager_tf32", "compile"]
+    assert order[4:8] == ["eager", "eager_tf32", "compile", "time_run"]  # rotated
+    draws = [m for w, m in log.events if w.startswith("draw")]
+    assert draws and all(m == gpu_lock.SHARED for m in draws)  # the sets, before the rounds
+
+    unchecked = [0.5 + 0.001 * r for r in range(6) if r != 2]
+    assert verdict.time_ms == pytest.approx(statistics.median(unchecked))
+    assert verdict.eager_ms == 2.0 and verdict.compile_ms == 1.0
+    assert verdict.speedup == pytest.approx(2.0 / verdict.time_ms)
+    extra = verdict.extra
+    assert extra["time_runs"] == 5 and extra["eager_runs"] == 6
+    assert extra["eager_tf32_ms"] == 1.5
+    assert extra["time_q1_ms"] <= verdict.time_ms <= extra["time_q3_ms"]
+    assert extra["speedup_vs_compile"] == pytest.approx(1.0 / verdict.time_ms)
+    assert extra["timing"]["rounds"] == 6 and extra["timing"]["decision"] == "events"
+    assert extra["graph_ms"] == 0.25 and extra["eager_graph_ms"] == 1.0
+    assert extra["speedup_graph"] == pytest.approx(4.0)
+
+
+def test_without_compile_baseline_torch_compile_is_neither_built_nor_timed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    timing, log = _timing(monkeypatch, compile_baseline=False, graph=False)
+    timing.baselines.compiled = lambda *a: pytest.fail("compiled")  # type: ignore[method-assign]
+    verdict = Verdict("correct")
+    timing.run(verdict)
+    assert not any(w == "compile" for w, _ in log.events)
+    assert not any(w.startswith("graph") for w, _ in log.events)
+    assert verdict.compile_ms is None and verdict.eager_ms == 2.0
+    assert "graph_ms" not in verdict.extra
+
+
+def test_the_baselines_share_one_copy_of_the_inputs(monkeypatch: pytest.MonkeyPatch) -> None:
+    timing, _ = _timing(monkeypatch)
+    benches = timing._baseline_benches()
+    assert set(benches) == {"eager", "eager_tf32", "compile"}
+    assert all(b.buffers is benches["eager"].buffers for b in benches.values())
