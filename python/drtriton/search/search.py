@@ -119,9 +119,12 @@ def _judge(config: SearchConfig, verifier: Verifier) -> Any:
 
 
 def _fragment_options(config: SearchConfig) -> dict[str, Any]:
-    """Verifier options of the search's own verifications (fragments and the hybrid)."""
+    """Verifier options of the search's own verifications (fragments and the hybrid). No
+    CUDA-graph times: the search decides on event times (verify/measure.py), and each graph
+    phase would lengthen the exclusive hold that the GPU's other processes wait for."""
     timeout = verify_timeout(config)
-    options: dict[str, Any] = {"trials": config.fragment_trials, "runs": config.fragment_runs}
+    options: dict[str, Any] = {"trials": config.fragment_trials, "runs": config.fragment_runs,
+                               "graph": False}  # fmt: skip
     return {**options, "timeout": timeout} if timeout else options
 
 

@@ -32,11 +32,13 @@ class BatchVerifier:
     def __init__(self, device: str = "cpu", timeout: float | None = None,
                  workers: int | None = None, compile_baseline: bool = True,
                  runs: int | None = None) -> None:  # fmt: skip
-        """`runs`: timed calls per candidate on a GPU (None: the verifier's 30). The speed
-        reward of a rollout needs less precision than a reported figure."""
+        """`runs`: timing rounds per candidate on a GPU at least (None: the verifier's 30).
+        The speed reward of a rollout needs less precision than a reported figure, and no
+        CUDA-graph times (they are reported, never rewarded: verify/measure.py)."""
         from drtriton.verify import Options
 
-        self.opts = Options(device=device, timeout=timeout, compile_baseline=compile_baseline)
+        self.opts = Options(device=device, timeout=timeout, compile_baseline=compile_baseline,
+                            graph=False)  # fmt: skip
         if runs:
             self.opts.runs = runs
         self.workers = workers

@@ -254,7 +254,9 @@ def time_task(source: str, device: str, *, runs: int = 10, warmup: int = 3, seed
     measured as a candidate's eager baseline is: strict float32, L2 flushed, events, rounds
     until the median is known to Options.target_ci. Returns timing.summarize's figures (ms).
     UserError when the task fails; torch.OutOfMemoryError passes through."""
-    opts = options or Options(device=device)
+    # At most 3x the minimum rounds and a quarter of a verification's budget: the search times
+    # every operator of a program this way, each in an exclusive hold.
+    opts = options or Options(device=device, max_runs=3 * runs, timing_budget_s=0.5)
     task = load_task(source)
     dev = torch.device(device)
     with torch.no_grad(), torch.cuda.device(dev), gpu_lock.hold(device, gpu_lock.SHARED):
@@ -264,6 +266,6 @@ def time_task(source: str, device: str, *, runs: int = 10, warmup: int = 3, seed
         series = Series("eager", lambda r: bench.timed(r)[0])
         with gpu_lock.hold(device, gpu_lock.EXCLUSIVE):
             bench.warm(warmup)
-            interleave([series], min_rounds=runs, max_rounds=max(runs, opts.max_runs),
+            interleave([series], min_rounds=runs, max_rounds=opts.max_runs,
                        target=opts.target_ci, budget_s=opts.timing_budget_s)  # fmt: skip
     return summarize(series.times)
