@@ -329,11 +329,9 @@ def _search_lazy(
     def measure(span: lazy.Span) -> float:
         pytorch_ms = sum(op_costs[span.start : span.end]) if on_gpu else None
         cost = _try_candidates(results[span], policy, config, cache, judge, pytorch_ms)
-        measured = results[span].time_ms
-        if on_gpu and measured is not None:
-            calibration.record(classes[span], measured, raw[span])
-        elif on_gpu:
-            calibration.record(classes[span], cost, raw[span])
+        if on_gpu:  # the measured time; inf (not recorded) when no candidate was correct
+            measured = results[span].time_ms
+            calibration.record(classes[span], math.inf if measured is None else measured, raw[span])
         return cost
 
     cover, _ = lazy.lazy_cover(n_ops, list(by_span), bounds, op_costs, measure, config.deadline)

@@ -14,7 +14,7 @@ PyTorch timed 1.8x faster than the same convolutions in eager).  So:
 - CPU work is not held, since a hold through it would stall every timing on the GPU: the
   candidate's kernels compile in a compile pass that does no GPU work (compile_pass.py), and
   torch.compile's Dynamo/Inductor compilation releases the shared hold while it runs
-  (`paused()`, from torch's compile callbacks: baselines.py).
+  (`paused_while`, from torch's compile callbacks: baselines.py).
 
 The lock lives in the trusted processes only (the harness, the search); the sandboxed worker
 times while its harness holds the lock for it.  It is two `flock`s on files named after the
@@ -127,14 +127,20 @@ class GpuLock:
 _LOCKS: dict[str, GpuLock] = {}
 
 
-def hold(device: str, mode: str) -> contextlib.AbstractContextManager[None]:
-    """`with hold(device, EXCLUSIVE):` around a timing, SHARED around other GPU work."""
+def _lock_for(device: str) -> GpuLock | None:
+    """This process's lock of `device`'s GPU; None on the CPU and with DRTRITON_GPU_LOCK=0."""
     gpu = physical_gpu(str(device))
     if gpu is None or os.environ.get("DRTRITON_GPU_LOCK", "1") == "0":
-        return contextlib.nullcontext()
+        return None
     if gpu not in _LOCKS:
         _LOCKS[gpu] = GpuLock(gpu)
-    return _LOCKS[gpu].hold(mode)
+    return _LOCKS[gpu]
+
+
+def hold(device: str, mode: str) -> contextlib.AbstractContextManager[None]:
+    """`with hold(device, EXCLUSIVE):` around a timing, SHARED around other GPU work."""
+    lock = _lock_for(device)
+    return contextlib.nullcontext() if lock is None else lock.hold(mode)
 
 
 def totals() -> dict[str, float]:
@@ -148,11 +154,10 @@ def totals() -> dict[str, float]:
 def paused_while(device: str, register: Any) -> Iterator[None]:
     """Within: `register(pause, resume)` installs callbacks that release this process's hold
     on `device`'s lock and take it back (torch.compile's compile start and end)."""
-    gpu = physical_gpu(str(device))
-    if gpu is None or os.environ.get("DRTRITON_GPU_LOCK", "1") == "0" or gpu not in _LOCKS:
+    lock = _lock_for(device)
+    if lock is None:
         yield
         return
-    lock = _LOCKS[gpu]
     with register(lock.pause, lock.resume):
         try:
             yield

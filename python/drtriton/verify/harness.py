@@ -32,7 +32,7 @@ from drtriton.errors import ResourceError
 from drtriton.verify import compare as cmp
 from drtriton.verify import gpu_lock, sandbox, static
 from drtriton.verify.baselines import Baselines
-from drtriton.verify.channel import CANDIDATE_FILE, PACKAGE_ROOT, TASK_FILE, Rejected, WorkerChannel
+from drtriton.verify.channel import CANDIDATE_FILE, TASK_FILE, Rejected, WorkerChannel
 from drtriton.verify.inputs import InputSets, distribution
 from drtriton.verify.measure import Timing
 from drtriton.verify.options import Options
@@ -40,7 +40,7 @@ from drtriton.verify.references import References, guard_task, load_output
 from drtriton.verify.task import FUNCTIONAL, load_task, task_kind
 from drtriton.verify.verdict import Verdict
 
-__all__ = ["PACKAGE_ROOT", "Options", "Verifier", "verify"]
+__all__ = ["Options", "Verifier", "verify"]
 
 
 class Verifier:

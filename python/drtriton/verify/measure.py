@@ -171,25 +171,27 @@ class Timing:
     def _check_outputs(self, verdict: Verdict, kept: list[Any], what: str) -> None:
         if len(kept) != len(self.checked):
             raise Rejected({"status": "crashed", "reason": "timed outputs are missing"})
-        for run, out in zip(self.checked, kept, strict=True):
-            expected = self.refs[int(run) % self.count]
-            with self.worker.harness_work():
-                problem = cmp.compare(out, expected.values, self.opts.atol, self.opts.rtol,
-                                      expected.exact)  # fmt: skip
-            if problem:
-                verdict.status, verdict.reason = "wrong_answer", f"{what} {run}: {problem}"
-                return
+        with self.worker.harness_work():
+            problem = self._first_mismatch(self.checked, kept)
+        if problem:
+            verdict.status, verdict.reason = "wrong_answer", f"{what} {problem}"
 
     def _graph_output_ok(self) -> bool:
         kept = load_output(self.worker, "graph.pt", torch.device(self.opts.device))
-        for run, out in zip(self.graph_checked, kept, strict=False):
+        problem = self._first_mismatch(self.graph_checked, kept)
+        if problem:
+            self.extra["graph_error"] = f"graph replay {problem}"[:300]
+        return problem is None
+
+    def _first_mismatch(self, runs: list[int], kept: list[Any]) -> str | None:
+        """'RUN: why' of the first kept output that differs from its set's reference."""
+        for run, out in zip(runs, kept, strict=False):
             expected = self.refs[int(run) % self.count]
             problem = cmp.compare(out, expected.values, self.opts.atol, self.opts.rtol,
                                   expected.exact)  # fmt: skip
             if problem:
-                self.extra["graph_error"] = f"graph replay {run} differs: {problem}"[:300]
-                return False
-        return True
+                return f"{run}: {problem}"
+        return None
 
     # -- the verdict's fields ----------------------------------------------------------------
     def _record_graphs(self, graphs: list[Series]) -> None:
@@ -256,7 +258,8 @@ def time_task(source: str, device: str, *, runs: int = 10, warmup: int = 3, seed
     UserError when the task fails; torch.OutOfMemoryError passes through."""
     # At most 3x the minimum rounds and a quarter of a verification's budget: the search times
     # every operator of a program this way, each in an exclusive hold.
-    opts = options or Options(device=device, max_runs=3 * runs, timing_budget_s=0.5)
+    opts = options or Options(device=device, max_runs=3 * runs,
+                              timing_budget_s=Options.timing_budget_s / 4)  # fmt: skip
     task = load_task(source)
     dev = torch.device(device)
     with torch.no_grad(), torch.cuda.device(dev), gpu_lock.hold(device, gpu_lock.SHARED):
