@@ -6,6 +6,7 @@
 # PROBLEMS: a KernelBench JSONL, or a folder of level*.jsonl (the GPU machine does not see
 #   /work/shared: copy /work/shared/kernelbench/level{1,2,3}.jsonl into the repo tree first).
 # OUTDIR: receives results.jsonl, summary.md, speedup.png (if matplotlib is there), plan.json,
+#   logs.tgz (the two folders below in one file),
 #   kernels/ (each ModelNew) and logs/ (one per problem). Use a folder under $OUT.
 # BUDGET_S: wall-clock seconds for the whole script (install included); nothing is started
 #   that cannot finish in it: problems stop starting at BUDGET - install - PROBLEM_TIMEOUT.
@@ -69,5 +70,7 @@ timeout --signal=INT $(( left - 20 )) python3 -m drtriton eval kernelbench "$pro
 echo "eval exit: $?"
 # Rebuilds the summary even after an interrupted run (results.jsonl holds whole lines only).
 python3 -m drtriton eval summarize "$outdir"
+# One file for the per-problem logs and kernels (the device tool returns a limited count).
+tar czf "$outdir/logs.tgz" -C "$outdir" logs kernels 2>/dev/null || true
 sed -n '/^## By level/,/^## Speedup/p' "$outdir/summary.md"
 echo "total: $(( $(date +%s) - start )) s"

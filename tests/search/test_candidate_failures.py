@@ -13,6 +13,8 @@ from drtriton.search.search import (
     FragmentResult,
     SearchConfig,
     VerdictCache,
+    _fragment_options,
+    _outcome,
     _try_candidates,
     verify_timeout,
 )
@@ -116,3 +118,24 @@ def test_a_fragment_costs_its_operators_eager_time_over_its_measured_speedup() -
                            judge, pytorch_ms=0.9)  # fmt: skip
     assert cost == pytest.approx(0.9 / 3.0) and result.candidate == "# second"
     assert result.time_ms == 0.4  # what calibration reads: the measured time
+
+
+def test_fragment_verifications_are_lighter_and_never_looser() -> None:
+    # Fewer sets and rounds, no graph phase, and no float64 envelope (the float32 reference
+    # alone only ever rejects more): the final verification of the result does all of it.
+    options = _fragment_options(SearchConfig(verify_timeout=60.0))
+    assert options == {"trials": 2, "runs": 10, "graph": False, "envelope_max_gb": 0.0,
+                       "timeout": 60.0}  # fmt: skip
+    from drtriton.verify import Options
+
+    for key in options:
+        assert hasattr(Options, key) or key in Options.__dataclass_fields__
+
+
+def test_an_outcome_says_what_its_verification_took() -> None:
+    verdict = {"correct": True, "status": "correct", "time_ms": 0.5, "eager_ms": 1.0,
+               "wall_s": 8.14, "lock_wait_s": 2.0}  # fmt: skip
+    assert _outcome(verdict) == "correct 0.5 ms (eager 1 ms) [8.1 s, lock wait 2.0 s]"
+    failed = {"correct": False, "status": "timeout", "reason": "slow", "wall_s": 3.0,
+              "lock_wait_s": 0.0}  # fmt: skip
+    assert _outcome(failed) == "timeout: slow [3.0 s]"

@@ -121,7 +121,8 @@ def test_the_harness_holds_the_lock_around_all_gpu_work_but_the_compile_pass(
 ) -> None:
     # Where the harness takes the lock (the timing's exclusive hold is exercised with fakes in
     # test_timing_rounds.py and for real in test_gpu.py): the reference, the candidate's load
-    # and every correctness call shared; the compile pass, which does no GPU work, unheld.
+    # and every correctness call shared; the compile pass and the output files, which do no
+    # GPU work, unheld.
     import contextlib
 
     from conftest import HERE, task_source
@@ -152,7 +153,12 @@ def test_the_harness_holds_the_lock_around_all_gpu_work_but_the_compile_pass(
     verdict = verify(task_source("add_relu"), candidate, sandbox="none")
     assert verdict.status == "correct"
     assert verdict.extra["compile_pass_s"] is not None and "compile_pass" not in verdict.extra
-    assert seen == [("ready", None), ("load", SHARED), ("warm", None)] + [("run", SHARED)] * 5
+    # Each output's file is written (and read) between holds: file work stalls no timing.
+    runs = [("run", SHARED), ("save", None)] * 5
+    assert seen == [("ready", None), ("load", SHARED), ("warm", None), *runs]
+    # Where the verification's time went: each request's seconds, and the lock's share.
+    assert set(verdict.extra["request_s"]) == {"start", "load", "warm", "run", "save"}
+    assert verdict.extra["lock_wait_s"] == 0.0 and verdict.extra["exclusive_s"] == 0.0
 
 
 def test_a_paused_reader_lets_a_writer_in_and_then_holds_again(tmp_path: Path) -> None:
@@ -237,3 +243,37 @@ def test_a_lock_counts_the_time_waited_for_it_and_held_exclusively(tmp_path: Pat
     assert _wait_for(log, "holder out")
     time.sleep(0.05)  # the holder's thread adds its figure after leaving
     assert holder.exclusive_s >= 0.25
+
+
+def test_long_holds_and_waits_are_logged_with_their_site(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log_file = tmp_path / "holds.jsonl"
+    monkeypatch.setenv("DRTRITON_LOCK_LOG", str(log_file))
+    monkeypatch.setattr(gpu_lock, "LOG_MIN_S", 0.2)
+    holder, waiter = GpuLock("0", tmp_path), GpuLock("0", tmp_path)
+    log: list[str] = []
+    release = threading.Event()
+    _in_thread(holder, EXCLUSIVE, log, "holder", release)
+    assert _wait_for(log, "holder in")
+    threading.Timer(0.3, release.set).start()
+
+    def short_reader() -> None:
+        with waiter.hold(SHARED):  # waits ~0.3 s, holds no time
+            pass
+
+    short_reader()
+    with waiter.hold(SHARED):  # neither waited nor held long: not logged
+        pass
+    assert _wait_for(log, "holder out")
+    time.sleep(0.05)
+    import json
+
+    records = [json.loads(line) for line in log_file.read_text().splitlines()]
+    modes = sorted(r["mode"] for r in records)
+    assert modes == [EXCLUSIVE, SHARED], records
+    reader = next(r for r in records if r["mode"] == SHARED)
+    assert reader["wait_s"] >= 0.25 and reader["held_s"] < 0.2
+    assert reader["site"].startswith("test_gpu_lock.py:short_reader:")
+    writer = next(r for r in records if r["mode"] == EXCLUSIVE)
+    assert writer["held_s"] >= 0.25 and "body" in writer["site"]

@@ -158,7 +158,13 @@ def _timing(monkeypatch: pytest.MonkeyPatch, **opts: Any) -> tuple[measure.Timin
     FakeBench.log = log
     monkeypatch.setattr(measure, "flush_buffer", lambda: None)
     monkeypatch.setattr(measure, "Bench", FakeBench)
-    monkeypatch.setattr(measure, "load_output", lambda worker, name, device: [[torch.ones(2)]])
+
+    def fetch(worker: Any, name: str) -> list[Any]:
+        log.note(f"fetch {name}")
+        return [[torch.ones(2)]]
+
+    monkeypatch.setattr(measure, "fetch_output", fetch)
+    monkeypatch.setattr(measure, "onto", lambda values, device: values)  # no GPU here
 
     def named(name: str) -> Any:
         def wrap(call: Any) -> Any:
@@ -210,6 +216,11 @@ def test_every_timed_call_is_interleaved_inside_one_exclusive_hold(
     order = [w for w, _ in timed]
     assert order[:4] == ["time_run", "eager", "eager_tf32", "compile"]
     assert order[4:8] == ["eager", "eager_tf32", "compile", "time_run"]  # rotated
+    # The checked outputs are copied inside the holds and their files read between them.
+    ends = {w: m for w, m in log.events if w in ("time_end", "graph_end")}
+    assert ends == {"time_end": gpu_lock.EXCLUSIVE, "graph_end": gpu_lock.EXCLUSIVE}
+    fetched = [(w, m) for w, m in log.events if w.startswith("fetch")]
+    assert fetched == [("fetch timed.pt", None), ("fetch graph.pt", None)]
     draws = [m for w, m in log.events if w.startswith("draw")]
     assert draws and all(m == gpu_lock.SHARED for m in draws)  # the sets, before the rounds
 
@@ -245,3 +256,24 @@ def test_the_baselines_share_one_copy_of_the_inputs(monkeypatch: pytest.MonkeyPa
     benches = timing._baseline_benches()
     assert set(benches) == {"eager", "eager_tf32", "compile"}
     assert all(b.buffers is benches["eager"].buffers for b in benches.values())
+
+
+def test_the_collector_is_off_through_a_timed_call_and_restored_after() -> None:
+    import gc
+
+    from drtriton.verify.timing import gc_paused
+
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():  # a caller that turned it off keeps it off
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    with pytest.raises(ValueError), gc_paused():
+        raise ValueError("the call raised")
+    assert gc.isenabled()

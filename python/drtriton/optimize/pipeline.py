@@ -228,7 +228,8 @@ def _optimize(
                     searched[key] = (done, found)
                     tried = sum(len(f.outcomes) for f in getattr(found, "fragments", []))
                     say(f"search {done}/{searchable} done: {tried} candidates verified, "
-                        f"hybrid {'kept' if found.hybrid_ok else 'none'}")  # fmt: skip
+                        f"hybrid {'kept' if found.hybrid_ok else 'none'}, operator costs "
+                        f"timed in {getattr(found, 'op_costs_s', 0.0):.1f} s")  # fmt: skip
                 found_by_run[k] = found
                 if found.hybrid is not None and found.hybrid_ok:
                     piece.hybrid = found.hybrid

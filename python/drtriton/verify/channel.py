@@ -46,12 +46,13 @@ _PHASES = {
     "load": "load (importing the candidate)",
     "warm": "compile pass (compiling the kernels, nothing run)",
     "run": "correctness call",
+    "save": "writing of its output file",
     "time_begin": "timing warm-ups",
     "time_run": "timed calls",
-    "time_end": "timing (saving the checked outputs)",
+    "time_end": "timing (copying the checked outputs)",
     "graph_begin": "CUDA-graph capture",
     "graph_run": "CUDA-graph replays",
-    "graph_end": "CUDA-graph replays (saving the checked output)",
+    "graph_end": "CUDA-graph replays (copying the checked output)",
 }
 
 
@@ -103,6 +104,9 @@ class WorkerChannel:
         self.phase, self.phase_since = "start", time.monotonic()
         # Seconds of the harness's own work the deadline may still be moved back by (harness_work).
         self.grace = HARNESS_GRACE * opts.wall_limit()
+        # Seconds spent waiting for the worker's replies, by request (the verdict's request_s:
+        # where a verification's time goes, beside its lock waits).
+        self.request_s: dict[str, float] = {}
 
     @contextlib.contextmanager
     def harness_work(self) -> Iterator[None]:
@@ -138,12 +142,16 @@ class WorkerChannel:
         """Sends `msg` (None: only read the worker's "ready" line) and returns its reply."""
         self.phase = "start" if msg is None else str(msg.get("op"))
         self.phase_since = time.monotonic()
-        if msg is not None:
-            try:
-                os.write(self._req_w, (json.dumps(msg) + "\n").encode())
-            except OSError:
-                raise Rejected(self._died("before the request")) from None
-        return self._read_reply()
+        try:
+            if msg is not None:
+                try:
+                    os.write(self._req_w, (json.dumps(msg) + "\n").encode())
+                except OSError:
+                    raise Rejected(self._died("before the request")) from None
+            return self._read_reply()
+        finally:
+            spent = time.monotonic() - self.phase_since
+            self.request_s[self.phase] = self.request_s.get(self.phase, 0.0) + spent
 
     def _read_reply(self) -> dict[str, Any]:
         while b"\n" not in self._buffer:

@@ -20,7 +20,9 @@ The lock lives in the trusted processes only (the harness, the search); the sand
 times while its harness holds the lock for it.  It is two `flock`s on files named after the
 GPU as CUDA_VISIBLE_DEVICES names it: `main` (shared or exclusive) and a `turnstile` that a
 writer holds while it waits, so that a stream of readers cannot starve it.  Locks die with
-their process.  Within one process the lock is re-entrant: a nested request for a mode already
+their process.  With DRTRITON_LOCK_LOG=FILE every hold that waited or was held long is appended to
+FILE as one JSON line (where it was taken, mode, seconds waiting and held): what the GPU's
+other processes waited for.  Within one process the lock is re-entrant: a nested request for a mode already
 held does nothing, and a nested exclusive request inside a shared one trades the shared hold
 for an exclusive one for its duration.  Off on the CPU, and with DRTRITON_GPU_LOCK=0.
 """
@@ -29,7 +31,9 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
+import sys
 import tempfile
 import threading
 import time
@@ -66,6 +70,7 @@ class GpuLock:
         self._mutex = threading.RLock()  # threads of one process share the holds
         # This process's seconds waiting for the lock and holding it exclusively (totals()).
         self.wait_s = self.exclusive_s = 0.0
+        self._traded_s = 0.0  # seconds inside exclusive holds traded for shared ones
 
     @contextlib.contextmanager
     def hold(self, mode: str) -> Iterator[None]:
@@ -78,9 +83,12 @@ class GpuLock:
                 finally:
                     self._held.pop()
                 return
+            traded = time.monotonic()
             if outer == SHARED:  # trade the shared hold for an exclusive one, then back
                 self._release()
+            waited, nested = self.wait_s, self._traded_s
             self._acquire(mode)
+            waited = self.wait_s - waited
             self._held.append(mode)
             began = time.monotonic()
             try:
@@ -88,10 +96,14 @@ class GpuLock:
             finally:
                 self._held.pop()
                 self._release()
+                # An outer hold's own time leaves out the exclusive holds traded inside it.
+                held = time.monotonic() - began - (self._traded_s - nested)
                 if mode == EXCLUSIVE:
-                    self.exclusive_s += time.monotonic() - began
+                    self.exclusive_s += held
+                _log_hold(mode, waited, held)
                 if outer == SHARED:
                     self._acquire(SHARED)
+                    self._traded_s += time.monotonic() - traded
 
     def pause(self) -> None:
         """Releases this process's hold until `resume()` (the holds stay on the stack); does
@@ -125,6 +137,36 @@ class GpuLock:
 
 
 _LOCKS: dict[str, GpuLock] = {}
+# Holds logged under DRTRITON_LOCK_LOG: those held or waited for at least this long (the
+# H200 level-2 run of 2026-12-01 waited 65-160 s per problem while holding 2-33 s exclusively).
+LOG_MIN_S = 0.25
+_SKIPPED_FILES = ("gpu_lock.py", "contextlib.py", "channel.py")
+
+
+def _log_hold(mode: str, waited: float, held: float) -> None:
+    path = os.environ.get("DRTRITON_LOCK_LOG")
+    if not path or max(waited, held) < LOG_MIN_S:
+        return
+    record = {"t": round(time.time(), 3), "pid": os.getpid(), "mode": mode,
+              "wait_s": round(waited, 3), "held_s": round(held, 3), "site": _site()}  # fmt: skip
+    line = (json.dumps(record) + "\n").encode()
+    with contextlib.suppress(OSError):  # a diagnostic: never the verification's failure
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        try:
+            os.write(fd, line)  # one write under O_APPEND: lines of processes do not interleave
+        finally:
+            os.close(fd)
+
+
+def _site(depth: int = 3) -> str:
+    """The innermost `depth` callers outside the lock's own plumbing, innermost first."""
+    frame, names = sys._getframe(2), []
+    while frame is not None and len(names) < depth:
+        name = os.path.basename(frame.f_code.co_filename)
+        if name not in _SKIPPED_FILES:
+            names.append(f"{name}:{frame.f_code.co_name}:{frame.f_lineno}")
+        frame = frame.f_back
+    return " < ".join(names)
 
 
 def _lock_for(device: str) -> GpuLock | None:

@@ -13,7 +13,8 @@ The verdict is built here from what the harness measured itself; the worker's re
 carry what it was asked for, and a worker that dies, hangs or answers nonsense is a verdict.
 
 GPU work holds the GPU's lock (gpu_lock.py): shared around everything but the timed rounds,
-which hold it exclusively; nothing a verification runs on the GPU is outside a hold. What is
+which hold it exclusively; nothing a verification runs on the GPU is outside a hold, and no
+file work is inside one (the worker's outputs are written and read between holds). What is
 kept between verifications lives in a `Verifier` (a spare worker, the compiled baselines);
 `verify()` without one uses a fresh one.
 """
@@ -36,7 +37,7 @@ from drtriton.verify.channel import CANDIDATE_FILE, TASK_FILE, Rejected, WorkerC
 from drtriton.verify.inputs import InputSets, distribution
 from drtriton.verify.measure import Timing
 from drtriton.verify.options import Options
-from drtriton.verify.references import References, guard_task, load_output
+from drtriton.verify.references import References, fetch_output, guard_task, onto
 from drtriton.verify.task import FUNCTIONAL, load_task, task_kind
 from drtriton.verify.verdict import Verdict
 
@@ -79,7 +80,7 @@ class Verifier:
         for key, value in kwargs.items():
             assert hasattr(opts, key), f"unknown option {key!r}"
             setattr(opts, key, value)
-        start = time.monotonic()
+        start, lock_before = time.monotonic(), gpu_lock.totals()
         early = _static_verdict(task_source, candidate_source, opts)
         if early is not None:
             return early
@@ -109,6 +110,13 @@ class Verifier:
                 torch.cuda.empty_cache()
         verdict.sandbox = level
         verdict.extra["wall_s"] = round(time.monotonic() - start, 3)
+        verdict.extra["request_s"] = {op: round(s, 3) for op, s in worker.request_s.items()}
+        # What sharing the GPU cost this verification (the evaluation's throughput figures).
+        lock_after = gpu_lock.totals()
+        verdict.extra["lock_wait_s"] = round(lock_after["wait_s"] - lock_before["wait_s"], 3)
+        verdict.extra["exclusive_s"] = round(
+            lock_after["exclusive_s"] - lock_before["exclusive_s"], 3
+        )
         return verdict
 
     def _take_spare(self, opts: Options, level: str) -> WorkerChannel | None:
@@ -199,9 +207,11 @@ class _Judgement:
                         refs.append(references(current))
                 reply = self.inputs.run(worker, i, current)
                 del current
-                with worker.harness_work():
-                    out = load_output(worker, f"out{i}.pt", self.device)
-                    problem = cmp.compare(out, refs[i].values, opts.atol, opts.rtol, refs[i].exact)
+            out = fetch_output(worker, f"out{i}.pt")  # file work: no lock
+            with self.lock(), worker.harness_work():
+                problem = cmp.compare(onto(out, self.device), refs[i].values, opts.atol,
+                                      opts.rtol, refs[i].exact)  # fmt: skip
+            del out
             call_s += float(reply.get("call_s", 0.0))
             if problem:
                 reason = f"input set {i} ({distribution(i)}): {problem}"

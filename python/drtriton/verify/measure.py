@@ -6,9 +6,11 @@ One hold of the GPU's lock, exclusive, covers all of a verification's timed call
    convolution or a product) and torch.compile, in rotating order (rounds.py), every call after
    an L2 flush and bracketed by CUDA events (timing.py), until every median is known to within
    Options.target_ci or the round or time budget is spent;
-3. the same for CUDA-graph replays of the candidate and of eager (Options.graph).
-Then, under a shared hold, the checked calls' outputs (and one graph replay's) are compared
-with the references. Every figure is re-measured for every candidate: nothing is cached but
+3. the same for CUDA-graph replays of the candidate and of eager (Options.graph), in a second
+   exclusive hold.
+The checked calls' outputs (and one graph replay's) are copied to the host inside the holds,
+written and read between them (file work holds no lock: gpu_lock.py), and compared with the
+references under a shared hold. Every figure is re-measured for every candidate: nothing is cached but
 the compiled baseline (baselines.py).
 
 Which time decides. `time_ms`, `eager_ms` and `speedup` (the verdict's DESIGN.md fields, and
@@ -36,15 +38,16 @@ from drtriton.verify.baselines import Baselines, needs_tf32_series, strict, with
 from drtriton.verify.channel import Rejected, WorkerChannel
 from drtriton.verify.inputs import InputSets
 from drtriton.verify.options import Options
-from drtriton.verify.references import guard_task, load_output, tensor_bytes
+from drtriton.verify.references import fetch_output, guard_task, onto, tensor_bytes
 from drtriton.verify.rounds import Series, interleave, relative_halfwidth
 from drtriton.verify.task import Task, load_task
 from drtriton.verify.timing import Bench, flush_buffer, summarize
 from drtriton.verify.verdict import Verdict
 
 SUSPICIOUS_SPEEDUP = 50.0
-# Checked timed outputs stay on the GPU until the rounds end: at most this many bytes of them.
-CHECK_BYTES = 4 << 30
+# Checked timed outputs stay on the GPU until the rounds end, then go to the host inside the
+# exclusive hold (~0.1 s a GB): at most this many bytes of them (two 1 GB KernelBench outputs).
+CHECK_BYTES = 2 << 30
 DECISION = "events"  # the time decisions use (module docstring)
 
 
@@ -65,21 +68,28 @@ class Timing:
     def run(self, verdict: Verdict) -> None:
         opts = self.opts
         hold = self.worker.hold
-        with torch.no_grad(), hold(opts.device, gpu_lock.SHARED):
-            benches = self._baseline_benches()
-            with hold(opts.device, gpu_lock.EXCLUSIVE):
-                series, rounds = self._event_rounds(benches)
-                # Read now: a failure in the graph phase may stop the worker and its directory.
-                with self.worker.harness_work():
-                    kept = load_output(self.worker, "timed.pt", torch.device(opts.device))
-                graphs = self._graph_rounds(benches) if opts.graph else []
-                for bench in benches.values():
-                    bench.graph = None  # its memory pool goes before the comparison
-            self._check_outputs(verdict, kept, "timed call")
-            if verdict.status != "correct":
-                return
-            if graphs and self._graph_output_ok():
-                self._record_graphs(graphs)
+        with torch.no_grad():
+            with hold(opts.device, gpu_lock.SHARED):
+                benches = self._baseline_benches()
+                with hold(opts.device, gpu_lock.EXCLUSIVE):
+                    series, rounds = self._event_rounds(benches)
+            # Between holds (file work), and before the graph phase, whose failure may stop
+            # the worker and its directory.
+            kept = fetch_output(self.worker, "timed.pt")
+            graphs: list[Series] = []
+            if opts.graph:
+                with hold(opts.device, gpu_lock.EXCLUSIVE):
+                    graphs = self._graph_rounds(benches)
+                    for bench in benches.values():
+                        bench.graph = None  # its memory pool goes before the comparison
+            graph_kept = fetch_output(self.worker, "graph.pt") if graphs else []
+            del benches
+            with hold(opts.device, gpu_lock.SHARED):
+                self._check_outputs(verdict, kept, "timed call")
+                if verdict.status != "correct":
+                    return
+                if graphs and self._graph_output_ok(graph_kept):
+                    self._record_graphs(graphs)
         self._record(verdict, series, rounds)
 
     # -- the rounds ------------------------------------------------------------------------
@@ -176,8 +186,7 @@ class Timing:
         if problem:
             verdict.status, verdict.reason = "wrong_answer", f"{what} {problem}"
 
-    def _graph_output_ok(self) -> bool:
-        kept = load_output(self.worker, "graph.pt", torch.device(self.opts.device))
+    def _graph_output_ok(self, kept: list[Any]) -> bool:
         problem = self._first_mismatch(self.graph_checked, kept)
         if problem:
             self.extra["graph_error"] = f"graph replay {problem}"[:300]
@@ -187,8 +196,8 @@ class Timing:
         """'RUN: why' of the first kept output that differs from its set's reference."""
         for run, out in zip(runs, kept, strict=False):
             expected = self.refs[int(run) % self.count]
-            problem = cmp.compare(out, expected.values, self.opts.atol, self.opts.rtol,
-                                  expected.exact)  # fmt: skip
+            problem = cmp.compare(onto(out, torch.device(self.opts.device)), expected.values,
+                                  self.opts.atol, self.opts.rtol, expected.exact)  # fmt: skip
             if problem:
                 return f"{run}: {problem}"
         return None

@@ -109,15 +109,30 @@ def offload(expected: cmp.Expected) -> cmp.Expected:
     return cmp.Expected([host(x) for x in expected.values], exact)
 
 
-def load_output(worker: WorkerChannel, name: str, device: torch.device) -> list[Any]:
-    """The worker's output file, onto the device where the references are (compared there)."""
+def fetch_output(worker: WorkerChannel, name: str) -> list[Any]:
+    """The worker's kept output `name`: written to its file now (the worker's "save") and read
+    onto the host. File work only, so the caller holds no GPU lock through it (onto() then
+    moves it to the references' device under one)."""
+    worker.request({"op": "save", "output": name})
     path = os.path.join(worker.workdir, name)
-    try:
-        value = torch.load(path, weights_only=True, map_location=device)
-    except Exception as exc:
-        raise Rejected({"status": "crashed", "reason": f"unreadable output file: {exc}"}) from exc
+    with worker.harness_work():
+        try:
+            value = torch.load(path, weights_only=True, map_location="cpu")
+        except Exception as exc:
+            raise Rejected(
+                {"status": "crashed", "reason": f"unreadable output file: {exc}"}
+            ) from exc
     if not isinstance(value, list):
         raise Rejected({"status": "crashed", "reason": "malformed output file"})
     with contextlib.suppress(OSError):
         os.remove(path)
     return value
+
+
+def onto(values: Any, device: torch.device) -> Any:
+    """`values` (tensors in nested lists) copied onto `device`: GPU work, under a lock."""
+    if isinstance(values, torch.Tensor):
+        return values.to(device)
+    if isinstance(values, list):
+        return [onto(v, device) for v in values]
+    return values

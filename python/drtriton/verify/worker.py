@@ -4,7 +4,11 @@ It is the only process that imports the candidate, and it never sees a reference
 one JSON object per line, requests on the file descriptor named by DRT_VERIFY_FDS ("in,out"),
 replies on the other; the candidate's stdout and stderr go to a log file, so nothing it prints
 can pose as a reply. Outputs travel as `torch.save` files in the private work directory and are
-read back by the harness with `weights_only=True` (no pickled code crosses the boundary).
+read back by the harness with `weights_only=True` (no pickled code crosses the boundary). A
+request that produces outputs copies them to host memory and keeps them; a separate "save"
+request writes the file, so that the harness holds no GPU lock through the file's writing and
+reading (a 1 GB KernelBench output took seconds each way, and every timing on the GPU waited
+for it: 65-160 s of lock waits per level-2 problem on the H200, 2026-12-01).
 
 Inputs are drawn here, on the worker's device, by the same trusted code and seed as in the
 harness (task.make_inputs; the task's source is a file in the work directory): a 10 GB input set
@@ -22,12 +26,13 @@ Requests:
 - {"op": "warm", "set"}: the compile pass (compile_pass.py): one call on allocated, undrawn
   inputs with no work on the GPU, so that the kernels compile while the harness holds no lock.
 - {"op": "run", "set", "output"}: one poisoned call on fresh inputs; a set is {"index", "seed"}
-  (drawn here) or {"file"} (sent by the harness).
+  (drawn here) or {"file"} (sent by the harness). Its output is kept under the name "output".
+- {"op": "save", "output"}: writes the kept output of that name to its file (no GPU work).
 - GPU timing, one request per timed call so that the harness can interleave the candidate's
   calls with eager's and torch.compile's (measure.py): {"op": "time_begin", "sets", "warmup",
   "check_p", "check_max"}, {"op": "time_run", "run"}, {"op": "time_end", "output"}; then the
   CUDA-graph replays: {"op": "graph_begin", "rounds"}, {"op": "graph_run", "run"},
-  {"op": "graph_end", "output"}.
+  {"op": "graph_end", "output"} (the checked outputs kept under "output", as for "run").
 Each reply is {"ok": true, ...} or {"ok": false, "status", "reason", "line"}.
 
 Anything the harness has not asked for (a crash, a hang, os._exit) is judged by the harness from
@@ -82,6 +87,7 @@ class Worker:
         self.candidate_path = ""
         self.task: Any = None
         self.timed: Any = None  # worker_timing.CandidateTiming of the timing requests
+        self.kept: dict[str, Any] = {}  # outputs on the host, by file name, until "save"
 
     # -- requests -----------------------------------------------------------------------------
     def load(self, msg: dict[str, Any]) -> dict[str, Any]:
@@ -221,6 +227,13 @@ class Worker:
                     "no Triton kernel"}  # fmt: skip
         return {"ok": True, **reply}
 
+    def save(self, msg: dict[str, Any]) -> dict[str, Any]:
+        name = os.path.basename(str(msg["output"]))
+        if name not in self.kept:
+            return {"ok": False, "status": "crashed", "reason": f"no output {name} to save"}
+        self.torch.save(self.kept.pop(name), os.path.join(self.workdir, name))
+        return {"ok": True}
+
     def _save_kept(
         self, kept: dict[int, Any], output: str, reply: dict[str, Any]
     ) -> dict[str, Any]:
@@ -236,7 +249,8 @@ class Worker:
             if problem:
                 return {"ok": False, "status": "wrong_answer", "reason": problem}
             outputs.append(flat)
-        self.torch.save(outputs, os.path.join(self.workdir, output))
+        kept.clear()  # the device copies go now: only the host copies wait for "save"
+        self.kept[os.path.basename(output)] = outputs
         return {"ok": True, **reply}
 
     # -- helpers -------------------------------------------------------------------------------
@@ -293,7 +307,7 @@ class Worker:
         flat, problem = _flatten_output(out, self.device)
         if problem:
             return {"ok": False, "status": "wrong_answer", "reason": problem}
-        self.torch.save(flat, os.path.join(self.workdir, output_name))
+        self.kept[os.path.basename(output_name)] = flat
         return {"ok": True, "launches": self.launches.count}
 
     def _torch_used(self, where: str) -> dict[str, Any]:
@@ -381,6 +395,7 @@ REQUESTS = (
     "load",
     "warm",
     "run",
+    "save",
     "time_begin",
     "time_run",
     "time_end",

@@ -1,0 +1,51 @@
+"""benchmarks/lock_holds.py: a lock log summed by mode and site; bad input exits 2."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import pathlib
+from types import ModuleType
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def tool() -> ModuleType:
+    path = ROOT / "benchmarks" / "lock_holds.py"
+    spec = importlib.util.spec_from_file_location("lock_holds", path)
+    assert spec is not None and spec.loader is not None, path
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _record(mode: str, site: str, held: float, wait: float, t: float = 100.0) -> dict:
+    return {"t": t, "pid": 1, "mode": mode, "held_s": held, "wait_s": wait, "site": site}
+
+
+def test_holds_are_summed_by_mode_and_site_to_the_given_depth(tool) -> None:
+    records = [
+        _record("shared", "a.py:f:1 < b.py:g:2 < c.py:h:3", 2.0, 1.0),
+        _record("shared", "a.py:f:1 < b.py:g:2 < d.py:k:4", 3.0, 0.5),
+        _record("exclusive", "a.py:f:1 < b.py:g:2", 1.0, 4.0),
+    ]
+    rows = tool.summarize(records, depth=2)
+    assert rows[0] == ("shared", "a.py:f:1 < b.py:g:2", 2, 5.0, 3.0, 1.5)
+    assert rows[1] == ("exclusive", "a.py:f:1 < b.py:g:2", 1, 1.0, 1.0, 4.0)
+    assert len(tool.summarize(records, depth=3)) == 3
+
+
+def test_the_table_and_bad_input(tool, tmp_path, capsys) -> None:
+    log = tmp_path / "holds.jsonl"
+    log.write_text("\n".join(json.dumps(_record("shared", "x.py:f:1", 1.0, 0.0, t))
+                             for t in (10.0, 20.0)) + "\n")  # fmt: skip
+    assert tool.main([str(log)]) == 0
+    out = capsys.readouterr().out
+    assert "2 holds over 11 s, 1 processes" in out and "| shared | x.py:f:1 | 2 | 2.0 |" in out
+    assert tool.main([str(tmp_path / "missing.jsonl")]) == 2
+    (tmp_path / "empty.jsonl").write_text("")
+    assert tool.main([str(tmp_path / "empty.jsonl")]) == 2
+    assert "holds no records" in capsys.readouterr().err
