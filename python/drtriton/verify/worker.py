@@ -41,6 +41,7 @@ the outside: it only ever reads the replies it requested.
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import json
 import os
@@ -49,6 +50,7 @@ import sys
 import time
 import traceback
 import types
+from collections.abc import Iterator
 from typing import Any
 
 
@@ -231,7 +233,8 @@ class Worker:
         name = os.path.basename(str(msg["output"]))
         if name not in self.kept:
             return {"ok": False, "status": "crashed", "reason": f"no output {name} to save"}
-        self.torch.save(self.kept.pop(name), os.path.join(self.workdir, name))
+        with _without_checksums():
+            self.torch.save(self.kept.pop(name), os.path.join(self.workdir, name))
         return {"ok": True}
 
     def _save_kept(
@@ -368,6 +371,25 @@ def _adopt_state(model: Any, params: list[Any], buffers: list[Any]) -> str | Non
             for b, value in zip(my_buffers, buffers, strict=False):
                 b.copy_(value)
     return None
+
+
+@contextlib.contextmanager
+def _without_checksums() -> Iterator[None]:
+    """torch.save without its zip records' CRC32: the checksum took 2.5 of the 3 s a 512 MB
+    output took to write on the CPU CI machine (0.5 s without), and reading it back is faster
+    too (0.7 s against 1.2-1.7 s). The file never leaves the machine; the harness's
+    weights_only load is what guards the boundary."""
+    try:
+        from torch.utils.serialization import config
+    except ImportError:  # pragma: no cover - torch before 2.6 has no switch
+        yield
+        return
+    before = config.save.compute_crc32
+    config.save.compute_crc32 = False
+    try:
+        yield
+    finally:
+        config.save.compute_crc32 = before
 
 
 def _flatten_output(out: Any, device: str) -> tuple[list[Any], str | None]:
