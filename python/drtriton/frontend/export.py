@@ -11,6 +11,9 @@ operators, and its search and export ran past the 240 s problem limit).
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,16 +46,32 @@ def load_module_task(
     inputs reach 1.6G elements, ~15 s of random numbers on the CPU, for a caller that only
     needs the model."""
     namespace: dict[str, Any] = {"__name__": "drtriton_task"}
-    exec(compile(code, "<task>", "exec"), namespace)  # a trusted task file
+    with _users_code("the model file failed to run"):
+        exec(compile(code, "<task>", "exec"), namespace)  # a trusted task file
     for name in ("Model", "get_inputs", "get_init_inputs"):
         if name not in namespace:
             raise UserError(f"the task does not define {name!r}")
     torch.manual_seed(seed)
-    model = namespace["Model"](*namespace["get_init_inputs"]()).train(training)
+    with _users_code("the model's constructor failed (Model(*get_init_inputs()))"):
+        model = namespace["Model"](*namespace["get_init_inputs"]()).train(training)
     if not inputs:
         return LoadedTask(model, [], namespace)
     torch.manual_seed(seed + 1)
-    return LoadedTask(model, list(namespace["get_inputs"]()), namespace)
+    with _users_code("get_inputs() failed"):
+        return LoadedTask(model, list(namespace["get_inputs"]()), namespace)
+
+
+@contextmanager
+def _users_code(what: str) -> Iterator[None]:
+    """An exception from the user's own code is a UserError that says which part raised it:
+    the callers' catch-alls would otherwise blame torch.export for a broken constructor."""
+    try:
+        yield
+    except UserError:
+        raise
+    except Exception as exc:
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        raise UserError(f"{what}: {type(exc).__name__}: {first}".rstrip(": ")) from exc
 
 
 def decompositions() -> dict[Any, Any]:
@@ -63,7 +82,14 @@ def decompositions() -> dict[Any, Any]:
     return table
 
 
+# torch 2.13's export checks `isinstance(treespec, LeafSpec)` inside its own pytree code and
+# warns about that deprecation on every export: torch's business, not the user's, so exactly
+# that warning is silenced around the export (any other still shows).
+_LEAFSPEC_WARNING = r"`isinstance\(treespec, LeafSpec\)` is deprecated"
+
+
 def export_model(task: LoadedTask) -> torch.export.ExportedProgram:
-    with torch.no_grad():
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=_LEAFSPEC_WARNING, category=FutureWarning)
         exported = torch.export.export(task.model, tuple(task.inputs))
         return exported.run_decompositions(decompositions())

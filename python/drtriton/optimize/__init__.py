@@ -14,6 +14,18 @@ running those lines under a recording dispatch mode) → the verifier, strict ev
 
 from __future__ import annotations
 
-from drtriton.optimize.pipeline import OptimizeConfig, OptimizeResult, optimize_source
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from drtriton.optimize.pipeline import OptimizeConfig, OptimizeResult, optimize_source
 
 __all__ = ["OptimizeConfig", "OptimizeResult", "optimize_source"]
+
+
+def __getattr__(name: str) -> Any:
+    # Loaded on first use: the pipeline imports torch and the C++ core, which `drtriton --help`
+    # (it imports optimize.cli, inside this package) should need neither of.
+    if name in __all__:
+        return getattr(importlib.import_module("drtriton.optimize.pipeline"), name)
+    raise AttributeError(f"module 'drtriton.optimize' has no attribute {name!r}")

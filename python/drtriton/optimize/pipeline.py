@@ -9,6 +9,7 @@ exactly when it keeps intermediates out of memory (see drtriton.search.search).
 
 from __future__ import annotations
 
+import math
 import time
 import traceback
 from collections.abc import Callable
@@ -52,6 +53,9 @@ class OptimizeResult:
     seconds: float = 0.0
     error: str | None = None
     config: dict[str, Any] = field(default_factory=dict)
+    # CPU: modelled memory traffic of the original and of ModelNew (_traffic); None on a GPU,
+    # where the verdict's measured times say what changed.
+    traffic: dict[str, Any] | None = None
 
     @property
     def correct(self) -> bool:
@@ -126,6 +130,9 @@ def _run_segments(k: int, run: Run, found: Any, why: str, on_gpu: bool) -> list[
         if seg["fused"] and frag is not None:
             row.update(fused=True, kernel=f"r{k}_f{fused_index}_triton_fused_operator")
             row.update(modelled_bytes=frag.modelled, eager_ms=frag.eager_ms)
+            op_costs = getattr(found, "op_costs", None)
+            if not on_gpu and op_costs:  # the same operators, each in PyTorch
+                row["pytorch_bytes"] = sum(op_costs[seg["start"] : seg["end"]])
             row["time_ms"] = frag.cost if on_gpu else None
             fused_index += 1
         else:
@@ -166,8 +173,9 @@ def optimize_source(
 ) -> OptimizeResult:
     """A KernelBench-format model source → OptimizeResult (see the package docstring).
 
-    Raises UserError for a file that is not a model task or that torch.export cannot trace;
-    any later failure is reported in `error`, never raised.
+    Raises UserError for a file that is not a model task, whose own code fails (the file, the
+    constructor, get_inputs) or that torch.export cannot trace; any later failure is reported
+    in `error`, never raised.
     """
     config = config or OptimizeConfig()
     if config.mode not in ("eval", "train"):
@@ -240,15 +248,46 @@ def _optimize(
         pieces.append(piece)
         on_gpu = config.device.startswith("cuda")
         result.segments += _run_segments(k, run, found_by_run.get(k), why, on_gpu)
+    if not config.device.startswith("cuda"):
+        result.traffic = _traffic(pieces, found_by_run, len(frontend.lines))
     if not any(p.hybrid for p in pieces):
         result.error = "no Triton kernel: every operator stayed in PyTorch (see segments)"
         return
-    attributes = assemble.module_attributes(_load_model(code, config))
-    result.model_new = assemble.model_new(code, frontend, pieces, attributes)
+    model = _load_model(code, config)
+    attributes = assemble.module_attributes(model)
+    result.model_new = assemble.model_new(code, frontend, pieces, attributes,
+                                          _serving(model, code, frontend, config))  # fmt: skip
     allow = allowed_ops(frontend, _kept_results(pieces, found_by_run), _probe_device(config))
     say(f"verify ModelNew ({len(allow)} ATen operators left in PyTorch)")
     result.verdict = _final_verdict(code, result.model_new, allow, config)
     say(f"verified: {result.verdict.get('status')}")
+
+
+def _serving(model: Any, code: str, frontend: Any, config: OptimizeConfig) -> Any:
+    """What ModelNew's kernels serve (optimize/serving.py): the user's argument names, the
+    example shapes, and the optimization's mode when the model's output depends on it."""
+    from drtriton.optimize import serving
+
+    names = serving.user_arguments(model, assemble.signature(frontend))
+    training = config.mode == "train" if serving.mode_dependent(model, code) else None
+    return assemble.serving_of(frontend, names, training)
+
+
+def _traffic(pieces: list[assemble.Piece], found_by_run: dict[int, Any], n_ops: int
+             ) -> dict[str, Any]:  # fmt: skip
+    """Modelled bytes moved by the searched runs, all in PyTorch (each operator's unfused
+    traffic) and as ModelNew runs them (the cover's cost where its hybrid is used). Runs the
+    search never modelled (operators outside the catalog) are left out of both sides."""
+    before = after = 0.0
+    ops = 0
+    for k, piece in enumerate(pieces):
+        found = found_by_run.get(k)
+        if found is None or not math.isfinite(found.pytorch_cost):
+            continue
+        before += found.pytorch_cost
+        after += found.cost if piece.hybrid is not None else found.pytorch_cost
+        ops += len(piece.run.lines)
+    return {"before_bytes": before, "after_bytes": after, "ops_counted": ops, "ops": n_ops}
 
 
 def _probe_device(config: OptimizeConfig) -> str:

@@ -13,6 +13,51 @@ def _x(value: Any) -> str:
     return f"{value:.2f}x" if isinstance(value, int | float) else "-"
 
 
+def _mb(nbytes: float) -> str:
+    mb = nbytes / 1e6
+    if mb >= 100:
+        return f"{mb:,.0f} MB"
+    return f"{mb:.3g} MB" if mb >= 0.001 else f"{nbytes:.0f} bytes"
+
+
+def _change(before: float, after: float, unit: str) -> str:
+    """`after` against `before` in words: "25.0% less", "10.0% more"."""
+    if before <= 0 or after == before:
+        return "no change"
+    share = 100.0 * abs(before - after) / before
+    return f"{share:.1f}% {'less' if after < before else 'more'}{unit}"
+
+
+def _modelled_before_after(result: Any) -> list[str]:
+    """CPU: what the model moves in memory, all in PyTorch against ModelNew (modelled)."""
+    traffic = result.traffic or {}
+    before, after = traffic.get("before_bytes"), traffic.get("after_bytes")
+    if not before or after is None:
+        return []
+    counted = f"{traffic.get('ops_counted')} of {traffic.get('ops')} operators"
+    line = (f"- before: {_mb(before)} moved with every operator in PyTorch; after: "
+            f"{_mb(after)} with ModelNew ({_change(before, after, '')}); modelled memory "
+            f"traffic of the {counted} the search could model")  # fmt: skip
+    if after < before and not result.correct:
+        line += "; ModelNew was not verified, so the original stays the one to use"
+    return [line]
+
+
+def _measured_before_after(verdict: dict[str, Any]) -> list[str]:
+    """GPU: the verifier's eager time against ModelNew's, and torch.compile's for reference."""
+    eager, new = verdict.get("eager_ms"), verdict.get("time_ms")
+    if not isinstance(eager, int | float) or not isinstance(new, int | float) or new <= 0:
+        return []
+    ratio = verdict.get("speedup") or eager / new  # the verifier's own figure where it gave one
+    pace = f"{ratio:.2f}x faster" if ratio >= 1 else f"{1 / ratio:.2f}x slower"
+    line = (f"- before: {_ms(eager)} in eager PyTorch; after: {_ms(new)} with ModelNew "
+            f"({pace}, {_change(eager, new, ' time')})")  # fmt: skip
+    if verdict.get("compile_ms") is not None:
+        line += (f"; torch.compile {_ms(verdict.get('compile_ms'))} (ModelNew "
+                 f"{_x(verdict.get('speedup_vs_compile'))} vs torch.compile)")  # fmt: skip
+    return [line]
+
+
 def _summary(result: Any) -> list[str]:
     verdict = result.verdict or {}
     lines = [
@@ -23,21 +68,22 @@ def _summary(result: Any) -> list[str]:
         f"operators in the catalog; fully mapped: {result.frontend.get('fully_mapped')}",
     ]
     for arg, value in (result.frontend.get("specialized") or {}).items():
-        lines.append(f"- argument `{arg}` = {value} was specialized by torch.export: ModelNew "
-                     "raises ValueError for any other value")  # fmt: skip
+        lines.append(f"- argument `{arg}` = {value} was specialized by torch.export: for any "
+                     "other value ModelNew runs Model's own forward")  # fmt: skip
     for arg in result.frontend.get("runtime_scalars") or []:
         lines.append(f"- argument `{arg}` (a Python number) is read at run time")
+    if result.model_new:
+        lines.append("- ModelNew's kernels serve the example inputs' shapes and dtypes; other "
+                     "shapes, the other module mode (where the output depends on it) and CPU "
+                     "inputs without Triton's interpreter run Model's own forward, with a "
+                     "one-time warning")  # fmt: skip
     if result.error:
         lines.append(f"- **no verified model**: {result.error}")
     if verdict:
         lines.append(f"- final verdict: **{verdict.get('status')}** ({verdict.get('reason')})")
-    if verdict.get("time_ms") is not None:
-        lines.append(
-            f"- ModelNew {_ms(verdict.get('time_ms'))}, eager {_ms(verdict.get('eager_ms'))}, "
-            f"torch.compile {_ms(verdict.get('compile_ms'))}: speedup {_x(verdict.get('speedup'))}"
-            f" vs eager, {_x(verdict.get('speedup_vs_compile'))} vs torch.compile"
-        )
-    elif verdict:
+    measured = _measured_before_after(verdict)
+    lines += measured or _modelled_before_after(result)
+    if verdict and not measured:
         lines.append(
             "- on the CPU nothing is timed (Triton's interpreter): fragments were chosen by "
             "modelled memory traffic"
@@ -53,7 +99,9 @@ def _segment_rows(result: Any) -> list[str]:
             if seg.get("time_ms") is not None:
                 cost = f"{_ms(seg['time_ms'])} (eager {_ms(seg.get('eager_ms'))})"
             else:
-                cost = f"{seg.get('modelled_bytes', 0):.0f} bytes modelled"
+                cost = f"{_mb(seg.get('modelled_bytes', 0))} moved (modelled)"
+                if seg.get("pytorch_bytes") is not None:
+                    cost += f"; in PyTorch: {_mb(seg['pytorch_bytes'])}"
             rows.append(f"| {seg['run']} | {ops} | Triton | `{seg['kernel']}` | {cost} |")
         else:
             rows.append(f"| {seg['run']} | {ops} | PyTorch | - | {seg.get('why', '')} |")

@@ -1,7 +1,8 @@
 """The harness: the parent side of one verification. It never imports the candidate.
 
 Order of work (cheap rejections first):
-1. static checks (static.py) on the candidate text;
+1. static checks (static.py) on the candidate text, up to a drop-in wrapper's marker (dropin.py:
+   nothing after it is judged or run);
 2. spawn the sandboxed worker (channel.py; it imports torch while the harness works on step 3);
 3. load the task, draw `trials` fresh input sets (inputs.py), compute the references here on
    pristine copies (references.py), and record which copy operators the task itself uses
@@ -34,6 +35,7 @@ from drtriton.verify import compare as cmp
 from drtriton.verify import gpu_lock, sandbox, static
 from drtriton.verify.baselines import Baselines
 from drtriton.verify.channel import CANDIDATE_FILE, TASK_FILE, Rejected, WorkerChannel
+from drtriton.verify.dropin import verified_part
 from drtriton.verify.inputs import InputSets, distribution
 from drtriton.verify.measure import Timing
 from drtriton.verify.options import Options
@@ -81,9 +83,12 @@ class Verifier:
             assert hasattr(opts, key), f"unknown option {key!r}"
             setattr(opts, key, value)
         start, lock_before = time.monotonic(), gpu_lock.totals()
-        early = _static_verdict(task_source, candidate_source, opts)
+        original, judged = candidate_source, verified_part(candidate_source)  # a drop-in
+        # wrapper after the marker (verify/dropin.py) is neither judged nor run
+        early = _static_verdict(task_source, judged, opts)
         if early is not None:
             return early
+        candidate_source = judged
         level = sandbox.choose(opts.sandbox)
         worker = self._take_spare(opts, level) or WorkerChannel(opts, level)
         worker.deadline = start + opts.wall_limit()
@@ -109,6 +114,8 @@ class Verifier:
                 # 2026-11-30 teacher run, until a sixth process could not allocate a timing buffer.
                 torch.cuda.empty_cache()
         verdict.sandbox = level
+        if len(judged) < len(original):
+            verdict.extra["judged_chars"] = len(judged)  # the text before the drop-in marker
         verdict.extra["wall_s"] = round(time.monotonic() - start, 3)
         verdict.extra["request_s"] = {op: round(s, 3) for op, s in worker.request_s.items()}
         # What sharing the GPU cost this verification (the evaluation's throughput figures).
