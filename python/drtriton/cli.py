@@ -13,7 +13,9 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from drtriton.errors import ResourceError, UserError
+from drtriton import cli_support
+from drtriton.cli_checks import Parser
+from drtriton.errors import ResourceError, SandboxError, UserError
 
 # Modules that add subcommands, in the order `--help` lists them.
 COMMAND_MODULES = (
@@ -28,11 +30,18 @@ COMMAND_MODULES = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(  # its usage errors, and every subcommand's, are one line
         prog="drtriton",
         description="Turn PyTorch programs into fast, verified Triton kernels.",
     )
+    parser.add_argument("--version", action="version",
+                        version=f"%(prog)s {cli_support.package_version()}")  # fmt: skip
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # Without the C++ core every command is still listed (the command modules do not load it
+    # at import); a command that uses it says how to build it (cli_support's stand-in).
+    core_reason = cli_support.core_failure()
+    if core_reason is not None:
+        cli_support.install_core_stub(core_reason)
     for name in COMMAND_MODULES:
         try:
             module = importlib.import_module(name)
@@ -48,13 +57,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a usage error (2, printed): an exit code here too
+        return int(exc.code or 0)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
-    except UserError as exc:
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        return code
+    except BrokenPipeError:  # `drtriton ops --json | head`: the reader had what it wanted
+        return cli_support.quiet_broken_pipe()
+    except (UserError, SandboxError) as exc:  # SandboxError: the machine's setup, not an item's
         print(f"drtriton {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except ResourceError as exc:  # nothing was judged: neither accepted (0) nor rejected (1)

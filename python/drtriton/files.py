@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -36,4 +37,20 @@ def write_text_atomic(path: str | Path, text: str) -> None:
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def removed_if_left_empty(path: str | Path) -> Iterator[None]:
+    """Removes `path` when the block fails and leaves it empty, having created it: a run that
+    fails before its first record leaves nothing behind. A file that was there, or that holds
+    records (an interrupted run's, to resume from), is kept."""
+    path = Path(path)
+    existed = path.exists()
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(OSError):
+            if not existed and path.is_file() and path.stat().st_size == 0:
+                path.unlink()
         raise

@@ -94,7 +94,7 @@ def test_synthetic_user_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert bad.returncode == 2 and "--policy must be" in bad.stderr
     variants = drtriton("eval", "synthetic", str(programs), "--out", str(tmp_path / "o"),
                         "--variants", "0")  # fmt: skip
-    assert variants.returncode == 2 and "--variants must be positive" in variants.stderr
+    assert variants.returncode == 2 and "--variants: must be an integer >= 1" in variants.stderr
     no_id = tmp_path / "no_id.jsonl"
     no_id.write_text(json.dumps({"level": 1, "source": RELU_TANH}) + "\n")
     missing = drtriton("eval", "synthetic", str(no_id), "--out", str(tmp_path / "o"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from drtriton.cli import main
 
@@ -77,3 +78,33 @@ def test_impossible_bounds_are_a_clean_error(tmp_path, capsys):
     code = main(["synth", "--n", "3", "--out", str(out), "--dim-min", "9", "--dim-max", "3"])
     assert code == 2
     assert "impossible bounds" in capsys.readouterr().err
+
+
+def _interrupted(tmp_path, name: str, records: int) -> Path:
+    """An interrupted run's files: FILE.partial with `records` whole records, and its meta."""
+    out = tmp_path / name
+    assert main([*ARGS, "--out", str(out)]) == 0
+    lines = out.read_bytes().splitlines(keepends=True)
+    out.unlink()
+    (tmp_path / f"{name}.partial").write_bytes(b"".join(lines[:records]))
+    meta = {"levels": "1-3", "preset": "tiny", "seed": 9, "overrides": {}}
+    (tmp_path / f"{name}.partial.json").write_text(json.dumps(meta))
+    return out
+
+
+def test_resume_says_what_the_file_holds(tmp_path, capsys):
+    """Issue 22 item 7: a resumed run with a smaller --n keeps the finished programs and says
+    so, instead of claiming to have written --n programs."""
+    out = _interrupted(tmp_path, "big.jsonl", 30)
+    capsys.readouterr()
+    assert main([*ARGS[:2], "10", *ARGS[3:], "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "already holds 30 programs (>= --n 10): nothing to do" in err
+    assert "wrote 10" not in err
+    assert len(out.read_text().splitlines()) == 30
+
+    out = _interrupted(tmp_path, "small.jsonl", 13)
+    capsys.readouterr()
+    assert main([*ARGS, "--out", str(out)]) == 0
+    assert "wrote 40 programs" in (err := capsys.readouterr().err) and "(13 resumed, 27 new)" in err
+    assert len(out.read_text().splitlines()) == 40

@@ -217,3 +217,38 @@ def test_rl_raises_the_rate_of_rewarded_rollouts(tiny_model, programs, tmp_path,
     rates = [d["pass@1"] for d in _lines(out) if "pass@1" in d]
     assert len(rates) == 14
     assert sum(rates[-3:]) / 3 > sum(rates[:3]) / 3 + 0.3, str(rates)
+
+
+class CtrlCVerifier(FakeVerifier):
+    """Ctrl-C during the `at`-th verification."""
+
+    def __init__(self, at):
+        super().__init__()
+        self.at = at
+
+    def judge(self, tasks, codes):
+        if self.calls + 1 == self.at:
+            raise KeyboardInterrupt
+        return super().judge(tasks, codes)
+
+
+def test_ctrl_c_saves_a_checkpoint_and_resume_logs_each_step_once(tiny_model, programs,
+                                                                  tmp_path):  # fmt: skip
+    out = tmp_path / "rl"
+    cfg = _cfg(tiny_model, programs, out, steps=3, save_every=10)
+    with pytest.raises(KeyboardInterrupt):  # calls: step 1, step 2, its evaluation, step 3
+        train(cfg, verifier=CtrlCVerifier(at=4))
+    saved = json.loads((out / "checkpoint-2" / "state.json").read_text())
+    assert saved["step"] == 2 and saved["curriculum"]["level"] == 2  # after step 2's evaluation
+    train(_cfg(tiny_model, programs, out, steps=3, save_every=10, resume=True),
+          verifier=FakeVerifier())  # fmt: skip
+    lines = _lines(out)
+    assert [(d["step"], bool(d.get("eval"))) for d in lines] == [
+        (1, False), (2, False), (2, True), (3, False), (3, True)]  # fmt: skip
+
+
+def test_resume_with_no_checkpoint_is_a_user_error(tiny_model, programs, tmp_path):
+    from drtriton.errors import UserError
+
+    with pytest.raises(UserError, match="no checkpoint in"):
+        train(_cfg(tiny_model, programs, tmp_path / "none", resume=True), verifier=FakeVerifier())

@@ -52,3 +52,57 @@ def test_sft_lora_merges_into_a_plain_checkpoint(tiny_model, pairs_file, tmp_pat
 def test_user_errors_exit_2(tmp_path, capsys):
     assert main(["sft", "--model", str(tmp_path), "--data", "x", "--out", "y"]) == 2
     assert "not a model checkpoint" in capsys.readouterr().err
+
+
+def _sft_args(tiny_model, pairs_file, out, *extra):
+    return ["sft", "--model", str(tiny_model), "--data", str(pairs_file), "--out", str(out),
+            "--lr", "3e-3", "--batch-size", "2", "--log-every", "1", "--save-every", "2",
+            "--warmup", "0", *extra]  # fmt: skip
+
+
+def test_resume_with_no_checkpoint_is_a_user_error(tiny_model, pairs_file, tmp_path, capsys):
+    out = tmp_path / "empty"
+    assert main(_sft_args(tiny_model, pairs_file, out, "--max-steps", "2", "--resume")) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "no checkpoint in" in err and str(out) in err
+    assert not (out / "metrics.jsonl").exists()  # it did not start over
+
+
+def test_ctrl_c_saves_a_checkpoint_that_resume_continues(tiny_model, pairs_file, tmp_path,
+                                                         monkeypatch, capsys):  # fmt: skip
+    import drtriton.policy.hf as hf
+
+    load, calls = hf.load_model, []
+
+    def ctrl_c_at_step_4(*args, **kwargs):
+        model, tokenizer = load(*args, **kwargs)
+
+        def forward(_module, _inputs):
+            calls.append(1)
+            if len(calls) == 4:  # one micro-batch per step: the 4th step's forward
+                raise KeyboardInterrupt
+
+        model.register_forward_pre_hook(forward)
+        return model, tokenizer
+
+    monkeypatch.setattr(hf, "load_model", ctrl_c_at_step_4)
+    out = tmp_path / "sft"
+    assert main(_sft_args(tiny_model, pairs_file, out, "--max-steps", "6")) == 130
+    assert "saved" in capsys.readouterr().err
+    state = json.loads((out / "checkpoint-3" / "state.json").read_text())
+    assert state == {"step": 3, "micro": 3}
+    assert not list(out.glob(".checkpoint-*"))  # written aside, then renamed into place
+    monkeypatch.setattr(hf, "load_model", load)
+    assert main(_sft_args(tiny_model, pairs_file, out, "--max-steps", "6", "--resume")) == 0
+    assert [m["step"] for m in _metrics(out)] == [1, 2, 3, 4, 5, 6]
+
+
+def test_resume_does_not_log_steps_twice(tiny_model, pairs_file, tmp_path):
+    import shutil
+
+    out = tmp_path / "sft"
+    assert main(_sft_args(tiny_model, pairs_file, out, "--max-steps", "6")) == 0
+    shutil.rmtree(out / "checkpoint-6")  # as if killed after logging steps 5 and 6
+    assert main(_sft_args(tiny_model, pairs_file, out, "--max-steps", "6", "--resume")) == 0
+    assert [m["step"] for m in _metrics(out)] == [1, 2, 3, 4, 5, 6]  # 5, 6 re-run, not re-logged
+    assert (out / "checkpoint-6" / "state.json").is_file()

@@ -42,7 +42,7 @@ def test_usage_errors_raise_user_error(tmp_path: pathlib.Path) -> None:
     not_a_task.write_text("x = 1\n")
     with pytest.raises(UserError):
         run(["verify", str(not_a_task), str(GOOD)])
-    with pytest.raises(UserError):
+    with pytest.raises(SystemExit):  # a range error is argparse's, caught while parsing
         run(["verify", str(TASK), str(GOOD), "--trials", "0"])
 
 
@@ -63,7 +63,8 @@ def test_batch_is_resumable(tmp_path: pathlib.Path) -> None:
     with out.open("a") as f:
         f.write('{"id": "tor')
     pairs.write_text("".join(json.dumps(r) + "\n" for r in records))
-    assert run(["verify-batch", str(pairs), "--out", str(out), "--workers", "1", "--quiet"]) == 0
+    # Exit 2: "broken-task" gets an `error`, not a verdict (the first run's pairs all had one).
+    assert run(["verify-batch", str(pairs), "--out", str(out), "--workers", "1", "--quiet"]) == 2
     results = {}
     for line in out.read_text().splitlines():
         try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from drtriton import cli_checks as c
 from drtriton.errors import UserError
 
 
@@ -34,13 +35,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _common(p: argparse.ArgumentParser, workers_help: str) -> None:
-    p.add_argument("--out", type=Path, required=True,
+    # Paths and numbers are checked while parsing: a bad one fails before any problem runs.
+    p.add_argument("--out", type=c.output_dir, required=True,
                    help="output directory; a rerun with the same directory resumes")  # fmt: skip
-    p.add_argument("--device", default="cpu",
+    p.add_argument("--device", type=c.device, default="cpu",
                    help="cpu (default; Triton interpreter, correctness only) or cuda (every visible GPU, "
                    "round-robin) or cuda:N")  # fmt: skip
-    p.add_argument("--workers", type=int, default=None,
-                   help=workers_help)  # fmt: skip
+    p.add_argument("--workers", type=c.positive_int, default=None,
+                   help=workers_help + "; >= 1")  # fmt: skip
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -59,27 +61,28 @@ def _register_kernelbench(sub: argparse._SubParsersAction) -> None:
         k, "parallel problems, each in its own process (default: one per GPU on cuda, 1 on cpu)"
     )
     k.add_argument("--levels", default=None, help="levels to run, e.g. 1,2 or 1-3 (default: all)")
-    k.add_argument("--limit", type=int, default=None, help="first N problems of each level")
+    k.add_argument("--limit", type=c.positive_int, default=None,
+                   help="first N problems of each level, N >= 1")  # fmt: skip
     k.add_argument("--order", default="interleaved", choices=["interleaved", "level"],
                    help="interleaved (default): a problem of each level in turn, so a time budget "
                    "cuts every level alike; level: level by level")  # fmt: skip
-    k.add_argument("--problem-timeout", type=float, default=600.0,
-                   help="wall-clock seconds per problem (optimize + verify); past it the "
+    k.add_argument("--problem-timeout", type=c.positive_float, default=600.0,
+                   help="wall-clock seconds per problem (> 0; optimize + verify); past it the "
                    "problem is a recorded timeout (default: %(default)g)")  # fmt: skip
-    k.add_argument("--time-budget", type=float, default=None,
-                   help="seconds after which no new problem starts (the rest is listed as not "
+    k.add_argument("--time-budget", type=c.positive_float, default=None,
+                   help="seconds (> 0) after which no new problem starts (the rest is listed as not "
                    "run; the run ends at most one problem timeout later)")  # fmt: skip
     k.add_argument(
         "--max-ops",
-        type=int,
+        type=c.positive_int,
         default=5,
-        help="longest fused fragment, in operators (default: %(default)s)",
+        help="longest fused fragment, in operators, >= 1 (default: %(default)s)",
     )
     k.add_argument(
         "--k",
-        type=int,
+        type=c.positive_int,
         default=2,
-        help="candidates asked of the policy per fragment (default: %(default)s)",
+        help="candidates asked of the policy per fragment, >= 1 (default: %(default)s)",
     )
     k.add_argument(
         "--seed", type=int, default=0, help="verifier and search seed (default: %(default)s)"
@@ -88,10 +91,10 @@ def _register_kernelbench(sub: argparse._SubParsersAction) -> None:
                    help="run again the recorded problems that are not correct and ran out of GPU "
                    "memory somewhere (several problems shared the GPU): resume with fewer "
                    "--workers to give them room; the new record replaces the old")  # fmt: skip
-    k.add_argument("--memory-share", type=float, default=memory.SHARE,
+    k.add_argument("--memory-share", type=c.unit_interval, default=memory.SHARE,
                    help="GPU: a problem starts only while the estimated footprints of the "
                    f"problems on its GPU ({memory.COPIES}x their inputs and parameters, read "
-                   "on the meta device) fit in this share of the GPU's memory; an idle GPU "
+                   "on the meta device) fit in this share (0..1) of the GPU's memory; an idle GPU "
                    "takes any problem; 0 turns this off (default: %(default)s)")  # fmt: skip
     k.add_argument("--keep-slower", action="store_true",
                    help="keep a problem's least slow verified kernel when none beats PyTorch "
@@ -111,13 +114,13 @@ def _register_synthetic(sub: argparse._SubParsersAction) -> None:
     _common(s, "parallel verifications (default: one per GPU on cuda, half the cores on cpu)")
     s.add_argument("--policy", default="template",
                    help="`template` (the C++ teacher, default) or `hf:PATH` (a local checkpoint)")  # fmt: skip
-    s.add_argument("--variants", type=int, default=1,
-                   help="candidates per program; a program counts as its best (default: 1)")  # fmt: skip
+    s.add_argument("--variants", type=c.positive_int, default=1,
+                   help="candidates per program, >= 1; a program counts as its best (default: 1)")  # fmt: skip
     s.add_argument(
         "--timeout",
-        type=float,
+        type=c.positive_float,
         default=None,
-        help="verifier seconds per candidate (default: the verifier's)",
+        help="verifier seconds per candidate, > 0 (default: the verifier's)",
     )
     s.set_defaults(func=run_synthetic)
 
@@ -138,25 +141,10 @@ def parse_levels(text: str | None) -> list[int] | None:
     return sorted(set(levels))
 
 
-def _positive(name: str, value: float | None) -> None:
-    if value is not None and value <= 0:
-        raise UserError(f"{name} must be positive, not {value:g}")
-
-
-def _check_out(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out}: exists and is not a directory")
-
-
 def run_kernelbench(args: argparse.Namespace) -> int:
     from drtriton.evaluate.kernelbench import RunConfig, load_problems
     from drtriton.evaluate.kernelbench import run_kernelbench as run
 
-    for name in ("workers", "limit", "problem_timeout", "time_budget", "max_ops", "k"):
-        _positive("--" + name.replace("_", "-"), getattr(args, name))
-    if not 0.0 <= args.memory_share <= 1.0:
-        raise UserError(f"--memory-share must be within [0, 1], not {args.memory_share}")
-    _check_out(args.out)
     problems = load_problems(args.problems, parse_levels(args.levels), args.limit, args.order)
     cfg = RunConfig(device=args.device, workers=args.workers, problem_timeout=args.problem_timeout,
                     time_budget=args.time_budget, max_ops=args.max_ops, k=args.k, seed=args.seed,
@@ -171,10 +159,6 @@ def run_kernelbench(args: argparse.Namespace) -> int:
 def run_synthetic(args: argparse.Namespace) -> int:
     from drtriton.evaluate.synthetic import run_synthetic as run
 
-    _positive("--workers", args.workers)
-    _positive("--variants", args.variants)
-    _positive("--timeout", args.timeout)
-    _check_out(args.out)
     summary = run(args.programs, args.out, policy=args.policy, variants=args.variants,
                   device=args.device, workers=args.workers, timeout=args.timeout,
                   progress=not args.no_progress)  # fmt: skip

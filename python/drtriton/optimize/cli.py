@@ -7,6 +7,7 @@ import json
 import os
 import sys
 
+from drtriton.cli_checks import device, output_file, positive_float, positive_int
 from drtriton.errors import UserError
 from drtriton.files import write_text_atomic
 
@@ -52,8 +53,6 @@ def run_optimize(args: argparse.Namespace) -> int:
 
     code = _read_model(args.model)
     _check_device(args.device)
-    if args.max_ops < 1 or args.k < 1:
-        raise UserError("--max-ops and --k must be at least 1")
     config = OptimizeConfig(device=args.device, mode=args.mode, max_ops=args.max_ops, k=args.k,
                             time_budget_s=args.time_budget, seed=args.seed,
                             keep_slower=args.keep_slower)  # fmt: skip
@@ -102,16 +101,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("model", help="model file: Model, get_inputs, get_init_inputs (KernelBench)")
-    p.add_argument("--out", help="where to write the ModelNew file (written atomically)")
-    p.add_argument("--report", help="where to write the Markdown report")
-    p.add_argument("--device", default="cpu", help="cpu (interpreter, modelled costs) or cuda")
+    # Paths and numbers are checked while parsing: a bad one fails before the search, not after.
+    p.add_argument("--out", type=output_file,
+                   help="where to write the ModelNew file (written atomically)")  # fmt: skip
+    p.add_argument("--report", type=output_file, help="where to write the Markdown report")
+    p.add_argument("--device", type=device, default="cpu",
+                   help="cpu (interpreter, modelled costs), cuda or cuda:N")  # fmt: skip
     p.add_argument("--mode", default="eval", choices=["eval", "train"],
                    help="export and verify in eval mode (deployment, default) or training mode "
                    "(KernelBench's evaluation)")  # fmt: skip
-    p.add_argument("--max-ops", type=int, default=5, help="longest fused fragment (default 5)")
-    p.add_argument("--k", type=int, default=2, help="candidates per fragment (default 2)")
-    p.add_argument("--time-budget", type=float, default=None,
-                   help="seconds of search; the best cover found by then is kept")  # fmt: skip
+    p.add_argument("--max-ops", type=positive_int, default=5,
+                   help="longest fused fragment, >= 1 (default 5)")  # fmt: skip
+    p.add_argument("--k", type=positive_int, default=2,
+                   help="candidates per fragment, >= 1 (default 2)")  # fmt: skip
+    p.add_argument("--time-budget", type=positive_float, default=None,
+                   help="seconds of search, > 0; the best cover found by then is kept")  # fmt: skip
     p.add_argument("--seed", type=int, default=0, help="initialisation and input seed")
     p.add_argument("--keep-slower", action="store_true",
                    help="when no fused kernel beats PyTorch, keep the verified one that loses "

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from drtriton.cli_checks import non_negative_int, output_file, positive_int
 from drtriton.errors import UserError
 
 DEFAULT_CHUNK = 256
@@ -31,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    p.add_argument("--n", type=int, required=True, help="number of programs")
+    p.add_argument("--n", type=non_negative_int, required=True, help="number of programs (>= 0)")
     p.add_argument("--levels", default="1-5", help="levels: '1-5', '1,3,10' or '7'")
     p.add_argument(
         "--preset",
@@ -41,15 +42,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(Appendix B); tiny: runs in Triton's CPU interpreter",
     )
     p.add_argument("--seed", type=int, default=0, help="run seed")
-    p.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="worker threads")
+    p.add_argument("--threads", type=positive_int, default=os.cpu_count() or 1,
+                   help="worker threads (>= 1)")  # fmt: skip
     p.add_argument(
         "--processes",
-        type=int,
+        type=positive_int,
         default=1,
-        help="worker processes (each with --threads threads); use processes beyond ~4 "
+        help="worker processes, >= 1 (each with --threads threads); use processes beyond ~4 "
         "cores: Gecode serializes space allocation within a process",
     )
-    p.add_argument("--out", type=Path, required=True, help="output JSONL file")
+    p.add_argument("--out", type=output_file, required=True, help="output JSONL file")
     p.add_argument(
         "--stats",
         action="store_true",
@@ -127,8 +129,6 @@ def _read_partial(path: Path) -> tuple[list[dict[str, Any]], int]:
 def run(args: argparse.Namespace) -> int:
     from drtriton.synth import Synthesizer
 
-    if args.n < 0:
-        raise UserError("--n must be >= 0")
     out: Path = args.out
     partial = out.with_name(out.name + ".partial")
     meta = out.with_name(out.name + ".partial.json")
@@ -162,8 +162,9 @@ def _generate(args, synth, out: Path, partial: Path, meta: Path, config: dict[st
                 f"{partial} is from a run with other arguments ({previous}); "
                 "use --restart to discard it"
             )
+        # Every valid record is kept, also past --n: a rerun with a smaller --n must not throw
+        # away finished programs, and the closing message says what the file holds.
         done, good = _read_partial(partial)
-        done = done[: args.n]
         with partial.open("r+b") as f:
             f.truncate(good)
         synth.resume(done)
@@ -177,14 +178,17 @@ def _generate(args, synth, out: Path, partial: Path, meta: Path, config: dict[st
     if not args.no_progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=args.n, initial=len(done), unit="prog", desc="synth", file=sys.stderr)
+        total = max(args.n, len(done))
+        bar = tqdm(total=total, initial=len(done), unit="prog", desc="synth", file=sys.stderr)
     chunk = max(DEFAULT_CHUNK, 64 * args.threads * args.processes)
+    added = 0
     try:
         with partial.open("ab") as f:
-            for batch in synth.stream(args.n - len(done), chunk=chunk):
+            for batch in synth.stream(max(0, args.n - len(done)), chunk=chunk):
                 f.write(b"".join(json.dumps(r).encode() + b"\n" for r in batch))
                 f.flush()
                 os.fsync(f.fileno())
+                added += len(batch)
                 if bar:
                     bar.update(len(batch))
     except UserError:
@@ -202,7 +206,17 @@ def _generate(args, synth, out: Path, partial: Path, meta: Path, config: dict[st
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
-    print(f"wrote {args.n} programs to {out}", file=sys.stderr)
+    print(_written(out, partial, len(done), added, args.n), file=sys.stderr)
     if args.stats:
         print(format_stats(synth.stats()), file=sys.stderr)
     return 0
+
+
+def _written(out: Path, partial: Path, resumed: int, added: int, n: int) -> str:
+    """What the output file holds and what this run added to it."""
+    if resumed and not added and resumed >= n:
+        return (f"{partial} already holds {resumed} programs (>= --n {n}): nothing to do; "
+                f"{out} holds those {resumed}")  # fmt: skip
+    if resumed:
+        return f"wrote {resumed + added} programs to {out} ({resumed} resumed, {added} new)"
+    return f"wrote {added} programs to {out}"

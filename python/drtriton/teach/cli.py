@@ -19,7 +19,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from drtriton.errors import UserError
+from drtriton.cli_checks import (
+    device,
+    output_file,
+    positive_float,
+    positive_int,
+    require_visible,
+)
+from drtriton.files import removed_if_left_empty
 from drtriton.jsonl import read_jsonl
 
 
@@ -34,12 +41,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     p.add_argument("programs", type=Path, help="program records (JSONL with id and source)")
-    p.add_argument("--out", type=Path, required=True, help="pair records (JSONL), appended")
+    p.add_argument("--out", type=output_file, required=True, help="pair records (JSONL), appended")
     p.add_argument(
         "--variants",
-        type=int,
+        type=positive_int,
         default=1,
-        help="distinct candidates per program (block sizes, fusion splits)",
+        help="distinct candidates per program (block sizes, fusion splits), >= 1",
     )
     p.add_argument("--verify", action="store_true", help="verify every candidate")
     p.add_argument(
@@ -49,14 +56,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "program's rank); 2^31-element programs stay specialized, and each "
         "pair records whether the generic mode applied (`generic_shapes`)",
     )
-    p.add_argument("--device", default="cpu", help="verifier device: cpu or cuda[:N]")
+    p.add_argument("--device", type=device, default="cpu", help="verifier device: cpu or cuda[:N]")
     p.add_argument(
         "--workers",
-        type=int,
+        type=positive_int,
         default=None,
-        help="parallel programs (default: cpus/2 on cpu, GPUs on cuda, 1 unverified)",
+        help="parallel programs, >= 1 (default: cpus/2 on cpu, GPUs on cuda, 1 unverified)",
     )
-    p.add_argument("--timeout", type=float, default=None, help="verifier seconds per candidate")
+    p.add_argument(
+        "--timeout", type=positive_float, default=None, help="verifier seconds per candidate, > 0"
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress line")
     p.set_defaults(func=run)
 
@@ -85,8 +94,6 @@ def _done_programs(path: Path) -> set[str]:
 def run(args: argparse.Namespace) -> int:
     from drtriton.teach.pairs import make_pairs
 
-    if args.variants < 1:
-        raise UserError("--variants must be >= 1")
     records = _read_records(args.programs)
     done = _done_programs(args.out)
     todo = [r for r in records if str(r["id"]) not in done]
@@ -94,35 +101,39 @@ def run(args: argparse.Namespace) -> int:
     if args.verify:
         from drtriton.verify import Options
 
+        require_visible(args.device)
         opts = Options(device=args.device, timeout=args.timeout)
     workers = args.workers
     if workers is None:
         workers = 1
         if args.verify:
             workers = 1 if opts.on_cuda else max(1, (os.cpu_count() or 2) // 2)
-    fd = os.open(args.out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     counts: collections.Counter[str] = collections.Counter()
     unsupported: collections.Counter[str] = collections.Counter()
-    try:
-        pairs_iter = make_pairs(todo, args.variants, opts, workers, args.generic_shapes)
-        for n, pairs in enumerate(pairs_iter, 1):
-            # One write per program: a killed run leaves whole programs only.
-            os.write(fd, "".join(json.dumps(p) + "\n" for p in pairs).encode())
-            for p in pairs:
-                counts[_outcome(p)] += 1
-                if args.generic_shapes:  # how many pairs got the generic mode
-                    counts["generic"] += bool(p.get("generic_shapes"))
-                unsupported.update(p.get("unsupported") or [])
-            if not args.no_progress:
-                print(
-                    f"\rteach: {n}/{len(todo)} programs ({len(done)} already done) "
-                    + " ".join(f"{k}={v}" for k, v in sorted(counts.items())),
-                    end="",
-                    file=sys.stderr,
-                    flush=True,
-                )
-    finally:
-        os.close(fd)
+    # A run that fails before its first record (a bad task, no sandbox) leaves no empty file.
+    args.out.parent.mkdir(parents=True, exist_ok=True)  # --out's check allows a new directory
+    with removed_if_left_empty(args.out):
+        fd = os.open(args.out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            pairs_iter = make_pairs(todo, args.variants, opts, workers, args.generic_shapes)
+            for n, pairs in enumerate(pairs_iter, 1):
+                # One write per program: a killed run leaves whole programs only.
+                os.write(fd, "".join(json.dumps(p) + "\n" for p in pairs).encode())
+                for p in pairs:
+                    counts[_outcome(p)] += 1
+                    if args.generic_shapes:  # how many pairs got the generic mode
+                        counts["generic"] += bool(p.get("generic_shapes"))
+                    unsupported.update(p.get("unsupported") or [])
+                if not args.no_progress:
+                    print(
+                        f"\rteach: {n}/{len(todo)} programs ({len(done)} already done) "
+                        + " ".join(f"{k}={v}" for k, v in sorted(counts.items())),
+                        end="",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+        finally:
+            os.close(fd)
     if not args.no_progress:
         print(file=sys.stderr)
     if unsupported:

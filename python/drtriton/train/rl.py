@@ -178,6 +178,7 @@ def train(cfg: RLConfig, verifier: Verifier | None = None) -> dict[str, Any]:
 
     if cfg.loss not in ("drpo", "grpo"):
         raise UserError(f"--loss must be drpo or grpo, not {cfg.loss!r}")
+    resume_from = checkpoint.resume_point(cfg.out) if cfg.resume else None  # before any loading
     train_sets, heldout, levels = _programs(cfg)
     verifier = verifier or BatchVerifier(cfg.verify_device, cfg.verify_timeout or None,
                                          cfg.verify_workers or None,
@@ -206,66 +207,70 @@ def train(cfg: RLConfig, verifier: Verifier | None = None) -> dict[str, Any]:
     # of programs goes on from there, so a run continued from a finished one (the recipe's
     # --init-model) does not train on the same batches again.
     drawn = int(getattr(model.config, RL_STEPS_KEY, 0) or 0)
-    if cfg.resume and (last := checkpoint.latest(cfg.out)) is not None:
-        saved = checkpoint.load(accelerator, last)
+    if resume_from is not None:
+        saved = checkpoint.load(accelerator, resume_from)
         step, state = saved["step"], CurriculumState(**saved["curriculum"])
     metrics_path = cfg.metrics or f"{cfg.out}/metrics.jsonl"
-    log = checkpoint.MetricsLog(metrics_path, accelerator.is_main_process)
+    log = checkpoint.MetricsLog(metrics_path, accelerator.is_main_process, resume=cfg.resume)
     metrics: dict[str, Any] = {}
     budget, totals, last_step_s = Budget(cfg.max_minutes), Totals(), 0.0
-    while step < cfg.steps and not state.done and not budget.spent(accelerator, last_step_s):
-        records = _pick(train_sets[state.level], cfg.prompts_per_step, cfg.seed, drawn + step,
-                        accelerator.process_index)  # fmt: skip
-        t0 = time.perf_counter()
-        rollouts = sample(policy, records, [prompt_for(r) for r in records], cfg.group_size)
-        t_gen = time.perf_counter() - t0
-        rewards = _judge(verifier, rollouts)
-        t_verify = time.perf_counter() - t0 - t_gen
-        inputs = StepInputs(
-            rollouts.seqs,
-            torch.tensor([r.correct for r in rewards]),
-            torch.tensor([r.log_speedup or 0.0 for r in rewards], dtype=torch.float32),
-            rollouts.groups,
-        )
-        stats = policy_update(accelerator, model, optimizer, inputs, cfg.loss, drpo, grpo,
-                              pad_id=tokenizer.pad_token_id, micro_batch=cfg.micro_batch,
-                              updates=cfg.updates_per_batch, max_grad_norm=cfg.max_grad_norm,
-                              scheduler=scheduler)  # fmt: skip
-        stats["lr"] = scheduler.get_last_lr()[0]
-        step += 1
-        t_update = time.perf_counter() - t0 - t_gen - t_verify
-        gen_tokens = sum(c.completion_tokens for c in rollouts.completions)
-        train_tokens = cfg.updates_per_batch * sum(len(p) + len(g) for p, g in rollouts.seqs)
-        judged = sum(r.status != "no_code" for r in rewards)  # no code: never sent to the verifier
-        distinct = getattr(verifier, "last_distinct", judged)
-        totals.add(gen_tokens, t_gen, len(rewards), judged, distinct, t_verify, train_tokens,
-                   t_update)  # fmt: skip
-        metrics = {"step": step, "level": state.level,
-                   **_rollout_metrics(rewards, rollouts.completions, t_gen), **stats,
-                   "gen_s": t_gen, "verify_s": t_verify, "update_s": t_update,
-                   "rollouts_verified": judged,
-                   # identical rollouts of one prompt share a verification (BatchVerifier)
-                   "rollouts_distinct": distinct,
-                   "rollouts_verified_per_min": _per_min(judged, t_verify),
-                   "train_tokens_per_s": train_tokens / max(t_update, 1e-9),
-                   "elapsed_s": budget.elapsed}  # fmt: skip
-        log.write(metrics)
-        last_step_s = time.perf_counter() - t0
-        if step % cfg.eval_every == 0 or step == cfg.steps:
-            # A level too small to hold programs out is judged on training programs (logged).
-            pool = heldout.get(state.level) or train_sets[state.level]
-            result = evaluate(policy, verifier, pool, cfg.eval_size)
-            result["heldout"] = bool(heldout.get(state.level))
-            new = update(state, result["pass@1"], levels, cfg.advance_at, cfg.patience,
-                         cfg.min_delta)  # fmt: skip
-            log.write({"step": step, "level": state.level, "eval": True,
-                       **{f"eval_{k}": v for k, v in result.items()},
-                       "next_level": new.level, "done": new.done})  # fmt: skip
-            state = new
-        if step % cfg.save_every == 0 or step == cfg.steps or state.done:
-            checkpoint.save(accelerator, cfg.out, step, {"curriculum": state.to_dict()})
-        if cfg.rollout_url and cfg.sync_every and step % cfg.sync_every == 0:
-            _sync(accelerator, model, tokenizer, cfg)
+    interrupts = checkpoint.Interrupts(accelerator, cfg.out)
+    with interrupts.saving(lambda: (step, {"curriculum": state.to_dict()})):
+        while step < cfg.steps and not state.done and not budget.spent(accelerator, last_step_s):
+            records = _pick(train_sets[state.level], cfg.prompts_per_step, cfg.seed, drawn + step,
+                            accelerator.process_index)  # fmt: skip
+            t0 = time.perf_counter()
+            rollouts = sample(policy, records, [prompt_for(r) for r in records], cfg.group_size)
+            t_gen = time.perf_counter() - t0
+            rewards = _judge(verifier, rollouts)
+            t_verify = time.perf_counter() - t0 - t_gen
+            inputs = StepInputs(
+                rollouts.seqs,
+                torch.tensor([r.correct for r in rewards]),
+                torch.tensor([r.log_speedup or 0.0 for r in rewards], dtype=torch.float32),
+                rollouts.groups,
+            )
+            with interrupts.held():  # the update and the step count that names it
+                stats = policy_update(accelerator, model, optimizer, inputs, cfg.loss, drpo, grpo,
+                                      pad_id=tokenizer.pad_token_id, micro_batch=cfg.micro_batch,
+                                      updates=cfg.updates_per_batch,
+                                      max_grad_norm=cfg.max_grad_norm, scheduler=scheduler)  # fmt: skip
+                step += 1
+            stats["lr"] = scheduler.get_last_lr()[0]
+            t_update = time.perf_counter() - t0 - t_gen - t_verify
+            gen_tokens = sum(c.completion_tokens for c in rollouts.completions)
+            train_tokens = cfg.updates_per_batch * sum(len(p) + len(g) for p, g in rollouts.seqs)
+            # no code: never sent to the verifier
+            judged = sum(r.status != "no_code" for r in rewards)
+            distinct = getattr(verifier, "last_distinct", judged)
+            totals.add(gen_tokens, t_gen, len(rewards), judged, distinct, t_verify, train_tokens,
+                       t_update)  # fmt: skip
+            metrics = {"step": step, "level": state.level,
+                       **_rollout_metrics(rewards, rollouts.completions, t_gen), **stats,
+                       "gen_s": t_gen, "verify_s": t_verify, "update_s": t_update,
+                       "rollouts_verified": judged,
+                       # identical rollouts of one prompt share a verification (BatchVerifier)
+                       "rollouts_distinct": distinct,
+                       "rollouts_verified_per_min": _per_min(judged, t_verify),
+                       "train_tokens_per_s": train_tokens / max(t_update, 1e-9),
+                       "elapsed_s": budget.elapsed}  # fmt: skip
+            log.write(metrics)
+            last_step_s = time.perf_counter() - t0
+            if step % cfg.eval_every == 0 or step == cfg.steps:
+                # A level too small to hold programs out is judged on training programs (logged).
+                pool = heldout.get(state.level) or train_sets[state.level]
+                result = evaluate(policy, verifier, pool, cfg.eval_size)
+                result["heldout"] = bool(heldout.get(state.level))
+                new = update(state, result["pass@1"], levels, cfg.advance_at, cfg.patience,
+                             cfg.min_delta)  # fmt: skip
+                log.write({"step": step, "level": state.level, "eval": True,
+                           **{f"eval_{k}": v for k, v in result.items()},
+                           "next_level": new.level, "done": new.done})  # fmt: skip
+                state = new
+            if step % cfg.save_every == 0 or step == cfg.steps or state.done:
+                checkpoint.save(accelerator, cfg.out, step, {"curriculum": state.to_dict()})
+            if cfg.rollout_url and cfg.sync_every and step % cfg.sync_every == 0:
+                _sync(accelerator, model, tokenizer, cfg)
     if step and _unsaved(cfg.out, step):  # a time budget ended the loop between checkpoints
         checkpoint.save(accelerator, cfg.out, step, {"curriculum": state.to_dict()})
     setattr(accelerator.unwrap_model(model).config, RL_STEPS_KEY, drawn + step)

@@ -103,6 +103,7 @@ def train(cfg: SFTConfig) -> dict[str, Any]:
 
     from drtriton.policy.hf import load_model
 
+    resume_from = checkpoint.resume_point(cfg.out) if cfg.resume else None  # before any loading
     accelerator = Accelerator(gradient_accumulation_steps=cfg.grad_accum,
                               mixed_precision=cfg.mixed_precision)  # fmt: skip
     set_seed(cfg.seed)
@@ -131,47 +132,54 @@ def train(cfg: SFTConfig) -> dict[str, Any]:
     model, optimizer, loader, scheduler = accelerator.prepare(model, optimizer, loader, scheduler)
 
     step, start_micro = 0, 0
-    if cfg.resume and (last := checkpoint.latest(cfg.out)) is not None:
-        state = checkpoint.load(accelerator, last)
+    if resume_from is not None:
+        state = checkpoint.load(accelerator, resume_from)
         step, start_micro = state["step"], state["micro"]
-        accelerator.print(f"resumed from {last} at step {step}")
+        accelerator.print(f"resumed from {resume_from} at step {step}")
     metrics_path = cfg.metrics or f"{cfg.out}/metrics.jsonl"
-    log = checkpoint.MetricsLog(metrics_path, accelerator.is_main_process)
+    log = checkpoint.MetricsLog(metrics_path, accelerator.is_main_process, resume=cfg.resume)
     metrics: dict[str, Any] = {"step": step}
     micro, tokens, losses, t0 = start_micro, 0, [], time.perf_counter()
     all_tokens, timed_out = 0, False
+    # Micro-batches behind the last whole step: a Ctrl-C saves that position, and the resumed
+    # run redoes the micro-batches of the step it cut (their gradients are not saved).
+    done_micro = micro
+    interrupts = checkpoint.Interrupts(accelerator, cfg.out)
     model.train()
-    while step < total and not timed_out:
-        epoch_micro = micro % len(loader)
-        batches = accelerator.skip_first_batches(loader, epoch_micro) if epoch_micro else loader
-        for batch in batches:
-            with accelerator.accumulate(model):
-                loss = model(**batch).loss
-                accelerator.backward(loss)
-                if accelerator.sync_gradients:
-                    accelerator.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
-                optimizer.step()
-                scheduler.step()
-                optimizer.zero_grad()
-            micro += 1
-            losses.append(float(loss.detach()))
-            tokens += int((batch["labels"] != -100).sum())
-            all_tokens += int(batch["attention_mask"].sum())
-            if not accelerator.sync_gradients:
-                continue
-            step += 1
-            timed_out = budget.spent(accelerator)
-            if step % cfg.log_every == 0 or step == total or timed_out:
-                elapsed = time.perf_counter() - t0
-                metrics = {"step": step, "loss": sum(losses) / len(losses),
-                           "lr": scheduler.get_last_lr()[0], "epoch": micro / len(loader),
-                           "tokens_per_s": tokens / max(elapsed, 1e-9)}  # fmt: skip
-                log.write(metrics)
-                losses, tokens, t0 = [], 0, time.perf_counter()
-            if (cfg.save_every and step % cfg.save_every == 0) or step == total or timed_out:
-                checkpoint.save(accelerator, cfg.out, step, {"micro": micro})
-            if step >= total or timed_out:
-                break
+    with interrupts.saving(lambda: (step, {"micro": done_micro})):
+        while step < total and not timed_out:
+            epoch_micro = micro % len(loader)
+            batches = accelerator.skip_first_batches(loader, epoch_micro) if epoch_micro else loader
+            for batch in batches:
+                with accelerator.accumulate(model):
+                    loss = model(**batch).loss
+                    accelerator.backward(loss)
+                    if accelerator.sync_gradients:
+                        accelerator.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+                    with interrupts.held():  # the update and the counters that name it
+                        optimizer.step()
+                        scheduler.step()
+                        optimizer.zero_grad()
+                        micro += 1
+                        if accelerator.sync_gradients:
+                            step, done_micro = step + 1, micro
+                losses.append(float(loss.detach()))
+                tokens += int((batch["labels"] != -100).sum())
+                all_tokens += int(batch["attention_mask"].sum())
+                if not accelerator.sync_gradients:
+                    continue
+                timed_out = budget.spent(accelerator)
+                if step % cfg.log_every == 0 or step == total or timed_out:
+                    elapsed = time.perf_counter() - t0
+                    metrics = {"step": step, "loss": sum(losses) / len(losses),
+                               "lr": scheduler.get_last_lr()[0], "epoch": micro / len(loader),
+                               "tokens_per_s": tokens / max(elapsed, 1e-9)}  # fmt: skip
+                    log.write(metrics)
+                    losses, tokens, t0 = [], 0, time.perf_counter()
+                if (cfg.save_every and step % cfg.save_every == 0) or step == total or timed_out:
+                    checkpoint.save(accelerator, cfg.out, step, {"micro": micro})
+                if step >= total or timed_out:
+                    break
     checkpoint.save_final(accelerator, model, tokenizer, cfg.out)
     seconds = budget.elapsed
     return {**metrics, "steps": step, "seconds": seconds, "timed_out": timed_out,

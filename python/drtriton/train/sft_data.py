@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from drtriton.errors import UserError
+from drtriton.files import removed_if_left_empty
 
 
 @dataclass
@@ -121,7 +122,8 @@ def build(cfg: SFTDataConfig, verifier: Any = None) -> dict[str, dict[str, int]]
     for r in programs:
         summary[r["ops"][0]]["programs"] += 1
     Path(cfg.out).parent.mkdir(parents=True, exist_ok=True)
-    with open(cfg.out, "a") as f:
+    # A run that fails before its first pair (an API error, say) leaves no empty file behind.
+    with removed_if_left_empty(cfg.out), open(cfg.out, "a") as f:
         for policy in _policies(cfg):
             groups = policy.generate([prompt_for(r) for r in programs], cfg.samples)
             flat = [

@@ -6,6 +6,11 @@ pair, `{"id": ..., **verdict}`; a pair whose task is unusable gets `{"id", "erro
 one the harness could not judge for want of GPU memory `{"id", "error", "retry": true}` (redone
 on resume).
 
+A task path (one line, no newline) is read relative to the pairs file's folder, so a pairs file
+works from any directory; a one-line `.py` name that does not exist there stops the batch before
+anything runs (UserError naming the pair), instead of being judged as a task's source text.
+A sandbox that cannot start (drtriton.errors.SandboxError) stops it too: it is no pair's fault.
+
 Resumable: ids already in the output are skipped; each result is appended with a single
 `os.write` on an O_APPEND descriptor, so a killed run leaves whole lines only (a torn last line,
 possible only if the machine dies mid-write, is ignored on resume and redone).
@@ -17,6 +22,7 @@ time and timings that do not contend; on the CPU each harness runs one sandboxed
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import multiprocessing as mp
 import os
@@ -34,6 +40,9 @@ from drtriton.verify.harness import Options, Verifier
 # the pool's initializer: multiprocessing hands work to a process, not to an object.
 _OPTS: Options | None = None
 _VERIFIER: Verifier | None = None
+# The task file run_batch resolved for a pair (an absolute path), in the record it hands a
+# pool process: the process need not guess again whether `task` is a path.
+TASK_FILE_KEY = "_task_file"
 
 
 def _init(opts: Options, counter: Any, gpus: int) -> None:
@@ -65,13 +74,34 @@ def _one(record: dict[str, Any]) -> str:
 
 
 def _task_text(record: dict[str, Any]) -> str:
+    path = record.get(TASK_FILE_KEY)
+    if isinstance(path, str):
+        try:
+            with open(path) as f:
+                return f.read()
+        except OSError as exc:
+            raise UserError(f"cannot read task {path!r}: {exc.strerror}") from None
     text = record.get("source") or record.get("task")
     if not isinstance(text, str):
         raise UserError("the pair has no task (`source` or `task`)")
-    if "\n" not in text and os.path.isfile(text):
-        with open(text) as f:
-            return f.read()
     return text
+
+
+def resolve_task(record: dict[str, Any], folder: str) -> dict[str, Any]:
+    """`record`, with TASK_FILE_KEY set when its task names a file relative to `folder` (the
+    pairs file's) or an absolute one. Raises UserError for a name that looks like a path (one
+    line ending in .py) but names no file: judging it as source code would report the user's
+    typo as an unusable task, or worse, as the candidate's failure."""
+    text = record.get("source") or record.get("task")
+    if not isinstance(text, str) or "\n" in text or not text.strip():
+        return record
+    path = os.path.join(folder, os.path.expanduser(text.strip()))
+    if os.path.isfile(path):
+        return {**record, TASK_FILE_KEY: os.path.abspath(path)}
+    if text.strip().endswith(".py"):
+        raise UserError(f"pair {record['id']!r}: no task file {text!r} (looked for {path}; "
+                        "relative paths are read from the pairs file's folder)")  # fmt: skip
+    return record
 
 
 def _candidate_text(record: dict[str, Any]) -> str:
@@ -104,13 +134,18 @@ def run_batch(pairs: str, out: str, opts: Options, *, workers: int | None = None
               progress: bool = True) -> tuple[int, int]:  # fmt: skip
     """Verifies every pair not yet in `out`; returns (verified now, results in `out`)."""
     finished = done_ids(out)
+    folder = os.path.dirname(os.path.abspath(pairs))
     todo, seen = [], set(finished)
     for record in read_pairs(pairs):
         key = str(record["id"])
         if key in seen:
             continue
         seen.add(key)
-        todo.append(record)
+        todo.append(resolve_task(record, folder))
+    if todo:  # a sandbox that cannot start fails here, once, not as every pair's verdict
+        from drtriton.verify import sandbox
+
+        sandbox.choose(opts.sandbox)
     gpus = 0
     if opts.on_cuda:
         import torch
@@ -137,6 +172,56 @@ def run_batch(pairs: str, out: str, opts: Options, *, workers: int | None = None
     finally:
         os.close(fd)
     return count, len(finished) + count
+
+
+@dataclasses.dataclass
+class Tally:
+    """What the results file says about a pairs file's pairs (the last line of each id)."""
+
+    pairs: int = 0
+    verdicts: int = 0
+    errors: int = 0  # the pair is unusable (its task or candidate): not redone on resume
+    retries: int = 0  # not judged (the harness ran out of GPU memory): redone on resume
+
+    def summary(self, now: int, out: str) -> str:
+        """The closing line of `drtriton verify-batch`, which counts only what it saw."""
+        line = f"verify-batch: {now} done now; {self.verdicts} of {self.pairs} pairs have a verdict"
+        if self.errors:
+            line += f", {self.errors} an error (its `error` field says why)"
+        if self.retries:
+            line += f", {self.retries} were not judged (run again to retry them)"
+        missing = self.pairs - self.verdicts - self.errors - self.retries
+        if missing:
+            line += f", {missing} no result"
+        return f"{line} (results in {out})"
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every pair has a verdict (rejections included: they are answers), else 2:
+        the pairs file needs fixing, or a rerun."""
+        return 0 if self.verdicts == self.pairs else 2
+
+
+def tally(pairs: str, out: str) -> Tally:
+    """Counts the results in `out` of the pairs in `pairs`."""
+    ids = {str(record["id"]) for record in read_pairs(pairs)}
+    last: dict[str, dict[str, Any]] = {}
+    if os.path.exists(out):
+        with open(out) as f:
+            for line in f:
+                with contextlib.suppress(json.JSONDecodeError, KeyError, TypeError):
+                    record = json.loads(line)
+                    if str(record["id"]) in ids:
+                        last[str(record["id"])] = record
+    counts = Tally(pairs=len(ids))
+    for record in last.values():
+        if record.get("retry"):
+            counts.retries += 1
+        elif "error" in record:
+            counts.errors += 1
+        else:
+            counts.verdicts += 1
+    return counts
 
 
 @contextlib.contextmanager

@@ -31,9 +31,10 @@ from drtriton.verify.options import Options
 HARNESS_GRACE = 2.0
 CANDIDATE_FILE = "candidate.py"  # in the worker's private directory
 TASK_FILE = "task.py"  # the task's source there: the worker draws the inputs itself
-PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PACKAGE_ROOT = sandbox.PACKAGE_ROOT  # the sandbox binds it back where it lies under /tmp
 REPLY_LIMIT = 1 << 20
-# File descriptors below this are kept free for the sandbox: the unshare prelude opens the
+# File descriptors below this are kept free for the sandbox (the unshare prelude also holds
+# the interpreter's directories under /tmp on fds 4-9): the unshare prelude opens the
 # private directory as fd 3, which closed the worker's request pipe whenever a fresh harness
 # process got fds 3 and 4 for its first pipe ("Bad file descriptor" at the worker's start).
 FIRST_PASSED_FD = 10

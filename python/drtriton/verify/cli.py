@@ -2,7 +2,8 @@
 
 Exit codes (DESIGN.md): 0 accepted, 1 rejected, 2 usage error (drtriton.errors.UserError, printed
 by the top-level CLI without a traceback) or nothing judged (ResourceError: the harness ran out of
-GPU memory). verify-batch exits 0 once every pair has a result line.
+GPU memory). verify-batch exits 0 once every pair has a verdict, and 2 while a pair has an
+`error` (its task or candidate is unusable) or was not judged (run it again).
 """
 
 from __future__ import annotations
@@ -11,6 +12,14 @@ import argparse
 import os
 import sys
 
+from drtriton.cli_checks import (
+    device,
+    non_negative_float,
+    non_negative_int,
+    output_file,
+    positive_float,
+    positive_int,
+)
 from drtriton.errors import UserError
 
 
@@ -23,36 +32,35 @@ def _read(path: str, what: str) -> str:
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
+    # Ranges are checked while parsing (drtriton.cli_checks): before any candidate runs.
+    p.add_argument("--device", type=device, default="cpu",
+                   help="cpu (Triton interpreter, correctness only), cuda or cuda:N")  # fmt: skip
     p.add_argument(
-        "--device", default="cpu", help="cpu (Triton interpreter, correctness only) or cuda"
+        "--trials", type=positive_int, default=5, help="fresh input sets, >= 1 (default 5)"
     )
-    p.add_argument("--trials", type=int, default=5, help="fresh input sets (default 5)")
-    p.add_argument("--timeout", type=float, default=None,
-                   help="wall-clock seconds per candidate (default 120 on cpu, 300 on cuda)")  # fmt: skip
-    p.add_argument("--atol", type=float, default=None, help="default 1e-4 (fp32), 1e-2 (fp16/bf16)")
-    p.add_argument("--rtol", type=float, default=None, help="default 1e-4 (fp32), 1e-2 (fp16/bf16)")
+    p.add_argument("--timeout", type=positive_float, default=None,
+                   help="wall-clock seconds per candidate, > 0 (default 120 on cpu, 300 on cuda)")  # fmt: skip
+    p.add_argument("--atol", type=non_negative_float, default=None,
+                   help=">= 0; default 1e-4 (fp32), 1e-2 (fp16/bf16)")  # fmt: skip
+    p.add_argument("--rtol", type=non_negative_float, default=None,
+                   help=">= 0; default 1e-4 (fp32), 1e-2 (fp16/bf16)")  # fmt: skip
     p.add_argument("--seed", type=int, default=0, help="base seed of inputs and initialisation")
     p.add_argument("--sandbox", default="auto", choices=["auto", "bwrap", "unshare", "none"])
     p.add_argument(
         "--runs",
-        type=int,
+        type=positive_int,
         default=30,
-        help="GPU timing rounds at least (one call each of the candidate, eager and "
+        help="GPU timing rounds at least, >= 1 (one call each of the candidate, eager and "
         "torch.compile, interleaved; more until the medians settle, up to 100)",
     )
-    p.add_argument("--warmup", type=int, default=3, help="untimed calls of each before timing")
+    p.add_argument("--warmup", type=non_negative_int, default=3,
+                   help="untimed calls of each before timing, >= 0")  # fmt: skip
     p.add_argument("--no-baselines", action="store_true", help="skip eager/torch.compile timing")
 
 
 def options_from(args: argparse.Namespace):
     from drtriton.verify.harness import Options
 
-    if args.trials < 1:
-        raise UserError("--trials must be at least 1")
-    if args.runs < 1 or args.warmup < 0:
-        raise UserError("--runs must be at least 1 and --warmup at least 0")
-    if args.device != "cpu" and not args.device.startswith("cuda"):
-        raise UserError(f"--device must be cpu or cuda[:N], not {args.device!r}")
     if args.device.startswith("cuda"):
         import torch
 
@@ -92,13 +100,16 @@ def run_verify(args: argparse.Namespace) -> int:
 
 def run_batch(args: argparse.Namespace) -> int:
     from drtriton.verify.batch import run_batch as batch
+    from drtriton.verify.batch import tally
 
     if not os.path.exists(args.pairs):
         raise UserError(f"cannot read pairs {args.pairs!r}: no such file")
     opts = options_from(args)
-    done, total = batch(args.pairs, args.out, opts, workers=args.workers, progress=not args.quiet)
-    print(f"verify-batch: {done} verified now, {total} results in {args.out}", file=sys.stderr)
-    return 0
+    args.out.parent.mkdir(parents=True, exist_ok=True)  # --out's check allows a new directory
+    done, _ = batch(args.pairs, str(args.out), opts, workers=args.workers, progress=not args.quiet)
+    counts = tally(args.pairs, str(args.out))  # the whole file's state: a resumed run's too
+    print(counts.summary(done, str(args.out)), file=sys.stderr)
+    return counts.exit_code
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -114,10 +125,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "pairs", help="JSONL: id, task or source (text or path), candidate or completion"
     )
     b.add_argument(
-        "--out", required=True, help="results JSONL (appended; ids already there are skipped)"
+        "--out",
+        type=output_file,
+        required=True,
+        help="results JSONL (appended; ids already there are skipped)",
     )
-    b.add_argument("--workers", type=int, default=None,
-                   help="parallel verifications (default: GPUs visible, or CPU cores)")  # fmt: skip
+    b.add_argument("--workers", type=positive_int, default=None,
+                   help="parallel verifications, >= 1 (default: GPUs visible, or CPU cores)")  # fmt: skip
     b.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_common(b)
     b.set_defaults(func=run_batch)

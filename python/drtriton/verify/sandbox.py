@@ -13,6 +13,12 @@ verdict records it in its `sandbox` field:
 - "none": a plain child process (a new session so the whole group can be killed). Only the
   static checks and the resource limits stand between the candidate and the machine.
 
+Both sandboxes hide the real /tmp and /dev/shm, where a Python environment may live (a venv in
+/tmp): the interpreter's directories there (`kept_paths`) are bound back read-only, or every
+worker would fail to start and every candidate come back `crashed`. `choose` also checks once
+per process and level that the interpreter starts inside (`ensure_starts`); where it does not,
+it raises drtriton.errors.SandboxError: the harness's failure, never the candidate's verdict.
+
 Every level also gets resource limits, set by the worker itself before it imports the candidate:
 RLIMIT_CPU, RLIMIT_NOFILE, RLIMIT_FSIZE, RLIMIT_CORE = 0, and on the CPU RLIMIT_DATA. Not
 RLIMIT_AS: CUDA reserves terabytes of virtual address space at start-up and fails under it.
@@ -24,20 +30,50 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
+
+from drtriton.errors import SandboxError
 
 LEVELS = ("bwrap", "unshare", "none")
 WORKDIR_INSIDE_UNSHARE = "/tmp/work"
+# Directories both sandboxes replace by an empty tmpfs.
+MASKED = ("/tmp", "/dev/shm")
+# The directory holding the drtriton package (the worker's PYTHONPATH, channel.worker_env).
+PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The unshare prelude holds each kept directory open on fds 4-9 (dash allows single-digit fds).
+_UNSHARE_KEEP_FDS = range(4, 10)
+# The start probe: the interpreter runs, finds drtriton and can find torch (without importing
+# it: that would add seconds to every process's first verification).
+_START_PROBE = (
+    "import importlib.util, drtriton; raise SystemExit(importlib.util.find_spec('torch') is None)"
+)
 
-# Runs as `sh -c PRELUDE sh PRIVATE_DIR CMD...` inside the new namespaces.
+# Runs as `sh -c PRELUDE sh PRIVATE_DIR KEPT_DIR... -- CMD...` inside the new namespaces. The
+# kept directories are opened before the tmpfs hides them and bound back, read-only, from
+# their descriptors (as the private directory is, writable).
 _UNSHARE_PRELUDE = r"""
 set -e
 exec 3<"$1"; shift
+fd=4
+while [ "$1" != "--" ]; do
+  eval "exec $fd<\"\$1\""; eval "kept$fd=\$1"; fd=$((fd + 1)); shift
+done
+shift
 mount --make-rprivate / 2>/dev/null || true
 mount -t tmpfs -o mode=1777 tmpfs /tmp
 mkdir -p /tmp/work
 mount --bind /proc/self/fd/3 /tmp/work
 exec 3<&-
 mount -t tmpfs tmpfs /dev/shm 2>/dev/null || true
+i=4
+while [ "$i" -lt "$fd" ]; do
+  eval "p=\$kept$i"
+  mkdir -p "$p"
+  mount --no-canonicalize --bind "/proc/self/fd/$i" "$p"
+  mount -o remount,bind,ro "$p"
+  eval "exec $i<&-"
+  i=$((i + 1))
+done
 for m in $(awk '{print $5}' /proc/self/mountinfo); do
   case "$m" in /tmp|/tmp/*|/proc|/proc/*|/sys|/sys/*|/dev|/dev/*) continue;; esac
   mount -o remount,bind,ro "$m" 2>/dev/null || true
@@ -47,10 +83,49 @@ exec "$@"
 """
 
 
+def kept_paths() -> list[str]:
+    """The directories under MASKED that the worker's interpreter needs (its venv and the
+    venv's base, sys.executable's directory before and after symlinks, drtriton's package
+    root, PYTHONPATH and sys.path entries), outermost only.
+
+    Never a masked directory itself (other workers' private directories are in /tmp), nor,
+    from the search path, the current directory or sys.path[0] (the caller's script or working
+    directory; the worker has its own): a candidate has no business reading the user's files."""
+    needed = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix,
+              os.path.dirname(os.path.abspath(sys.executable)),
+              os.path.dirname(os.path.realpath(sys.executable)), PACKAGE_ROOT]  # fmt: skip
+    search = [*os.environ.get("PYTHONPATH", "").split(os.pathsep), *sys.path[1:]]
+    callers = {os.path.realpath(os.getcwd())}
+    if sys.path and sys.path[0]:
+        callers.add(os.path.realpath(sys.path[0]))
+    found = _masked_dirs(needed) | (_masked_dirs(search) - callers)
+    outermost: list[str] = []
+    for path in sorted(found):  # a parent sorts before its children
+        if not _under(path, tuple(outermost)):
+            outermost.append(path)
+    return outermost
+
+
+def _masked_dirs(paths: list[str]) -> set[str]:
+    """The existing directories among `paths` (as given and with symlinks resolved) that lie
+    under a masked directory."""
+    found: set[str] = set()
+    for path in filter(None, paths):
+        for form in (os.path.abspath(path), os.path.realpath(path)):
+            if form not in MASKED and _under(form, MASKED) and os.path.isdir(form):
+                found.add(form)
+    return found
+
+
+def _under(path: str, roots: tuple[str, ...]) -> bool:
+    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
+
+
 def _bwrap_prefix(private: str) -> list[str]:
+    kept = [arg for path in kept_paths() for arg in ("--ro-bind", path, path)]
     return [
         "bwrap", "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc",
-        "--tmpfs", "/tmp", "--tmpfs", "/dev/shm", "--bind", private, private,
+        "--tmpfs", "/tmp", "--tmpfs", "/dev/shm", *kept, "--bind", private, private,
         "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-pid",
         "--die-with-parent", "--chdir", private, "--",
     ]  # fmt: skip
@@ -70,9 +145,16 @@ _unshare_user = [os.geteuid() != 0]
 def _unshare_prefix(private: str) -> list[str]:
     user = _UNSHARE_USER if _unshare_user[0] else []
     pid = _UNSHARE_PID if _unshare_pid[0] else []
+    kept = kept_paths()
+    if len(kept) > len(_UNSHARE_KEEP_FDS):
+        raise SandboxError(
+            f"the Python environment spans {len(kept)} directories under {' and '.join(MASKED)}; "
+            f"the unshare sandbox binds at most {len(_UNSHARE_KEEP_FDS)}: use --sandbox bwrap, "
+            "or install it elsewhere"
+        )
     return [
         "unshare", *user, "--net", "--mount", "--ipc", "--uts", *pid, "--propagation", "private",
-        "sh", "-c", _UNSHARE_PRELUDE, "sh", private,
+        "sh", "-c", _UNSHARE_PRELUDE, "sh", private, *kept, "--",
     ]  # fmt: skip
 
 
@@ -129,9 +211,43 @@ def choose(preference: str = "auto") -> str:
                 f"unknown sandbox {preference!r}; choose from auto, {', '.join(LEVELS)}"
             )
         if not works(preference):
-            raise RuntimeError(f"sandbox {preference!r} does not work on this machine")
+            raise SandboxError(f"sandbox {preference!r} does not work on this machine")
+        ensure_starts(preference)
         return preference
-    for level in LEVELS:
-        if works(level):
-            return level
-    return "none"
+    # The strongest level that isolates; if the interpreter cannot start in it, that is an
+    # error, not a reason to run candidates with less isolation than this machine offers.
+    level = next((level for level in LEVELS if works(level)), "none")
+    ensure_starts(level)
+    return level
+
+
+def ensure_starts(level: str) -> None:
+    """Raises SandboxError when the worker's interpreter cannot start under `level`."""
+    failure = _start_failure(level, sys.executable)
+    if failure is not None:
+        raise SandboxError(
+            f"the verifier's sandbox ({level}) cannot start the worker's Python "
+            f"{sys.executable}: {failure}"
+        )
+
+
+@functools.cache  # once per process, level and interpreter: a worker starts per candidate
+def _start_failure(level: str, executable: str) -> str | None:
+    """Why `executable` cannot run the start probe under `level`, or None when it can."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="drtriton-probe-") as d:
+        argv, _ = wrap(level, d, [executable, "-c", _START_PROBE])
+        path = os.pathsep.join([PACKAGE_ROOT, os.environ.get("PYTHONPATH", "")])
+        env = {**os.environ, "PYTHONPATH": path.rstrip(os.pathsep), "PYTHONDONTWRITEBYTECODE": "1"}
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=d,
+                                  env=env, check=False)  # fmt: skip
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"{type(exc).__name__}: {exc}"
+    if done.returncode == 0:
+        return None
+    said = " ".join((done.stderr or done.stdout).split())[-500:]
+    if done.returncode == 1 and not said:
+        return "torch is not importable there"
+    return f"exit status {done.returncode}" + (f": {said}" if said else "")

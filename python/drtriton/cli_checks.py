@@ -1,0 +1,192 @@
+"""Checks of command-line values, made while the arguments are parsed: before any work.
+
+Every validator is an argparse `type=`: a bad value ends the command with exit 2 and one line,
+`drtriton CMD: error: argument --flag: ...` (`Parser` prints no usage block), and nothing has
+been read, computed or written yet. `output_file` and `output_dir` refuse a path the command
+could not write, which would otherwise surface only after the whole run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import stat
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, NoReturn
+
+from drtriton.errors import UserError
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors are one line on stderr, exit 2.
+
+    Subparsers inherit the class (argparse builds them with the parent's type), so one parser
+    at the top makes every command's errors look alike: the shape `drtriton CMD: error: ...`
+    that the CLI prints for a UserError too.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _checked(kind: Callable[[str], float], text: str, ok: Callable[[float], bool],
+             what: str) -> float:  # fmt: skip
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {what}, not {text!r}") from None
+    if not ok(value):
+        raise argparse.ArgumentTypeError(f"must be {what}, not {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    return int(_checked(int, text, lambda v: v >= 1, "an integer >= 1"))
+
+
+def non_negative_int(text: str) -> int:
+    return int(_checked(int, text, lambda v: v >= 0, "an integer >= 0"))
+
+
+def positive_float(text: str) -> float:
+    return _checked(float, text, lambda v: v > 0, "a number > 0")  # NaN fails too
+
+
+def non_negative_float(text: str) -> float:
+    return _checked(float, text, lambda v: v >= 0, "a number >= 0")
+
+
+def unit_interval(text: str) -> float:
+    return _checked(float, text, lambda v: 0 <= v <= 1, "a number in [0, 1]")
+
+
+# The range each validator admits, for help texts that say it (train/args.py appends them).
+RANGES: dict[Callable[[str], object], str] = {
+    positive_int: ">= 1",
+    non_negative_int: ">= 0",
+    positive_float: "> 0",
+    non_negative_float: ">= 0",
+    unit_interval: "0..1",
+}
+
+_DEVICE = re.compile(r"cpu|cuda(:\d+)?")
+
+
+def device(text: str) -> str:
+    """cpu, cuda or cuda:N. Whether a GPU is visible is the command's check: it needs torch,
+    which parsing should not import."""
+    if not _DEVICE.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"must be cpu, cuda or cuda:N, not {text!r}")
+    return text
+
+
+def device_or_auto(text: str) -> str:
+    """`device`, or auto (the GPU when one is visible)."""
+    if text == "auto":
+        return text
+    if not _DEVICE.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"must be auto, cpu, cuda or cuda:N, not {text!r}")
+    return text
+
+
+def require_visible(name: str) -> None:
+    """A UserError when `name` (a checked --device) is a GPU that torch cannot see: called by
+    the command before its work, as it imports torch."""
+    if name.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            raise UserError(f"--device {name}: no CUDA device is visible")
+
+
+def _writable_dir(path: Path) -> bool:
+    return os.access(path, os.W_OK | os.X_OK)  # X: entries can be created in it
+
+
+def _is_dir(path: Path) -> bool | None:
+    """True for a directory, False for anything else, None when nothing is there; a path we may
+    not even look at (a parent without search permission) is a usage error of its own."""
+    try:
+        return stat.S_ISDIR(path.stat().st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"{str(path)!r}: {exc.strerror or exc}") from None
+
+
+def _check_creatable(path: Path) -> None:
+    """Nothing is at `path`: its nearest existing ancestor must be a directory we may write
+    (the command creates the directories in between)."""
+    parent = path.parent
+    while (kind := _is_dir(parent)) is None and parent != parent.parent:
+        parent = parent.parent
+    if not kind:
+        raise argparse.ArgumentTypeError(f"{str(path)!r}: {str(parent)!r} is not a directory")
+    if not _writable_dir(parent):
+        raise argparse.ArgumentTypeError(f"{str(path)!r}: directory {str(parent)!r} is not "
+                                         "writable")  # fmt: skip
+
+
+def output_file(text: str) -> Path:
+    """A file the command will write or append to: not a directory, and writable (or
+    creatable). Nothing is created: a check that made a file would leave it behind."""
+    if not text:
+        raise argparse.ArgumentTypeError("expected a file path, not ''")
+    path = Path(text)
+    kind = _is_dir(path)
+    if kind is None:
+        _check_creatable(path)
+    elif kind:
+        raise argparse.ArgumentTypeError(f"{text!r} is a directory, not a file")
+    elif not os.access(path, os.W_OK):
+        raise argparse.ArgumentTypeError(f"{text!r} is not writable")
+    elif not _writable_dir(path.parent):  # atomic writes replace the file from beside it
+        raise argparse.ArgumentTypeError(f"{text!r}: directory {str(path.parent)!r} is not "
+                                         "writable")  # fmt: skip
+    return path
+
+
+def output_dir(text: str) -> Path:
+    """A directory the command will write into: an existing writable directory, or a path
+    that can be created."""
+    if not text:
+        raise argparse.ArgumentTypeError("expected a directory path, not ''")
+    path = Path(text)
+    kind = _is_dir(path)
+    if kind is None:
+        _check_creatable(path)
+    elif not kind:
+        raise argparse.ArgumentTypeError(f"{text!r} exists and is not a directory")
+    elif not _writable_dir(path):
+        raise argparse.ArgumentTypeError(f"directory {text!r} is not writable")
+    return path
+
+
+def as_str(check: Callable[[str], Path], *, empty_ok: bool = False) -> Callable[[str], str]:
+    """`check` for a path option kept as a str, as the train configs' fields are; with
+    `empty_ok`, '' (their "unset" default) passes unchecked."""
+
+    def checked(text: str) -> str:
+        if text or not empty_ok:
+            check(text)
+        return text
+
+    checked.__name__ = check.__name__
+    return checked
+
+
+def set_types(parser: argparse.ArgumentParser, checks: Mapping[str, Callable[[str], Any]]) -> None:
+    """Gives the options of `parser` named by dest their check, for parsers built from
+    dataclass configs (train/args.py), and says each range in the help text."""
+    actions = {a.dest: a for a in parser._actions}
+    for dest, check in checks.items():
+        action = actions[dest]  # a KeyError here: a config field was renamed, follow it
+        action.type = check
+        limit = RANGES.get(check)
+        if limit and action.help is not None:
+            if " (default: " in action.help:
+                action.help = action.help.replace(" (default: ", f" ({limit}; default: ", 1)
+            else:
+                action.help += f" ({limit})"

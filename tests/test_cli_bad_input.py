@@ -1,0 +1,296 @@
+"""Every command refuses a user's mistake before any work: exit 2, one line on stderr, no
+traceback, and nothing left at the output path (issue 22, items 4 and 5).
+
+Most cases run in process (drtriton.cli.main, which returns argparse's exit code too); a few
+run `python -m drtriton` to see exactly what a user sees.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from drtriton.cli import main
+from drtriton.files import removed_if_left_empty
+
+PYTHON_DIR = Path(__file__).resolve().parents[1] / "python"
+OUT = "{out}"  # where each command's output path goes
+
+RELU = (
+    "import torch\n\ndef fused_operator(x0):\n    t0 = torch.relu(x0)\n    return t0\n\n"
+    "def get_inputs():\n    return [torch.randn(8, 8)]\n"
+)
+
+# Commands whose output is a file, and those whose output is a directory: the argv of a run
+# that would start work, OUT marking the output path under test.
+FILE_OUT = {
+    "optimize --out": ["optimize", "{model}", "--out", OUT],
+    "optimize --report": ["optimize", "{model}", "--report", OUT],
+    "synth": ["synth", "--n", "3", "--preset", "tiny", "--no-progress", "--out", OUT],
+    "verify-batch": ["verify-batch", "{pairs}", "--quiet", "--out", OUT],
+    "teach": ["teach", "{programs}", "--no-progress", "--out", OUT],
+    "sft-data": ["sft-data", "--per-op", "1", "--preset", "tiny", "--out", OUT],
+    "sft --metrics": [
+        "sft",
+        "--model",
+        "{ckpt}",
+        "--data",
+        "{pairs}",
+        "--out",
+        "{tmp}/sft",
+        "--metrics",
+        OUT,
+    ],
+    "rl --metrics": [
+        "rl",
+        "--model",
+        "{ckpt}",
+        "--programs",
+        "{programs}",
+        "--out",
+        "{tmp}/rl",
+        "--metrics",
+        OUT,
+    ],
+}
+DIR_OUT = {
+    "tiny-model": ["tiny-model", "{programs}", "--out", OUT],
+    "sft": ["sft", "--model", "{ckpt}", "--data", "{pairs}", "--out", OUT],
+    "rl": ["rl", "--model", "{ckpt}", "--programs", "{programs}", "--out", OUT],
+    "train-recipe": [
+        "train-recipe",
+        "--pairs",
+        "{pairs}",
+        "--programs",
+        "{programs}",
+        "--heldout",
+        "{programs}",
+        "--out",
+        OUT,
+    ],
+    "train-recipe --work": [
+        "train-recipe",
+        "--pairs",
+        "{pairs}",
+        "--programs",
+        "{programs}",
+        "--heldout",
+        "{programs}",
+        "--out",
+        "{tmp}/recipe",
+        "--work",
+        OUT,
+    ],
+    "eval kernelbench": ["eval", "kernelbench", "{problems}", "--out", OUT],
+    "eval synthetic": ["eval", "synthetic", "{programs}", "--out", OUT],
+}
+COMMANDS = {**FILE_OUT, **DIR_OUT}
+
+# (command, bad flags): numbers out of range, devices that do not exist, words for numbers.
+BAD_VALUES = [
+    ("teach", ["--device", "tpu"]),
+    ("sft-data", ["--device", "tpu"]),
+    ("rl", ["--verify-device", "tpu"]),
+    ("train-recipe", ["--device", "tpu"]),
+    ("optimize --out", ["--device", "tpu"]),
+    ("verify-batch", ["--device", "cuda:x"]),
+    ("eval synthetic", ["--device", "tpu"]),
+    ("eval kernelbench", ["--device", "gpu"]),
+    ("rl", ["--steps", "-1"]),
+    ("rl", ["--eval-every", "0"]),
+    ("rl", ["--top-p", "1.5"]),
+    ("sft", ["--batch-size", "0"]),
+    ("sft", ["--log-every", "0"]),
+    ("sft", ["--lr", "-0.5"]),
+    ("tiny-model", ["--vocab-size", "-5"]),
+    ("tiny-model", ["--layers", "0"]),
+    ("optimize --out", ["--time-budget", "-5"]),
+    ("optimize --out", ["--max-ops", "0"]),
+    ("optimize --out", ["--k", "-1"]),
+    ("eval kernelbench", ["--time-budget", "-5"]),
+    ("eval kernelbench", ["--memory-share", "1.5"]),
+    ("eval kernelbench", ["--limit", "0"]),
+    ("verify-batch", ["--workers", "-3"]),
+    ("teach", ["--workers", "-3"]),
+    ("eval synthetic", ["--workers", "-3"]),
+    ("sft-data", ["--workers", "-3"]),
+    ("verify-batch", ["--timeout", "0"]),
+    ("teach", ["--timeout", "0"]),
+    ("eval synthetic", ["--timeout", "0"]),
+    ("sft-data", ["--timeout", "-1"]),
+    ("verify-batch", ["--trials", "0"]),
+    ("verify-batch", ["--atol", "-1"]),
+    ("synth", ["--n", "-5"]),
+    ("synth", ["--n", "many"]),
+    ("synth", ["--threads", "0"]),
+    ("teach", ["--variants", "0"]),
+    ("sft-data", ["--per-op", "0"]),
+    ("train-recipe", ["--minutes", "-1"]),
+    ("train-recipe", ["--sft-share", "2"]),
+]
+
+
+@pytest.fixture
+def inputs(tmp_path: Path) -> dict[str, str]:
+    """Valid inputs, so that the only fault in a command line is the one under test."""
+    record = {"id": "relu", "level": 1, "ops": ["relu"], "source": RELU}
+    programs = tmp_path / "programs.jsonl"
+    programs.write_text(json.dumps(record) + "\n")
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(json.dumps({**record, "completion": "x = 1\n"}) + "\n")
+    problems = tmp_path / "problems.jsonl"
+    problems.write_text(json.dumps({"level": 1, "problem_id": 1, "name": "relu", "code": ""}))
+    model = tmp_path / "model.py"
+    model.write_text("x = 1\n")
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    (ckpt / "config.json").write_text("{}")
+    paths = {"programs": programs, "pairs": pairs, "problems": problems, "model": model}
+    return {**{k: str(v) for k, v in paths.items()}, "ckpt": str(ckpt), "tmp": str(tmp_path)}
+
+
+def argv_for(command: str, inputs: dict[str, str], out: Path, extra: tuple[str, ...] = ()):
+    return [a.format(out=out, **inputs) for a in COMMANDS[command]] + list(extra)
+
+
+def assert_one_line_usage_error(code: int, err: str, *words: str) -> None:
+    assert code == 2, err
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].strip(), err
+    assert lines[0].startswith("drtriton ") and ": error: " in lines[0], err
+    for word in words:
+        assert word in lines[0], err
+
+
+def run_in_process(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(argv)
+    return code, capsys.readouterr().err
+
+
+def out_flag(command: str) -> str:
+    argv = COMMANDS[command]
+    return argv[argv.index(OUT) - 1]
+
+
+@pytest.fixture
+def blocked_parent(tmp_path: Path):
+    """A directory this user cannot create files in: mode 0o500, or, where that does not stop
+    the user (root), a regular file, under which nobody can create anything."""
+    parent = tmp_path / "read-only"
+    parent.mkdir()
+    parent.chmod(0o500)
+    if os.access(parent, os.W_OK):
+        parent.chmod(0o700)
+        parent = tmp_path / "a-file"
+        parent.write_text("")
+    yield parent
+    if parent.is_dir():
+        parent.chmod(0o700)
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_unwritable_output_is_refused_before_the_work(command, inputs, blocked_parent, capsys):
+    out = blocked_parent / "sub" / "out"
+    code, err = run_in_process(argv_for(command, inputs, out), capsys)
+    assert_one_line_usage_error(code, err, out_flag(command))
+    assert not out.exists() and not out.parent.exists()
+
+
+@pytest.mark.parametrize("command", list(FILE_OUT))
+def test_a_directory_as_output_file_is_refused(command, inputs, tmp_path, capsys):
+    out = tmp_path / "a-directory"
+    out.mkdir()
+    code, err = run_in_process(argv_for(command, inputs, out), capsys)
+    assert_one_line_usage_error(code, err, out_flag(command), "is a directory")
+    assert list(out.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", list(DIR_OUT))
+def test_a_file_as_output_directory_is_refused(command, inputs, tmp_path, capsys):
+    out = tmp_path / "a-file.txt"
+    out.write_text("kept\n")
+    code, err = run_in_process(argv_for(command, inputs, out), capsys)
+    assert_one_line_usage_error(code, err, out_flag(command), "not a directory")
+    assert out.read_text() == "kept\n"
+
+
+@pytest.mark.parametrize(("command", "flags"), BAD_VALUES, ids=lambda v: " ".join(v))
+def test_bad_values_are_refused_before_the_work(command, flags, inputs, tmp_path, capsys):
+    out = tmp_path / "out"
+    code, err = run_in_process(argv_for(command, inputs, out, tuple(flags)), capsys)
+    assert_one_line_usage_error(code, err, f"argument {flags[0]}", repr(flags[1]))
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("command", "flags", "where"),
+    [
+        ("teach", ["--device", "tpu"], "out"),
+        ("rl", ["--steps", "-1"], "out"),
+        ("synth", [], "dir"),
+        ("optimize --out", [], "under a file"),
+    ],
+)
+def test_what_a_user_sees(command, flags, where, inputs, tmp_path):
+    """The real process: exit status and stderr exactly as a terminal shows them."""
+    out = tmp_path / "out"
+    if where == "dir":
+        out.mkdir()
+    elif where == "under a file":
+        (tmp_path / "f").write_text("")
+        out = tmp_path / "f" / "out.py"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PYTHON_DIR), os.environ.get("PYTHONPATH", "")])}  # fmt: skip
+    result = subprocess.run([sys.executable, "-m", "drtriton", *argv_for(command, inputs, out, tuple(flags))],
+                            capture_output=True, text=True, timeout=120, env=env)  # fmt: skip
+    assert_one_line_usage_error(result.returncode, result.stderr)
+    assert result.stdout == ""
+    assert where == "dir" or not out.exists()
+
+
+def test_a_run_failing_on_user_input_leaves_no_output_file(tmp_path, capsys):
+    """sft-data opens its output, then finds --source api without --api-model."""
+    out = tmp_path / "pairs.jsonl"
+    argv = ["sft-data", "--out", str(out), "--per-op", "1", "--ops", "relu", "--preset",
+            "tiny", "--source", "api"]  # fmt: skip
+    code, err = run_in_process(argv, capsys)
+    assert_one_line_usage_error(code, err, "--api-model")
+    assert not out.exists()
+
+
+def test_teach_on_an_invisible_gpu_is_a_usage_error(inputs, tmp_path, capsys):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is visible")
+    out = tmp_path / "taught.jsonl"
+    argv = ["teach", inputs["programs"], "--out", str(out), "--verify", "--device", "cuda"]
+    code, err = run_in_process(argv, capsys)
+    assert_one_line_usage_error(code, err, "no CUDA device")
+    assert not out.exists()
+
+
+def test_removed_if_left_empty_keeps_what_is_worth_keeping(tmp_path):
+    created = tmp_path / "new.jsonl"
+    with pytest.raises(KeyError), removed_if_left_empty(created):
+        created.touch()
+        raise KeyError
+    assert not created.exists()  # this run made it and wrote nothing: gone
+    started = tmp_path / "started.jsonl"
+    with pytest.raises(KeyError), removed_if_left_empty(started):
+        started.write_text('{"id": 1}\n')
+        raise KeyError
+    assert started.exists()  # records to resume from
+    existing = tmp_path / "existing.jsonl"
+    existing.touch()
+    with pytest.raises(KeyError), removed_if_left_empty(existing):
+        raise KeyError
+    assert existing.exists()  # not this run's to remove
+    with removed_if_left_empty(created):
+        created.touch()
+    assert created.exists()  # a good run's empty file stays
