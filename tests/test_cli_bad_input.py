@@ -281,3 +281,15 @@ def test_removed_if_left_empty_keeps_what_is_worth_keeping(tmp_path):
     with removed_if_left_empty(created):
         created.touch()
     assert created.exists()  # a good run's empty file stays
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux /proc")
+def test_a_directory_no_one_can_create_files_in_is_refused_even_for_root() -> None:
+    # Root passes every permission check, yet /proc takes no new files: the check probes.
+    import argparse
+
+    from drtriton.cli_checks import output_file
+
+    with pytest.raises(argparse.ArgumentTypeError, match="not writable"):
+        output_file("/proc/drtriton-out.jsonl")
+    assert not [p for p in os.listdir("/proc") if p.startswith(".drtriton-probe-")]

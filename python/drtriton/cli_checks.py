@@ -9,9 +9,11 @@ could not write, which would otherwise surface only after the whole run.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import stat
+import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
@@ -102,7 +104,19 @@ def require_visible(name: str) -> None:
 
 
 def _writable_dir(path: Path) -> bool:
-    return os.access(path, os.W_OK | os.X_OK)  # X: entries can be created in it
+    """Whether a file can be created in `path`: permission bits, then a real probe (root passes
+    every os.access check, yet cannot create files in /proc or on a read-only mount). The probe
+    file is removed at once: the check leaves nothing behind."""
+    if not os.access(path, os.W_OK | os.X_OK):  # X: entries can be created in it
+        return False
+    try:
+        fd, probe = tempfile.mkstemp(dir=path, prefix=".drtriton-probe-")
+    except OSError:
+        return False
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(probe)
+    return True
 
 
 def _is_dir(path: Path) -> bool | None:
