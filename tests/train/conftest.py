@@ -1,17 +1,12 @@
-"""A tiny model plus teacher pairs shared by the SFT and RL tests, and a loader for the
-benchmarks/ scripts the training tests exercise."""
+"""A tiny model plus teacher pairs shared by the SFT and RL tests (the loader of benchmarks/
+scripts is tests/benchmark_scripts.py, a plugin for every test folder)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import pathlib
-from collections.abc import Callable
-from types import ModuleType
 
 import pytest
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 HEADER = "import torch\nimport torch.nn.functional as F\n\n"
 TASKS = {
@@ -59,18 +54,3 @@ def tiny_model(tmp_path_factory, pairs_file) -> pathlib.Path:
     out = tmp_path_factory.mktemp("tiny") / "model"
     texts = corpus_from_records(list(read_jsonl(pairs_file)))
     return make_tiny(texts, out, TinyConfig(vocab_size=600))
-
-
-@pytest.fixture
-def benchmark_script() -> Callable[[str], ModuleType]:
-    """Loads a script under benchmarks/ (not a package) as a module, by its relative path."""
-
-    def load(relative: str) -> ModuleType:
-        path = ROOT / "benchmarks" / relative
-        spec = importlib.util.spec_from_file_location(path.stem, path)
-        assert spec is not None and spec.loader is not None, path
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-
-    return load

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import pathlib
+from collections.abc import Callable
 from types import ModuleType
 
 import pytest
@@ -13,13 +13,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def tool() -> ModuleType:
-    path = ROOT / "benchmarks" / "lock_holds.py"
-    spec = importlib.util.spec_from_file_location("lock_holds", path)
-    assert spec is not None and spec.loader is not None, path
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def tool(benchmark_script: Callable[[str], ModuleType]) -> ModuleType:
+    return benchmark_script("lock_holds.py")
 
 
 def _record(mode: str, site: str, held: float, wait: float, t: float = 100.0) -> dict:

@@ -4,10 +4,10 @@ c's arithmetic, the spread and pass rules by hand, and usage errors exit 2 befor
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import pathlib
+from collections.abc import Callable
 from types import ModuleType
 
 import pytest
@@ -17,13 +17,8 @@ KERNELBENCH = ROOT.parent / "shared" / "kernelbench"
 
 
 @pytest.fixture(scope="module")
-def tool() -> ModuleType:
-    path = ROOT / "benchmarks" / "timing_noise.py"
-    spec = importlib.util.spec_from_file_location("timing_noise", path)
-    assert spec is not None and spec.loader is not None, path
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def tool(benchmark_script: Callable[[str], ModuleType]) -> ModuleType:
+    return benchmark_script("timing_noise.py")
 
 
 def test_cpu_part_b_judges_the_four_kernels_correct(tool, tmp_path, capsys):
