@@ -162,3 +162,12 @@ def test_the_verifier_judges_and_runs_only_the_text_before_the_marker() -> None:
     # Before the marker the rules hold as ever.
     bad = verify(task, "import os\n" + honest + wrapper, sandbox="none")
     assert bad.status == "forbidden"
+
+
+def test_the_marker_counts_only_at_the_start_of_a_line() -> None:
+    assert verified_part("a\nb\n") == "a\nb\n"
+    assert verified_part(f"{DROP_IN_MARK}\nx") == ""
+    assert verified_part(f"\n{DROP_IN_MARK}\nx") == "\n"
+    assert verified_part(f"a\n{DROP_IN_MARK} and more\nx") == "a\n"
+    inside = f"a = 1  # {DROP_IN_MARK}\nx"
+    assert verified_part(inside) == inside  # not a marker line: all of it is judged

@@ -78,15 +78,15 @@ def user_arguments(model: torch.nn.Module, internal: list[str]) -> list[str]:
     return names
 
 
-def _number(value: Any) -> str:
-    """A Python literal for a baked-in number (nan and inf have none)."""
+def number_literal(value: Any) -> str:
+    """Python source for a baked-in number (nan and inf have no literal of their own)."""
     if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
         return f"float({str(value)!r})"
     return repr(value)
 
 
 def _numbers(numbers: dict[int, Any]) -> str:
-    return "{" + ", ".join(f"{k}: {_number(v)}" for k, v in numbers.items()) + "}"
+    return "{" + ", ".join(f"{k}: {number_literal(v)}" for k, v in numbers.items()) + "}"
 
 
 def drop_in_block(serving: Serving, internal: list[str]) -> str:
@@ -94,7 +94,6 @@ def drop_in_block(serving: Serving, internal: list[str]) -> str:
     argument names (x0, x1, ...), passed positionally."""
     from drtriton.verify.dropin import DROP_IN_MARK
 
-    tensors = {k: (tuple(shape), dtype) for k, (shape, dtype) in serving.tensors.items()}
     names = serving.arguments if len(serving.arguments) == len(internal) else internal
     args = ", ".join(names)
     packed = f"({args}{',' if len(names) == 1 else ''})"
@@ -105,7 +104,7 @@ def drop_in_block(serving: Serving, internal: list[str]) -> str:
 # call runs Model's own PyTorch forward, with a one-time warning that says why.
 import warnings as _drtriton_warnings
 
-_DRTRITON_TENSORS = {tensors!r}
+_DRTRITON_TENSORS = {serving.tensors!r}
 _DRTRITON_NUMBERS = {_numbers(serving.specialized)}
 _DRTRITON_TRAINING = {serving.training!r}
 # Interpreted only when Triton itself was first imported with TRITON_INTERPRET=1: its own

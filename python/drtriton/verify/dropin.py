@@ -10,12 +10,16 @@ therefore never executed by the verifier, and the verdict speaks of the text bef
 
 from __future__ import annotations
 
+import re
+
 DROP_IN_MARK = "# ---- drtriton drop-in wrapper: not part of the verified text above ----"
 
 
+_MARK_LINE = re.compile("^" + re.escape(DROP_IN_MARK), re.MULTILINE)
+
+
 def verified_part(source: str) -> str:
-    """`source` up to (not including) the marker's line; all of it when there is none."""
-    at = source.find("\n" + DROP_IN_MARK)
-    if source.startswith(DROP_IN_MARK):
-        at = 0
-    return source if at < 0 else source[: at + 1 if at else 0]
+    """`source` up to (not including) the first line that starts with the marker; all of it
+    when there is none."""
+    found = _MARK_LINE.search(source)
+    return source if found is None else source[: found.start()]
