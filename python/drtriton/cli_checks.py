@@ -145,7 +145,7 @@ def _check_creatable(path: Path) -> None:
 
 def output_file(text: str) -> Path:
     """A file the command will write or append to: not a directory, and writable (or
-    creatable). Nothing is created: a check that made a file would leave it behind."""
+    creatable). Nothing is left behind (the directory probe removes its file at once)."""
     if not text:
         raise argparse.ArgumentTypeError("expected a file path, not ''")
     path = Path(text)

@@ -230,13 +230,19 @@ def test_no_timed_section_overlaps_any_other_processes_gpu_work(tmp_path: Path) 
     assert timed == 4 * 12 and gpu > 0
 
 
-def test_a_lock_counts_the_time_waited_for_it_and_held_exclusively(tmp_path: Path) -> None:
-    holder, waiter = GpuLock("0", tmp_path), GpuLock("0", tmp_path)
-    log: list[str] = []
-    release = threading.Event()
+def _held_exclusively_for(seconds: float, folder: Path) -> tuple[GpuLock, list[str]]:
+    """A lock held exclusively by another thread from now for `seconds`, and that thread's log
+    ("holder in", "holder out")."""
+    holder, log, release = GpuLock("0", folder), [], threading.Event()
     _in_thread(holder, EXCLUSIVE, log, "holder", release)
     assert _wait_for(log, "holder in")
-    threading.Timer(0.3, release.set).start()
+    threading.Timer(seconds, release.set).start()
+    return holder, log
+
+
+def test_a_lock_counts_the_time_waited_for_it_and_held_exclusively(tmp_path: Path) -> None:
+    waiter = GpuLock("0", tmp_path)
+    holder, log = _held_exclusively_for(0.3, tmp_path)
     with waiter.hold(SHARED):  # blocked until the holder lets go
         pass
     assert waiter.wait_s >= 0.25 and waiter.exclusive_s == 0.0
@@ -251,12 +257,8 @@ def test_long_holds_and_waits_are_logged_with_their_site(
     log_file = tmp_path / "holds.jsonl"
     monkeypatch.setenv("DRTRITON_LOCK_LOG", str(log_file))
     monkeypatch.setattr(gpu_lock, "LOG_MIN_S", 0.2)
-    holder, waiter = GpuLock("0", tmp_path), GpuLock("0", tmp_path)
-    log: list[str] = []
-    release = threading.Event()
-    _in_thread(holder, EXCLUSIVE, log, "holder", release)
-    assert _wait_for(log, "holder in")
-    threading.Timer(0.3, release.set).start()
+    waiter = GpuLock("0", tmp_path)
+    _, log = _held_exclusively_for(0.3, tmp_path)
 
     def short_reader() -> None:
         with waiter.hold(SHARED):  # waits ~0.3 s, holds no time
