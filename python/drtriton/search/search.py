@@ -81,13 +81,17 @@ class SearchResult:
     cover: list[dict[str, Any]]
     hybrid: str | None  # None when the cover is all PyTorch
     cost: float
-    pytorch_cost: float
+    # Each operator's own PyTorch cost, the cover's baseline (bytes on the CPU, ms on a GPU).
+    op_costs: list[float]
     fragments: list[FragmentResult] = field(default_factory=list)
     hybrid_ok: bool | None = None
     hybrid_reason: str = ""
     op_costs_s: float = 0.0  # seconds spent timing the operators' eager costs (GPU)
-    # Each operator's own PyTorch cost, the cover's baseline (bytes on the CPU, ms on a GPU).
-    op_costs: list[float] = field(default_factory=list)
+
+    @property
+    def pytorch_cost(self) -> float:
+        """The whole task in PyTorch: every operator's own cost."""
+        return sum(self.op_costs)
 
 
 class VerdictCache:
@@ -204,8 +208,7 @@ def _search(task: str, policy: Policy, config: SearchConfig, cache: VerdictCache
     total = sum(
         chosen[(s["start"], s["end"])].cost if s["fused"] else op_costs[s["start"]] for s in cover
     )
-    result = SearchResult(cover, None, total, sum(op_costs), results, op_costs_s=op_costs_s,
-                          op_costs=list(op_costs))  # fmt: skip
+    result = SearchResult(cover, None, total, list(op_costs), results, op_costs_s=op_costs_s)
     if any(s["fused"] for s in cover):
         plan = _core.plan_hybrid(task, cover)
         kernels = [chosen[(s["start"], s["end"])].candidate for s in cover if s["fused"]]
