@@ -17,7 +17,7 @@ from drtriton.verify import compare as cmp
 from drtriton.verify import gpu_lock, measure
 from drtriton.verify.baselines import Baselines
 from drtriton.verify.options import Options
-from drtriton.verify.rounds import Series, interleave, median_ci, relative_halfwidth
+from drtriton.verify.rounds import Series, disjoint, interleave, median_ci, relative_halfwidth
 from drtriton.verify.task import load_task
 from drtriton.verify.verdict import Verdict
 
@@ -72,6 +72,32 @@ def test_rounds_stop_once_every_median_is_known_or_the_budget_is_spent() -> None
     assert rounds == 24
 
 
+def test_rounds_asked_to_decide_stop_once_the_two_medians_are_told_apart() -> None:
+    # Noisy enough that no median reaches 1%, yet 3x apart: decided after the minimum rounds.
+    def jittery(name: str, base: float) -> Series:
+        return Series(name, lambda r: base * (1.0 + 0.1 * (r % 5)))
+
+    cand, eager = jittery("candidate", 3.0), jittery("eager", 1.0)
+    rounds = interleave([cand, eager], min_rounds=10, max_rounds=100, target=0.01,
+                        budget_s=1e9, decide=("candidate", "eager"))  # fmt: skip
+    assert rounds == 10
+    cand, eager = jittery("candidate", 3.0), jittery("eager", 1.0)
+    rounds = interleave([cand, eager], min_rounds=10, max_rounds=100, target=0.01,
+                        budget_s=1e9)  # fmt: skip
+    assert rounds == 100  # without `decide`, the 1% target is never met
+    # Overlapping intervals (the same distribution) never decide: the target or budget ends it.
+    cand, eager = jittery("candidate", 1.0), jittery("eager", 1.0)
+    rounds = interleave([cand, eager], min_rounds=10, max_rounds=40, target=0.01,
+                        budget_s=1e9, decide=("candidate", "eager"))  # fmt: skip
+    assert rounds == 40
+
+
+def test_disjoint_needs_eight_times_a_side() -> None:
+    assert not disjoint([1.0] * 7, [5.0] * 7)
+    assert disjoint([1.0] * 8, [5.0] * 8)
+    assert not disjoint([1.0, 5.0] * 8, [2.0, 6.0] * 8)
+
+
 def test_the_median_interval_is_the_order_statistics_of_its_ranks() -> None:
     times = [float(i) for i in range(1, 31)]  # n = 30: ranks 9 and 22 (1-based)
     assert median_ci(times) == (9.0, 22.0)
@@ -86,6 +112,7 @@ class Log:
     def __init__(self) -> None:
         self.mode: list[str] = []
         self.events: list[tuple[str, str | None]] = []  # (what, hold mode at the time)
+        self.messages: list[dict[str, Any]] = []  # the requests to the worker
 
     def note(self, what: str) -> None:
         self.events.append((what, self.mode[-1] if self.mode else None))
@@ -142,6 +169,7 @@ class FakeWorker:
     def request(self, msg: dict[str, Any]) -> dict[str, Any]:
         op = msg["op"]
         self.log.note(op)
+        self.log.messages.append(msg)
         if op == "time_run":
             return {"ok": True, "ms": 0.5 + 0.001 * msg["run"], "checked": msg["run"] == 2}
         if op == "graph_run":
@@ -156,7 +184,7 @@ class FakeWorker:
 def _timing(monkeypatch: pytest.MonkeyPatch, **opts: Any) -> tuple[measure.Timing, Log]:
     log = Log()
     FakeBench.log = log
-    monkeypatch.setattr(measure, "flush_buffer", lambda: None)
+    monkeypatch.setattr(measure, "flush_buffer", lambda slack_us: None)
     monkeypatch.setattr(measure, "Bench", FakeBench)
 
     def fetch(worker: Any, name: str) -> list[Any]:
@@ -249,6 +277,46 @@ def test_without_compile_baseline_torch_compile_is_neither_built_nor_timed(
     assert not any(w.startswith("graph") for w, _ in log.events)
     assert verdict.compile_ms is None and verdict.eager_ms == 2.0
     assert "graph_ms" not in verdict.extra
+
+
+def test_a_verification_asked_to_decide_ends_its_rounds_once_candidate_and_eager_differ(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The fake candidate (0.5 ms) and eager (2 ms) are apart from the first rounds: with
+    # stop_when_decided the rounds end at 9 (8 unchecked candidate times), else at max_runs
+    # (a zero target is never met by the candidate's drifting times).
+    for decided, want in ((True, 9), (False, 40)):
+        timing, _ = _timing(monkeypatch, graph=False, stop_when_decided=decided, target_ci=0.0)
+        timing.opts.max_runs = 40
+        verdict = Verdict("correct")
+        timing.run(verdict)
+        assert verdict.extra["timing"]["rounds"] == want
+
+
+def test_the_worker_is_told_the_launch_slack_the_harness_uses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    slacks: list[float] = []
+    timing, log = _timing(monkeypatch, graph=False, launch_slack_us=250.0)
+    monkeypatch.setattr(measure, "flush_buffer", lambda slack_us: slacks.append(slack_us))
+    timing.run(Verdict("correct"))
+    begin = [m for m in log.messages if m["op"] == "time_begin"]
+    assert [m["slack_us"] for m in begin] == [250.0] and slacks == [250.0]
+
+
+def test_a_flush_zeroes_its_buffer_then_spins_for_the_slack(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from drtriton.verify import timing
+
+    spins: list[int] = []
+    monkeypatch.setattr(timing, "_SLEEP", spins.append)
+    monkeypatch.setattr(timing.torch, "empty", lambda n, **kw: torch.ones(4, dtype=torch.int32))
+    flush = timing.Flush(500.0)
+    flush()
+    assert int(flush.buffer.sum()) == 0 and spins == [500 * timing.SM_CYCLES_PER_US]
+    timing.Flush(0.0)()  # no slack: no spin
+    assert len(spins) == 1
 
 
 def test_the_baselines_share_one_copy_of_the_inputs(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -134,8 +134,11 @@ def _fragment_options(config: SearchConfig) -> dict[str, Any]:
     # ever rejects more (compare.py), and a float64 convolution held the GPU's shared lock for
     # seconds per input set on the H200 (2026-12-01), stalling every other process's timing.
     # The caller's final verification of the result evaluates it in full.
+    # And the rounds stop once the candidate is told apart from eager (rounds.py): the
+    # search ranks, the final verification measures.
     options: dict[str, Any] = {"trials": config.fragment_trials, "runs": config.fragment_runs,
-                               "graph": False, "envelope_max_gb": 0.0}  # fmt: skip
+                               "graph": False, "envelope_max_gb": 0.0,
+                               "stop_when_decided": True}  # fmt: skip
     return {**options, "timeout": timeout} if timeout else options
 
 

@@ -21,6 +21,7 @@ from drtriton.cli_checks import (
     positive_int,
 )
 from drtriton.errors import UserError
+from drtriton.verify.options import Options
 
 
 def _read(path: str, what: str) -> str:
@@ -56,6 +57,11 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--warmup", type=non_negative_int, default=3,
                    help="untimed calls of each before timing, >= 0")  # fmt: skip
     p.add_argument("--no-baselines", action="store_true", help="skip eager/torch.compile timing")
+    p.add_argument("--launch-slack-us", type=non_negative_float,
+                   default=Options.launch_slack_us,
+                   help="GPU spin (us) between each timed call's L2 flush and its start event, "
+                   "the host's time to launch the call before it is charged (default "
+                   f"{Options.launch_slack_us:g}; 0: the flush alone, as KernelBench)")  # fmt: skip
 
 
 def options_from(args: argparse.Namespace):
@@ -75,6 +81,7 @@ def options_from(args: argparse.Namespace):
         device=args.device, trials=args.trials, timeout=args.timeout, atol=args.atol,
         rtol=args.rtol, seed=args.seed, sandbox=args.sandbox, runs=args.runs,
         warmup=args.warmup, baselines=not args.no_baselines,
+        launch_slack_us=args.launch_slack_us,
     )  # fmt: skip
 
 

@@ -5,7 +5,8 @@ One hold of the GPU's lock, exclusive, covers all of a verification's timed call
 2. rounds: one call each of candidate, eager, eager with PyTorch's TF32 defaults (tasks with a
    convolution or a product) and torch.compile, in rotating order (rounds.py), every call after
    an L2 flush and bracketed by CUDA events (timing.py), until every median is known to within
-   Options.target_ci or the round or time budget is spent;
+   Options.target_ci or the round or time budget is spent (or, with Options.stop_when_decided,
+   until the candidate's and eager's medians are told apart: rounds.py);
 3. the same for CUDA-graph replays of the candidate and of eager (Options.graph), in a second
    exclusive hold.
 The checked calls' outputs (and one graph replay's) are copied to the host inside the holds,
@@ -94,7 +95,8 @@ class Timing:
 
     # -- the rounds ------------------------------------------------------------------------
     def _baseline_benches(self) -> dict[str, Bench]:
-        opts, flush = self.opts, flush_buffer()
+        opts = self.opts
+        flush = flush_buffer(opts.launch_slack_us)
         if not opts.baselines:
             return {}
         with self.worker.harness_work():
@@ -119,7 +121,7 @@ class Timing:
         out_bytes = tensor_bytes(self.refs[0].values)
         self.worker.request({
             "op": "time_begin", "sets": [self.inputs.spec(i) for i in range(self.count)],
-            "warmup": opts.warmup, "check_p": min(1.0, opts.check_timed / max(opts.runs, 1)),
+            "warmup": opts.warmup, "slack_us": opts.launch_slack_us, "check_p": min(1.0, opts.check_timed / max(opts.runs, 1)),
             "check_max": max(1, min(2 * opts.check_timed, CHECK_BYTES // max(out_bytes, 1))),
         })  # fmt: skip
         with self.worker.harness_work():
@@ -127,8 +129,10 @@ class Timing:
                 bench.warm(opts.warmup)
         series = [Series("candidate", lambda r: self._candidate("time_run", r))]
         series += [Series(name, self._harness(bench.timed)) for name, bench in benches.items()]
+        decide = ("candidate", "eager") if opts.stop_when_decided else None
         rounds = interleave(series, min_rounds=opts.runs, max_rounds=opts.max_runs,
-                            target=opts.target_ci, budget_s=opts.timing_budget_s)  # fmt: skip
+                            target=opts.target_ci, budget_s=opts.timing_budget_s,
+                            decide=decide)  # fmt: skip
         self.checked = self.worker.request({"op": "time_end", "output": "timed.pt"})["check"]
         return series, rounds
 
@@ -274,7 +278,7 @@ def time_task(source: str, device: str, *, runs: int = 10, warmup: int = 3, seed
     with torch.no_grad(), torch.cuda.device(dev), gpu_lock.hold(device, gpu_lock.SHARED):
         reference = guard_task(lambda: task.build_reference(dev, seed, eval_mode))
         sets = [guard_task(lambda k=k: task.make_inputs(k, seed, dev)) for k in range(2)]
-        bench = Bench(strict(reference), sets, flush_buffer())
+        bench = Bench(strict(reference), sets, flush_buffer(opts.launch_slack_us))
         series = Series("eager", lambda r: bench.timed(r)[0])
         with gpu_lock.hold(device, gpu_lock.EXCLUSIVE):
             bench.warm(warmup)

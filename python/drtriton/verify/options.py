@@ -33,6 +33,13 @@ class Options:
     max_runs: int = 100
     target_ci: float = 0.01
     timing_budget_s: float = 2.0
+    # Stop the rounds, too, once the candidate's and eager's median intervals are disjoint
+    # (rounds.py): for callers that rank the candidate against eager and need no more (the
+    # search's fragment verifications); never for a reported number.
+    stop_when_decided: bool = False
+    # GPU spin between the L2 flush and each timed call's start event (timing.py): the host's
+    # time to enqueue the call before the GPU waits for it; launch cost beyond it is charged.
+    launch_slack_us: float = 500.0
     # Timed calls whose outputs are compared too, in expectation over `runs` rounds: each
     # round is checked with probability check_timed / runs, drawn in the worker after the
     # candidate's import (worker.Timing), so a candidate cannot tell which calls are checked.

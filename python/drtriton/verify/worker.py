@@ -183,7 +183,8 @@ class Worker:
         sets = [self._input_set(spec) for spec in msg["sets"]]
         self.watch.hits.clear()
         self.watch.poison = False  # count only: the timed calls are the real ones
-        self.timed = CandidateTiming(self.entry, self.watch, self.launches, sets, flush_buffer(),
+        flush = flush_buffer(float(msg["slack_us"]))
+        self.timed = CandidateTiming(self.entry, self.watch, self.launches, sets, flush,
                                       check_p=float(msg["check_p"]),
                                       check_max=int(msg["check_max"]))  # fmt: skip
         return self._timed_step(lambda: self.timed.warm(int(msg["warmup"])) or {})
