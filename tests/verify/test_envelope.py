@@ -81,3 +81,70 @@ def test_module_tasks_evaluate_a_float64_copy() -> None:
     leaf = refs[0].exact[0]
     assert isinstance(leaf, torch.Tensor) and leaf.dtype == torch.float64
     assert (leaf - refs[0].values[0].double()).abs().max() < 1e-5
+
+
+def _pending_refs(source: str, redraw_changes: bool = False) -> tuple[list, list[int]]:
+    """References made with `redraw`: their float64 evaluation is left pending; `draws`
+    counts the redraws (a changed redraw: a task whose inputs do not come out the same)."""
+    task = load_task(source)
+    reference = task.build_reference(torch.device("cpu"), 0)
+    evaluate = References(reference, torch.device("cpu"))
+    draws = [0]
+
+    def redraw(i: int) -> list:
+        draws[0] += 1
+        again = task.make_inputs(i, 0)
+        return [x + 1.0 for x in again] if redraw_changes else again
+
+    refs = [evaluate(task.make_inputs(i, 0), redraw=lambda i=i: redraw(i)) for i in range(2)]
+    return refs, draws
+
+
+def test_with_a_redraw_the_float64_evaluation_waits_until_float32_alone_rejects() -> None:
+    from drtriton.verify.compare import judge
+
+    refs, draws = _pending_refs(FUNCTIONAL)
+    assert all(r.exact is None and r.pending is not None for r in refs)
+    honest = [refs[0].values[0].clone(), refs[0].values[1].clone()]
+    assert judge(honest, refs[0], None, None) is None
+    assert draws == [0] and refs[0].exact is None  # passed on float32 alone: never evaluated
+    wrong = [refs[1].values[0] + 0.5, refs[1].values[1]]
+    assert judge(wrong, refs[1], None, None) is not None  # judged with the envelope, still wrong
+    assert draws == [1] and refs[1].pending is None
+    assert refs[1].exact is not None and refs[1].exact[0].dtype == torch.float64
+    eager = references(FUNCTIONAL)[1][1]  # made up front: the same evaluation
+    assert torch.equal(refs[1].exact[0], eager.exact[0])
+
+
+def test_an_output_that_passes_only_with_the_envelope_passes_when_it_is_made_late() -> None:
+    import torch.nn.functional as F
+
+    from drtriton.verify.compare import Expected, compare, judge
+
+    # A near-constant group (variance at rounding level): float32 alone rejects an honest
+    # kernel's answer, the envelope accepts it (test_compare's case, through judge).
+    torch.manual_seed(0)
+    x = (1.0 + 1e-7 * torch.randn(2, 8, 4)).float()
+    ref = F.group_norm(x, 4)
+    out = F.group_norm(x.double(), 4).float()
+    assert compare([out], [ref], None, None) is not None
+    evaluated: list[int] = []
+
+    def pending() -> list:
+        from drtriton.verify import envelope
+        from drtriton.verify.compare import flatten
+
+        evaluated.append(1)
+        return envelope.evaluate(lambda a: F.group_norm(a, 4), [x], [ref], flatten)
+
+    assert judge([out], Expected([ref], None, pending), None, None) is None
+    assert evaluated == [1]
+
+
+def test_inputs_that_redraw_differently_get_no_envelope() -> None:
+    from drtriton.verify.compare import judge
+
+    refs, draws = _pending_refs(FUNCTIONAL, redraw_changes=True)
+    wrong = [refs[0].values[0] + 0.5, refs[0].values[1]]
+    assert judge(wrong, refs[0], None, None) is not None
+    assert draws == [1] and refs[0].exact is None  # float32 alone (the stricter) decided

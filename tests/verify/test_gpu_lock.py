@@ -279,3 +279,22 @@ def test_long_holds_and_waits_are_logged_with_their_site(
     assert reader["site"].startswith("test_gpu_lock.py:short_reader:")
     writer = next(r for r in records if r["mode"] == EXCLUSIVE)
     assert writer["held_s"] >= 0.25 and "body" in writer["site"]
+
+
+def test_a_logged_hold_leaves_out_the_time_it_was_paused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # torch.compile's compilation pauses the hold (baselines.py): that time was not held.
+    log_file = tmp_path / "holds.jsonl"
+    monkeypatch.setenv("DRTRITON_LOCK_LOG", str(log_file))
+    monkeypatch.setattr(gpu_lock, "LOG_MIN_S", 0.0)
+    lock = GpuLock("0", tmp_path)
+    with lock.hold(SHARED):
+        lock.pause()
+        time.sleep(0.4)  # "compiling"
+        lock.resume()
+        time.sleep(0.05)
+    import json
+
+    (record,) = [json.loads(line) for line in log_file.read_text().splitlines()]
+    assert 0.04 <= record["held_s"] < 0.3, record

@@ -262,6 +262,9 @@ def test_every_timed_call_is_interleaved_inside_one_exclusive_hold(
     assert extra["time_q1_ms"] <= verdict.time_ms <= extra["time_q3_ms"]
     assert extra["speedup_vs_compile"] == pytest.approx(1.0 / verdict.time_ms)
     assert extra["timing"]["rounds"] == 6 and extra["timing"]["decision"] == "events"
+    # Each counted candidate time with its round and the input set it ran on (2 sets here).
+    assert extra["time_series"] == {"us": [500.0, 501.0, 503.0, 504.0, 505.0],
+                                    "round": [0, 1, 3, 4, 5], "set": [0, 1, 1, 0, 1]}  # fmt: skip
     assert extra["graph_ms"] == 0.25 and extra["eager_graph_ms"] == 1.0
     assert extra["speedup_graph"] == pytest.approx(4.0)
 

@@ -55,6 +55,7 @@ configurable and then apply to every dtype. Integer and bool outputs must match 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,6 +77,9 @@ class Expected:
 
     values: list[Any]
     exact: list[Any] | None = None  # per leaf: ref64, IntegerAlternatives or None; None: none
+    # The float64 evaluation, not made yet (references.py): `judge` makes it the first time the
+    # float32 reference alone rejects an output.
+    pending: Callable[[], list[Any] | None] | None = None
 
 
 def flatten(value: Any) -> list[Any]:
@@ -90,6 +94,24 @@ def flatten(value: Any) -> list[Any]:
 # magnitudes 1e-3 to 10) answered by a two-pass sum / n float32 kernel: 8 rejected 10 (constant
 # groups, where sum / n is several roundings off), 16 none.
 ENVELOPE = 16.0
+
+
+def judge(out: list[Any], expected: Expected, atol: float | None,
+          rtol: float | None) -> str | None:  # fmt: skip
+    """compare() against `expected`; its pending float64 evaluation is made only when the
+    float32 reference alone rejects `out`. The envelope only ever accepts more (module
+    docstring), so an output that passes without it passes with it: the verdict is the one an
+    evaluation made up front would give, and the float64 work (seconds per input set for a
+    convolution on the H200, inside a GPU-lock hold every timing waits for) is done only for
+    the outputs it can change the verdict of."""
+    problem = compare(out, expected.values, atol, rtol, expected.exact)
+    if problem is None or expected.pending is None:
+        return problem
+    pending, expected.pending = expected.pending, None
+    expected.exact = pending()
+    if expected.exact is None:
+        return problem
+    return compare(out, expected.values, atol, rtol, expected.exact)
 
 
 def compare(

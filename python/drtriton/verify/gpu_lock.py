@@ -71,6 +71,8 @@ class GpuLock:
         # This process's seconds waiting for the lock and holding it exclusively (totals()).
         self.wait_s = self.exclusive_s = 0.0
         self._traded_s = 0.0  # seconds inside exclusive holds traded for shared ones
+        self._paused_s = 0.0  # seconds paused (released for torch.compile's compilation)
+        self._paused_at = 0.0
 
     @contextlib.contextmanager
     def hold(self, mode: str) -> Iterator[None]:
@@ -86,7 +88,7 @@ class GpuLock:
             traded = time.monotonic()
             if outer == SHARED:  # trade the shared hold for an exclusive one, then back
                 self._release()
-            waited, nested = self.wait_s, self._traded_s
+            waited, nested, paused = self.wait_s, self._traded_s, self._paused_s
             self._acquire(mode)
             waited = self.wait_s - waited
             self._held.append(mode)
@@ -96,8 +98,10 @@ class GpuLock:
             finally:
                 self._held.pop()
                 self._release()
-                # An outer hold's own time leaves out the exclusive holds traded inside it.
+                # An outer hold's own time leaves out the exclusive holds traded inside it
+                # and the time it was paused (not held: a compilation ran meanwhile).
                 held = time.monotonic() - began - (self._traded_s - nested)
+                held -= self._paused_s - paused
                 if mode == EXCLUSIVE:
                     self.exclusive_s += held
                 _log_hold(mode, waited, held)
@@ -112,11 +116,13 @@ class GpuLock:
             if self._held and self._fd >= 0 and not self._paused:
                 self._release()
                 self._paused = True
+                self._paused_at = time.monotonic()
 
     def resume(self) -> None:
         with self._mutex:
             if self._paused:
                 self._paused = False
+                self._paused_s += time.monotonic() - self._paused_at
                 self._acquire(self._held[-1])
 
     def _acquire(self, mode: str) -> None:

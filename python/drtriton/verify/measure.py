@@ -200,8 +200,8 @@ class Timing:
         """'RUN: why' of the first kept output that differs from its set's reference."""
         for run, out in zip(runs, kept, strict=False):
             expected = self.refs[int(run) % self.count]
-            problem = cmp.compare(onto(out, torch.device(self.opts.device)), expected.values,
-                                  self.opts.atol, self.opts.rtol, expected.exact)  # fmt: skip
+            problem = cmp.judge(onto(out, torch.device(self.opts.device)), expected,
+                                self.opts.atol, self.opts.rtol)  # fmt: skip
             if problem:
                 return f"{run}: {problem}"
         return None
@@ -226,6 +226,8 @@ class Timing:
             return
         cand = _fields("time", times["candidate"])
         extra.update({k: v for k, v in cand.items() if k != "time_ms"})
+        extra["time_series"] = _series(next(s for s in series if s.name == "candidate"),
+                                       self.count)  # fmt: skip
         verdict.time_ms = cand["time_ms"]
         if "eager" not in times:
             return
@@ -244,6 +246,13 @@ class Timing:
         # a fused kernel can legitimately beat a chain of eager operators by a large factor.
         if verdict.speedup > SUSPICIOUS_SPEEDUP:
             extra["suspicious"] = f"speedup {verdict.speedup:.1f}x over eager"
+
+
+def _series(series: Series, sets: int) -> dict[str, list[Any]]:
+    """Every counted time of `series` (us, 3 decimals) with its round and input set: where a
+    median moved between verifications, whether one set or one stretch of rounds moved it."""
+    return {"us": [round(t * 1000, 3) for t in series.times], "round": list(series.counted),
+            "set": [r % sets for r in series.counted]}  # fmt: skip
 
 
 def graph_rounds(opts: Options) -> int:

@@ -33,6 +33,7 @@ class Series:
     name: str
     run: Callable[[int], float | None]
     times: list[float] = field(default_factory=list)
+    counted: list[int] = field(default_factory=list)  # the round of each time
 
 
 def median_ci(times: Sequence[float], z: float = 1.96) -> tuple[float, float]:
@@ -79,6 +80,7 @@ def interleave(series: Sequence[Series], *, min_rounds: int, max_rounds: int,
             ms = s.run(r)
             if ms is not None:
                 s.times.append(ms)
+                s.counted.append(r)
         rounds = r + 1
         if rounds < min_rounds:
             continue
