@@ -54,4 +54,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # `lock_holds.py FILE | head`: the reader had what it wanted
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+        from drtriton.cli_support import quiet_broken_pipe
+
+        sys.exit(quiet_broken_pipe())

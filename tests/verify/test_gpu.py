@@ -12,7 +12,7 @@ import torch
 from conftest import HERE, task_source
 from test_adversarial import CASES, judge
 
-from drtriton.verify import Options, time_task, verify
+from drtriton.verify import Options, time_task, time_tasks, verify
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 HONEST = sorted(p.stem for p in (HERE / "honest").glob("*.py"))
@@ -60,3 +60,8 @@ def test_harness_survives_a_poisoned_context() -> None:
     good = (HERE / "honest" / "add_relu.py").read_text()
     assert not verify(task_source("add_relu"), bad, device="cuda").correct
     assert verify(task_source("add_relu"), good, device="cuda").correct
+
+
+def test_time_tasks_times_several_trusted_tasks_in_one_go() -> None:
+    stats = time_tasks([task_source("add_relu"), task_source("add_relu")], "cuda")
+    assert len(stats) == 2 and all(s["n"] >= 10 and s["median"] > 0 for s in stats)

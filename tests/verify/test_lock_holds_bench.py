@@ -44,3 +44,18 @@ def test_the_table_and_bad_input(tool, tmp_path, capsys) -> None:
     (tmp_path / "empty.jsonl").write_text("")
     assert tool.main([str(tmp_path / "empty.jsonl")]) == 2
     assert "holds no records" in capsys.readouterr().err
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: pathlib.Path) -> None:
+    import subprocess
+    import sys
+
+    log = tmp_path / "holds.jsonl"
+    rows = [_record("shared", f"a.py:f:{i}", 1.0, 0.5) for i in range(5000)]
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    script = ROOT / "benchmarks" / "lock_holds.py"
+    pipe = f"{sys.executable} {script} {log} | head -1"
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", pipe], capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    assert done.stdout.startswith("5000 holds") and "Traceback" not in done.stderr
+    assert done.returncode == 141

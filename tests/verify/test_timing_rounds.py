@@ -113,12 +113,14 @@ class Log:
         self.mode: list[str] = []
         self.events: list[tuple[str, str | None]] = []  # (what, hold mode at the time)
         self.messages: list[dict[str, Any]] = []  # the requests to the worker
+        self.modes_taken: list[str] = []  # every hold asked for, in order
 
     def note(self, what: str) -> None:
         self.events.append((what, self.mode[-1] if self.mode else None))
 
     @contextlib.contextmanager
     def hold(self, device: str, mode: str) -> Iterator[None]:
+        self.modes_taken.append(mode)
         self.mode.append(gpu_lock.EXCLUSIVE if gpu_lock.EXCLUSIVE in self.mode else mode)
         try:
             yield
@@ -262,6 +264,9 @@ def test_every_timed_call_is_interleaved_inside_one_exclusive_hold(
     assert extra["time_q1_ms"] <= verdict.time_ms <= extra["time_q3_ms"]
     assert extra["speedup_vs_compile"] == pytest.approx(1.0 / verdict.time_ms)
     assert extra["timing"]["rounds"] == 6 and extra["timing"]["decision"] == "events"
+    phases = extra["timing_s"]  # where the exclusive hold's seconds went
+    assert list(phases) == ["worker_begin", "harness_warm", "rounds", "worker_end"]
+    assert all(isinstance(v, float) and v >= 0 for v in phases.values())
     # Each counted candidate time with its round and the input set it ran on (2 sets here).
     assert extra["time_series"] == {"us": [500.0, 501.0, 503.0, 504.0, 505.0],
                                     "round": [0, 1, 3, 4, 5], "set": [0, 1, 1, 0, 1]}  # fmt: skip
@@ -348,3 +353,27 @@ def test_the_collector_is_off_through_a_timed_call_and_restored_after() -> None:
     with pytest.raises(ValueError), gc_paused():
         raise ValueError("the call raised")
     assert gc.isenabled()
+
+
+def test_time_tasks_times_every_task_inside_one_exclusive_hold(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The search's operator costs: one wait for the GPU for all of a program's operators,
+    # their calls interleaved round by round.
+    log = Log()
+    FakeBench.log = log
+    monkeypatch.setattr(measure, "Bench", FakeBench)
+    monkeypatch.setattr(measure, "flush_buffer", lambda slack_us: None)
+    monkeypatch.setattr(measure.torch.cuda, "device", lambda dev: contextlib.nullcontext())
+    monkeypatch.setattr(measure.gpu_lock, "hold", log.hold)
+    monkeypatch.setattr(measure, "strict", lambda call: (setattr(call, "bench_name", "eager"),
+                                                         call)[1])  # fmt: skip
+    relu = ("import torch\ndef fused_operator(x0):\n    return torch.relu(x0)\n\n"
+            "def get_inputs():\n    return [torch.randn(4)]\n")  # fmt: skip
+    stats = measure.time_tasks([relu, relu.replace("relu", "tanh")], "cpu", runs=10)
+    assert len(stats) == 2 and all(s["median"] == 2.0 and s["n"] == 10 for s in stats)
+    timed = [(w, m) for w, m in log.events if w in ("eager", "warm eager")]
+    assert len(timed) == 2 * (1 + 10)  # the warm-up and ten rounds of each
+    assert all(m == gpu_lock.EXCLUSIVE for _, m in timed)
+    holds = [m for m in log.modes_taken]
+    assert holds == [gpu_lock.SHARED, gpu_lock.EXCLUSIVE]  # one hold of each, not one per task

@@ -212,9 +212,15 @@ def build_record(problem: dict[str, Any], outcome: dict[str, Any], device: str,
         "lock_wait_s": (outcome.get("gpu_lock") or {}).get("wait_s"),
         "exclusive_s": (outcome.get("gpu_lock") or {}).get("exclusive_s"),
         "optimize_seconds": outcome.get("optimize_seconds"),
+        # Where the final verification's time went (verdict extras): its wall and lock
+        # seconds, each worker request's seconds, its timing rounds and phases.
+        "verification": {k: flat[k] for k in VERIFICATION_COSTS if k in flat} or None,
         "error": error,
         "traceback": outcome.get("traceback"),
     }
+
+
+VERIFICATION_COSTS = ("wall_s", "lock_wait_s", "exclusive_s", "request_s", "timing", "timing_s")
 
 
 class Stopped(Exception):

@@ -136,14 +136,19 @@ def eager_op_costs_ms(
 ) -> list[float] | None:
     """Each operator's eager time, from its one-operator fragment; None if one is missing or
     cannot be timed (e.g. out of memory: the caller falls back to the traffic model)."""
-    from drtriton.verify import time_task
+    from drtriton.verify import time_task, time_tasks
 
     singles = {f["start"]: f for f in fragments if f["end"] == f["start"] + 1}
     if len(singles) != n_ops:
         return None
-    try:
-        return [time_task(singles[i]["source"], device, seed=seed)["median"] for i in range(n_ops)]
+    sources = [singles[i]["source"] for i in range(n_ops)]
+    try:  # all in one exclusive hold (time_tasks says why)
+        return [stats["median"] for stats in time_tasks(sources, device, seed=seed)]
     except (RuntimeError, ValueError, UserError):  # torch.OutOfMemoryError is a RuntimeError
+        pass
+    try:  # together they did not fit beside the GPU's other processes: one at a time
+        return [time_task(source, device, seed=seed)["median"] for source in sources]
+    except (RuntimeError, ValueError, UserError):
         return None
 
 

@@ -60,7 +60,7 @@ CLI: `drtriton verify TASK CANDIDATE` and `drtriton verify-batch PAIRS.jsonl` (c
 from __future__ import annotations
 
 from drtriton.verify.harness import Options, Verifier, verify
-from drtriton.verify.measure import time_task
+from drtriton.verify.measure import time_task, time_tasks
 from drtriton.verify.verdict import STATUSES, Verdict
 
-__all__ = ["STATUSES", "Options", "Verdict", "Verifier", "time_task", "verify"]
+__all__ = ["STATUSES", "Options", "Verdict", "Verifier", "time_task", "time_tasks", "verify"]

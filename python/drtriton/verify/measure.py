@@ -28,7 +28,8 @@ and a candidate that cannot be captured would have no time at all.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -119,21 +120,32 @@ class Timing:
     def _event_rounds(self, benches: dict[str, Bench]) -> tuple[list[Series], int]:
         opts = self.opts
         out_bytes = tensor_bytes(self.refs[0].values)
+        # Seconds of each phase of the exclusive hold (verdict extra "timing_s"): the hold
+        # outlasted the rounds' budget on the H200 (2026-12-01: 2.75 s on average against 2 s).
+        stamps = [time.monotonic()]
         self.worker.request({
             "op": "time_begin", "sets": [self.inputs.spec(i) for i in range(self.count)],
-            "warmup": opts.warmup, "slack_us": opts.launch_slack_us, "check_p": min(1.0, opts.check_timed / max(opts.runs, 1)),
+            "warmup": opts.warmup, "slack_us": opts.launch_slack_us,
+            "check_p": min(1.0, opts.check_timed / max(opts.runs, 1)),
             "check_max": max(1, min(2 * opts.check_timed, CHECK_BYTES // max(out_bytes, 1))),
         })  # fmt: skip
+        stamps.append(time.monotonic())
         with self.worker.harness_work():
             for bench in benches.values():
                 bench.warm(opts.warmup)
+        stamps.append(time.monotonic())
         series = [Series("candidate", lambda r: self._candidate("time_run", r))]
         series += [Series(name, self._harness(bench.timed)) for name, bench in benches.items()]
         decide = ("candidate", "eager") if opts.stop_when_decided else None
         rounds = interleave(series, min_rounds=opts.runs, max_rounds=opts.max_runs,
                             target=opts.target_ci, budget_s=opts.timing_budget_s,
                             decide=decide)  # fmt: skip
+        stamps.append(time.monotonic())
         self.checked = self.worker.request({"op": "time_end", "output": "timed.pt"})["check"]
+        stamps.append(time.monotonic())
+        phases = ("worker_begin", "harness_warm", "rounds", "worker_end")
+        spans = zip(phases, stamps, stamps[1:], strict=False)  # stamps: one more than phases
+        self.extra["timing_s"] = {name: round(b - a, 3) for name, a, b in spans}
         return series, rounds
 
     def _graph_rounds(self, benches: dict[str, Bench]) -> list[Series]:
@@ -274,23 +286,39 @@ def _fields(prefix: str, times: list[float]) -> dict[str, float]:
 
 def time_task(source: str, device: str, *, runs: int = 10, warmup: int = 3, seed: int = 0,
               eval_mode: bool = False, options: Options | None = None) -> dict[str, float]:  # fmt: skip
-    """Eager time of a trusted task alone (the search's cost of leaving operators in PyTorch),
-    measured as a candidate's eager baseline is: strict float32, L2 flushed, events, rounds
-    until the median is known to Options.target_ci. Returns timing.summarize's figures (ms).
-    UserError when the task fails; torch.OutOfMemoryError passes through."""
-    # At most 3x the minimum rounds and a quarter of a verification's budget: the search times
-    # every operator of a program this way, each in an exclusive hold.
+    """Eager time of a trusted task alone: time_tasks of that one task."""
+    return time_tasks([source], device, runs=runs, warmup=warmup, seed=seed,
+                      eval_mode=eval_mode, options=options)[0]  # fmt: skip
+
+
+def time_tasks(sources: Sequence[str], device: str, *, runs: int = 10, warmup: int = 3,
+               seed: int = 0, eval_mode: bool = False,
+               options: Options | None = None) -> list[dict[str, float]]:  # fmt: skip
+    """Eager times of trusted tasks (the search's costs of leaving operators in PyTorch), each
+    measured as a candidate's eager baseline is: strict float32, L2 flushed, launch slack,
+    events, rounds until every median is known to Options.target_ci. All tasks are timed in one
+    exclusive hold, their calls interleaved round by round: one wait for the GPU instead of one
+    per operator (the search timed a program's operators one hold each, and on the H200
+    "operator costs timed in" took up to 33 s of a problem, mostly waiting for the lock).
+    Returns timing.summarize's figures (ms) per task, in order. UserError when a task fails;
+    torch.OutOfMemoryError passes through."""
+    # At most 3x the minimum rounds and a quarter of a verification's budget per task.
     opts = options or Options(device=device, max_runs=3 * runs,
-                              timing_budget_s=Options.timing_budget_s / 4)  # fmt: skip
-    task = load_task(source)
+                              timing_budget_s=Options.timing_budget_s / 4 * len(sources))  # fmt: skip
     dev = torch.device(device)
     with torch.no_grad(), torch.cuda.device(dev), gpu_lock.hold(device, gpu_lock.SHARED):
-        reference = guard_task(lambda: task.build_reference(dev, seed, eval_mode))
-        sets = [guard_task(lambda k=k: task.make_inputs(k, seed, dev)) for k in range(2)]
-        bench = Bench(strict(reference), sets, flush_buffer(opts.launch_slack_us))
-        series = Series("eager", lambda r: bench.timed(r)[0])
+        flush = flush_buffer(opts.launch_slack_us)
+        benches = []
+        for source in sources:
+            task = load_task(source)
+            reference = guard_task(lambda t=task: t.build_reference(dev, seed, eval_mode))
+            sets = [guard_task(lambda k=k, t=task: t.make_inputs(k, seed, dev)) for k in range(2)]
+            benches.append(Bench(strict(reference), sets, flush))
+        series = [Series(f"task{i}", lambda r, b=bench: b.timed(r)[0])
+                  for i, bench in enumerate(benches)]  # fmt: skip
         with gpu_lock.hold(device, gpu_lock.EXCLUSIVE):
-            bench.warm(warmup)
-            interleave([series], min_rounds=runs, max_rounds=opts.max_runs,
+            for bench in benches:
+                bench.warm(warmup)
+            interleave(series, min_rounds=runs, max_rounds=opts.max_runs,
                        target=opts.target_ci, budget_s=opts.timing_budget_s)  # fmt: skip
-    return summarize(series.times)
+    return [summarize(s.times) for s in series]
