@@ -8,17 +8,7 @@
 #      repeats each, in round-robin order; carry .devdata) with WORKERS processes, every long GPU-lock hold logged (DRTRITON_LOCK_LOG),
 #      then each kernel's spread over its repeats (timing_noise.kernel_stats) and the lock log.
 # Usage: bash benchmarks/h200/checks_session.sh OUTDIR BUDGET_S
-set -uo pipefail
-out=$1 budget=$2
-start=$(date +%s)
-left() { echo $(( budget - ($(date +%s) - start) )); }
-export PYTHONUNBUFFERED=1 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
-export TORCHINDUCTOR_COMPILE_THREADS=${TORCHINDUCTOR_COMPILE_THREADS:-2}
-mkdir -p "$out"
-OUT=$out bash benchmarks/h200/install.sh >/dev/null || { echo "install failed" >&2; exit 1; }
-core=$(cd / && python3 -c "import drtriton._core as c; print(c.__file__)") || exit 1
-[[ -e python/drtriton/$(basename "$core") ]] || cp "$core" python/drtriton/
-export PYTHONPATH=$PWD/python
+source "$(dirname "$0")/prelude.sh" "$@"
 
 echo "== drop_in.py at $(( $(date +%s) - start )) s"
 timeout "${DROP_IN_S:-150}" python3 benchmarks/drop_in.py --device cuda --keep-slower --out "$out/drop_in.json" \

@@ -7,17 +7,7 @@
 #   2. timing_noise.py part b (one-operator kernels against their operator) at the default slack;
 #   3. benchmarks/drop_in.py --device cuda --keep-slower (issue 22's check on the GPU).
 # Usage: bash benchmarks/h200/slack_session.sh OUTDIR BUDGET_S
-set -uo pipefail
-out=$1 budget=$2
-start=$(date +%s)
-left() { echo $(( budget - ($(date +%s) - start) )); }
-export PYTHONUNBUFFERED=1 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
-export TORCHINDUCTOR_COMPILE_THREADS=${TORCHINDUCTOR_COMPILE_THREADS:-2}
-mkdir -p "$out"
-OUT=$out bash benchmarks/h200/install.sh >/dev/null || { echo "install failed" >&2; exit 1; }
-core=$(cd / && python3 -c "import drtriton._core as c; print(c.__file__)") || exit 1
-[[ -e python/drtriton/$(basename "$core") ]] || cp "$core" python/drtriton/
-export PYTHONPATH=$PWD/python
+source "$(dirname "$0")/prelude.sh" "$@"
 
 grep -E "\"id\": \"(${KERNELS:-L1_41|L1_35})" "${PAIRS:-.devdata/noise/subset.jsonl}" >"$out/pairs.jsonl"
 echo "$(wc -l <"$out/pairs.jsonl") pairs"

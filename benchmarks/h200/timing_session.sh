@@ -7,21 +7,7 @@
 # KernelBench problems come from .devdata/kernelbench (copy ../shared/kernelbench/level*.jsonl
 # there and carry it: the GPU machine does not see ../shared).
 # Usage: bash benchmarks/h200/timing_session.sh OUTDIR BUDGET_S
-set -uo pipefail
-out=$1 budget=$2
-start=$(date +%s)
-left() { echo $(( budget - ($(date +%s) - start) )); }
-export PYTHONUNBUFFERED=1
-export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True  # several processes share the GPU
-# Inductor compiles with a pool as large as the machine in every process that builds a
-# torch.compile baseline; several such processes at once oversubscribe the CPU.
-export TORCHINDUCTOR_COMPILE_THREADS=${TORCHINDUCTOR_COMPILE_THREADS:-2}
-mkdir -p "$out"
-OUT=$out bash benchmarks/h200/install.sh || { echo "install failed" >&2; exit 1; }
-# This tree's Python over the installed extension (a carried wheel may hold older Python).
-core=$(cd / && python3 -c "import drtriton._core as c; print(c.__file__)") || exit 1
-[[ -e python/drtriton/$(basename "$core") ]] || cp "$core" python/drtriton/
-export PYTHONPATH=$PWD/python
+source "$(dirname "$0")/prelude.sh" "$@"
 
 python3 benchmarks/event_resolution.py
 k=${GPUTEST_K-honest or eager_is_timed or time_task or timed_ or side_stream or autotune or patch_timer or cached or survives}
