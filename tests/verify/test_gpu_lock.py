@@ -40,15 +40,18 @@ def test_readers_share_and_a_writer_waits_for_them(tmp_path: Path) -> None:
     go = threading.Event()
     readers = [_in_thread(GpuLock("0", tmp_path), SHARED, log, f"r{i}", go) for i in range(2)]
     assert _wait_for(log, "r0 in") and _wait_for(log, "r1 in")  # both at once
-    writer = _in_thread(GpuLock("0", tmp_path), EXCLUSIVE, log, "w", threading.Event())
+    done = threading.Event()
+    writer = _in_thread(GpuLock("0", tmp_path), EXCLUSIVE, log, "w", done)
     time.sleep(0.2)
     assert "w in" not in log
     go.set()
     assert _wait_for(log, "w in")
     assert log.index("w in") > max(log.index("r0 out"), log.index("r1 out"))
-    for t in readers:
+    # Let the writer go now: a holder left to time out 10 s later would log its hold into
+    # whichever test sets DRTRITON_LOCK_LOG then.
+    done.set()
+    for t in [*readers, writer]:
         t.join(5)
-    del writer
 
 
 def test_a_waiting_writer_goes_before_later_readers(tmp_path: Path) -> None:
