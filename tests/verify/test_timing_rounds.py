@@ -98,6 +98,22 @@ def test_disjoint_needs_eight_times_a_side() -> None:
     assert not disjoint([1.0, 5.0] * 8, [2.0, 6.0] * 8)
 
 
+def test_the_decisive_time_is_a_trimmed_mean_that_a_mode_flip_barely_moves() -> None:
+    from drtriton.verify.timing import TRIM, summarize, trimmed_mean
+
+    assert TRIM == 0.1
+    assert trimmed_mean([1.0, 2.0, 3.0, 4.0, 100.0]) == pytest.approx(22.0)  # n=5: nothing cut
+    ten = [1.0] * 9 + [1000.0]  # one stalled launch in ten: cut
+    assert trimmed_mean(sorted(ten)) == pytest.approx(1.0)
+    # A bimodal kernel (77 or 84 us), 45% or 55% of calls in the low mode: the median jumps
+    # between the modes, the trimmed mean moves by an eighth of the gap (0.9 of 7 us).
+    low, high = [77.0] * 45 + [84.0] * 55, [77.0] * 55 + [84.0] * 45
+    medians = summarize(low)["median"], summarize(high)["median"]
+    trimmed = summarize(low)["trimmed"], summarize(high)["trimmed"]
+    assert medians == (84.0, 77.0)
+    assert abs(trimmed[0] - trimmed[1]) < 0.02 * 80
+
+
 def test_the_median_interval_is_the_order_statistics_of_its_ranks() -> None:
     times = [float(i) for i in range(1, 31)]  # n = 30: ranks 9 and 22 (1-based)
     assert median_ci(times) == (9.0, 22.0)
@@ -255,7 +271,9 @@ def test_every_timed_call_is_interleaved_inside_one_exclusive_hold(
     assert draws and all(m == gpu_lock.SHARED for m in draws)  # the sets, before the rounds
 
     unchecked = [0.5 + 0.001 * r for r in range(6) if r != 2]
-    assert verdict.time_ms == pytest.approx(statistics.median(unchecked))
+    # The trimmed mean (5 times: floor(0.5) = 0 cut at each end, so the mean), the median beside.
+    assert verdict.time_ms == pytest.approx(statistics.fmean(unchecked))
+    assert verdict.extra["time_median_ms"] == pytest.approx(statistics.median(unchecked))
     assert verdict.eager_ms == 2.0 and verdict.compile_ms == 1.0
     assert verdict.speedup == pytest.approx(2.0 / verdict.time_ms)
     extra = verdict.extra

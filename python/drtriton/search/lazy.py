@@ -143,11 +143,11 @@ def eager_op_costs_ms(
         return None
     sources = [singles[i]["source"] for i in range(n_ops)]
     try:  # all in one exclusive hold (time_tasks says why)
-        return [stats["median"] for stats in time_tasks(sources, device, seed=seed)]
+        return [stats["trimmed"] for stats in time_tasks(sources, device, seed=seed)]
     except (RuntimeError, ValueError, UserError):  # torch.OutOfMemoryError is a RuntimeError
         pass
     try:  # together they did not fit beside the GPU's other processes: one at a time
-        return [time_task(source, device, seed=seed)["median"] for source in sources]
+        return [time_task(source, device, seed=seed)["trimmed"] for source in sources]
     except (RuntimeError, ValueError, UserError):
         return None
 

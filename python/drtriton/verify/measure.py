@@ -16,13 +16,15 @@ the compiled baseline (baselines.py).
 
 Which time decides. `time_ms`, `eager_ms` and `speedup` (the verdict's DESIGN.md fields, and
 what the search, the RL reward and the evaluation use) are the KernelBench method: events
-around each call after the flush. That is what KernelBench reports, and what a user who calls
-the kernel from Python pays: when the launches of one call take longer than the flush's slack
-(~60-80 us), the GPU waits for them and the wait is charged. `graph_ms` and `eager_graph_ms`
-(extra fields) replay a captured graph instead, so no launch cost is in them; `time_ms -
-graph_ms` is the candidate's launch overhead on its own. They are reported, not used: a graph
-hides exactly the host cost a Triton launcher adds (10-30 us per launch) that an eager user pays,
-and a candidate that cannot be captured would have no time at all.
+around each call after the flush, plus the launch slack (timing.py), and of those times their
+10% trimmed mean (timing.TRIM says why; `*_median_ms` and the quartiles are beside it). That is
+what a user who calls the kernel from Python in a loop pays: when the launches of one call take
+longer than the flush and the slack (~0.56 ms), the GPU waits for them and the wait is charged.
+`graph_ms` and `eager_graph_ms` (extra fields) replay a captured graph instead, so no launch
+cost is in them; `time_ms - graph_ms` is what the slack leaves of the candidate's launch
+overhead. They are reported, not used: a graph hides the host cost a Triton launcher adds
+(10-30 us per launch, more on a loaded host) that an eager user pays once it exceeds the
+slack, and a candidate that cannot be captured would have no time at all.
 """
 
 from __future__ import annotations
@@ -247,7 +249,7 @@ class Timing:
         extra.update({k: v for k, v in eager.items() if k != "eager_ms"})
         verdict.eager_ms = eager["eager_ms"]
         tf32 = times.get("eager_tf32")
-        extra["eager_tf32_ms"] = summarize(tf32)["median"] if tf32 else verdict.eager_ms
+        extra["eager_tf32_ms"] = summarize(tf32)["trimmed"] if tf32 else verdict.eager_ms
         if "compile" in times:
             comp = _fields("compile", times["compile"])
             extra.update({k: v for k, v in comp.items() if k != "compile_ms"})
@@ -272,11 +274,12 @@ def graph_rounds(opts: Options) -> int:
 
 
 def _fields(prefix: str, times: list[float]) -> dict[str, float]:
-    """`prefix`_ms (the median) and its spread: mean, quartiles, extremes, count, and the 95%
-    interval of the median relative to it (`prefix`_ci)."""
+    """`prefix`_ms (the trimmed mean: timing.TRIM says why) and its spread: median, mean,
+    quartiles, extremes, count, and the 95% interval of the median relative to it
+    (`prefix`_ci, what the rounds' stopping rule reads)."""
     stats = summarize(times)
-    out = {f"{prefix}_ms": stats["median"]}
-    for key in ("mean", "q1", "q3", "min", "max"):
+    out = {f"{prefix}_ms": stats["trimmed"]}
+    for key in ("median", "mean", "q1", "q3", "min", "max"):
         out[f"{prefix}_{key}_ms"] = stats[key]
     out[f"{prefix}_runs"] = int(stats["n"])
     ci = relative_halfwidth(times)
