@@ -135,9 +135,11 @@ def test_the_harness_holds_the_lock_around_all_gpu_work_but_the_compile_pass(
 
     modes: list[str] = []
     seen: list[tuple[str, str | None]] = []
+    taken: list[str] = []
 
     @contextlib.contextmanager
     def recording(device: str, mode: str):  # type: ignore[no-untyped-def]
+        taken.append(mode)
         modes.append(mode)
         try:
             yield
@@ -159,6 +161,9 @@ def test_the_harness_holds_the_lock_around_all_gpu_work_but_the_compile_pass(
     # Each output's file is written (and read) between holds: file work stalls no timing.
     runs = [("run", SHARED), ("save", None)] * 5
     assert seen == [("ready", None), ("load", SHARED), ("warm", None), *runs]
+    # Holds: the reference, the load, one per trial (which also compares the trial before)
+    # and one comparing the last: each is a wait behind a queued timing, so as few as can be.
+    assert taken == [SHARED] * (2 + 5 + 1)
     # Where the verification's time went: each request's seconds, and the lock's share.
     assert set(verdict.extra["request_s"]) == {"start", "load", "warm", "run", "save"}
     assert verdict.extra["lock_wait_s"] == 0.0 and verdict.extra["exclusive_s"] == 0.0

@@ -204,8 +204,25 @@ class _Judgement:
         # No lock: the pass does no GPU work, and compiling under one would stall timings.
         warm = worker.request({"op": "warm", "set": self.inputs.spec(0)})
         call_s = 0.0
-        for i in range(opts.trials):
+        # One shared hold per trial compares the previous trial's output, then draws and runs
+        # this one (and a last hold compares the last): each hold is one more wait behind any
+        # timing queued meanwhile, and on the H200 a fragment's verification spent 3-24 s of
+        # its 17-45 s in such waits (2026-12-01).
+        previous: tuple[int, Any] | None = None  # (trial, its output), not yet compared
+        for i in range(opts.trials + 1):
             with self.lock():
+                if previous is not None:
+                    done, out = previous
+                    previous = None
+                    with worker.harness_work():
+                        problem = cmp.judge(onto(out, self.device), refs[done], opts.atol,
+                                            opts.rtol)  # fmt: skip
+                    del out
+                    if problem:
+                        reason = f"input set {done} ({distribution(done)}): {problem}"
+                        return Verdict("wrong_answer", reason=reason, trials=done)
+                if i == opts.trials:
+                    break
                 if i == 0:  # set 0 was drawn first (its reference names the poisoned copies)
                     current, first = first, None
                 else:
@@ -214,14 +231,8 @@ class _Judgement:
                         refs.append(references(current, redraw=lambda i=i: self.inputs.make(i)))
                 reply = self.inputs.run(worker, i, current)
                 del current
-            out = fetch_output(worker, f"out{i}.pt")  # file work: no lock
-            with self.lock(), worker.harness_work():
-                problem = cmp.judge(onto(out, self.device), refs[i], opts.atol, opts.rtol)
-            del out
             call_s += float(reply.get("call_s", 0.0))
-            if problem:
-                reason = f"input set {i} ({distribution(i)}): {problem}"
-                return Verdict("wrong_answer", reason=reason, trials=i)
+            previous = (i, fetch_output(worker, f"out{i}.pt"))  # file work: no lock
         verdict = Verdict("correct", reason=f"{opts.trials} input sets match", trials=opts.trials)
         self._diagnostics(verdict, ready, call_s, warm)
         if opts.on_cuda:
