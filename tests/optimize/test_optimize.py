@@ -44,6 +44,9 @@ def test_model_with_parameters_is_fused_and_verified(tmp_path: pathlib.Path) -> 
     assert [s["ops"] for s in result.segments if s["fused"]] == [["linear", "relu", "add"]]
     assert "class ModelNew(Model)" in result.model_new
     assert result.frontend["fully_mapped"] and result.frontend["n_ops"] == 3
+    # What the search's own verifications cost, summed (the evaluation records it).
+    costs = result.search_costs
+    assert costs["verifications"] >= 1 and costs["wall_s"] > 0 and costs["request_s"]["run"] > 0
     report = result.report_markdown()
     assert "`linear` → `relu` → `add`" in report and "r0_f0_triton_fused_operator" in report
     # The plain verifier (training mode, no allowances) accepts the file too.

@@ -140,3 +140,29 @@ def test_an_outcome_says_what_its_verification_took() -> None:
     failed = {"correct": False, "status": "timeout", "reason": "slow", "wall_s": 3.0,
               "lock_wait_s": 0.0}  # fmt: skip
     assert _outcome(failed) == "timeout: slow [3.0 s]"
+
+
+def test_each_verification_judged_now_leaves_its_cost_and_a_cached_one_none() -> None:
+    from drtriton.search.search import SearchResult, costs_summed
+
+    def judge(task: str, candidate: str) -> dict:
+        return {"correct": False, "status": "wrong_answer", "reason": "x", "wall_s": 20.0,
+                "lock_wait_s": 5.0, "exclusive_s": 0.5,
+                "request_s": {"warm": 7.0, "run": 1.5}}  # fmt: skip
+
+    class SameTwice:
+        def candidates(self, task_source: str, k: int) -> list[str]:
+            return ["# same", "# same"]
+
+    cache = VerdictCache()
+    first, second = FragmentResult(0, 1, TASK), FragmentResult(0, 1, TASK)
+    _try_candidates(first, SameTwice(), SearchConfig(device="cuda"), cache, judge)
+    _try_candidates(second, TwoCandidates(), SearchConfig(device="cuda"), cache, judge)
+    assert len(first.costs) == 1 and cache.hits == 1  # the second "# same" was cached
+    assert len(second.costs) == 2
+    result = SearchResult([], None, 0.0, [1.0], [first, second])
+    assert result.verification_costs == {
+        "verifications": 3, "wall_s": 60.0, "lock_wait_s": 15.0, "exclusive_s": 1.5,
+        "request_s": {"warm": 21.0, "run": 4.5},
+    }  # fmt: skip
+    assert costs_summed([]) == {"verifications": 0}

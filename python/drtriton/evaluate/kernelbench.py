@@ -215,6 +215,8 @@ def build_record(problem: dict[str, Any], outcome: dict[str, Any], device: str,
         # Where the final verification's time went (verdict extras): its wall and lock
         # seconds, each worker request's seconds, its timing rounds and phases.
         "verification": {k: flat[k] for k in VERIFICATION_COSTS if k in flat} or None,
+        # And the search's own verifications, summed (search.costs_summed).
+        "search_verifications": outcome.get("search_costs"),
         "error": error,
         "traceback": outcome.get("traceback"),
     }

@@ -45,6 +45,7 @@ def summarize_result(result: Any) -> dict[str, Any]:
         "segments": getattr(result, "segments", None) or [],
         "frontend": getattr(result, "frontend", None) or {},
         "optimize_seconds": getattr(result, "seconds", None),
+        "search_costs": getattr(result, "search_costs", None) or None,
         "error": getattr(result, "error", None),
         # optimize_source reports its own bugs in `error` with a traceback in `config`; an
         # error without one is an answer ("no kernel beat PyTorch"), not a failure

@@ -56,6 +56,9 @@ class OptimizeResult:
     # CPU: modelled memory traffic of the original and of ModelNew (_traffic); None on a GPU,
     # where the verdict's measured times say what changed.
     traffic: dict[str, Any] | None = None
+    # What the searches' own verifications cost, summed over the runs searched
+    # (search.costs_summed; empty when nothing was searched).
+    search_costs: dict[str, Any] = field(default_factory=dict)
 
     @property
     def correct(self) -> bool:
@@ -218,6 +221,7 @@ def _optimize(
     # hundreds of times) takes that run's result: same inputs in the same order, so the same
     # hybrid serves both, and assemble emits its kernels once.
     searched: dict[str, tuple[int, Any]] = {}
+    costs: list[dict[str, Any]] = []  # each search verification's cost (result.search_costs)
     for k, run in enumerate(runs):
         piece = assemble.Piece(run)
         why = "not in the operator catalog" if run.lines[0].opaque else "no task for this run"
@@ -234,6 +238,7 @@ def _optimize(
                     say(f"search {done}/{searchable}: {', '.join(str(x.op) for x in run.lines)}")
                     found = _search_run(run, config, deadline, calibration)
                     searched[key] = (done, found)
+                    costs += [c for f in getattr(found, "fragments", None) or [] for c in f.costs]
                     tried = sum(len(f.outcomes) for f in getattr(found, "fragments", []))
                     say(f"search {done}/{searchable} done: {tried} candidates verified, "
                         f"hybrid {'kept' if found.hybrid_ok else 'none'}, operator costs "
@@ -248,6 +253,10 @@ def _optimize(
         pieces.append(piece)
         on_gpu = config.device.startswith("cuda")
         result.segments += _run_segments(k, run, found_by_run.get(k), why, on_gpu)
+    if costs:
+        from drtriton.search.search import costs_summed
+
+        result.search_costs = costs_summed(costs)
     if not config.device.startswith("cuda"):
         result.traffic = _traffic(pieces, found_by_run, len(frontend.lines))
     if not any(p.hybrid for p in pieces):

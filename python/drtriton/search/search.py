@@ -74,6 +74,8 @@ class FragmentResult:
     # What each verified candidate got ("correct 0.123 ms", "wrong_answer: ...", short): the
     # evidence behind "no fused fragment beat PyTorch" in reports and evaluation results.
     outcomes: list[str] = field(default_factory=list)
+    # What each candidate's verification cost (verification_costs), cached verdicts left out.
+    costs: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -92,6 +94,41 @@ class SearchResult:
     def pytorch_cost(self) -> float:
         """The whole task in PyTorch: every operator's own cost."""
         return sum(self.op_costs)
+
+    @property
+    def verification_costs(self) -> dict[str, Any]:
+        """Where the search's own verifications spent their time, summed (costs_summed)."""
+        return costs_summed([c for f in self.fragments for c in f.costs])
+
+
+# A verdict's figures of what its verification cost (verify/harness.py, measure.py).
+COST_FIELDS = ("wall_s", "lock_wait_s", "exclusive_s")
+
+
+def verification_cost(verdict: dict[str, Any]) -> dict[str, Any]:
+    cost = {k: float(verdict[k]) for k in COST_FIELDS if isinstance(verdict.get(k), int | float)}
+    requests = verdict.get("request_s")
+    if isinstance(requests, dict):
+        cost["request_s"] = {str(k): float(v) for k, v in requests.items()
+                             if isinstance(v, int | float)}  # fmt: skip
+    return cost
+
+
+def costs_summed(costs: list[dict[str, Any]]) -> dict[str, Any]:
+    """{"verifications": n, wall_s, lock_wait_s, exclusive_s, request_s: {op: s}}, summed: on
+    the H200 the search spent its whole share on 1-4 verifications of 17-45 s each, and these
+    say which part of them to shorten."""
+    out: dict[str, Any] = {"verifications": len(costs)}
+    requests: dict[str, float] = {}
+    for cost in costs:
+        for key in COST_FIELDS:
+            if key in cost:
+                out[key] = round(out.get(key, 0.0) + cost[key], 3)
+        for op, seconds in (cost.get("request_s") or {}).items():
+            requests[op] = round(requests.get(op, 0.0) + seconds, 3)
+    if requests:
+        out["request_s"] = requests
+    return out
 
 
 class VerdictCache:
@@ -265,6 +302,7 @@ def _try_candidates(result: FragmentResult, policy: Policy, config: SearchConfig
         if result.tried and _past_deadline(config):  # keep what the first ones measured
             break
         result.tried += 1
+        hits = cache.hits
         try:
             verdict = cache.get(result.source, candidate, judge)
         except (ResourceError, RuntimeError) as exc:  # torch.OutOfMemoryError is a RuntimeError
@@ -278,6 +316,8 @@ def _try_candidates(result: FragmentResult, policy: Policy, config: SearchConfig
             continue
         result.eager_ms = verdict.get("eager_ms") or result.eager_ms
         result.outcomes.append(_outcome(verdict))
+        if cache.hits == hits:  # judged now, not a cached verdict
+            result.costs.append(verification_cost(verdict))
         if not verdict["correct"]:
             continue
         if not on_gpu:
