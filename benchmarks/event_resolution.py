@@ -2,10 +2,10 @@
 
     python benchmarks/event_resolution.py
 
-Times a 1 MB relu 400 times the verifier's way (timing.Bench: L2 flush, events, sync) and
-prints the smallest step between distinct elapsed times, how many distinct values there are,
-and the median and spread; then how long the L2 flush itself runs on the GPU (the slack a
-call's launch has before the start event is reached). If the step were ~0.5 us (the CUDA documentation's "resolution of
+Times a 1 MB relu 400 times the verifier's way (timing.Bench: L2 flush, launch slack, events,
+sync) and prints the smallest step between distinct elapsed times, how many distinct values
+there are, and the median and spread; then how long the L2 flush runs on the GPU alone and with
+the launch slack (what a call's launch has before the start event is reached). If the step were ~0.5 us (the CUDA documentation's "resolution of
 around 0.5 microseconds"), medians of 3 us kernels could not be told apart at 5%.
 """
 
@@ -23,7 +23,8 @@ if not os.environ.get("PYTHONPATH"):
 
 import torch  # noqa: E402
 
-from drtriton.verify.timing import Bench, flush_buffer  # noqa: E402
+from drtriton.verify.options import Options  # noqa: E402
+from drtriton.verify.timing import Bench, Flush  # noqa: E402
 
 
 def main() -> int:
@@ -31,7 +32,7 @@ def main() -> int:
         print("event_resolution: needs a CUDA device", file=sys.stderr)
         return 2
     x = torch.randn(256, 1024, device="cuda")
-    bench = Bench(torch.relu, [[x]], flush_buffer())
+    bench = Bench(torch.relu, [[x]], Flush(Options.launch_slack_us))
     bench.warm(10)
     times = [bench.timed(0)[0] for _ in range(400)]
     distinct = sorted(set(times))
@@ -41,18 +42,19 @@ def main() -> int:
           f"{len(distinct)} distinct values, smallest step "
           f"{min(steps) * 1e3 if steps else float('nan'):.4f} us")  # fmt: skip
     flush = bench.flush
-    spans = []
-    for _ in range(50):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        flush.zero_()
-        end.record()
-        torch.cuda.synchronize()
-        spans.append(start.elapsed_time(end))
-    print(
-        f"L2 flush ({flush.numel() * 4 >> 20} MB zeroed): median "
-        f"{statistics.median(spans) * 1e3:.1f} us"
-    )
+    mb = flush.buffer.numel() * 4 >> 20
+    for what, run in ((f"L2 flush ({mb} MB zeroed)", flush.buffer.zero_),
+                      (f"L2 flush + {Options.launch_slack_us:g} us slack", flush)):  # fmt: skip
+        spans = []
+        for _ in range(50):
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            run()
+            end.record()
+            torch.cuda.synchronize()
+            spans.append(start.elapsed_time(end))
+        print(f"{what}: median {statistics.median(spans) * 1e3:.1f} us")
     return 0
 
 
