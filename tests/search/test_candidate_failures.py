@@ -161,7 +161,7 @@ def test_each_verification_judged_now_leaves_its_cost_and_a_cached_one_none() ->
     assert len(first.costs) == 1 and cache.hits == 1  # the second "# same" was cached
     assert len(second.costs) == 2
     result = SearchResult([], None, 0.0, [1.0], [first, second])
-    assert result.verification_costs == {
+    assert costs_summed(result.verification_costs) == {
         "verifications": 3, "wall_s": 60.0, "lock_wait_s": 15.0, "exclusive_s": 1.5,
         "request_s": {"warm": 21.0, "run": 4.5},
     }  # fmt: skip

@@ -259,12 +259,24 @@ def test_a_lock_counts_the_time_waited_for_it_and_held_exclusively(tmp_path: Pat
     assert holder.exclusive_s >= 0.25
 
 
+def _lock_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, min_s: float) -> Path:
+    """DRTRITON_LOCK_LOG pointed at a fresh file, logging holds of `min_s` or more."""
+    log_file = tmp_path / "holds.jsonl"
+    monkeypatch.setenv("DRTRITON_LOCK_LOG", str(log_file))
+    monkeypatch.setattr(gpu_lock, "LOG_MIN_S", min_s)
+    return log_file
+
+
+def _logged(log_file: Path) -> list[dict]:
+    import json
+
+    return [json.loads(line) for line in log_file.read_text().splitlines()]
+
+
 def test_long_holds_and_waits_are_logged_with_their_site(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    log_file = tmp_path / "holds.jsonl"
-    monkeypatch.setenv("DRTRITON_LOCK_LOG", str(log_file))
-    monkeypatch.setattr(gpu_lock, "LOG_MIN_S", 0.2)
+    log_file = _lock_log(tmp_path, monkeypatch, 0.2)
     waiter = GpuLock("0", tmp_path)
     _, log = _held_exclusively_for(0.3, tmp_path)
 
@@ -277,9 +289,7 @@ def test_long_holds_and_waits_are_logged_with_their_site(
         pass
     assert _wait_for(log, "holder out")
     time.sleep(0.05)
-    import json
-
-    records = [json.loads(line) for line in log_file.read_text().splitlines()]
+    records = _logged(log_file)
     modes = sorted(r["mode"] for r in records)
     assert modes == [EXCLUSIVE, SHARED], records
     reader = next(r for r in records if r["mode"] == SHARED)
@@ -293,16 +303,12 @@ def test_a_logged_hold_leaves_out_the_time_it_was_paused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # torch.compile's compilation pauses the hold (baselines.py): that time was not held.
-    log_file = tmp_path / "holds.jsonl"
-    monkeypatch.setenv("DRTRITON_LOCK_LOG", str(log_file))
-    monkeypatch.setattr(gpu_lock, "LOG_MIN_S", 0.0)
+    log_file = _lock_log(tmp_path, monkeypatch, 0.0)
     lock = GpuLock("0", tmp_path)
     with lock.hold(SHARED):
         lock.pause()
         time.sleep(0.4)  # "compiling"
         lock.resume()
         time.sleep(0.05)
-    import json
-
-    (record,) = [json.loads(line) for line in log_file.read_text().splitlines()]
+    (record,) = _logged(log_file)
     assert 0.04 <= record["held_s"] < 0.3, record

@@ -202,7 +202,7 @@ class FakeWorker:
 def _timing(monkeypatch: pytest.MonkeyPatch, **opts: Any) -> tuple[measure.Timing, Log]:
     log = Log()
     FakeBench.log = log
-    monkeypatch.setattr(measure, "flush_buffer", lambda slack_us: None)
+    monkeypatch.setattr(measure, "Flush", lambda slack_us: None)
     monkeypatch.setattr(measure, "Bench", FakeBench)
 
     def fetch(worker: Any, name: str) -> list[Any]:
@@ -324,7 +324,7 @@ def test_the_worker_is_told_the_launch_slack_the_harness_uses(
 ) -> None:
     slacks: list[float] = []
     timing, log = _timing(monkeypatch, graph=False, launch_slack_us=250.0)
-    monkeypatch.setattr(measure, "flush_buffer", lambda slack_us: slacks.append(slack_us))
+    monkeypatch.setattr(measure, "Flush", lambda slack_us: slacks.append(slack_us))
     timing.run(Verdict("correct"))
     begin = [m for m in log.messages if m["op"] == "time_begin"]
     assert [m["slack_us"] for m in begin] == [250.0] and slacks == [250.0]
@@ -381,7 +381,7 @@ def test_time_tasks_times_every_task_inside_one_exclusive_hold(
     log = Log()
     FakeBench.log = log
     monkeypatch.setattr(measure, "Bench", FakeBench)
-    monkeypatch.setattr(measure, "flush_buffer", lambda slack_us: None)
+    monkeypatch.setattr(measure, "Flush", lambda slack_us: None)
     monkeypatch.setattr(measure.torch.cuda, "device", lambda dev: contextlib.nullcontext())
     monkeypatch.setattr(measure.gpu_lock, "hold", log.hold)
     monkeypatch.setattr(measure, "strict", lambda call: (setattr(call, "bench_name", "eager"),

@@ -238,7 +238,7 @@ def _optimize(
                     say(f"search {done}/{searchable}: {', '.join(str(x.op) for x in run.lines)}")
                     found = _search_run(run, config, deadline, calibration)
                     searched[key] = (done, found)
-                    costs += [c for f in getattr(found, "fragments", None) or [] for c in f.costs]
+                    costs += getattr(found, "verification_costs", [])
                     tried = sum(len(f.outcomes) for f in getattr(found, "fragments", []))
                     say(f"search {done}/{searchable} done: {tried} candidates verified, "
                         f"hybrid {'kept' if found.hybrid_ok else 'none'}, operator costs "

@@ -96,9 +96,9 @@ class SearchResult:
         return sum(self.op_costs)
 
     @property
-    def verification_costs(self) -> dict[str, Any]:
-        """Where the search's own verifications spent their time, summed (costs_summed)."""
-        return costs_summed([c for f in self.fragments for c in f.costs])
+    def verification_costs(self) -> list[dict[str, Any]]:
+        """What each of the search's own verifications cost (verification_cost)."""
+        return [c for f in self.fragments for c in f.costs]
 
 
 # A verdict's figures of what its verification cost (verify/harness.py, measure.py).

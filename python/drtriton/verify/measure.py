@@ -45,7 +45,7 @@ from drtriton.verify.options import Options
 from drtriton.verify.references import fetch_output, guard_task, onto, tensor_bytes
 from drtriton.verify.rounds import Series, interleave, relative_halfwidth
 from drtriton.verify.task import Task, load_task
-from drtriton.verify.timing import Bench, flush_buffer, summarize
+from drtriton.verify.timing import Bench, Flush, summarize
 from drtriton.verify.verdict import Verdict
 
 SUSPICIOUS_SPEEDUP = 50.0
@@ -99,7 +99,7 @@ class Timing:
     # -- the rounds ------------------------------------------------------------------------
     def _baseline_benches(self) -> dict[str, Bench]:
         opts = self.opts
-        flush = flush_buffer(opts.launch_slack_us)
+        flush = Flush(opts.launch_slack_us)
         if not opts.baselines:
             return {}
         with self.worker.harness_work():
@@ -310,7 +310,7 @@ def time_tasks(sources: Sequence[str], device: str, *, runs: int = 10, warmup: i
                               timing_budget_s=Options.timing_budget_s / 4 * len(sources))  # fmt: skip
     dev = torch.device(device)
     with torch.no_grad(), torch.cuda.device(dev), gpu_lock.hold(device, gpu_lock.SHARED):
-        flush = flush_buffer(opts.launch_slack_us)
+        flush = Flush(opts.launch_slack_us)
         benches = []
         for source in sources:
             task = load_task(source)

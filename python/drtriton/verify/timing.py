@@ -89,10 +89,6 @@ class Flush:
             _SLEEP(self.cycles)
 
 
-def flush_buffer(slack_us: float) -> Flush:
-    return Flush(slack_us)
-
-
 class Bench:
     """One callable, its fixed input buffers and its timed calls."""
 

@@ -177,13 +177,13 @@ class Worker:
         return {"ok": True, **compile_pass.run(self.entry, inputs, self.launches)}
 
     def time_begin(self, msg: dict[str, Any]) -> dict[str, Any]:
-        from drtriton.verify.timing import flush_buffer
+        from drtriton.verify.timing import Flush
         from drtriton.verify.worker_timing import CandidateTiming
 
         sets = [self._input_set(spec) for spec in msg["sets"]]
         self.watch.hits.clear()
         self.watch.poison = False  # count only: the timed calls are the real ones
-        flush = flush_buffer(float(msg["slack_us"]))
+        flush = Flush(float(msg["slack_us"]))
         self.timed = CandidateTiming(self.entry, self.watch, self.launches, sets, flush,
                                       check_p=float(msg["check_p"]),
                                       check_max=int(msg["check_max"]))  # fmt: skip
