@@ -11,6 +11,7 @@ import torch
 from drtriton.search.search import (
     DEADLINE_GRACE_S,
     FragmentResult,
+    Pace,
     SearchConfig,
     VerdictCache,
     _fragment_options,
@@ -78,6 +79,44 @@ def test_before_the_deadline_every_candidate_is_judged() -> None:
     judge = _judge_timed({"# first": 0.7, "# second": 0.2})
     assert _try_candidates(result, TwoCandidates(), config, VerdictCache(), judge) == 0.2
     assert result.tried == 2
+
+
+def test_no_candidate_starts_that_with_the_hybrid_check_would_overrun() -> None:
+    # 60 s left and the first verification took 40 s: a second (40 s) and the hybrid check
+    # (40 s) would end 20 s late, so only the first is judged; with 100 s left both are.
+    judge = _judge_walls(40.0)
+    near = FragmentResult(0, 1, TASK)
+    config = SearchConfig(device="cuda", deadline=time.monotonic() + 60.0)
+    _try_candidates(near, TwoCandidates(), config, VerdictCache(), judge)
+    assert near.tried == 1
+    far = FragmentResult(0, 1, TASK)
+    config = SearchConfig(device="cuda", deadline=time.monotonic() + 100.0)
+    _try_candidates(far, TwoCandidates(), config, VerdictCache(), judge)
+    assert far.tried == 2
+
+
+def test_pace_remembers_the_longest_verification_across_fragments() -> None:
+    pace = Pace(time.monotonic() + 70.0)
+    assert not pace.out_of_time()  # nothing measured yet: only the deadline counts
+    pace.record({"wall_s": 30.0})
+    pace.record({"wall_s": 10.0})  # a short one does not shorten the estimate
+    assert pace.longest_s == 30.0 and not pace.out_of_time()  # 60 s of the 70 s
+    pace.record({"wall_s": 36.0, "status": "correct"})
+    assert pace.out_of_time()  # 72 s > 70 s
+    assert not Pace(None).out_of_time()  # no deadline, never late
+    # a shared pace: the next fragment's first candidate is stopped by it too
+    result = FragmentResult(0, 1, TASK)
+    config = SearchConfig(device="cuda", deadline=pace.deadline)
+    _try_candidates(result, TwoCandidates(), config, VerdictCache(), _judge_walls(1.0), pace=pace)
+    assert result.tried == 1  # the first of a requested fragment still runs (lazy_cover asked)
+
+
+def _judge_walls(wall_s: float):
+    def judge(task: str, candidate: str) -> dict:
+        return {"correct": True, "status": "correct", "time_ms": 0.5, "eager_ms": 1.0,
+                "wall_s": wall_s}  # fmt: skip
+
+    return judge
 
 
 def test_verify_timeout_shrinks_to_the_deadline_plus_grace() -> None:

@@ -70,3 +70,21 @@ def test_measurements_stop_at_the_cap() -> None:
     cover, measured = lazy_cover(4, spans, bounds, [1.0] * 4, measure, max_measured=3)
     assert len(asked) <= 3
     assert all(Span(c["start"], c["end"]) in measured for c in cover if c["fused"])
+
+
+def test_out_of_time_stops_measuring_and_keeps_what_was_measured() -> None:
+    # Two separate hopeful fragments (0,1) and (2,3): the first measurement ends the time.
+    spans = _spans(4, 1)
+    bounds = {s: 0.1 for s in spans}
+    asked: list[Span] = []
+
+    def measure(span: Span) -> float:
+        asked.append(span)
+        return 0.5
+
+    cover, measured = lazy_cover(4, spans, bounds, [1.0] * 4, measure, lambda: bool(asked))
+    assert asked == [Span(0, 1)] and measured == {Span(0, 1): 0.5}
+    fused = [(c["start"], c["end"]) for c in cover if c["fused"]]
+    assert fused == [(0, 1)]  # the measured winner is kept, the rest stays in PyTorch
+    none, measured = lazy_cover(4, spans, bounds, [1.0] * 4, measure, lambda: True)
+    assert measured == {} and not any(c["fused"] for c in none)

@@ -21,7 +21,6 @@ best possible time is above what PyTorch takes for its operators is never worth 
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -158,21 +157,22 @@ def lazy_cover(
     bounds: dict[Span, float],
     op_costs: Sequence[float],
     measure: Callable[[Span], float],
-    deadline: float | None = None,
+    out_of_time: Callable[[], bool] | None = None,
     max_measured: int = MAX_MEASURED,
 ) -> tuple[list[dict[str, Any]], dict[Span, float]]:
     """The best cover by measured costs, measuring only what the optimistic DP asks for.
 
     `measure(span)` verifies and times a fragment (math.inf when no candidate is correct).
-    After `max_measured` measurements only measured fragments remain candidates.  Returns the cover (as `_core.best_cover` gives it) and every measurement made."""
+    Once `out_of_time()` (the search's Pace) says so, nothing more is measured and only measured
+    fragments remain candidates; so too after `max_measured` measurements.  Returns the cover (as `_core.best_cover` gives it) and every measurement made."""
     hopeful = [s for s in spans if bounds[s] < sum(op_costs[s.start : s.end])]
     measured: dict[Span, float] = {}
     while True:
-        out_of_time = deadline is not None and time.monotonic() > deadline
+        late = out_of_time is not None and out_of_time()
         costs = {
             (s.start, s.end): measured.get(s, bounds[s])
             for s in hopeful
-            if (s in measured or not out_of_time) and math.isfinite(measured.get(s, bounds[s]))
+            if (s in measured or not late) and math.isfinite(measured.get(s, bounds[s]))
         }
         cover = list(_core.best_cover(n_ops, costs, list(op_costs)))
         todo = [Span(c["start"], c["end"]) for c in cover if c["fused"]]
@@ -183,4 +183,6 @@ def lazy_cover(
             hopeful = [s for s in hopeful if s in measured]
             continue
         for span in todo:
+            if measured and out_of_time is not None and out_of_time():
+                break  # the loop's next pass keeps the measured fragments only
             measured[span] = measure(span)

@@ -44,8 +44,9 @@ class SearchConfig:
     k: int = 2  # candidates asked of the policy per fragment
     device: str = "cpu"  # "cpu" (traffic model, correctness only) or "cuda[:N]" (measured)
     verify_timeout: float | None = None  # per candidate; None: the verifier's default
-    # time.monotonic() after which no further fragment is sent to the policy (drtriton
-    # optimize --time-budget): the cover is then chosen among the fragments verified so far.
+    # time.monotonic() by which the search should have its answer, hybrid check included
+    # (drtriton optimize --time-budget): no verification starts that Pace expects to overrun
+    # it, and the cover is then chosen among the fragments verified so far.
     deadline: float | None = None
     # Fragment verifications rank candidates; the hybrid (and optimize's ModelNew) is verified
     # again in full (five input sets, 30 timed runs).  Fewer input sets and timed runs here
@@ -196,8 +197,27 @@ def verify_timeout(config: SearchConfig) -> float | None:
     return limit
 
 
-def _past_deadline(config: SearchConfig) -> bool:
-    return config.deadline is not None and time.monotonic() > config.deadline
+@dataclass
+class Pace:
+    """Whether the search may start another verification before its deadline: only when that
+    verification and the hybrid check after it, each taken to last as long as the longest
+    verification so far, still end by it (before the first, only the deadline counts). On the
+    H200 (2026-12-01, 8 problems per GPU, 240 s each, searches given 120 s) searches started
+    34-45 s verifications close to the deadline, then checked the hybrid, and ended 40-68 s
+    late; two problems' final verifications then ran out of time."""
+
+    deadline: float | None
+    longest_s: float = 0.0
+
+    def record(self, verdict: dict[str, Any]) -> None:
+        wall = verdict.get("wall_s")
+        if isinstance(wall, int | float):
+            self.longest_s = max(self.longest_s, float(wall))
+
+    def out_of_time(self) -> bool:
+        if self.deadline is None:
+            return False
+        return time.monotonic() + 2 * self.longest_s > self.deadline
 
 
 def _modelled(fragment: dict[str, Any]) -> float:
@@ -222,6 +242,7 @@ def search(
 def _search(task: str, policy: Policy, config: SearchConfig, cache: VerdictCache,
             calibration: lazy.Calibration, verifier: Verifier) -> SearchResult:  # fmt: skip
     judge = _judge(config, verifier)
+    pace = Pace(config.deadline)
     n_ops = _core.parse(task)[1]["level"]
     fragments = list(_core.fragments(task, config.max_ops))
     singles = {f["start"]: f for f in fragments if f["end"] == f["start"] + 1}
@@ -235,10 +256,10 @@ def _search(task: str, policy: Policy, config: SearchConfig, cache: VerdictCache
     if eager is not None or not config.device.startswith("cuda"):
         op_costs = eager or op_costs
         results, cover = _search_lazy(
-            fragments, n_ops, op_costs, policy, config, cache, judge, calibration
+            fragments, n_ops, op_costs, policy, config, cache, judge, calibration, pace
         )
     else:
-        results = [_search_fragment(f, policy, config, cache, judge) for f in fragments]
+        results = [_search_fragment(f, policy, config, cache, judge, pace) for f in fragments]
         if config.device.startswith("cuda"):
             op_costs = _eager_costs(results, op_costs, n_ops)
         costs = {(r.start, r.end): r.cost for r in results if math.isfinite(r.cost)}
@@ -280,26 +301,27 @@ def _least_loss_cover(
     return list(_core.best_cover(n_ops, {(best.start, best.end): 0.0}, list(op_costs)))
 
 
-def _search_fragment(
-    fragment: dict[str, Any], policy: Policy, config: SearchConfig, cache: VerdictCache, judge: Any
-) -> FragmentResult:
+def _search_fragment(fragment: dict[str, Any], policy: Policy, config: SearchConfig,
+                     cache: VerdictCache, judge: Any, pace: Pace) -> FragmentResult:  # fmt: skip
     """Every candidate of one fragment (the GPU fallback when eager times are unknown)."""
     result = FragmentResult(fragment["start"], fragment["end"], fragment["source"])
     result.modelled = _modelled(fragment)
-    if not _past_deadline(config):
-        _try_candidates(result, policy, config, cache, judge)
+    if not pace.out_of_time():
+        _try_candidates(result, policy, config, cache, judge, pace=pace)
     return result
 
 
 def _try_candidates(result: FragmentResult, policy: Policy, config: SearchConfig,
-                    cache: VerdictCache, judge: Any, pytorch_ms: float | None = None) -> float:  # fmt: skip
+                    cache: VerdictCache, judge: Any, pytorch_ms: float | None = None,
+                    pace: Pace | None = None) -> float:  # fmt: skip
     """Verifies the policy's candidates for `result`'s fragment; keeps the best in `result`.
     GPU: the fastest measured one, its cost `pytorch_ms` (its operators' eager costs) over its
     measured speed-up when given, else its time.  CPU: the first correct one (siblings cost
-    the same)."""
+    the same).  `pace` (default: the config's deadline alone) stops all but the first."""
     on_gpu = config.device.startswith("cuda")
+    pace = pace or Pace(config.deadline)
     for candidate in policy.candidates(result.source, config.k):
-        if result.tried and _past_deadline(config):  # keep what the first ones measured
+        if result.tried and pace.out_of_time():  # keep what the first ones measured
             break
         result.tried += 1
         hits = cache.hits
@@ -318,6 +340,7 @@ def _try_candidates(result: FragmentResult, policy: Policy, config: SearchConfig
         result.outcomes.append(_outcome(verdict))
         if cache.hits == hits:  # judged now, not a cached verdict
             result.costs.append(verification_cost(verdict))
+            pace.record(verdict)
         if not verdict["correct"]:
             continue
         if not on_gpu:
@@ -377,11 +400,13 @@ def _search_lazy(
     cache: VerdictCache,
     judge: Any,
     calibration: lazy.Calibration,
+    pace: Pace | None = None,
 ) -> tuple[list[FragmentResult], list[dict[str, Any]]]:
     """Verifies only fragments that can still win (lazy.py).  GPU: optimistic bounds (scaled
     by `calibration`), then measured times.  CPU: the traffic model is exact, so it is its own
     bound and a fragment's first verified candidate settles it."""
     on_gpu = config.device.startswith("cuda")
+    pace = pace or Pace(config.deadline)
     calibration.refresh()  # other processes may have measured since the last run
     by_span = {lazy.Span(f["start"], f["end"]): f for f in fragments}
     bound = lazy.lower_bound_ms if on_gpu else _modelled
@@ -395,13 +420,13 @@ def _search_lazy(
 
     def measure(span: lazy.Span) -> float:
         pytorch_ms = sum(op_costs[span.start : span.end]) if on_gpu else None
-        cost = _try_candidates(results[span], policy, config, cache, judge, pytorch_ms)
+        cost = _try_candidates(results[span], policy, config, cache, judge, pytorch_ms, pace)
         if on_gpu:  # the measured time; inf (not recorded) when no candidate was correct
             measured = results[span].time_ms
             calibration.record(classes[span], math.inf if measured is None else measured, raw[span])
         return cost
 
-    cover, _ = lazy.lazy_cover(n_ops, list(by_span), bounds, op_costs, measure, config.deadline)
+    cover, _ = lazy.lazy_cover(n_ops, list(by_span), bounds, op_costs, measure, pace.out_of_time)
     return list(results.values()), cover
 
 
