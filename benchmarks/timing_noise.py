@@ -20,6 +20,8 @@
     (interpreter, no timing, 4 x 64 inputs) it only checks that each kernel is judged correct.
 (c) Evaluation throughput. From a `drtriton eval kernelbench` directory (--eval-dir):
     problems per minute = records with started_at and finished_at / wall span in minutes,
+    per run of a resumed evaluation (a record starting after all earlier ones finished opens
+    one) and over all runs (their spans summed),
     and the count of each status. Reads files only.
 
 Prints a short table per part; --out writes {"a": ..., "b": [...], "c": ...} as JSON
@@ -438,17 +440,39 @@ def results_path(eval_dir: pathlib.Path) -> pathlib.Path:
     return eval_dir if eval_dir.is_file() else eval_dir / "results.jsonl"
 
 
+def runs(stamped: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The records split into the runs that wrote them: a resumed evaluation copies the earlier
+    calls' records into its results.jsonl, and a record that starts after every earlier one has
+    finished opens a new run (within a run the other workers are still busy when one starts)."""
+    out: list[list[dict[str, Any]]] = []
+    last_finish = -math.inf
+    for record in sorted(stamped, key=lambda r: r["started_at"]):
+        if record["started_at"] >= last_finish:
+            out.append([])
+        out[-1].append(record)
+        last_finish = max(last_finish, record["finished_at"])
+    return out
+
+
+def _span_s(run: list[dict[str, Any]]) -> float:
+    return max(r["finished_at"] for r in run) - min(r["started_at"] for r in run)
+
+
 def throughput(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Problems per minute over the records that carry started_at and finished_at."""
+    """Problems per minute over the records that carry started_at and finished_at: each run's
+    records over its own span, and all of them over the spans' sum (the idle time between the
+    calls of a resumed evaluation is not the evaluation's)."""
     stamped = [r for r in records if _number(r.get("started_at")) and _number(r.get("finished_at"))]
-    span_s = None
-    per_minute = None
-    if stamped:
-        span_s = max(r["finished_at"] for r in stamped) - min(r["started_at"] for r in stamped)
-        per_minute = len(stamped) / (span_s / 60) if span_s > 0 else None
+    per_run = [{"records": len(run), "span_s": round(_span_s(run), 1),
+                "per_minute": _per_minute(len(run), _span_s(run))} for run in runs(stamped)]  # fmt: skip
+    span_s = sum(run["span_s"] for run in per_run) if per_run else None
     return {"records": len(records), "stamped": len(stamped), "span_s": span_s,
-            "per_minute": per_minute,
+            "per_minute": _per_minute(len(stamped), span_s or 0.0), "runs": per_run,
             "statuses": dict(collections.Counter(str(r.get("status")) for r in records))}  # fmt: skip
+
+
+def _per_minute(n: int, span_s: float) -> float | None:
+    return n / (span_s / 60) if span_s > 0 else None
 
 
 def part_c(args: argparse.Namespace) -> dict[str, Any]:
@@ -464,7 +488,11 @@ def print_c(c: dict[str, Any]) -> None:
         return
     span = "-" if c["span_s"] is None else f"{c['span_s'] / 60:.1f} min"
     print(f"(c) {c['results']}: {c['records']} records, {c['stamped']} with start and finish "
-          f"times over {span}: {fmt(c['per_minute'], 0)} problems/minute")  # fmt: skip
+          f"times, {len(c.get('runs', []))} runs over {span}: {fmt(c['per_minute'], 0)} "
+          "problems/minute")  # fmt: skip
+    for i, run in enumerate(c.get("runs", []), 1):
+        print(f"  run {i}: {run['records']} records over {run['span_s'] / 60:.1f} min: "
+              f"{fmt(run['per_minute'], 0)} problems/minute")  # fmt: skip
     for status, n in sorted(c["statuses"].items(), key=lambda kv: (-kv[1], kv[0])):
         print(f"  {status:<16} {n:>4}")
 

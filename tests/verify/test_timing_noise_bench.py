@@ -131,6 +131,23 @@ def test_part_c_throughput_from_a_results_file(tool, tmp_path, capsys):
     assert "(c) skipped" in capsys.readouterr().out
 
 
+def test_part_c_splits_a_resumed_file_into_its_runs(tool):
+    # Run 1: two problems over 1000-1200 s; an idle hour; run 2: three over 5000-5120 s, the
+    # third starting when the first finished while the second was still running.
+    records = [
+        {"status": "correct", "started_at": 1000.0, "finished_at": 1200.0},
+        {"status": "timeout", "started_at": 1000.0, "finished_at": 1150.0},
+        {"status": "correct", "started_at": 5000.0, "finished_at": 5060.0},
+        {"status": "correct", "started_at": 5000.0, "finished_at": 5090.0},
+        {"status": "correct", "started_at": 5060.0, "finished_at": 5120.0},
+    ]
+    c = tool.throughput(records)
+    assert [(r["records"], r["span_s"]) for r in c["runs"]] == [(2, 200.0), (3, 120.0)]
+    assert [r["per_minute"] for r in c["runs"]] == pytest.approx([0.6, 1.5])
+    # all five over the runs' 320 s, not over the 4,120 s from first start to last finish
+    assert c["span_s"] == pytest.approx(320.0) and c["per_minute"] == pytest.approx(5 / (320 / 60))
+
+
 @pytest.mark.parametrize(
     "argv",
     [
