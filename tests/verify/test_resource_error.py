@@ -68,3 +68,18 @@ def test_cli_reports_not_judged_without_a_traceback(
     assert main(["verify", str(task), str(candidate), "--json"]) == 2
     err = capsys.readouterr().err
     assert "not judged" in err and "ran out of GPU memory" in err and "Traceback" not in err
+
+
+def test_the_workers_own_out_of_memory_is_not_the_candidates_crash() -> None:
+    # Only the worker (DRT_VERIFY_DIR is its private directory) fails to draw the inputs, as a
+    # 1.75 GB input set did in six processes on one H200: that is the harness's failure, not
+    # a `crashed` verdict against an honest candidate.
+    task = task_source("add_relu").replace(
+        "def get_inputs():\n",
+        "def get_inputs():\n"
+        "    import os\n"
+        "    if os.environ.get('DRT_VERIFY_DIR'):\n"
+        "        raise torch.OutOfMemoryError('CUDA out of memory. Tried to allocate 1.75 GiB.')\n",
+    )
+    with pytest.raises(ResourceError, match="in the worker's correctness call: CUDA out of memory"):
+        verify(task, _honest(), device="cpu", timeout=60)

@@ -22,9 +22,11 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from drtriton.errors import ResourceError
 from drtriton.supervisor import Child
 from drtriton.verify import gpu_lock, sandbox
 from drtriton.verify.options import Options
+from drtriton.verify.worker import OUT_OF_MEMORY
 
 # The harness's own work extends a candidate's wall-clock limit by up to this many times the
 # limit (WorkerChannel.harness_work).
@@ -181,6 +183,10 @@ class WorkerChannel:
             ) from None
         if not reply.get("ok"):
             status = reply.get("status")
+            if status == OUT_OF_MEMORY:  # not a verdict: the harness's own inputs did not fit
+                raise ResourceError(f"the harness ran out of GPU memory in the worker's "
+                                    f"{_PHASES.get(self.phase, self.phase)}: "
+                                    f"{str(reply.get('reason', ''))[:400]}")  # fmt: skip
             line_no = reply.get("line") if isinstance(reply.get("line"), int) else None
             raise Rejected({"status": status if status in WORKER_STATUSES else "crashed",
                             "reason": str(reply.get("reason", ""))[:4000], "line": line_no})  # fmt: skip

@@ -53,6 +53,10 @@ import types
 from collections.abc import Iterator
 from typing import Any
 
+# The reply of a request whose own work, not the candidate's, ran out of GPU memory (the
+# harness raises ResourceError for it: channel.py).
+OUT_OF_MEMORY = "harness_out_of_memory"
+
 
 def _set_limits(limits: dict[str, int]) -> None:
     table = {
@@ -443,7 +447,13 @@ def main() -> None:
         msg = json.loads(line)
         if msg["op"] == "exit":
             break
-        reply = handlers[msg["op"]](msg)
+        try:
+            reply = handlers[msg["op"]](msg)
+        except worker.torch.OutOfMemoryError as exc:
+            # The worker's own work ran out of GPU memory (drawing an input set, the timing
+            # buffers), outside any call of the candidate, whose errors its requests catch:
+            # nothing was judged (the H200, 2026-12-01: a 1.75 GB input set in six processes).
+            reply = {"ok": False, "status": OUT_OF_MEMORY, "reason": str(exc).splitlines()[0]}
         sys.stdout.flush()
         replies.write(json.dumps(reply) + "\n")
         replies.flush()
