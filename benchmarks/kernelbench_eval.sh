@@ -18,9 +18,11 @@
 #
 # Resumable across calls: set PREVIOUS to a folder holding an earlier call's results.jsonl
 # (copied back into the repo tree); its problems are not run again.
-# Environment: PROBLEM_TIMEOUT (default 300 s per problem: optimize + final verification; at
+# Environment: PROBLEM_TIMEOUT (default 240 s per problem: optimize + final verification; at
 #   120-150 s, 8 problems sharing 2 H200s timed out on level-2 conv models after their search had
-#   verified fused epilogues, i.e. most likely in the hybrid check or the final verification),
+#   verified fused epilogues, i.e. most likely in the hybrid check or the final verification;
+#   on 2026-12-01, 8 per H200, 240 s gave 2.7-3.2 problems a minute with 2 timeouts in 47,
+#   300 s 1.6-1.7),
 #   WORKERS (default: one per GPU; more than one per GPU makes timings contend),
 #   RERUN_OOM=1 (run again the resumed failures that ran out of GPU memory; use fewer WORKERS),
 #   LEVELS (default 1,2,3), SKIP_INSTALL=1 (drtriton is importable already), DEVICE (default
@@ -30,7 +32,7 @@ set -uo pipefail
 problems=$1 outdir=$2 budget=$3
 shift 3
 start=$(date +%s)
-problem_timeout=${PROBLEM_TIMEOUT:-300}
+problem_timeout=${PROBLEM_TIMEOUT:-240}
 mkdir -p "$outdir"
 export PYTHONUNBUFFERED=1
 

@@ -147,7 +147,7 @@ prev=()
 # A session is one call of several: problems keep starting until the budget ends, the cut-off
 # ones are picked up by the next call (KB_PREVIOUS). FILL= turns this off.
 export FILL=${FILL-1}
-[[ ${KB_PROBLEMS:-} == none ]] || "${kb_cpus[@]}" env CUDA_VISIBLE_DEVICES=${KB_GPUS:-0} SKIP_INSTALL=1 PROBLEM_TIMEOUT=${PROBLEM_TIMEOUT:-300} \
+[[ ${KB_PROBLEMS:-} == none ]] || "${kb_cpus[@]}" env CUDA_VISIBLE_DEVICES=${KB_GPUS:-0} SKIP_INSTALL=1 \
     WORKERS=${EVAL_WORKERS:-3} "${prev[@]}" \
     bash benchmarks/kernelbench_eval.sh "${KB_PROBLEMS:-kb/interleaved.jsonl}" /tmp/session/kb \
     $(( $(left) - 15 )) --k 1 ${KB_ARGS:-} >/tmp/session/kb.log 2>&1
