@@ -23,6 +23,11 @@ nb::tuple ErrorTuple(const Error& e) { return nb::make_tuple(false, e.message, e
 
 void BindCodegen(nb::module_& m) {
   m.def(
+      "codegen_dot_precision",
+      []() { return std::string(codegen::DotPrecisionName(codegen::kDefaultDotPrecision)); },
+      "The tl.dot precision of the teacher's contractions on a GPU (heuristics.h, "
+      "kDefaultDotPrecision; the CPU interpreter runs 'ieee').");
+  m.def(
       "codegen_contraction_config",
       [](int64_t m_size, int64_t n, int64_t k, int64_t batch, int variant,
          const std::string& precision) -> nb::dict {
