@@ -3,9 +3,11 @@
     python benchmarks/contraction_accuracy.py                 # CPU (Triton interpreter)
     python benchmarks/contraction_accuracy.py --device cuda   # GPU (compiled kernels)
 
-The teacher sums a contraction with K > 1024 in chunks of about sqrt(K) elements (at least 256)
-(core/codegen/heuristics.cc); before, `acc += tl.dot(...)` was one running fp32 sum over all of
-K.  For each task below (long-K transposed convolutions like the ones the H200 teacher run
+The teacher sums a long contraction in chunks of about sqrt(K) elements (at least 256): K > 1024
+with "ieee", K > 4096 (128 BLOCK_K steps) with the GPU's tensor-core split (core/codegen/
+heuristics.cc); before, `acc += tl.dot(...)` was one running fp32 sum over all of K.  On the GPU
+the kernels run the split (DOT_PRECISION, heuristics.h), in the interpreter "ieee".  For each
+task below (long-K transposed convolutions like the ones the H200 teacher run
 rejected, and a long-K matmul) this prints the largest error against a float64 reference of:
 the teacher's kernel as emitted (chunked), the same kernel with the chunk loop taken out (the
 single running sum, rebuilt from the emitted text), and PyTorch's own float32 operator.  Inputs

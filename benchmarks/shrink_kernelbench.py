@@ -1,8 +1,8 @@
 """KernelBench problems at CPU size: module-level integer constants capped.
 
 KernelBench's shapes are sized for GPUs (a 4096 x 4096 matmul, batch 128 convolutions); on the
-CPU, Triton's interpreter needs hours for them.  Capping every module-level integer (and every
-integer in a module-level tuple) at --cap keeps each problem's structure (operators, attributes,
+CPU, Triton's interpreter needs hours for them.  Capping every module-level integer (an integer
+literal or integer arithmetic such as `2048 * 2`, also inside a module-level tuple) at --cap keeps each problem's structure (operators, attributes,
 parameter layout) while making it small enough to optimize and verify on a laptop-class CPU:
 
     python benchmarks/shrink_kernelbench.py /work/shared/kernelbench/level2.jsonl small2.jsonl
@@ -19,11 +19,33 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import operator
 import sys
+
+# Integer arithmetic of module-level sizes (`N = 2048 * 2` in KernelBench level 1).
+_ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+               ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow}  # fmt: skip
+
+
+def _int_value(node: ast.expr) -> int | None:
+    """The value of an expression of integer literals and + - * // **, else None."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
+        left, right = _int_value(node.left), _int_value(node.right)
+        if left is None or right is None:
+            return None
+        if (type(node.op) is ast.FloorDiv and right == 0) or (
+            type(node.op) is ast.Pow and right < 0
+        ):
+            return None  # an error or a float: left as written
+        return _ARITHMETIC[type(node.op)](left, right)
+    return None
 
 
 def _cap(node: ast.expr, cap: int) -> ast.expr:
-    if isinstance(node, ast.Constant) and type(node.value) is int and node.value > cap:
+    value = _int_value(node)
+    if value is not None and value > cap:
         return ast.Constant(cap)
     if isinstance(node, ast.Tuple | ast.List):
         node.elts = [_cap(e, cap) for e in node.elts]

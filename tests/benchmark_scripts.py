@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import pathlib
+import sys
 from collections.abc import Callable
 from types import ModuleType
 
@@ -22,6 +23,9 @@ def benchmark_script() -> Callable[[str], ModuleType]:
         spec = importlib.util.spec_from_file_location(path.stem, path)
         assert spec is not None and spec.loader is not None, path
         module = importlib.util.module_from_spec(spec)
+        # Registered before it runs, as importlib's recipe does: a dataclass in the script looks
+        # its module up there to resolve string annotations (`from __future__ import annotations`).
+        sys.modules[spec.name] = module
         spec.loader.exec_module(module)
         return module
 

@@ -9,6 +9,7 @@
 
 #include "bindings.h"
 #include "codegen/codegen.h"
+#include "codegen/heuristics.h"
 #include "ir/program.h"
 
 namespace nb = nanobind;
@@ -21,6 +22,35 @@ nb::tuple ErrorTuple(const Error& e) { return nb::make_tuple(false, e.message, e
 }  // namespace
 
 void BindCodegen(nb::module_& m) {
+  m.def(
+      "codegen_dot_precision",
+      []() { return std::string(codegen::DotPrecisionName(codegen::kDefaultDotPrecision)); },
+      "The tl.dot precision of the teacher's contractions on a GPU (heuristics.h, "
+      "kDefaultDotPrecision; the CPU interpreter runs 'ieee').");
+  m.def(
+      "codegen_contraction_config",
+      [](int64_t m_size, int64_t n, int64_t k, int64_t batch, int variant,
+         const std::string& precision) -> nb::dict {
+        codegen::DotPrecision p = codegen::kDefaultDotPrecision;
+        if (!precision.empty() && !codegen::DotPrecisionFromName(precision, &p))
+          throw nb::value_error(("unknown dot precision: " + precision).c_str());
+        const codegen::ContractionConfig c =
+            codegen::ChooseContraction(m_size, n, k, batch, variant, p);
+        nb::dict d;
+        d["block_m"] = c.block_m;
+        d["block_n"] = c.block_n;
+        d["block_k"] = c.block_k;
+        d["group_m"] = c.group_m;
+        d["chunk_k"] = c.chunk_k;
+        d["precision"] = std::string(codegen::DotPrecisionName(c.precision));
+        d["num_warps"] = c.launch.num_warps;
+        d["num_stages"] = c.launch.num_stages;
+        return d;
+      },
+      nb::arg("m"), nb::arg("n"), nb::arg("k"), nb::arg("batch") = 1, nb::arg("variant") = 0,
+      nb::arg("precision") = "",
+      "The teacher's tiles, K chunking and GPU tl.dot precision for an (m, k) x (k, n) "
+      "contraction (core/codegen/heuristics.h); precision '' = the default split.");
   m.def(
       "codegen_emit",
       [](const std::string& text, int variant, bool fuse_epilogue,

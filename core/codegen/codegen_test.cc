@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "codegen/fusion.h"
+#include "codegen/heuristics.h"
 #include "codegen/kernel.h"
 #include "ir/build.h"
 #include "ir/parse_for_tests.h"
@@ -107,7 +108,7 @@ TEST(CodegenTest, ConvWithEpilogueIsOneKernel) {
   EXPECT_EQ(Count(c, "@triton.jit"), 1);
   ExpectInOrder(c, {"def k0_conv2d_kernel(", "# conv2d: M=128 N=4 K=27 batch=1",
                     "for k0 in tl.range(0, 27, BLOCK_K):", "ok0 = (sp0 >= 0) & (sp0 < 8)",
-                    "acc += tl.dot(a, b, input_precision=\"ieee\")",
+                    "acc += tl.dot(a, b, input_precision=DOT_PRECISION)",
                     "tl.maximum(acc, 0.0, propagate_nan=tl.PropagateNan.ALL)", "tl.store(t2_ptr"});
   EXPECT_EQ(Count(c, "torch.empty("), 1);  // only the output is stored
   // Without epilogue fusion the conv result is stored and a pointwise kernel follows.
@@ -117,19 +118,58 @@ TEST(CodegenTest, ConvWithEpilogueIsOneKernel) {
 }
 
 TEST(CodegenTest, LongReductionsSumInChunks) {
-  // K = 4096 > kChunkedAbove: chunks of 256 elements (sqrt(K) = 64, raised to the minimum of
-  // eight BLOCK_K of 32) go into a partial sum before the total, so rounding grows with about
-  // 256 + K / 256 rather than K.
+  // K = 8192: 256 BLOCK_K steps of the split's fresh tiles > kSplitChunkedAbove, so chunks of
+  // 256 elements (sqrt(K) = 90, raised to the minimum of eight BLOCK_K of 32) go into a partial
+  // sum before the total.
   ExpectInOrder(
-      MustEmit(MatmulOf("torch.randn(64, 4096), torch.randn(4096, 32)")),
+      MustEmit(MatmulOf("torch.randn(64, 8192), torch.randn(8192, 32)")),
       {"acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
-       "for kc in tl.range(0, 4096, 256):", "part = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
-       "for k0 in tl.range(kc, kc + 256, BLOCK_K):", "mask_a = mask_m & (offs_ka < 4096)",
-       "part += tl.dot(a, b, input_precision=\"ieee\")", "acc += part", "tl.store("});
-  // A short K keeps the one running sum.
-  const std::string c = MustEmit(MatmulOf("torch.randn(64, 1024), torch.randn(1024, 32)"));
+       "for kc in tl.range(0, 8192, 256):", "part = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
+       "for k0 in tl.range(kc, kc + 256, BLOCK_K):", "mask_a = mask_m & (offs_ka < 8192)",
+       "part += tl.dot(a, b, input_precision=DOT_PRECISION)", "acc += part", "tl.store("});
+  // K = 4096 (128 steps) keeps the one running sum, as in the measured 4096^3 matmul.
+  const std::string c = MustEmit(MatmulOf("torch.randn(64, 4096), torch.randn(4096, 32)"));
   EXPECT_EQ(Count(c, "part"), 0);
-  ExpectInOrder(c, {"for k0 in tl.range(0, 1024, BLOCK_K):", "acc += tl.dot(a, b"});
+  ExpectInOrder(c, {"for k0 in tl.range(0, 4096, BLOCK_K):", "acc += tl.dot(a, b"});
+}
+
+TEST(CodegenTest, ChunkingFollowsTheDotPrecision) {
+  // ieee's running sum is one FMA chain over K: chunked above K = 1024 (kChunkedAbove).
+  EXPECT_EQ(ChooseContraction(64, 32, 1024, 1, 0, DotPrecision::kIeee).chunk_k, 0);
+  EXPECT_EQ(ChooseContraction(64, 32, 4096, 1, 0, DotPrecision::kIeee).chunk_k, 256);
+  // A split's has K / BLOCK_K terms: chunked above 128 steps of 32.
+  for (DotPrecision split : {DotPrecision::kBf16x3, DotPrecision::kBf16x6}) {
+    EXPECT_EQ(ChooseContraction(64, 32, 4096, 1, 0, split).chunk_k, 0);
+    EXPECT_EQ(ChooseContraction(64, 32, 4097, 1, 0, split).chunk_k, 256);
+    EXPECT_EQ(ChooseContraction(64, 32, 65536, 1, 0, split).chunk_k, 256);
+  }
+  EXPECT_EQ(ChooseContraction(64, 32, 4096, 1, 0).precision, kDefaultDotPrecision);
+  EXPECT_STREQ(DotPrecisionName(kDefaultDotPrecision), "bf16x6");
+}
+
+TEST(CodegenTest, DotPrecisionIsAConstexprTheWrapperChooses) {
+  // Two contractions: both kernels take DOT_PRECISION, the wrapper chooses it once (the split
+  // on a GPU, ieee for the CPU interpreter, which has no bf16 tl.dot) before the launches.
+  const std::string c =
+      MustEmit(MustParse("def fused_operator(x0, x1, x2):\n"
+                         "    t0 = torch.matmul(x0, x1)\n"
+                         "    t1 = torch.relu(t0)\n"
+                         "    t2 = F.linear(t1, x2)\n"
+                         "    return t2\n",
+                         "torch.randn(32, 16), torch.randn(16, 32), torch.randn(8, 32)"));
+  EXPECT_EQ(Count(c, "DOT_PRECISION: tl.constexpr"), 2);
+  EXPECT_EQ(Count(c, "tl.dot(a, b, input_precision=DOT_PRECISION)"), 2);
+  EXPECT_EQ(Count(c, "input_precision=\""), 0);
+  EXPECT_EQ(Count(c, "dot_precision = "), 1);
+  ExpectInOrder(c, {"def k0_matmul_kernel(", "GROUP_M: tl.constexpr, DOT_PRECISION: tl.constexpr):",
+                    "def triton_fused_operator(x0, x1, x2):",
+                    "dot_precision = \"bf16x6\" if x0.device.type == \"cuda\" else \"ieee\"",
+                    "k0_matmul_kernel[", "GROUP_M=8, DOT_PRECISION=dot_precision, num_warps=",
+                    "DOT_PRECISION=dot_precision, num_warps="});
+  // No tl.dot, no choice.
+  const std::string p = MustEmit(OneOp("torch.relu(x0)", "torch.randn(4, 8)"));
+  EXPECT_EQ(Count(p, "dot_precision"), 0);
+  EXPECT_EQ(Count(p, "DOT_PRECISION"), 0);
 }
 
 TEST(CodegenTest, SoftmaxReadsTheRowOnceWhenItFits) {

@@ -323,10 +323,11 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
     // Masked lanes must be exactly 0 for the dot, whatever the inlined producers made.
     w.Line("a = tl.where(mask_a, " + av + ", 0.0)");
     w.Line("b = tl.where(mask_b, " + bv + ", 0.0)");
-    // ieee: fp32 results within 1e-4 of a strict-fp32 torch reference.  TF32 is 1e-3 off; tf32x3
-    // (three TF32 tensor-core products) was measured on the H200 and still put a few elements of
-    // large-K contractions past 1e-4 (15 of 3.1M in a linear with K ~ 2k), failing 19 of 21.
-    w.Line(sum + " += tl.dot(a, b, input_precision=\"ieee\")");
+    // DOT_PRECISION: a tensor-core split on the GPU with fp32-level accuracy (heuristics.h,
+    // kDefaultDotPrecision), "ieee" in the CPU interpreter.  TF32 is 1e-3 off; tf32x3 (three
+    // TF32 products) was measured on the H200 and still put a few elements of large-K
+    // contractions past 1e-4 (15 of 3.1M in a linear with K ~ 2k), failing 19 of 21.
+    w.Line(sum + " += tl.dot(a, b, input_precision=DOT_PRECISION)");
   }
   if (chunked) {
     w.Dedent();
@@ -353,7 +354,8 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   kernel.text = KernelText(kernel.name,
                            GetOp(node.op).name + ": M=" + m_expr + " N=" + s.n_dim +
                                " K=" + k_expr + " batch=" + batch_expr,
-                           params, {"BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"}, w.str());
+                           params, {"BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "DOT_PRECISION"},
+                           w.str());
   kernel.call_args = params.args();
   kernel.constexprs = {"BLOCK_M=" + IntLiteral(c.block_m), "BLOCK_N=" + IntLiteral(c.block_n),
                        "BLOCK_K=" + IntLiteral(c.block_k), "GROUP_M=" + IntLiteral(c.group_m)};
@@ -367,6 +369,7 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
     kernel.grid = "(" + IntLiteral(tiles * batch) + ",)";
   }
   kernel.launch = c.launch;
+  kernel.dot_precision = DotPrecisionName(c.precision);
   return kernel;
 }
 

@@ -78,14 +78,37 @@ RowsConfig ChooseSequentialRows(int64_t rows, int variant) {
   return c;
 }
 
-ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t batch, int variant) {
-  // fp32 tl.dot (ieee): 128x128 tiles with BLOCK_K 32 and 3 stages use
-  // (128*32 + 32*128) * 4 B * 3 = 96 KB of shared memory, under the H200's 228 KB;
-  // tl.dot needs every block dim >= 16.  Variants: 64x64, 128x64, 64x128.
+const char* DotPrecisionName(DotPrecision precision) {
+  switch (precision) {
+    case DotPrecision::kIeee:
+      return "ieee";
+    case DotPrecision::kBf16x3:
+      return "bf16x3";
+    case DotPrecision::kBf16x6:
+      return "bf16x6";
+  }
+  return "ieee";
+}
+
+bool DotPrecisionFromName(const std::string& name, DotPrecision* precision) {
+  for (DotPrecision p : {DotPrecision::kIeee, DotPrecision::kBf16x3, DotPrecision::kBf16x6}) {
+    if (name == DotPrecisionName(p)) {
+      *precision = p;
+      return true;
+    }
+  }
+  return false;
+}
+
+ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t batch, int variant,
+                                    DotPrecision precision) {
+  // fp32 operand tiles of 128x128 with BLOCK_K 32 and 3 stages use
+  // (128*32 + 32*128) * 4 B * 3 = 96 KB of shared memory, under the H200's 228 KB; tl.dot needs every block dim >= 16.  Variants: 64x64, 128x64, 64x128.
   static constexpr int64_t kM[kNumVariants] = {128, 64, 128, 64};
   static constexpr int64_t kN[kNumVariants] = {128, 64, 64, 128};
   const int v = variant % kNumVariants;
   ContractionConfig c;
+  c.precision = precision;
   c.block_m = std::clamp<int64_t>(NextPow2(m), 16, kM[v]);
   c.block_n = std::clamp<int64_t>(NextPow2(n), 16, kN[v]);
   c.block_k = std::clamp<int64_t>(NextPow2(k), 16, 32);
@@ -100,15 +123,30 @@ ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t bat
   const int64_t tile = c.block_m * c.block_n;
   c.launch.num_warps = tile >= 128 * 128 ? 8 : 4;
   c.launch.num_stages = 3;
-  // Accuracy of long reductions.  `acc += tl.dot(...)` is one running fp32 sum over all of K,
-  // whose rounding error grows with K; the H200 teacher run of 2026-11-30 lost 8 of 51
-  // paper-preset programs, all with transposed convolutions (one with K = 10,725), by a few
-  // elements 3e-3 off where cuDNN was 1e-4 off.  Summing chunks of about sqrt(K) elements into a
-  // partial accumulator first makes the error grow with ~2 sqrt(K) instead of K, for one more
-  // register tile and one add per chunk.  A chunk spans at least 8 BLOCK_K steps: the
+  // Accuracy of long reductions.  With ieee, `acc += tl.dot(...)` is one running fp32 FMA sum
+  // over all of K, whose rounding error grows with K; the H200 teacher run of 2026-11-30 lost 8
+  // of 51 paper-preset programs, all with transposed convolutions (one with K = 10,725), by a
+  // few elements 3e-3 off where cuDNN was 1e-4 off.  Summing chunks of about sqrt(K) elements
+  // into a partial accumulator first makes the error grow with ~2 sqrt(K) instead of K, for one
+  // more register tile and one add per chunk.  A chunk spans at least 8 BLOCK_K steps: the
   // software pipeline (num_stages) works on the inner loop, and a few steps per chunk would
-  // spend them filling and draining it.  Short reductions keep the single sum.
-  if (k > kChunkedAbove && k != kUnknownSize) {
+  // spend them filling and draining it.
+  // A tensor-core split already sums each BLOCK_K step into a fresh tile (Triton's lowering
+  // adds the step's partial products from zero, then adds them to the accumulator once), so
+  // its running sum has K / BLOCK_K terms.  In the CPU emulation of bf16x6
+  // (benchmarks/dot_split_accuracy.py, 64 x K x 64) the single sum's relative error against
+  // float64, over that of torch's fp32 matmul, is on torch.randn inputs (where cancellation
+  // puts elements near zero and verdicts are decided) 0.80 at K = 4096 (128 steps of 32), 1.06
+  // at 8192 and 1.21 at 12288; chunked, 0.40-0.50.  On torch.rand inputs it is 1.85 at 4096,
+  // but that is 1.5e-7, 600x inside rtol and 5.7x below one running FMA sum (how ieee and cuBLAS
+  // SGEMM add; the H200's SGEMM: 1.1e-6 on 4096^3).  So a split chunks above 128 steps, and a
+  // 4096^3 matmul keeps its one accumulator tile, as in the 65.6 TFLOP/s measurement
+  // (heuristics.h, kDefaultDotPrecision); chunked, it would hold a third accumulator-sized
+  // tile beside `acc` and the split's fresh one (its cost is not measured on the GPU yet).
+  // Short reductions keep the single sum.
+  const int64_t terms = c.precision == DotPrecision::kIeee ? k : CeilDiv(k, c.block_k);
+  const int64_t limit = c.precision == DotPrecision::kIeee ? kChunkedAbove : kSplitChunkedAbove;
+  if (terms > limit && k != kUnknownSize) {
     const auto root = static_cast<int64_t>(std::sqrt(static_cast<double>(k)));
     c.chunk_k = c.block_k * std::max<int64_t>(8, NextPow2(CeilDiv(root, c.block_k)));
   }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "codegen/kernel.h"
 
@@ -29,17 +30,45 @@ RowsConfig ChooseRows(int64_t rows, int64_t reduced, int variant, bool r_inner =
 // (BLOCK_R = 1) over BLOCK_O rows at once.
 RowsConfig ChooseSequentialRows(int64_t rows, int variant);
 
+// How tl.dot multiplies fp32 tiles on the GPU: Triton's `input_precision`.  The splits write
+// each fp32 operand as bf16 parts, hi = bf16(x), mid = bf16(x - hi), lo = bf16(x - hi - mid),
+// and add partial products made on the tensor cores in fp32 (Triton's F32DotTC pass): bf16x3
+// is hi*hi + hi*mid + mid*hi, bf16x6 adds mid*mid + hi*lo + lo*hi.  ieee is fp32 FMA on the
+// CUDA cores.  The CPU interpreter has no bf16 tl.dot (bf16x3/bf16x6 fail its precision check)
+// and always runs "ieee": the wrapper chooses at launch time (wrapper.cc).
+enum class DotPrecision { kIeee, kBf16x3, kBf16x6 };
+// Triton's spelling: "ieee", "bf16x3", "bf16x6"; and back (false for any other name).
+const char* DotPrecisionName(DotPrecision precision);
+bool DotPrecisionFromName(const std::string& name, DotPrecision* precision);
+
+// The GPU precision of the teacher's contractions until measurement on the GPU chooses per
+// shape (issue 19).  An H200 (torch 2.11, Triton 3.6), plain Triton matmul of 4096^3:
+//   bf16x6  65.6 TFLOP/s, 1.28x cuBLAS strict-fp32 SGEMM (51 TFLOP/s); relative L2 error
+//           against float64 2.1e-7, below SGEMM's 1.1e-6.
+//   bf16x3  100 TFLOP/s, but 4.4e-6: on torch.randn inputs the verifier rejects it (the CPU
+//           emulation, benchmarks/dot_split_accuracy.py and tests/teach/test_dot_split.py:
+//           4.5e-6, outside 1e-4 even with the float64 envelope).
+//   tf32x3  35 TFLOP/s, below SGEMM; tf32 8e-4 (fails the 1e-4 tolerance).
+//   ieee    FMA units at about a third of SGEMM (KernelBench L1 4096^2 matmul: 7.78 ms
+//           against eager's 2.69).
+inline constexpr DotPrecision kDefaultDotPrecision = DotPrecision::kBf16x6;
+
 struct ContractionConfig {
   int64_t block_m = 64, block_n = 64, block_k = 32;
   int64_t group_m = 8;
   // K elements summed into a partial accumulator before it joins the total (0: one running
   // sum over all of K).  See ChooseContraction for why long reductions are split.
   int64_t chunk_k = 0;
+  DotPrecision precision = kDefaultDotPrecision;  // on the GPU; "ieee" in the interpreter
   LaunchConfig launch;
 };
-ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t batch, int variant);
-// Contractions with a longer K sum it in chunks (ContractionConfig::chunk_k).
+// `precision`: the GPU's tl.dot precision the configuration is for (its K chunking follows it).
+ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t batch, int variant,
+                                    DotPrecision precision = kDefaultDotPrecision);
+// Contractions whose running fp32 sum is longer than this sum it in chunks
+// (ContractionConfig::chunk_k).  The sum has K terms with ieee and K / BLOCK_K with a split.
 inline constexpr int64_t kChunkedAbove = 1024;
+inline constexpr int64_t kSplitChunkedAbove = 128;
 
 // The size the heuristics assume for a dim known only at run time (generic-shape
 // candidates): a large problem, so that tiles take their full size and masks or loops

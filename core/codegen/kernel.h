@@ -27,6 +27,9 @@ struct EmittedKernel {
   std::string grid;                     // Python tuple expression: "(triton.cdiv(n, 256),)"
   std::vector<std::string> setup;       // wrapper lines before the launch (block sizes)
   LaunchConfig launch;
+  // The tl.dot input precision on the GPU ("bf16x6"), passed as the DOT_PRECISION constexpr;
+  // the wrapper passes "ieee" to the CPU interpreter instead (wrapper.cc).  "" = no tl.dot.
+  std::string dot_precision;
 };
 
 // The runtime parameters of a kernel, in the order they are first needed: a tensor's

@@ -3,6 +3,7 @@
 // kernels in order (checks -> allocate -> grid -> launch, as the Triton tutorials do).
 #include "codegen/wrapper.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -49,9 +50,35 @@ void WriteChecks(PythonWriter& w, const Program& p) {
   }
 }
 
-void WriteLaunch(PythonWriter& w, const EmittedKernel& k) {
+// The wrapper variable a kernel's DOT_PRECISION reads: `dot_precision` for the first GPU
+// precision the candidate uses, `dot_precision_<name>` for any other.
+std::string DotPrecisionVar(const std::vector<std::string>& used, const std::string& precision) {
+  return !used.empty() && used[0] == precision ? "dot_precision" : "dot_precision_" + precision;
+}
+
+// One line per GPU precision the kernels use: the precision itself on a GPU, "ieee" on the CPU.
+// Triton runs kernels on CPU tensors only in its interpreter (TRITON_INTERPRET=1), whose tl.dot
+// refuses bf16x3 and bf16x6 (and computes bf16 operands wrongly); the static rules keep `os`
+// and `triton.knobs` out of candidates, so the inputs' device is what tells the two apart.
+std::vector<std::string> WriteDotPrecisions(PythonWriter& w, const std::vector<Launch>& launches,
+                                            const std::string& device) {
+  std::vector<std::string> used;
+  for (const auto& l : launches) {
+    const std::string& p = l.kernel.dot_precision;
+    if (p.empty() || std::find(used.begin(), used.end(), p) != used.end()) continue;
+    used.push_back(p);
+    const std::string gpu = "\"" + p + "\"";
+    w.Line(DotPrecisionVar(used, p) + " = " +
+           (device == "'cuda'" ? gpu : gpu + " if " + device + ".type == \"cuda\" else \"ieee\""));
+  }
+  return used;
+}
+
+void WriteLaunch(PythonWriter& w, const EmittedKernel& k, const std::vector<std::string>& dots) {
   std::vector<std::string> args = k.call_args;
   for (const auto& c : k.constexprs) args.push_back(c);
+  if (!k.dot_precision.empty())
+    args.push_back("DOT_PRECISION=" + DotPrecisionVar(dots, k.dot_precision));
   args.push_back("num_warps=" + std::to_string(k.launch.num_warps));
   if (k.launch.num_stages > 1) args.push_back("num_stages=" + std::to_string(k.launch.num_stages));
   w.Line(k.name + "[" + k.grid + "](");
@@ -120,13 +147,14 @@ std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launc
   } else
     WriteChecks(f, p);
   const std::string device = p.inputs().empty() ? "'cuda'" : names[0] + ".device";
+  const std::vector<std::string> dots = WriteDotPrecisions(f, launches, device);
   for (const auto& l : launches) {
     const Value& v = p.value(l.output);
     const std::string shape = syms ? ShapeTuple(syms->values[l.output.index]) : ShapeTuple(v.shape);
     f.Line(v.name + " = torch.empty(" + shape + ", device=" + device +
            ", dtype=" + TorchDtype(v.dtype) + ")");
     for (const auto& line : l.kernel.setup) f.Line(line);
-    WriteLaunch(f, l.kernel);
+    WriteLaunch(f, l.kernel, dots);
   }
   std::vector<std::string> outs;
   for (ValueId o : p.outputs()) outs.push_back(p.value(o).name);

@@ -88,3 +88,30 @@ def test_out_of_time_stops_measuring_and_keeps_what_was_measured() -> None:
     assert fused == [(0, 1)]  # the measured winner is kept, the rest stays in PyTorch
     none, measured = lazy_cover(4, spans, bounds, [1.0] * 4, measure, lambda: True)
     assert measured == {} and not any(c["fused"] for c in none)
+
+
+def _matmul_fragment(n: int) -> dict:
+    from drtriton import _core
+
+    task = (
+        "import torch\n\ndef fused_operator(x0, x1):\n    t0 = torch.matmul(x0, x1)\n"
+        f"    return t0\n\ndef get_inputs():\n    return [torch.randn({n}, {n}), torch.randn({n}, {n})]\n"
+    )
+    return next(f for f in _core.fragments(task, 1))
+
+
+def test_contraction_bounds_follow_the_teachers_dot_precision() -> None:
+    from drtriton import _core
+    from drtriton.search import lazy
+
+    assert _core.codegen_dot_precision() == "bf16x6"
+    # bf16x6: six bf16 tensor-core products per fp32 one, 989 / 6 = 165 TFLOP/s.
+    assert math.isclose(lazy.dot_peak_flops("bf16x6"), 9.89e14 / 6)
+    assert lazy.dot_peak_flops("ieee") == lazy.PEAK_FP32_FLOPS
+    fragment = _matmul_fragment(4096)  # 2 * 4096^3 FLOPs, compute-bound
+    bound_s = (lazy.lower_bound_ms(fragment) - lazy.LAUNCH_MS) / 1e3
+    # A bound, still, for what the split measured on the H200: 65.6 TFLOP/s (2.10 ms), and
+    # for bf16x3's 100 TFLOP/s; at the CUDA-core peak (67) it would be 2.05 ms, no bound for
+    # a faster kernel.
+    assert bound_s <= 2 * 4096**3 / 100e12
+    assert math.isclose(bound_s, 2 * 4096**3 / (9.89e14 / 6), rel_tol=1e-9)

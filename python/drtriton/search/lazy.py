@@ -8,8 +8,16 @@ best possible time is above what PyTorch takes for its operators is never worth 
   operator's one-operator task (our own catalog spelling: trusted code), the way it times every
   eager baseline (CUDA events, L2 flushed, warm-ups, rounds until the median is stable).
 - A fragment's lower bound is what the hardware cannot beat: its memory traffic (inputs and
-  outputs once, IR `bytes`) at peak bandwidth, its FLOPs at the fp32 CUDA-core peak (the teacher's
-  tl.dot runs in ieee fp32, see core/codegen/emit_contraction.cc), plus one kernel launch.
+  outputs once, IR `bytes`) at peak bandwidth, its FLOPs at the peak of the arithmetic its kernel
+  runs, plus one kernel launch. A GEMM or convolution multiplies on the tensor cores in the
+  teacher's tl.dot precision (core/codegen/heuristics.h, kDefaultDotPrecision: bf16x6, six bf16
+  products per fp32 one), so its FLOPs are bounded at the bf16 tensor-core peak over the split's
+  product count (`dot_peak_flops`: 165 TFLOP/s for bf16x6); other fragments at the fp32
+  CUDA-core peak. Why not the CUDA-core peak for all (as while tl.dot ran "ieee"): on the H200 a
+  plain bf16x6 Triton matmul already reached 65.6 TFLOP/s of its 67, bf16x3 100, and a tuned
+  kernel would beat such a bound, so winning fragments could be pruned unverified. The bound
+  follows the teacher's precision: a policy's own bf16x3 kernel (accepted only where its inputs
+  leave no cancellation, tests/teach/test_dot_split.py) could still beat it.
 - Fragments whose bound is not below their operators' PyTorch time are dropped (issue 6: "stop
   early where no fragment can win").
 - The rest are verified lazily: take the DP's best cover with measured costs where known and
@@ -29,9 +37,14 @@ from typing import Any
 from drtriton import _core
 from drtriton.errors import UserError
 
-# H200 SXM (NVIDIA's figures): HBM3e bandwidth and fp32 throughput without tensor cores.
+# H200 SXM (NVIDIA's figures): HBM3e bandwidth, fp32 throughput without tensor cores, and dense
+# bf16 tensor-core throughput (989 TFLOP/s; 1979 is with 2:4 sparsity).
 PEAK_BYTES_PER_S = 4.8e12
 PEAK_FP32_FLOPS = 6.7e13
+PEAK_BF16_TENSOR_FLOPS = 9.89e14
+# Tensor-core products per fp32 product of each tl.dot precision (Triton's F32DotTC: bf16x3 is
+# hi*hi + hi*mid + mid*hi, bf16x6 adds mid*mid + hi*lo + lo*hi); "ieee" runs on the CUDA cores.
+SPLIT_PRODUCTS = {"bf16x3": 3, "bf16x6": 6}
 # A Triton launch from Python, as CUDA events see it (the GPU idles while the launcher binds
 # arguments): about 10-30 us.  With a 3 us floor the first H200 run verified every fragment of
 # a small 4-operator model, since each measured kernel (~20 us) left every unmeasured bound
@@ -124,9 +137,23 @@ def _read_ratios(path: str) -> dict[str, float]:
     return {str(k): float(v) for k, v in data.items() if isinstance(v, int | float) and v > 0}
 
 
+def dot_peak_flops(precision: str) -> float:
+    """The fp32 FLOP rate no tl.dot of `precision` can exceed on the H200."""
+    if precision == "ieee":
+        return PEAK_FP32_FLOPS
+    if precision not in SPLIT_PRODUCTS:
+        raise ValueError(f"no peak known for tl.dot precision {precision!r}")
+    return PEAK_BF16_TENSOR_FLOPS / SPLIT_PRODUCTS[precision]
+
+
 def lower_bound_ms(fragment: dict[str, Any]) -> float:
+    """The fragment's optimistic time (module docstring): traffic at peak bandwidth or FLOPs at
+    the peak of its arithmetic, whichever is slower, plus a launch."""
     flops = float(_core.parse(fragment["source"])[1]["flops"])
-    seconds = max(float(fragment["bytes"]) / PEAK_BYTES_PER_S, flops / PEAK_FP32_FLOPS)
+    peak = PEAK_FP32_FLOPS
+    if fragment_class(fragment) != "memory":  # a GEMM or convolution: tensor cores
+        peak = dot_peak_flops(_core.codegen_dot_precision())
+    seconds = max(float(fragment["bytes"]) / PEAK_BYTES_PER_S, flops / peak)
     return 1e3 * seconds + LAUNCH_MS
 
 

@@ -1,0 +1,77 @@
+"""benchmarks/contraction_speed.py on the CPU: the dry run verifies one level-1 GEMM and one
+level-2 convolution of the KernelBench dev split (shrunk) in the interpreter, with their float64
+errors and the precision the wrapper chose; the pieces the GPU run relies on, by hand."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+from collections.abc import Callable
+from types import ModuleType
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+KERNELBENCH = ROOT.parent / "shared" / "kernelbench"
+
+
+@pytest.fixture(scope="module")
+def tool(benchmark_script: Callable[[str], ModuleType]) -> ModuleType:
+    return benchmark_script("contraction_speed.py")
+
+
+@pytest.mark.skipif(not (KERNELBENCH / "level1.jsonl").is_file(), reason="no KernelBench data")
+def test_dry_run_verifies_a_gemm_and_a_conv(tmp_path: pathlib.Path) -> None:
+    out = tmp_path / "speed.json"
+    # A child process: the teacher's kernels run in this script's own process too, in Triton's
+    # interpreter, which must be chosen before Triton's first import.
+    env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH") or str(ROOT / "python")}
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "contraction_speed.py"), "--dry-run",
+         "--limit", "1", "--problems", str(KERNELBENCH), "--out", str(out)],
+        env=env, capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    data = json.loads(out.read_text())
+    assert data["ceiling_tflops"] == 51.0
+    rows = data["rows"]
+    # Chosen by operator: the first level-1 problem with a GEMM, the first level-2 one with a
+    # GEMM or convolution.
+    assert [(r["level"], r["class"]) for r in rows] == [(1, "contraction"), (2, "conv")], rows
+    for r in rows:
+        assert r["status"] == "correct", r
+        assert r["precision"] == "ieee"  # the interpreter's exact path
+        assert r["time_ms"] is None and r["tflops"] is None  # no timing on the CPU
+        assert 0 < r["err64"] < 1e-6 and 0 < r["eager_err64"] < 1e-6, r
+        assert "x" in r["shape"] and r["flops"] > 0
+    assert "| L | problem | op |" in done.stdout and "| correct |" in done.stdout
+
+
+def test_shape_precision_and_rates(tool: ModuleType) -> None:
+    candidate = (
+        "    # conv2d: M=128 N=4 K=27 batch=2\n"
+        'dot_precision = "bf16x6" if x0.device.type == "cuda" else "ieee"\n'
+    )
+    assert tool.kernel_shape(candidate) == "128x4x27 b2"
+    assert tool.dot_precision(candidate, "cuda:0") == "bf16x6"
+    assert tool.dot_precision(candidate, "cpu") == "ieee"
+    assert tool.dot_precision("no dot here", "cuda") is None
+    assert tool.tflops(2 * 4096**3, 2.10) == pytest.approx(65.4, rel=1e-3)
+    assert tool.tflops(1e9, None) is None
+
+
+def test_dry_run_shrinks_kernelbench_sizes_written_as_arithmetic(
+    benchmark_script: Callable[[str], ModuleType],
+) -> None:
+    shrink = benchmark_script("shrink_kernelbench.py").shrink
+    assert shrink("N = 2048 * 2\nS = (4096, 2 ** 10)\nk = 3\ng = in_channels\n", 8) == (
+        "N = 8\nS = (8, 8)\nk = 3\ng = in_channels\n"
+    )
+
+
+def test_usage_error_exits_2(tool: ModuleType) -> None:
+    assert tool.main(["--dry-run", "--limit", "0"]) == 2
+    assert tool.main(["--device", "cpu", "--problems", "/nonexistent"]) == 2

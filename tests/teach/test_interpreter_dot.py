@@ -1,0 +1,136 @@
+"""The teacher's contractions in the CPU interpreter: DOT_PRECISION is "ieee" there, exactly.
+
+The emitted wrapper passes the GPU's split (bf16x6) to CUDA tensors and "ieee" to CPU ones
+(core/codegen/wrapper.cc). What Triton 3.6's interpreter does with the precisions, checked here
+so that a Triton upgrade that changes it shows up:
+- "bf16x3" and "bf16x6" fail its check ("input_precision must be one of ('tf32', 'tf32x3',
+  'ieee')"): a candidate that passed the split to CPU tensors could not run;
+- "ieee", "tf32" and "tf32x3" all compute the same exact fp32 product (np.matmul per tl.dot,
+  its accumulator added after): the interpreter cannot show what any precision does on a GPU,
+  which is why tests/teach/test_dot_split.py emulates the splits instead;
+- (seen once, not checked here) bf16 operands are silently wrong there: a 16x16 product of
+  randn operands cast to bf16 came out ~1e10 off, so casting to bf16 by hand is no way around.
+The probe runs in a child process with TRITON_INTERPRET=1 set before Triton's first import (an
+interpreted kernel cannot call tl.cdiv decorated by a compiled Triton).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+from teach_tasks import task
+
+from drtriton.teach import emit
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+CASES = {
+    "matmul": (["t0 = torch.matmul(x0, x1)"], "x0, x1", "torch.randn(48, 40), torch.randn(40, 24)"),
+    "bmm": (["t0 = torch.bmm(x0, x1)"], "x0, x1", "torch.randn(3, 20, 36), torch.randn(3, 36, 18)"),
+    "linear_relu": (
+        ["t0 = F.linear(x0, x1, x2)", "t1 = torch.relu(t0)"],
+        "x0, x1, x2",
+        "torch.randn(2, 10, 64), torch.randn(24, 64), torch.randn(24)",
+    ),
+    "conv2d": (
+        ["t0 = F.conv2d(x0, x1, x2, 1, 1)"],
+        "x0, x1, x2",
+        "torch.randn(2, 5, 9, 9), torch.randn(6, 5, 3, 3), torch.randn(6)",
+    ),
+    "conv_transpose2d": (
+        ["t0 = F.conv_transpose2d(x0, x1, None, 2, 1)"],
+        "x0, x1",
+        "torch.randn(1, 6, 5, 5), torch.randn(6, 4, 3, 3)",
+    ),
+    # 8192 > 128 BLOCK_K steps: the chunked loop (heuristics.cc).
+    "matmul_chunked": (
+        ["t0 = torch.matmul(x0, x1)"],
+        "x0, x1",
+        "torch.randn(16, 8192), torch.randn(8192, 16)",
+    ),
+}
+
+GPU_CHOICE = 'if x0.device.type == "cuda" else "ieee"'
+
+PROBE = r"""
+import json, pathlib, sys
+import torch
+from drtriton.verify.task import import_file
+
+folder = pathlib.Path(sys.argv[1])
+result = {}
+for task_path in sorted(folder.glob("task_*.py")):
+    name = task_path.stem[len("task_"):]
+    task = import_file(str(task_path), "task_" + name)
+    torch.manual_seed(0)
+    inputs = task.get_inputs()
+    with torch.no_grad():
+        ref64 = task.fused_operator(*[x.double() for x in inputs])
+        ref32 = task.fused_operator(*inputs)
+    row = {}
+    for variant in sorted(folder.glob(f"cand_{name}__*.py")):
+        label = variant.stem.split("__")[1]
+        try:
+            out = import_file(str(variant), variant.stem).triton_fused_operator(*inputs)
+        except Exception as exc:  # the interpreter's refusal is what some variants check
+            row[label] = {"error": f"{type(exc).__name__}: {exc}"[-300:]}
+            continue
+        err = (out.double() - ref64).norm() / ref64.norm()
+        row[label] = {"rel_l2": float(err), "bits": out.view(torch.int32).sum().item()}
+    row["torch"] = {"rel_l2": float((ref32.double() - ref64).norm() / ref64.norm())}
+    result[name] = row
+print(json.dumps(result))
+"""
+
+
+@pytest.fixture(scope="module")
+def probe(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, dict]]:
+    folder = tmp_path_factory.mktemp("interpreter_dot")
+    for name, (lines, args, inputs) in CASES.items():
+        source = task(lines, args, inputs)
+        candidate = emit(source)
+        assert GPU_CHOICE in candidate, name
+        (folder / f"task_{name}.py").write_text(source)
+        (folder / f"cand_{name}__emitted.py").write_text(candidate)
+        if name == "matmul":  # the same kernel, the precision forced
+            for precision in ("bf16x6", "bf16x3", "tf32", "tf32x3"):
+                forced = candidate.replace(f'"bf16x6" {GPU_CHOICE}', f'"{precision}"')
+                assert forced != candidate
+                (folder / f"cand_{name}__{precision}.py").write_text(forced)
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT / "python")}
+    if os.environ.get("PYTHONPATH"):  # a private build's _core first, as the tests run
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(folder)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_emitted_contractions_run_exactly_in_the_interpreter(probe: dict) -> None:
+    for name in CASES:
+        got = probe[name]["emitted"]
+        assert "error" not in got, (name, got)
+        # Exact fp32 products per tl.dot: within fp32 rounding of float64, like torch itself.
+        assert got["rel_l2"] <= 2 * probe[name]["torch"]["rel_l2"], (name, got)
+
+
+def test_interpreter_refuses_the_bf16_splits(probe: dict) -> None:
+    for precision in ("bf16x6", "bf16x3"):
+        error = probe["matmul"][precision].get("error", "")
+        assert "input_precision must be one of" in error, (precision, error)
+
+
+def test_interpreter_ignores_tf32(probe: dict) -> None:
+    row = probe["matmul"]
+    assert row["tf32"]["bits"] == row["tf32x3"]["bits"] == row["emitted"]["bits"], row
