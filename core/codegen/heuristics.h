@@ -25,6 +25,13 @@ struct RowsConfig {
 // `r_inner`: the reduced coordinates are the input's innermost (unit-stride for contiguous
 // inputs); otherwise consecutive rows are adjacent in memory and tiles widen along rows.
 RowsConfig ChooseRows(int64_t rows, int64_t reduced, int variant, bool r_inner = true);
+// Reductions, softmax, norms and cumsum (emit_rows.cc).  A row of up to OnePassLimit(variant)
+// elements is one block of BLOCK_R = next_power_of_2(R) lanes: the kernel reads it once,
+// keeps it in registers for the write, and never loops.  Longer rows loop over blocks of
+// OnePassLimit(variant) with running (online) statistics, two reads at most.
+RowsConfig ChooseReduceRows(int64_t rows, int64_t reduced, int variant, bool r_inner);
+int64_t OnePassLimit(int variant);
+
 // Scans that must combine in torch's sequential order (cumprod): one element of R per step
 // (BLOCK_R = 1) over BLOCK_O rows at once.
 RowsConfig ChooseSequentialRows(int64_t rows, int variant);

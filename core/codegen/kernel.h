@@ -56,6 +56,13 @@ class KernelParams {
     flat_coords_ = std::move(coords);
     flat_ = std::move(flat);
   }
+  // Rows kernels (emit_rows.cc) keep one body for both layouts: a value read at exactly
+  // `coords` is loaded from `ptr + flat` under the kernel's CONTIG flag and through its
+  // strides otherwise (ExprEmitter::SetContiguousFlag).  Several (coords, flat) pairs may be
+  // registered: the input's coordinates and, for layer_norm's weight, the reduced ones.
+  void AddContiguousRead(std::vector<std::string> coords, std::string flat);
+  // `ptr + flat` for a read registered above, recording `v` in flat_values(); "" otherwise.
+  std::string ContiguousAddress(ValueId v, const std::vector<std::string>& coords);
   const std::vector<ValueId>& flat_values() const { return flat_values_; }
   const std::vector<std::string>& params() const { return params_; }
   const std::vector<std::string>& args() const { return args_; }
@@ -67,6 +74,7 @@ class KernelParams {
   std::vector<std::string> args_;
   std::vector<std::string> flat_coords_;
   std::string flat_;
+  std::vector<std::pair<std::vector<std::string>, std::string>> contiguous_reads_;
   std::vector<ValueId> flat_values_;
 };
 

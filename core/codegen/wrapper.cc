@@ -82,12 +82,12 @@ std::string KernelText(const std::string& name, const std::string& comment,
 }
 
 void OpenLoop(PythonWriter& w, const std::string& var, const std::string& bound,
-              const std::string& step) {
+              const std::string& step, const std::string& start) {
   if (IsLiteral(bound)) {
-    w.Open("for " + var + " in tl.range(0, " + bound + ", " + step + "):");
+    w.Open("for " + var + " in tl.range(" + start + ", " + bound + ", " + step + "):");
     return;
   }
-  w.Line(var + " = pid * 0");
+  w.Line(var + " = pid * 0" + (start == "0" ? "" : " + " + start));
   w.Open("while " + var + " < " + bound + ":");
 }
 
