@@ -10,6 +10,10 @@
 //   block stays in registers from the first pass to the second, so that in generic-shape
 //   mode, where R is a runtime size, a row that fits one block is still read once (both
 //   loops then run zero times).
+// - Fewer rows than the GPU has room for (heuristics.h: RowsConfig::split), each several
+//   blocks long: every row is cut into chunks, one program per (row, chunk); a statistics
+//   kernel writes each chunk's partial statistics, and the kernel of the output combines
+//   them (a handful of floats per row) before it reduces or writes its chunk.
 // - A contiguous input is addressed as row * R + r (`row_off + r`) under a CONTIG flag that
 //   the wrapper sets, where the strided path would split r into several coordinates with a
 //   division per element (a norm over (H, W)); outputs, allocated by the wrapper, always are.
@@ -23,15 +27,10 @@
 #include <string>
 #include <vector>
 
-#include "codegen/emitters.h"
-#include "codegen/expr.h"
-#include "codegen/heuristics.h"
-#include "codegen/rows.h"
+#include "codegen/rows_emitter.h"
 
 namespace drtriton::codegen {
 namespace {
-
-constexpr const char* kMinusInf = "float('-inf')";
 
 // Reduced dims that are not 1: with two or more, a strided address divides per element.
 int NonUnitDims(const Dims& dims) {
@@ -40,164 +39,115 @@ int NonUnitDims(const Dims& dims) {
   return n;
 }
 
-class RowsEmitter {
- public:
-  RowsEmitter(const GroupContext& ctx, const Node& node)
-      : ctx_(ctx),
-        p_(ctx.program),
-        node_(node),
-        op_(RowOpOf(GetOp(node.op).name)),
-        layout_(LayoutOf(ctx, node, op_)),
-        params_(p_) {
-    rows_ = Product(layout_.row_shape);
-    r_ = Product(layout_.r_shape);
-    rows_expr_ = DimProduct(layout_.row_dims);
-    r_expr_ = DimProduct(layout_.r_dims);
-    // Generic mode: block caps for a large problem (the wrapper shrinks the blocks to the
-    // runtime sizes), and the loops, which run zero times past a row that fits.
-    const int64_t rows_hint = ctx.generic() ? kUnknownSize : rows_;
-    const int64_t r_hint = ctx.generic() ? kUnknownSize : r_;
-    config_ = Sequential() ? ChooseSequentialRows(rows_hint, ctx.variant)
-                           : ChooseReduceRows(rows_hint, r_hint, ctx.variant, ReducesInnermost());
-    single_ = !ctx.generic() && r_ <= config_.block_r;
-    contiguous_ = layout_.trailing && NonUnitDims(layout_.r_dims) >= 2;
-  }
+}  // namespace
 
-  EmittedKernel Emit();
-
- private:
-  // cumprod walks R one element at a time (heuristics.h: ChooseSequentialRows).
-  bool Sequential() const { return op_ == RowOp::kCumprod; }
-  // True unless an along-dim operator reduces a dim with non-unit dims after it.
-  bool ReducesInnermost() const { return op_ == RowOp::kNorm || layout_.trailing; }
-  // Softmax and norms store one value per input element and need the row's statistics
-  // first: the operators with two passes over a long row.
-  bool TwoPasses() const {
-    return op_ == RowOp::kSoftmax || op_ == RowOp::kLogSoftmax || op_ == RowOp::kNorm;
-  }
-  // The row length R: an int expression (runtime sizes registered as parameters), and as a
-  // divisor ("8.0" for literals, the runtime size otherwise).
-  std::string R() { return params_.Sizes(r_expr_); }
-  std::string RCount() const {
-    return ctx_.generic() ? Atom(r_expr_) : FloatLiteral(static_cast<double>(r_));
-  }
-  std::string Schedule() const;
-
-  std::unique_ptr<ExprEmitter> NewScope(const std::string& mask, const std::string& zero) {
-    auto scope = std::make_unique<ExprEmitter>(p_, ctx_.plan.materialized, params_, w_, mask, zero,
-                                               counter_);
-    if (contiguous_) scope->SetContiguousFlag("CONTIG");
-    return scope;
-  }
-
-  // Writes `r` and `mask` for the block of R starting at `start` ("0", "r0") and opens a
-  // scope over it; returns the input at (rows, r).
-  std::string OpenBlock(const std::string& start);
-  // `body` on every block from `from` on ("0" or "BLOCK_R"): a loop over R, or, when the row
-  // fits one block, the first block alone in straight-line code (and nothing after it).
-  void ForEachBlock(const std::string& from, const std::function<void(const std::string&)>& body);
-  // After the statistics pass: `r` and `mask` of the first block again, and its scope, whose
-  // values are still in registers.  Returns the input there.
-  std::string ReopenFirstBlock();
-
-  void Accumulate(const std::string& name, const std::string& f_of_x, const std::string& kind,
-                  bool propagate_nan = false);
-  void Store(const std::string& val, const Coords& coords, const std::string& mask,
-             const std::string& zero, const std::string& address);
-  void StoreReduced(const std::string& val);
-  void StoreElements(const std::string& val);
-
-  void EmitOp();
-  void EmitArg(bool is_max);
-  void EmitScan(bool is_prod);
-  void EmitLogsumexp();
-  void EmitSoftmax(bool log);
-  void EmitNorm();
-  // Online softmax statistics: running max `m_acc` and sum of exp(x - m_acc) per lane.
-  void MaxSumInit();
-  void MaxSumUpdate(const std::string& x);
-  void MaxSumFinish();
-  // Welford statistics per lane: running mean and sum of squared deviations.
-  void WelfordFirst(const std::string& x);
-  void WelfordUpdate(const std::string& x);
-  void WelfordFinish();
-  // The normalized row at the current block: `centered` (x - mean) scaled and shifted.
-  std::string NormOutput(const std::string& centered);
-
-  const GroupContext& ctx_;
-  const Program& p_;
-  const Node& node_;
-  RowOp op_;
-  RowLayout layout_;
-  KernelParams params_;
-  PythonWriter w_{1};
-  int counter_ = 0;
-  int64_t rows_ = 1, r_ = 1;
-  std::string rows_expr_, r_expr_;  // the same as text (sizes.h)
-  RowsConfig config_;
-  bool single_ = true;       // the row is one block (specialized mode only)
-  bool contiguous_ = false;  // the kernel has a CONTIG path
-  Coords row_, r_coords_, in_coords_;
-  std::string block_start_ = "0";
-  std::unique_ptr<ExprEmitter> scope_, first_;
-  std::string first_x_;
-  // Norms: weight and bias, and the per-row scale of instance_norm.
-  ValueId weight_, bias_;
-  std::string row_scale_, row_shift_;
-};
+RowsEmitter::RowsEmitter(const GroupContext& ctx, const Node& node, Role role)
+    : ctx_(ctx),
+      role_(role),
+      p_(ctx.program),
+      node_(node),
+      op_(RowOpOf(GetOp(node.op).name)),
+      layout_(LayoutOf(ctx, node, op_)),
+      params_(p_) {
+  rows_ = Product(layout_.row_shape);
+  r_ = Product(layout_.r_shape);
+  rows_expr_ = DimProduct(layout_.row_dims);
+  r_expr_ = DimProduct(layout_.r_dims);
+  // Generic mode: block caps for a large problem (the wrapper shrinks the blocks to the
+  // runtime sizes), and the loops, which run zero times past a row that fits.
+  const int64_t rows_hint = ctx.generic() ? kUnknownSize : rows_;
+  const int64_t r_hint = ctx.generic() ? kUnknownSize : r_;
+  config_ = Sequential() ? ChooseSequentialRows(rows_hint, ctx.variant)
+                         : ChooseReduceRows(rows_hint, r_hint, ctx.variant, ReducesInnermost());
+  single_ = !ctx.generic() && r_ <= config_.block_r;
+  contiguous_ = layout_.trailing && NonUnitDims(layout_.r_dims) >= 2;
+}
 
 std::string RowsEmitter::Schedule() const {
+  const std::string chunks = IntLiteral(config_.split) + " chunks of " + IntLiteral(config_.chunk);
+  if (role_ == Role::kStats) return "partial statistics of " + chunks;
+  if (role_ == Role::kWrite) return "from the partial statistics of " + chunks;
   if (!TwoPasses()) return single_ ? "one block" : "one pass";
   if (single_) return "one pass, the row in registers";
   if (ctx_.generic()) return "one pass when the row fits BLOCK_R, else statistics then write";
   return "two passes: statistics, then write";
 }
 
-EmittedKernel RowsEmitter::Emit() {
+void RowsEmitter::WritePrologue() {
   w_.Line("pid = " + ProgramId(0, ctx_.wide));
-  w_.Line("rows = pid * BLOCK_O + tl.arange(0, BLOCK_O)[:, None]");
+  if (PerChunk()) {
+    const std::string split = IntLiteral(config_.split);
+    w_.Line("chunk = pid % " + split);
+    w_.Line("rows = pid // " + split + " * BLOCK_O + tl.arange(0, BLOCK_O)[:, None]");
+    w_.Line("start = chunk * " + IntLiteral(config_.chunk));
+  } else {
+    w_.Line("rows = pid * BLOCK_O + tl.arange(0, BLOCK_O)[:, None]");
+  }
   w_.Line("row_mask = rows < " + params_.Sizes(rows_expr_));
   row_ = DecomposeDims(w_, "rows", layout_.row_dims, "rc");
-  r_coords_ = InlineCoords("r", layout_.r_dims);
-  in_coords_ = layout_.in_coords(row_, r_coords_);
   if (layout_.trailing && (contiguous_ || !IsReduction(op_)))
     w_.Line("row_off = rows * " + Atom(R()));
+}
+
+EmittedKernel RowsEmitter::Emit() {
+  r_coords_ = InlineCoords("r", layout_.r_dims);
+  WritePrologue();
+  in_coords_ = layout_.in_coords(row_, r_coords_);
   if (contiguous_) {
     params_.AddContiguousRead(in_coords_, "row_off + r");
     params_.AddContiguousRead(r_coords_, "r");  // values of R's shape: layer_norm's weight
   }
-  EmitOp();
+  if (role_ == Role::kStats)
+    EmitPartials();
+  else
+    EmitOp();
 
   std::vector<std::string> constexprs = {"BLOCK_O", "BLOCK_R"};
   std::vector<std::string> checks;
   for (ValueId v : params_.flat_values()) checks.push_back(p_.value(v).name + ".is_contiguous()");
   if (!checks.empty()) constexprs.push_back("CONTIG");
+  std::string name = ctx_.kernel_name;
+  if (role_ == Role::kStats) name.insert(name.rfind("_kernel"), "_stats");
+  EmittedKernel k = Launch(name, constexprs);
+  if (!checks.empty()) {
+    k.setup.push_back("contig = " + Join(checks, " and "));
+    k.constexprs.push_back("CONTIG=contig");
+  }
+  if (role_ == Role::kStats) {
+    const std::string device = p_.inputs().empty() ? "'cuda'" : p_.value(p_.inputs()[0]).name;
+    const int64_t floats = rows_ * config_.split * PartialsPerChunk();
+    k.setup.insert(k.setup.begin(), PartialsBuffer() + " = torch.empty((" + IntLiteral(floats) +
+                                        ",), device=" + device + ".device, dtype=torch.float32)");
+  }
+  return k;
+}
+
+EmittedKernel RowsEmitter::Launch(const std::string& name, std::vector<std::string> constexprs) {
   EmittedKernel k;
-  k.name = ctx_.kernel_name;
+  k.name = name;
   k.text = KernelText(
       k.name,
       GetOp(node_.op).name + " over " + r_expr_ + " of " + rows_expr_ + " rows: " + Schedule(),
       params_, constexprs, w_.str());
   k.call_args = params_.args();
   k.launch = config_.launch;
+  // A split reduction's output kernel sums at most a few hundred partials per row.
+  if (role_ == Role::kWrite && !PerChunk()) k.launch.num_warps = 1;
   if (!ctx_.generic()) {
     k.constexprs = {"BLOCK_O=" + IntLiteral(config_.block_o),
                     "BLOCK_R=" + IntLiteral(config_.block_r)};
-    k.grid = Grid1D(rows_expr_, IntLiteral(config_.block_o));
-  } else {
-    // Blocks no larger than the runtime row (and row count), capped at the tile.
-    const std::string cap_r = IntLiteral(config_.block_r);
-    const std::string cap_o =
-        ReducesInnermost() && !Sequential() ? cap_r + " // BLOCK_R" : IntLiteral(config_.block_o);
-    k.setup = {"BLOCK_R = min(triton.next_power_of_2(" + r_expr_ + "), " + cap_r + ")",
-               "BLOCK_O = min(triton.next_power_of_2(" + rows_expr_ + "), " + cap_o + ")"};
-    k.constexprs = {"BLOCK_O=BLOCK_O", "BLOCK_R=BLOCK_R"};
-    k.grid = Grid1D(rows_expr_, "BLOCK_O");
+    const int64_t programs = PerChunk() ? rows_ * config_.split : rows_;
+    k.grid = Grid1D(IntLiteral(programs), IntLiteral(config_.block_o));
+    return k;
   }
-  if (!checks.empty()) {
-    k.setup.push_back("contig = " + Join(checks, " and "));
-    k.constexprs.push_back("CONTIG=contig");
-  }
+  // Blocks no larger than the runtime row (and row count), capped at the tile.
+  const std::string cap_r = IntLiteral(config_.block_r);
+  const std::string cap_o =
+      ReducesInnermost() && !Sequential() ? cap_r + " // BLOCK_R" : IntLiteral(config_.block_o);
+  k.setup = {"BLOCK_R = min(triton.next_power_of_2(" + r_expr_ + "), " + cap_r + ")",
+             "BLOCK_O = min(triton.next_power_of_2(" + rows_expr_ + "), " + cap_o + ")"};
+  k.constexprs = {"BLOCK_O=BLOCK_O", "BLOCK_R=BLOCK_R"};
+  k.grid = Grid1D(rows_expr_, "BLOCK_O");
   return k;
 }
 
@@ -212,6 +162,13 @@ std::string RowsEmitter::OpenBlock(const std::string& start) {
 
 void RowsEmitter::ForEachBlock(const std::string& from,
                                const std::function<void(const std::string&)>& body) {
+  if (Split()) {  // the blocks of this program's chunk (the last chunk's tail is masked)
+    const std::string chunk = IntLiteral(config_.chunk);
+    OpenLoop(w_, "r0", chunk, "BLOCK_R");
+    body(OpenBlock("start + r0"));
+    CloseLoop(w_, "r0", chunk, "BLOCK_R");
+    return;
+  }
   if (single_) {
     if (from == "0") body(OpenBlock("0"));
     return;
@@ -229,6 +186,12 @@ std::string RowsEmitter::ReopenFirstBlock() {
     scope_ = std::move(first_);
   }
   return first_x_;
+}
+
+void RowsEmitter::WriteBlocks(const std::function<void(const std::string&)>& write) {
+  if (Split()) return ForEachBlock("0", write);
+  write(ReopenFirstBlock());
+  ForEachBlock("BLOCK_R", write);
 }
 
 // acc = combine(acc, where(mask, f(x), identity)) over R, then reduce to `name`.
@@ -253,6 +216,15 @@ void RowsEmitter::Accumulate(const std::string& name, const std::string& f_of_x,
   });
   std::string reduced = "tl." + kind + "(acc, axis=1, keep_dims=True)";
   if (propagate_nan && (is_max || is_min)) reduced += " + " + NanOfLanes("acc");
+  w_.Line(name + " = " + reduced);
+}
+
+void RowsEmitter::ReduceRow(const std::string& name, const std::string& kind, bool propagate_nan) {
+  if (role_ != Role::kWrite) return Accumulate(name, "{x}", kind, propagate_nan);
+  const std::string identity = kind == "max" ? kMinusInf : kind == "min" ? "float('inf')" : "0.0";
+  LoadPartials({{name, identity}});
+  std::string reduced = "tl." + kind + "(p_" + name + ", axis=1, keep_dims=True)";
+  if (propagate_nan) reduced += " + " + NanOfLanes("p_" + name);
   w_.Line(name + " = " + reduced);
 }
 
@@ -295,12 +267,12 @@ void RowsEmitter::EmitOp() {
   switch (op_) {
     case RowOp::kSum:
     case RowOp::kMean:
-      Accumulate("total", "{x}", "sum");
+      ReduceRow("total", "sum", /*propagate_nan=*/false);
       StoreReduced(op_ == RowOp::kMean ? "total / " + r : "total");
       return;
     case RowOp::kMax:
     case RowOp::kMin:
-      Accumulate("result", "{x}", op_ == RowOp::kMax ? "max" : "min", /*propagate_nan=*/true);
+      ReduceRow("result", op_ == RowOp::kMax ? "max" : "min", /*propagate_nan=*/true);
       StoreReduced("result");
       return;
     case RowOp::kArgmax:
@@ -376,168 +348,13 @@ void RowsEmitter::EmitScan(bool is_prod) {
   });
 }
 
-// --- Online softmax: m_acc and s_acc per lane, s_acc = sum over the lane's elements of
-// exp(x - m_acc), rescaled by exp(m_old - m_new) whenever the max grows. -------------------
-
-void RowsEmitter::MaxSumInit() {
-  w_.Line("m_acc = tl.full([BLOCK_O, BLOCK_R], " + std::string(kMinusInf) + ", dtype=tl.float32)");
-  w_.Line("s_acc = tl.zeros([BLOCK_O, BLOCK_R], dtype=tl.float32)");
-}
-
-void RowsEmitter::MaxSumUpdate(const std::string& x) {
-  w_.Line("xm = tl.where(mask, " + x + ", " + kMinusInf + ")");
-  w_.Line("m_new = tl.maximum(m_acc, xm)");
-  // A lane that has seen only -inf (masked lanes, or -inf inputs) keeps s = 0: exp(-inf - 0)
-  // is 0 where exp(-inf - (-inf)) would be NaN.
-  w_.Line("m_ref = tl.where(m_new == " + std::string(kMinusInf) + ", 0.0, m_new)");
-  w_.Line("s_acc = s_acc * tl.exp(m_acc - m_ref) + tl.exp(xm - m_ref)");
-  w_.Line("m_acc = m_new");
-}
-
-void RowsEmitter::MaxSumFinish() {
-  w_.Line("row_max = tl.max(m_acc, axis=1, keep_dims=True)");
-  w_.Line("row_sum = tl.sum(s_acc * tl.exp(m_acc - row_max), axis=1, keep_dims=True)");
-}
-
-void RowsEmitter::EmitLogsumexp() {
-  if (single_) {
-    const std::string x = OpenBlock("0");
-    w_.Line("xm = tl.where(mask, " + x + ", " + kMinusInf + ")");
-    w_.Line("row_max = tl.max(xm, axis=1, keep_dims=True)");
-    w_.Line("row_sum = tl.sum(tl.exp(xm - row_max), axis=1, keep_dims=True)");
-  } else {
-    MaxSumInit();
-    ForEachBlock("0", [&](const std::string& x) { MaxSumUpdate(x); });
-    MaxSumFinish();
-  }
-  StoreReduced("row_max + tl.log(row_sum)");
-}
-
-void RowsEmitter::EmitSoftmax(bool log) {
-  if (single_) {  // the exponentials computed for the sum are the output's numerators
-    const std::string x = OpenBlock("0");
-    w_.Line("xm = tl.where(mask, " + x + ", " + kMinusInf + ")");
-    w_.Line("row_max = tl.max(xm, axis=1, keep_dims=True)");
-    w_.Line("e = tl.exp(xm - row_max)");
-    w_.Line("row_sum = tl.sum(e, axis=1, keep_dims=True)");
-    StoreElements(log ? x + " - row_max - tl.log(row_sum)" : "e / row_sum");
-    return;
-  }
-  MaxSumInit();
-  first_x_ = OpenBlock("0");
-  MaxSumUpdate(first_x_);
-  first_ = std::move(scope_);
-  ForEachBlock("BLOCK_R", [&](const std::string& x) { MaxSumUpdate(x); });
-  MaxSumFinish();
-  if (log)
-    w_.Line("row_lse = row_max + tl.log(row_sum)");
-  else
-    w_.Line("row_inv = 1.0 / row_sum");
-  auto write = [&](const std::string& x) {
-    StoreElements(log ? x + " - row_lse" : "tl.exp(" + x + " - row_max) * row_inv");
-  };
-  write(ReopenFirstBlock());
-  ForEachBlock("BLOCK_R", write);
-}
-
-// --- Welford per lane: lane l has seen c_l elements with mean mean_acc and squared
-// deviations m2_acc.  Every block but the last is full, so at block k (from 0) every lane in
-// range has seen k elements before: the update weight is 1 / (k + 1), one scalar per block.
-// The lanes combine exactly (Chan et al.): mean = sum(c_l * mean_l) / R and
-// M2 = sum(m2_l + c_l * (mean_l - mean)^2), with c_l the blocks that covered lane l. ---------
-
-void RowsEmitter::WelfordFirst(const std::string& x) {
-  w_.Line("mean_acc = tl.where(mask, " + x + ", 0.0)");
-  w_.Line("m2_acc = tl.zeros([BLOCK_O, BLOCK_R], dtype=tl.float32)");
-}
-
-void RowsEmitter::WelfordUpdate(const std::string& x) {
-  w_.Line("delta = " + x + " - mean_acc");
-  w_.Line("mean_acc += tl.where(mask, delta * (1.0 / (r0 // BLOCK_R + 1)), 0.0)");
-  w_.Line("m2_acc += tl.where(mask, delta * (" + x + " - mean_acc), 0.0)");
-}
-
-void RowsEmitter::WelfordFinish() {
-  const std::string r = RCount();
-  w_.Line("lane = tl.arange(0, BLOCK_R)[None, :]");
-  w_.Line("cnt = ((" + R() + " - lane + BLOCK_R - 1) // BLOCK_R).to(tl.float32)");
-  w_.Line("mean = tl.sum(cnt * mean_acc, axis=1, keep_dims=True) / " + r);
-  w_.Line("dev = mean_acc - mean");
-  w_.Line("var = tl.sum(m2_acc + cnt * dev * dev, axis=1, keep_dims=True) / " + r);
-}
-
-std::string RowsEmitter::NormOutput(const std::string& centered) {
-  switch (layout_.params) {
-    case ParamsVary::kPerRow: {  // instance_norm: rstd * weight, bias, once per row
-      std::string y = centered + " * " + row_scale_;
-      return row_shift_.empty() ? y : y + " + " + row_shift_;
-    }
-    case ParamsVary::kAlongR: {  // layer_norm: one [1, BLOCK_R] load per block
-      std::string y = centered + " * rstd";
-      if (!weight_.valid() && !bias_.valid()) return y;
-      w_.Line("r_mask = r < " + R());
-      auto along_r = NewScope("r_mask", "r * 0");
-      if (weight_.valid()) y += " * " + along_r->Emit(weight_, r_coords_);
-      if (bias_.valid()) y += " + " + along_r->Emit(bias_, r_coords_);
-      return y;
-    }
-    default: {  // group_norm: the element's channel (a warp of one channel reads one address)
-      std::string y = centered + " * rstd";
-      const Coords pc = layout_.param_coords(row_, r_coords_, in_coords_);
-      if (weight_.valid()) y += " * " + scope_->Emit(weight_, pc);
-      if (bias_.valid()) y += " + " + scope_->Emit(bias_, pc);
-      return y;
-    }
-  }
-}
-
-// Biased variance, as torch: from the deviations of the row held in registers, or from
-// Welford's per-lane statistics; then (x - mean) * rstd * weight + bias.
-void RowsEmitter::EmitNorm() {
-  const std::string name = GetOp(node_.op).name;
-  const double eps = node_.attrs.back().AsFloat();
-  const size_t first_param = name == "instance_norm" ? 3 : 1;  // after running mean and var
-  weight_ = node_.tensors[first_param];
-  bias_ = node_.tensors[first_param + 1];
-  const std::string r = RCount();
-  if (single_) {
-    const std::string x = OpenBlock("0");
-    w_.Line("mean = tl.sum(tl.where(mask, " + x + ", 0.0), axis=1, keep_dims=True) / " + r);
-    w_.Line("xc = tl.where(mask, " + x + " - mean, 0.0)");
-    w_.Line("var = tl.sum(xc * xc, axis=1, keep_dims=True) / " + r);
-  } else {
-    first_x_ = OpenBlock("0");
-    WelfordFirst(first_x_);
-    first_ = std::move(scope_);
-    ForEachBlock("BLOCK_R", [&](const std::string& x) { WelfordUpdate(x); });
-    WelfordFinish();
-  }
-  w_.Line("rstd = 1.0 / tl.sqrt(var + " + FloatLiteral(eps) + ")");
-  if (layout_.params == ParamsVary::kPerRow) {
-    auto per_row = NewScope("row_mask", "rows * 0");
-    const Coords channel = {row_[1]};
-    row_scale_ = "rstd";
-    if (weight_.valid()) {
-      w_.Line("scale = rstd * " + per_row->Emit(weight_, channel));
-      row_scale_ = "scale";
-    }
-    if (bias_.valid()) row_shift_ = per_row->Emit(bias_, channel);
-  }
-  if (single_) {
-    StoreElements(NormOutput("xc"));
-    return;
-  }
-  auto write = [&](const std::string& x) { StoreElements(NormOutput("(" + x + " - mean)")); };
-  write(ReopenFirstBlock());
-  ForEachBlock("BLOCK_R", write);
-}
-
-}  // namespace
-
 Result<EmittedKernel> EmitRows(const GroupContext& ctx) {
   const Node& node = ctx.program.node(ctx.group.anchor);
-  RowsEmitter emitter(ctx, node);
-  return emitter.Emit();
+  RowsEmitter whole(ctx, node);
+  if (!whole.Splits()) return whole.Emit();
+  EmittedKernel k = RowsEmitter(ctx, node, Role::kWrite).Emit();
+  k.before.push_back(RowsEmitter(ctx, node, Role::kStats).Emit());
+  return k;
 }
 
 }  // namespace drtriton::codegen

@@ -122,8 +122,8 @@ TEST(EmitRowsTest, LongInstanceNormIsWelfordAndReadsContiguousRowsFlat) {
                     "mean_acc += tl.where(mask, delta * (1.0 / (r0 // BLOCK_R + 1)), 0.0)",
                     "m2_acc += tl.where(mask, delta * (x1 - mean_acc), 0.0)",
                     "cnt = ((15876 - lane + BLOCK_R - 1) // BLOCK_R).to(tl.float32)",
-                    "var = tl.sum(m2_acc + cnt * dev * dev, axis=1, keep_dims=True) / 15876.0",
-                    "rstd = 1.0 / tl.sqrt(var + 1e-05)",
+                    "m2 = tl.sum(m2_acc + cnt * dev * dev, axis=1, keep_dims=True)",
+                    "var = m2 / 15876.0", "rstd = 1.0 / tl.sqrt(var + 1e-05)",
                     "tl.load(x1_ptr + rc1 * stride_x1_0, mask=row_mask, other=0.0)",
                     "scale = rstd * x", "tl.load(x2_ptr + rc1 * stride_x2_0, mask=row_mask",
                     "result = (x0 - mean) * scale + x", "tl.store(t0_ptr + row_off + r, result"});
@@ -185,6 +185,62 @@ TEST(EmitRowsTest, GenericSoftmaxKeepsTheFirstBlock) {
   ExpectInOrder(k, {"x0 = tl.load(", "r0 = pid * 0 + BLOCK_R", "while r0 < x0_s1:",
                     "row_inv = 1.0 / row_sum", "tl.exp(x0 - row_max) * row_inv"});
   ExpectInOrder(c, {"BLOCK_R = min(triton.next_power_of_2(x0_s1), 8192)", "num_warps=16"});
+}
+
+TEST(EmitRowsTest, FewLongRowsAreSplitAcrossPrograms) {
+  // KernelBench L1 40: 16 rows of 4M elements would be 16 programs on 132 SMs.  Chunks of 31
+  // blocks of 8192 give 16 x 17 = 272 programs, two waves; the statistics kernel writes each
+  // chunk's (mean, M2), the output kernel combines them and normalizes its chunk.
+  const RowsConfig c = ChooseReduceRows(16, 4194304, 0, true);
+  EXPECT_EQ(c.split, 17);
+  EXPECT_EQ(c.chunk, 31 * 8192);
+  EXPECT_EQ(ChooseReduceRows(300, 20000, 0, true).split, 1);  // rows enough for two waves
+  EXPECT_EQ(ChooseReduceRows(16, 8192, 0, true).split, 1);    // one block per row
+  const std::string c40 = Emit("F.layer_norm(x0, [64, 256, 256])", "torch.randn(16, 64, 256, 256)");
+  ExpectInOrder(c40,
+                {"def k0_layer_norm_stats_kernel(x0_ptr",
+                 "k0_part_ptr",
+                 "partial statistics of 17 chunks of 253952",
+                 "chunk = pid % 17",
+                 "rows = pid // 17 * BLOCK_O",
+                 "start = chunk * 253952",
+                 "for r0 in tl.range(0, 253952, BLOCK_R):",
+                 "r = start + r0 + tl.arange(0, BLOCK_R)[None, :]",
+                 "x0 = tl.load(x0_ptr + row_off + r",
+                 "delta = x0 - mean_acc",
+                 "n_chunk = tl.minimum(4194304 - start, 253952)",
+                 "mean = tl.sum(cnt * mean_acc, axis=1, keep_dims=True) / n_chunk",
+                 "part = (rows * 17 + chunk) * 2",
+                 "tl.store(k0_part_ptr + part, mean",
+                 "tl.store(k0_part_ptr + part + 1, m2",
+                 "def k0_layer_norm_kernel(k0_part_ptr",
+                 "chunks = tl.arange(0, 32)[None, :]",
+                 "chunk_mask = row_mask & (chunks < 17)",
+                 "p_mean = tl.load(k0_part_ptr + part, mask=chunk_mask",
+                 "p_n = tl.where(chunk_mask, tl.minimum(4194304 - chunks * 253952, 253952), 0)",
+                 "mean = tl.sum(p_n * p_mean, axis=1, keep_dims=True) / 4194304.0",
+                 "var = m2 / 4194304.0",
+                 "for r0 in tl.range(0, 253952, BLOCK_R):",
+                 "tl.store(t0_ptr + row_off + r",
+                 "k0_part = torch.empty((544,), device=x0.device, dtype=torch.float32)",
+                 "k0_layer_norm_stats_kernel[(272,)](",
+                 "k0_layer_norm_kernel[(272,)]("});
+  EXPECT_EQ(Count(KernelOf(c40), "tl.load(x0_ptr + row_off + r"), 2);  // two reads in all
+}
+
+TEST(EmitRowsTest, SplitReductionCombinesPartialsPerRow) {
+  const std::string c = Emit("torch.amax(x0, -1)", "torch.randn(4, 1000000)");
+  ExpectInOrder(c, {"def k0_amax_stats_kernel(", "acc = tl.maximum(acc, tl.where(mask",
+                    "part = (rows * 62 + chunk)\n", "tl.store(k0_part_ptr + part, result",
+                    "def k0_amax_kernel(k0_part_ptr, t0_ptr",
+                    "p_result = tl.load(k0_part_ptr + part, mask=chunk_mask, other=float('-inf'))",
+                    "result = tl.max(p_result, axis=1, keep_dims=True) + tl.sum(tl.where(p_result "
+                    "!= p_result",
+                    "tl.store(t0_ptr + rows, result, mask=row_mask)",
+                    "k0_amax_stats_kernel[(248,)](", "k0_amax_kernel[(4,)](", "num_warps=1"});
+  // argmax keeps its first index in one program per row: not split.
+  EXPECT_EQ(Emit("torch.argmax(x0, -1)", "torch.randn(4, 1000000)").find("_stats"),
+            std::string::npos);
 }
 
 }  // namespace

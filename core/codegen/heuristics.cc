@@ -62,6 +62,25 @@ RowsConfig ChooseRows(int64_t rows, int64_t reduced, int variant, bool r_inner) 
   return c;
 }
 
+// Fewer rows than two waves of programs (264 on 132 SMs), each longer than one block, in a
+// problem of at least 1M elements: one program per row would leave most SMs idle (16 rows of
+// 4M elements, KernelBench L1 40's layer norm, use 16 of 132).  Each row is cut into chunks of
+// whole blocks so that rows x chunks reaches two waves; the statistics of each chunk are
+// combined by a second kernel (emit_rows.cc), so the traffic stays two reads and one write.
+// Inductor splits inner reductions under the same two-waves rule, past 8192 elements on
+// pre-Blackwell GPUs.
+namespace {
+void SplitFewLongRows(int64_t rows, int64_t reduced, RowsConfig& c) {
+  const int64_t blocks = CeilDiv(reduced, c.block_r);
+  if (rows >= kMinPrograms || blocks < 2 || rows * reduced < kLaunchBoundElems) return;
+  const int64_t wanted = std::min(CeilDiv(kMinPrograms, rows), blocks);
+  const int64_t blocks_per_chunk = CeilDiv(blocks, wanted);
+  c.chunk = blocks_per_chunk * c.block_r;
+  c.split = CeilDiv(reduced, c.chunk);
+  c.block_o = 1;
+}
+}  // namespace
+
 // The longest row one program holds in registers.  8192 fp32 over 16 warps are 16 values per
 // thread for each live copy of the row; softmax and the norms keep about four (the row, its
 // exponentials or deviations, the offsets, the mask): ~64 of a thread's 255 registers, so two
@@ -86,6 +105,7 @@ RowsConfig ChooseReduceRows(int64_t rows, int64_t reduced, int variant, bool r_i
     while (c.block_o > 1 && CeilDiv(rows, c.block_o) < kMinPrograms) c.block_o /= 2;
   // 16 fp32 per thread and tile (see above): 8192 elements -> 16 warps, 1024 -> 2.
   c.launch.num_warps = static_cast<int>(std::clamp<int64_t>(c.block_o * c.block_r / 512, 1, 16));
+  SplitFewLongRows(rows, reduced, c);
   return c;
 }
 

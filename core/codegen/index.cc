@@ -87,6 +87,11 @@ std::string KernelParams::Pointer(ValueId v) {
   return name + "_ptr";
 }
 
+std::string KernelParams::Scratch(const std::string& name) {
+  Add(name + "_ptr", name);
+  return name + "_ptr";
+}
+
 std::string KernelParams::Stride(ValueId v, int dim) {
   const std::string& name = program_.value(v).name;
   const std::string d = std::to_string(dim);

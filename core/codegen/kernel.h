@@ -27,6 +27,9 @@ struct EmittedKernel {
   std::string grid;                     // Python tuple expression: "(triton.cdiv(n, 256),)"
   std::vector<std::string> setup;       // wrapper lines before the launch (block sizes)
   LaunchConfig launch;
+  // Kernels launched first, in order, with their own setup (a row split's statistics kernel
+  // and the allocation of its partials buffer).
+  std::vector<EmittedKernel> before;
 };
 
 // The runtime parameters of a kernel, in the order they are first needed: a tensor's
@@ -36,6 +39,8 @@ class KernelParams {
   explicit KernelParams(const Program& program) : program_(program) {}
   // Registers `v` as a kernel argument (once) and returns its pointer parameter name.
   std::string Pointer(ValueId v);
+  // The same for a buffer the wrapper allocates that is no program value (`name`).
+  std::string Scratch(const std::string& name);
   // Parameter name of `v`'s stride along `dim` (registered on first use).
   std::string Stride(ValueId v, int dim);
   // Registers the runtime sizes `expr` mentions (generic-shape mode, sizes.h) as kernel

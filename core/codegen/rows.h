@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "codegen/emitters.h"
+#include "codegen/python_writer.h"
 
 namespace drtriton::codegen {
 
@@ -63,5 +64,26 @@ RowLayout LayoutOf(const GroupContext& ctx, const Node& node, RowOp op);
 // line: "r // 126", "r % 126" ("0" for unit dims).  Used inside addresses, the expressions
 // vanish with the strided path that needs them (the contiguous path reads `ptr + r`).
 Coords InlineCoords(const std::string& flat, const Dims& dims);
+
+// --- Running statistics (rows_stats.cc): the lines of the online softmax and of Welford,
+// shared by the one-kernel schedule and the split one (emit_rows.cc). ---------------------
+
+// Online softmax per lane: `m_acc`, the running max, and `s_acc`, the sum of exp(x - m_acc).
+void MaxSumInit(PythonWriter& w);
+void MaxSumUpdate(PythonWriter& w, const std::string& x);
+// `row_max` and `row_sum` (of exp(x - row_max)) from per-lane or per-chunk maxima `m` and
+// sums `s`.
+void MaxSumCombine(PythonWriter& w, const std::string& m, const std::string& s);
+
+// Welford per lane: `mean_acc` and `m2_acc` (the sum of squared deviations from it).
+// WelfordFirst starts them from the first block; the update of a later block `r0` weighs it
+// 1 / (r0 // BLOCK_R + 1).
+void WelfordInit(PythonWriter& w);
+void WelfordFirst(PythonWriter& w, const std::string& x);
+void WelfordUpdate(PythonWriter& w, const std::string& x);
+// `mean` and `m2` of the `n` elements summarized by per-lane or per-chunk counts `cnt`, means
+// `mean_of` and sums of squared deviations `m2_of` (the parallel combination, exact).
+void WelfordCombine(PythonWriter& w, const std::string& cnt, const std::string& mean_of,
+                    const std::string& m2_of, const std::string& n);
 
 }  // namespace drtriton::codegen
