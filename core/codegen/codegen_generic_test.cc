@@ -123,10 +123,10 @@ TEST(CodegenGenericTest, NormKeepsProgramConstantsLiteral) {
   const std::string c =
       GenericAtTwoShapes(body, "torch.randn(2, 6, 4), torch.randn(6), torch.randn(6)",
                          "torch.randn(5, 9, 7), torch.randn(9), torch.randn(9)");
-  ExpectAll(c, {"row_mask = rows < 3 * x0_s0", "chan = rc1 * (x0_s1 // 3) + kc0", "+ 0.001)",
-                "BLOCK_R = min(triton.next_power_of_2((x0_s1 // 3) * x0_s2), 4096)",
-                "BLOCK_O = min(triton.next_power_of_2(3 * x0_s0), 4096 // BLOCK_R)"});
-  EXPECT_EQ(IntLiterals(c), (std::set<std::string>{"3", "4096"}));  // groups, tile
+  ExpectAll(c, {"row_mask = rows < 3 * x0_s0", "(rc1 * (x0_s1 // 3) + r // x0_s2) * stride_x1_0",
+                "+ 0.001)", "BLOCK_R = min(triton.next_power_of_2((x0_s1 // 3) * x0_s2), 8192)",
+                "BLOCK_O = min(triton.next_power_of_2(3 * x0_s0), 8192 // BLOCK_R)"});
+  EXPECT_EQ(IntLiterals(c), (std::set<std::string>{"3", "8192"}));  // groups, tile
 }
 
 TEST(CodegenGenericTest, LinearTakesMNKAtRunTime) {

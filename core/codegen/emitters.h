@@ -51,8 +51,10 @@ Result<EmittedKernel> EmitPool(const GroupContext& ctx);         // emit_pool.cc
 // 3.6's interpreter turns a runtime scalar range bound into an index with int() on a
 // one-element array, which NumPy 2 refuses.  `pid * 0` makes the counter an int32 tensor,
 // as a loop-carried variable must be on the GPU.  The body is written between the two.
+// `start` is the first value (a constexpr or literal; rows kernels start after a first
+// block they keep in registers).
 void OpenLoop(PythonWriter& w, const std::string& var, const std::string& bound,
-              const std::string& step);
+              const std::string& step, const std::string& start = "0");
 void CloseLoop(PythonWriter& w, const std::string& var, const std::string& bound,
                const std::string& step);
 

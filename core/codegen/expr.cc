@@ -36,14 +36,31 @@ std::string ExprEmitter::Emit(ValueId v, const std::vector<std::string>& coords)
     w_.Line(var + " = tl.load(" + params_.Address(v, coords, "") + ")");
   } else if (materialized_[v.index]) {
     var = NewVar("x");
-    const std::string other = value.dtype == "int64" ? "0" : "0.0";
-    w_.Line(var + " = tl.load(" + params_.Address(v, coords, zero_) + ", mask=" + mask_ +
-            ", other=" + other + ")");
+    EmitLoad(var, v, coords);
   } else {
     var = EmitNode(program_.node(value.producer), coords);
   }
   memo_[key] = var;
   return var;
+}
+
+void ExprEmitter::EmitLoad(const std::string& var, ValueId v,
+                           const std::vector<std::string>& coords) {
+  const std::string other = program_.value(v).dtype == "int64" ? "0" : "0.0";
+  auto load = [&](const std::string& address) {
+    return var + " = tl.load(" + address + ", mask=" + mask_ + ", other=" + other + ")";
+  };
+  const std::string flat = contiguous_flag_.empty() ? "" : params_.ContiguousAddress(v, coords);
+  if (flat.empty()) {
+    w_.Line(load(params_.Address(v, coords, zero_)));
+    return;
+  }
+  w_.Open("if " + contiguous_flag_ + ":");
+  w_.Line(load(flat));
+  w_.Dedent();
+  w_.Open("else:");
+  w_.Line(load(params_.Address(v, coords, zero_)));
+  w_.Dedent();
 }
 
 std::string ExprEmitter::EmitNode(const Node& node, const std::vector<std::string>& coords) {

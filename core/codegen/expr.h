@@ -36,6 +36,10 @@ class ExprEmitter {
   // the H200 (whether this load was the cause is not measured yet).  For kernels whose
   // arithmetic broadcasts a scalar freely (pointwise, contraction epilogues), not reductions.
   void LoadOneElementValuesAsScalars() { scalar_loads_ = true; }
+  // Loads of the reads registered with KernelParams::AddContiguousRead become
+  // `if FLAG:` (flat address) / `else:` (strided address) pairs: one kernel body serves
+  // contiguous inputs without per-element index arithmetic and strided ones as before.
+  void SetContiguousFlag(std::string flag) { contiguous_flag_ = std::move(flag); }
   // Emits `v` at `coords` (one expression per dim of v) and returns its variable.
   std::string Emit(ValueId v, const std::vector<std::string>& coords);
   // The same under another mask (loads of padded convolution windows).
@@ -49,6 +53,7 @@ class ExprEmitter {
  private:
   std::string EmitNode(const Node& node, const std::vector<std::string>& coords);
   std::string EmitBatchNorm(const Node& node, const std::vector<std::string>& coords);
+  void EmitLoad(const std::string& var, ValueId v, const std::vector<std::string>& coords);
 
   const Program& program_;
   const std::vector<bool>& materialized_;
@@ -58,6 +63,7 @@ class ExprEmitter {
   std::string zero_;
   int& counter_;
   bool scalar_loads_ = false;
+  std::string contiguous_flag_;
   std::map<int, std::string> bound_;
   std::map<std::string, std::string> memo_;
 };

@@ -62,6 +62,53 @@ RowsConfig ChooseRows(int64_t rows, int64_t reduced, int variant, bool r_inner) 
   return c;
 }
 
+// Fewer rows than two waves of programs (264 on 132 SMs), each longer than one block, in a
+// problem of at least 1M elements: one program per row would leave most SMs idle (16 rows of
+// 4M elements, KernelBench L1 40's layer norm, use 16 of 132).  Each row is cut into chunks of
+// whole blocks so that rows x chunks reaches two waves; the statistics of each chunk are
+// combined by a second kernel (emit_rows.cc), so the traffic stays two reads and one write.
+// Inductor splits inner reductions under the same two-waves rule, past 8192 elements on
+// pre-Blackwell GPUs.
+namespace {
+void SplitFewLongRows(int64_t rows, int64_t reduced, RowsConfig& c) {
+  const int64_t blocks = CeilDiv(reduced, c.block_r);
+  if (rows >= kMinPrograms || blocks < 2 || rows * reduced < kLaunchBoundElems) return;
+  const int64_t wanted = std::min(CeilDiv(kMinPrograms, rows), blocks);
+  const int64_t blocks_per_chunk = CeilDiv(blocks, wanted);
+  c.chunk = blocks_per_chunk * c.block_r;
+  c.split = CeilDiv(reduced, c.chunk);
+  c.block_o = 1;
+}
+}  // namespace
+
+// The longest row one program holds in registers.  8192 fp32 over 16 warps are 16 values per
+// thread for each live copy of the row; softmax and the norms keep about four (the row, its
+// exponentials or deviations, the offsets, the mask): ~64 of a thread's 255 registers, so two
+// 512-thread programs fit an SM's 64K registers.  Twice that (32 per copy, ~128 registers)
+// leaves one program per SM.  For comparison, Inductor makes a reduction persistent up to
+// 1024 elements along the inner dim (16x that when multi-kernel benchmarking may fall back
+// to the looped kernel).  Variants: 4096 and 2048 loop earlier, 16384 holds longer rows.
+int64_t OnePassLimit(int variant) {
+  static constexpr int64_t kLimit[kNumVariants] = {8192, 4096, 16384, 2048};
+  return kLimit[variant % kNumVariants];
+}
+
+RowsConfig ChooseReduceRows(int64_t rows, int64_t reduced, int variant, bool r_inner) {
+  if (!r_inner && rows > 1) return ChooseRows(rows, reduced, variant, r_inner);
+  // One tile of OnePassLimit elements: a whole row up to that length, or several short rows.
+  const int64_t tile = OnePassLimit(variant);
+  RowsConfig c;
+  c.block_r = std::min(NextPow2(reduced), tile);
+  c.block_o = std::min(NextPow2(rows), std::max<int64_t>(1, tile / c.block_r));
+  // Large problems: keep at least two waves of programs.
+  if (rows * reduced >= kLaunchBoundElems)
+    while (c.block_o > 1 && CeilDiv(rows, c.block_o) < kMinPrograms) c.block_o /= 2;
+  // 16 fp32 per thread and tile (see above): 8192 elements -> 16 warps, 1024 -> 2.
+  c.launch.num_warps = static_cast<int>(std::clamp<int64_t>(c.block_o * c.block_r / 512, 1, 16));
+  SplitFewLongRows(rows, reduced, c);
+  return c;
+}
+
 RowsConfig ChooseSequentialRows(int64_t rows, int variant) {
   // A product's order matters where it leaves float32's range: sequentially, a prefix that
   // underflowed to 0 stays 0, but a tree-order scan (tl.cumprod over a tile) can overflow a

@@ -21,11 +21,23 @@ PointwiseConfig ChoosePointwise(int64_t numel, int variant);
 struct RowsConfig {
   int64_t block_o = 1;
   int64_t block_r = 1024;
+  // Few long rows (ChooseReduceRows): each row is split into `split` chunks of `chunk`
+  // elements (a multiple of block_r), one program per (row, chunk); 1 = not split.
+  int64_t split = 1;
+  int64_t chunk = 0;
   LaunchConfig launch;
 };
 // `r_inner`: the reduced coordinates are the input's innermost (unit-stride for contiguous
 // inputs); otherwise consecutive rows are adjacent in memory and tiles widen along rows.
 RowsConfig ChooseRows(int64_t rows, int64_t reduced, int variant, bool r_inner = true);
+// Reductions, softmax, norms and cumsum (emit_rows.cc).  A row of up to OnePassLimit(variant)
+// elements is one block of BLOCK_R = next_power_of_2(R) lanes: the kernel reads it once,
+// keeps it in registers for the write, and never loops.  Longer rows loop over blocks of
+// OnePassLimit(variant) with running (online) statistics, two reads at most; when there are
+// too few rows to fill the GPU, each row is split across programs (RowsConfig::split).
+RowsConfig ChooseReduceRows(int64_t rows, int64_t reduced, int variant, bool r_inner);
+int64_t OnePassLimit(int variant);
+
 // Scans that must combine in torch's sequential order (cumprod): one element of R per step
 // (BLOCK_R = 1) over BLOCK_O rows at once.
 RowsConfig ChooseSequentialRows(int64_t rows, int variant);

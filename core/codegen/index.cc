@@ -1,6 +1,7 @@
 // Text helpers shared by the emitters: literals, index decomposition, broadcasting.
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "catalog/attr.h"
@@ -86,6 +87,11 @@ std::string KernelParams::Pointer(ValueId v) {
   return name + "_ptr";
 }
 
+std::string KernelParams::Scratch(const std::string& name) {
+  Add(name + "_ptr", name);
+  return name + "_ptr";
+}
+
 std::string KernelParams::Stride(ValueId v, int dim) {
   const std::string& name = program_.value(v).name;
   const std::string d = std::to_string(dim);
@@ -96,6 +102,20 @@ std::string KernelParams::Stride(ValueId v, int dim) {
 std::string KernelParams::Sizes(const std::string& expr) {
   for (const std::string& name : SizeNamesIn(expr)) Add(name, name);
   return expr;
+}
+
+void KernelParams::AddContiguousRead(std::vector<std::string> coords, std::string flat) {
+  contiguous_reads_.emplace_back(std::move(coords), std::move(flat));
+}
+
+std::string KernelParams::ContiguousAddress(ValueId v, const std::vector<std::string>& coords) {
+  for (const auto& [read_coords, flat] : contiguous_reads_) {
+    if (read_coords != coords) continue;
+    if (std::find(flat_values_.begin(), flat_values_.end(), v) == flat_values_.end())
+      flat_values_.push_back(v);
+    return Pointer(v) + " + " + flat;
+  }
+  return "";
 }
 
 std::string KernelParams::Address(ValueId v, const std::vector<std::string>& coords,

@@ -30,6 +30,9 @@ struct EmittedKernel {
   // The tl.dot input precision on the GPU ("bf16x6"), passed as the DOT_PRECISION constexpr;
   // the wrapper passes "ieee" to the CPU interpreter instead (wrapper.cc).  "" = no tl.dot.
   std::string dot_precision;
+  // Kernels launched first, in order, with their own setup (a row split's statistics kernel
+  // and the allocation of its partials buffer).
+  std::vector<EmittedKernel> before;
 };
 
 // The runtime parameters of a kernel, in the order they are first needed: a tensor's
@@ -39,6 +42,8 @@ class KernelParams {
   explicit KernelParams(const Program& program) : program_(program) {}
   // Registers `v` as a kernel argument (once) and returns its pointer parameter name.
   std::string Pointer(ValueId v);
+  // The same for a buffer the wrapper allocates that is no program value (`name`).
+  std::string Scratch(const std::string& name);
   // Parameter name of `v`'s stride along `dim` (registered on first use).
   std::string Stride(ValueId v, int dim);
   // Registers the runtime sizes `expr` mentions (generic-shape mode, sizes.h) as kernel
@@ -59,6 +64,13 @@ class KernelParams {
     flat_coords_ = std::move(coords);
     flat_ = std::move(flat);
   }
+  // Rows kernels (emit_rows.cc) keep one body for both layouts: a value read at exactly
+  // `coords` is loaded from `ptr + flat` under the kernel's CONTIG flag and through its
+  // strides otherwise (ExprEmitter::SetContiguousFlag).  Several (coords, flat) pairs may be
+  // registered: the input's coordinates and, for layer_norm's weight, the reduced ones.
+  void AddContiguousRead(std::vector<std::string> coords, std::string flat);
+  // `ptr + flat` for a read registered above, recording `v` in flat_values(); "" otherwise.
+  std::string ContiguousAddress(ValueId v, const std::vector<std::string>& coords);
   const std::vector<ValueId>& flat_values() const { return flat_values_; }
   const std::vector<std::string>& params() const { return params_; }
   const std::vector<std::string>& args() const { return args_; }
@@ -70,6 +82,7 @@ class KernelParams {
   std::vector<std::string> args_;
   std::vector<std::string> flat_coords_;
   std::string flat_;
+  std::vector<std::pair<std::vector<std::string>, std::string>> contiguous_reads_;
   std::vector<ValueId> flat_values_;
 };
 

@@ -109,12 +109,12 @@ std::string KernelText(const std::string& name, const std::string& comment,
 }
 
 void OpenLoop(PythonWriter& w, const std::string& var, const std::string& bound,
-              const std::string& step) {
+              const std::string& step, const std::string& start) {
   if (IsLiteral(bound)) {
-    w.Open("for " + var + " in tl.range(0, " + bound + ", " + step + "):");
+    w.Open("for " + var + " in tl.range(" + start + ", " + bound + ", " + step + "):");
     return;
   }
-  w.Line(var + " = pid * 0");
+  w.Line(var + " = pid * 0" + (start == "0" ? "" : " + " + start));
   w.Open("while " + var + " < " + bound + ":");
 }
 
@@ -133,7 +133,10 @@ std::string Grid1D(const std::string& count, const std::string& block) {
 std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launches,
                               const SizeSyms* syms) {
   std::string out = "import torch\nimport triton\nimport triton.language as tl\n";
-  for (const auto& l : launches) out += "\n\n" + l.kernel.text;
+  for (const auto& l : launches) {
+    for (const auto& k : l.kernel.before) out += "\n\n" + k.text;
+    out += "\n\n" + l.kernel.text;
+  }
 
   std::vector<std::string> names;
   for (ValueId in : p.inputs()) names.push_back(p.value(in).name);
@@ -153,6 +156,10 @@ std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launc
     const std::string shape = syms ? ShapeTuple(syms->values[l.output.index]) : ShapeTuple(v.shape);
     f.Line(v.name + " = torch.empty(" + shape + ", device=" + device +
            ", dtype=" + TorchDtype(v.dtype) + ")");
+    for (const auto& k : l.kernel.before) {
+      for (const auto& line : k.setup) f.Line(line);
+      WriteLaunch(f, k, dots);
+    }
     for (const auto& line : l.kernel.setup) f.Line(line);
     WriteLaunch(f, l.kernel, dots);
   }

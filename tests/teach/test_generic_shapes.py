@@ -205,7 +205,7 @@ def test_broadcast_dims_are_asserted() -> None:
 
 def test_row_blocks_are_sized_in_the_wrapper() -> None:
     text = emit(at("layer_norm", 0), generic_shapes=True)
-    assert "BLOCK_R = min(triton.next_power_of_2(x0_s1 * x0_s2), 4096)" in text
+    assert "BLOCK_R = min(triton.next_power_of_2(x0_s1 * x0_s2), 8192)" in text
     assert "while r0 < x0_s1 * x0_s2:" in text
     assert "BLOCK_O=BLOCK_O, BLOCK_R=BLOCK_R" in text
 

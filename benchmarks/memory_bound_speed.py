@@ -1,0 +1,259 @@
+"""Teacher kernels on KernelBench's memory-bound level-1 problems against eager PyTorch and
+torch.compile, as achieved bandwidth against the GPU's measured copy bandwidth (issue 20).
+
+    python benchmarks/memory_bound_speed.py --device cuda --out memory_bound.json    # H200
+    python benchmarks/memory_bound_speed.py --device cpu --ids 23 34 47              # smoke test
+
+Problems: every problem of the dev split's level 1 (--problems) whose operators include no
+matrix product or convolution.  That is decided by operator, not by name: the frontend maps
+the module to catalog operators, and a problem is left out when one of them has the catalog
+trait contraction, conv or conv_transpose, or when an operator it leaves opaque is an ATen
+product, convolution or attention (PRODUCT_ATEN).  A problem the frontend cannot map fully
+(an operator outside the catalog) is listed with its opaque operators and no kernel.
+
+Each kept problem: its functional program (frontend) -> the teacher's candidate
+(drtriton.teach.emit, no search) -> drtriton.verify with the torch.compile baseline, which
+times candidate, eager and torch.compile interleaved round by round in one exclusive hold of
+the GPU (verify/measure.py: L2 flushed before every call, CUDA events, trimmed means).  Bytes
+are the program's minimum traffic, every input read and every output written once
+(drtriton.program.parse(...).bytes), so GB/s = bytes / time is what each implementation
+achieves of the work that must be done.  The reference is the copy bandwidth measured in the
+same run through verify.time_tasks (a 1 GiB clone: 2 GiB moved; --copy-gbs skips it), 4.3 TB/s
+on the H200 of 2026-11-30.  The issue's goal per problem: at least as fast as torch.compile, or
+at least 90% of the copy bandwidth ("goal met" column).
+
+On the CPU (Triton's interpreter) nothing is timed: the smoke mode shrinks every problem
+(module-level integers capped at --cap, benchmarks/shrink_kernelbench.py) and checks that
+classification, emission and verification run and that each candidate is accepted.
+
+Prints one table and, with --out, writes the rows and the copy bandwidth as JSON
+(atomically).  Exit 1 when a kept problem's candidate is rejected, 2 on a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import pathlib
+import sys
+import tempfile
+from typing import Any
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+# The source tree's package, unless PYTHONPATH names another copy (a private build's _core).
+if not os.environ.get("PYTHONPATH"):
+    sys.path.insert(0, str(ROOT / "python"))
+
+from drtriton.catalog import op as catalog_op  # noqa: E402
+from drtriton.errors import UserError  # noqa: E402
+from drtriton.frontend import from_module_source  # noqa: E402
+from drtriton.program import parse  # noqa: E402
+from drtriton.teach import emit  # noqa: E402
+from drtriton.verify import Options, verify  # noqa: E402
+from drtriton.verify.measure import time_tasks  # noqa: E402
+
+LEVEL1 = pathlib.Path("/work/shared/kernelbench/level1.jsonl")
+# Catalog traits of compute-bound operators, and the ATen operators (overload packets) of the
+# same kind that the frontend may leave opaque.
+PRODUCT_TRAITS = frozenset({"contraction", "conv", "conv_transpose"})
+PRODUCT_ATEN = frozenset(
+    "mm bmm addmm addbmm baddbmm matmul linear convolution conv1d conv2d conv3d "
+    "conv_transpose1d conv_transpose2d conv_transpose3d scaled_dot_product_attention "
+    "_scaled_dot_product_flash_attention _scaled_dot_product_efficient_attention "
+    "_scaled_dot_product_flash_attention_for_cpu".split()
+)
+GOAL_FRACTION = 0.9  # of the copy bandwidth
+COPY_ELEMENTS = 1 << 28  # float32: 1 GiB read and 1 GiB written
+COPY_TASK = (
+    "import torch\n\n"
+    "def fused_operator(x0):\n    return x0.clone()\n\n"
+    f"def get_inputs():\n    return [torch.randn({COPY_ELEMENTS})]\n"
+)
+
+
+def aten_name(call: str) -> str:
+    """`torch.ops.aten.mm.default(x0, x1)` -> "mm"."""
+    head = call.split("(")[0]
+    parts = head.split(".")
+    if "aten" in parts:
+        return parts[parts.index("aten") + 1]
+    return parts[-1]
+
+
+def classify(code: str) -> dict[str, Any]:
+    """The frontend's view of a problem: `kind` is "product" (left out), "opaque" (not fully
+    mapped), "error" (export failed) or "memory" (kept), with the program when kept."""
+    try:
+        result = from_module_source(code)
+    except Exception as exc:  # a problem the frontend cannot export is listed, not fatal
+        return {"kind": "error", "reason": f"{type(exc).__name__}: {str(exc)[:200]}"}
+    ops = [line.op for line in result.lines if line.op is not None]
+    opaque = [aten_name(line.call) for line in result.lines if line.op is None]
+    record: dict[str, Any] = {"ops": list(dict.fromkeys(ops)), "opaque": opaque}
+    traits = {t for name in ops for t in catalog_op(name)["traits"]}
+    if traits & PRODUCT_TRAITS or PRODUCT_ATEN & set(opaque):
+        return {**record, "kind": "product"}
+    if not result.fully_mapped:
+        return {**record, "kind": "opaque"}
+    return {**record, "kind": "memory", "program": result.program_text}
+
+
+def measure(program: str, opts: Options) -> dict[str, Any]:
+    """The teacher's candidate for `program`, verified and (on a GPU) timed with eager and
+    torch.compile in the same hold."""
+    row: dict[str, Any] = {"bytes": parse(program).bytes}
+    try:
+        candidate = emit(program)
+    except UserError as exc:
+        return {**row, "status": "no_kernel", "reason": str(exc)}
+    verdict = verify(program, candidate, options=opts)
+    row.update(status=verdict.status, reason=verdict.reason, kernel_ms=verdict.time_ms,
+               eager_ms=verdict.eager_ms, compile_ms=verdict.compile_ms)  # fmt: skip
+    for name in ("kernel", "eager", "compile"):
+        ms = row[f"{name}_ms"]
+        row[f"{name}_gbs"] = row["bytes"] / (ms * 1e6) if ms else None
+    return row
+
+
+def copy_bandwidth(device: str, runs: int) -> float:
+    """GB/s of a 1 GiB device-to-device clone, timed as eager baselines are (time_tasks)."""
+    stats = time_tasks([COPY_TASK], device, runs=runs)[0]
+    return 2 * 4 * COPY_ELEMENTS / (stats["trimmed"] * 1e6)
+
+
+def goal_met(row: dict[str, Any], copy_gbs: float | None) -> bool | None:
+    """At least as fast as torch.compile, or at least 90% of the copy bandwidth."""
+    if row.get("kernel_ms") is None:
+        return None
+    if row.get("compile_ms") is not None and row["kernel_ms"] <= row["compile_ms"]:
+        return True
+    return bool(copy_gbs) and row["kernel_gbs"] >= GOAL_FRACTION * copy_gbs
+
+
+def shrinker() -> Any:
+    """benchmarks/shrink_kernelbench.py's `shrink` (a script, not a package)."""
+    path = ROOT / "benchmarks" / "shrink_kernelbench.py"
+    spec = importlib.util.spec_from_file_location("shrink_kernelbench", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.shrink
+
+
+def load_problems(path: pathlib.Path, ids: list[int] | None, cap: int | None) -> list[dict]:
+    if not path.is_file():
+        raise UserError(f"no KernelBench problems at {path}")
+    shrink = shrinker() if cap else None
+    problems = []
+    for line in path.read_text().splitlines():
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        if ids and record["problem_id"] not in ids:
+            continue
+        if shrink is not None:
+            record["code"] = shrink(record["code"], cap)
+        problems.append(record)
+    return problems
+
+
+def fmt(v: float | None, spec: str = ".3f") -> str:
+    return "-" if v is None else format(v, spec)
+
+
+def print_table(rows: list[dict[str, Any]], copy_gbs: float | None, device: str) -> None:
+    copy = f"{copy_gbs:.0f} GB/s" if copy_gbs else "not measured"
+    print(f"KernelBench level 1, memory-bound problems, device {device}, copy bandwidth {copy}")
+    head = (
+        f"{'problem':<34} {'status':<12} {'MB':>9} {'kernel ms':>10} {'eager ms':>9} "
+        f"{'compile ms':>10} {'kernel GB/s':>11} {'eager GB/s':>10} {'compile GB/s':>12} "
+        f"{'% copy':>7} {'goal met':>8}"
+    )
+    print(head)
+    for r in rows:
+        pct = 100 * r["kernel_gbs"] / copy_gbs if r.get("kernel_gbs") and copy_gbs else None
+        met = {True: "yes", False: "no", None: "-"}[r.get("goal_met")]
+        mb = r["bytes"] / 1e6 if "bytes" in r else None
+        print(
+            f"{r['name'][:34]:<34} {r['status']:<12} {fmt(mb, '.4g'):>9} "
+            f"{fmt(r.get('kernel_ms')):>10} {fmt(r.get('eager_ms')):>9} "
+            f"{fmt(r.get('compile_ms')):>10} {fmt(r.get('kernel_gbs'), '.0f'):>11} "
+            f"{fmt(r.get('eager_gbs'), '.0f'):>10} {fmt(r.get('compile_gbs'), '.0f'):>12} "
+            f"{fmt(pct, '.0f'):>7} {met:>8}"
+        )
+        if r["status"] not in ("correct", "not_mapped"):
+            print(f"  reason: {r.get('reason', '')[:160]}")
+        elif r["status"] == "not_mapped":
+            print(f"  opaque: {', '.join(dict.fromkeys(r['opaque']))}")
+
+
+def write_json(path: str, payload: dict[str, Any]) -> None:
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        json.dump(payload, f, indent=2)
+    os.replace(tmp, path)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--device", default="cpu", help="cuda[:N] (timings) or cpu (smoke test)")
+    ap.add_argument("--problems", type=pathlib.Path, default=LEVEL1, help="KernelBench JSONL")
+    ap.add_argument("--ids", type=int, nargs="+", help="only these problem ids")
+    ap.add_argument(
+        "--cap",
+        type=int,
+        help="shrink module-level integers to at most this (default: 16 on cpu, none on cuda)",
+    )
+    ap.add_argument("--runs", type=int, default=30, help="timed rounds at least (GPU)")
+    ap.add_argument("--copy-gbs", type=float, help="copy bandwidth in GB/s instead of measuring")
+    ap.add_argument("--out", help="write the rows as JSON here")
+    return ap.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
+    cuda = args.device.startswith("cuda")
+    cap = args.cap if args.cap is not None else (None if cuda else 16)
+    problems = load_problems(args.problems, args.ids, cap)
+    opts = Options(device=args.device, runs=args.runs, compile_baseline=True)
+    copy_gbs = args.copy_gbs or (copy_bandwidth(args.device, args.runs) if cuda else None)
+    rows, left_out = [], []
+    for problem in problems:
+        view = classify(problem["code"])
+        base = {"problem_id": problem["problem_id"], "name": problem["name"]}
+        if view["kind"] == "product":
+            left_out.append(problem["name"])
+            continue
+        if view["kind"] == "error":
+            rows.append({**base, "status": "export_error", "reason": view["reason"]})
+            continue
+        base.update(ops=view["ops"], opaque=view["opaque"])
+        if view["kind"] == "opaque":
+            rows.append({**base, "status": "not_mapped"})
+            continue
+        row = {**base, **measure(view["program"], opts)}
+        row["goal_met"] = goal_met(row, copy_gbs)
+        rows.append(row)
+    print_table(rows, copy_gbs, args.device)
+    print(f"left out (a matrix product or convolution): {len(left_out)} problems")
+    if args.out:
+        payload = {"device": args.device, "copy_gbs": copy_gbs, "cap": cap, "rows": rows,
+                   "left_out": left_out}  # fmt: skip
+        write_json(args.out, payload)
+    judged = [r for r in rows if "kernel_ms" in r]  # a candidate went to the verifier
+    return 0 if all(r["status"] == "correct" for r in judged) else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        return run(args)
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

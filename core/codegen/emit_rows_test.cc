@@ -1,0 +1,247 @@
+// Expected-output tests for the rows kernels' schedules (emit_rows.cc): how many times each
+// row is read, which statistics run online, how contiguous rows are addressed and where norm
+// weights are loaded.  A "read" is a `tl.load` of the input; a row that fits one block has
+// one load and no loop, a longer one a first block plus one loop per pass.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "codegen/codegen.h"
+#include "codegen/heuristics.h"
+#include "ir/parse_for_tests.h"
+
+namespace drtriton::codegen {
+namespace {
+
+std::string Emit(const std::string& call, const std::string& inputs, bool generic = false) {
+  const std::string args = inputs.find("), torch") == std::string::npos ? "x0" : "x0, x1, x2";
+  const Program p = MustParse(
+      "def fused_operator(" + args + "):\n    t0 = " + call + "\n    return t0\n", inputs);
+  CodegenOptions options;
+  options.generic_shapes = generic;
+  auto c = EmitCandidate(p, options);
+  EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.error().ToString());
+  return c.ok() ? c.value() : "";
+}
+
+int Count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
+  return n;
+}
+
+void ExpectInOrder(const std::string& text, const std::vector<std::string>& checks) {
+  size_t pos = 0;
+  for (const auto& c : checks) {
+    const size_t at = text.find(c, pos);
+    ASSERT_NE(at, std::string::npos) << "missing (in order): " << c << "\n--- in ---\n" << text;
+    pos = at + c.size();
+  }
+}
+
+// Loops over R: `for r0 in` (literal sizes) or `while r0 <` (runtime sizes).
+int Loops(const std::string& text) { return Count(text, "for r0 in") + Count(text, "while r0 <"); }
+
+// The kernel text alone (the wrapper launches with `x0, x0.stride(0)`: no loads there).
+std::string KernelOf(const std::string& candidate) {
+  return candidate.substr(0, candidate.find("def triton_fused_operator"));
+}
+
+TEST(EmitRowsTest, OnePassLimitIsEightThousandElements) {
+  EXPECT_EQ(OnePassLimit(0), 8192);
+  const RowsConfig fits = ChooseReduceRows(64, 5000, 0, true);
+  EXPECT_EQ(fits.block_r, 8192);
+  EXPECT_EQ(fits.block_o, 1);
+  EXPECT_EQ(fits.launch.num_warps, 16);  // 16 fp32 per thread
+  const RowsConfig loops = ChooseReduceRows(64, 20000, 0, true);
+  EXPECT_EQ(loops.block_r, 8192);
+  const RowsConfig short_rows = ChooseReduceRows(1000, 100, 0, true);
+  EXPECT_EQ(short_rows.block_r, 128);
+  EXPECT_EQ(short_rows.block_o, 64);  // several rows per program: one 8192-element tile
+}
+
+TEST(EmitRowsTest, SoftmaxOfARowThatFitsReadsItOnce) {
+  // 5000 elements, not a power of two, under the one-pass limit: one load, no loop, one exp
+  // per element (the numerators are the sum's terms).
+  for (const char* op : {"torch.softmax", "torch.log_softmax"}) {
+    const std::string k = KernelOf(Emit(std::string(op) + "(x0, -1)", "torch.randn(6, 5000)"));
+    EXPECT_EQ(Count(k, "tl.load("), 1) << op;
+    EXPECT_EQ(Loops(k), 0) << op;
+    ExpectInOrder(
+        k, {"over 5000 of 6 rows: one pass, the row in registers", "mask = row_mask & (r < 5000)",
+            "xm = tl.where(mask, x0, float('-inf'))",
+            "row_max = tl.max(xm, axis=1, keep_dims=True)", "e = tl.exp(xm - row_max)",
+            "row_sum = tl.sum(e, axis=1, keep_dims=True)", "tl.store(t0_ptr + row_off + r"});
+  }
+}
+
+TEST(EmitRowsTest, LongSoftmaxIsOnlineInTwoPasses) {
+  // 20000 > 8192: a running max and a rescaled running sum per lane (one pass for the
+  // statistics), then the write; the first block is read once, the rest twice.
+  const std::string k = KernelOf(Emit("torch.softmax(x0, -1)", "torch.randn(3, 20000)"));
+  EXPECT_EQ(Count(k, "tl.load("), 3);  // the first block, the statistics loop, the write loop
+  EXPECT_EQ(Count(k, "for r0 in tl.range(BLOCK_R, 20000, BLOCK_R):"), 2);
+  // Two per update (the first block and the loop), one per lane at the end, one per write.
+  EXPECT_EQ(Count(k, "tl.exp("), 7);
+  ExpectInOrder(
+      k, {"two passes: statistics, then write",
+          "m_acc = tl.full([BLOCK_O, BLOCK_R], float('-inf'), dtype=tl.float32)", "x0 = tl.load(",
+          "m_new = tl.maximum(m_acc, xm)", "m_ref = tl.where(m_new == float('-inf'), 0.0, m_new)",
+          "s_acc = s_acc * tl.exp(m_acc - m_ref) + tl.exp(xm - m_ref)",
+          "for r0 in tl.range(BLOCK_R, 20000, BLOCK_R):", "x1 = tl.load(",
+          "row_max = tl.max(m_acc, axis=1, keep_dims=True)",
+          "row_sum = tl.sum(s_acc * tl.exp(m_acc - row_max), axis=1, keep_dims=True)",
+          "row_inv = 1.0 / row_sum", "r = tl.arange(0, BLOCK_R)[None, :]",
+          "tl.exp(x0 - row_max) * row_inv", "tl.store(",
+          "for r0 in tl.range(BLOCK_R, 20000, BLOCK_R):", "x2 = tl.load(",
+          "tl.exp(x2 - row_max) * row_inv", "tl.store("});
+}
+
+TEST(EmitRowsTest, LongLogsumexpReadsOnce) {
+  const std::string k = KernelOf(Emit("torch.logsumexp(x0, 1)", "torch.randn(3, 20000)"));
+  EXPECT_EQ(Count(k, "tl.load("), 1);
+  ExpectInOrder(k, {"for r0 in tl.range(0, 20000, BLOCK_R):", "m_new = tl.maximum(m_acc, xm)",
+                    "row_max + tl.log(row_sum)", "tl.store(t0_ptr + rows, result, mask=row_mask)"});
+}
+
+TEST(EmitRowsTest, LongInstanceNormIsWelfordAndReadsContiguousRowsFlat) {
+  // (2, 3, 126, 126): 6 rows of 15876, contiguous under CONTIG (`row_off + r`, no division
+  // per element there); the strided branch splits r into (h, w).  Welford statistics in one
+  // pass; weight and bias once per row.
+  const std::string c = Emit("F.instance_norm(x0, None, None, x1, x2)",
+                             "torch.randn(2, 3, 126, 126), torch.randn(3), torch.randn(3)");
+  const std::string k = KernelOf(c);
+  EXPECT_EQ(Count(k, "for r0 in tl.range(BLOCK_R, 15876, BLOCK_R):"), 2);
+  EXPECT_EQ(Count(k, "tl.load(x0_ptr + row_off + r, mask=mask"), 3);
+  EXPECT_EQ(Count(k, "(r // 126) * stride_x0_2 + (r % 126) * stride_x0_3"), 3);  // else branches
+  ExpectInOrder(k, {"BLOCK_R: tl.constexpr, CONTIG: tl.constexpr):", "row_off = rows * 15876",
+                    "if CONTIG:", "x0 = tl.load(x0_ptr + row_off + r, mask=mask, other=0.0)",
+                    "else:", "mean_acc = tl.where(mask, x0, 0.0)",
+                    "for r0 in tl.range(BLOCK_R, 15876, BLOCK_R):", "delta = x1 - mean_acc",
+                    "mean_acc += tl.where(mask, delta * (1.0 / (r0 // BLOCK_R + 1)), 0.0)",
+                    "m2_acc += tl.where(mask, delta * (x1 - mean_acc), 0.0)",
+                    "cnt = ((15876 - lane + BLOCK_R - 1) // BLOCK_R).to(tl.float32)",
+                    "m2 = tl.sum(m2_acc + cnt * dev * dev, axis=1, keep_dims=True)",
+                    "var = m2 / 15876.0", "rstd = 1.0 / tl.sqrt(var + 1e-05)",
+                    "tl.load(x1_ptr + rc1 * stride_x1_0, mask=row_mask, other=0.0)",
+                    "scale = rstd * x", "tl.load(x2_ptr + rc1 * stride_x2_0, mask=row_mask",
+                    "result = (x0 - mean) * scale + x", "tl.store(t0_ptr + row_off + r, result"});
+  // Weight and bias are loaded outside every loop: two loads of x1/x2 in the whole kernel.
+  EXPECT_EQ(Count(k, "tl.load(x1_ptr"), 1);
+  EXPECT_EQ(Count(k, "tl.load(x2_ptr"), 1);
+  ExpectInOrder(c, {"contig = x0.is_contiguous()\n", "CONTIG=contig"});
+}
+
+TEST(EmitRowsTest, LayerNormWeightIsOneLoadPerBlockSharedByRows) {
+  // Normalized shape (4, 6): the weight varies along R only, so it is a [1, BLOCK_R] load
+  // under `r_mask`, flat when contiguous, shared by the BLOCK_O rows of the program.
+  const std::string c = Emit("F.layer_norm(x0, [4, 6], x1, x2)",
+                             "torch.randn(30, 4, 6), torch.randn(4, 6), torch.randn(4, 6)");
+  const std::string k = KernelOf(c);
+  EXPECT_EQ(Loops(k), 0);
+  ExpectInOrder(
+      k, {"layer_norm over 24 of 30 rows: one pass", "x0 = tl.load(x0_ptr + row_off + r",
+          "xc = tl.where(mask, x0 - mean, 0.0)", "r_mask = r < 24",
+          "if CONTIG:", "x1 = tl.load(x1_ptr + r, mask=r_mask, other=0.0)", "else:",
+          "x1 = tl.load(x1_ptr + (r // 6) * stride_x1_0 + (r % 6) * stride_x1_1, mask=r_mask",
+          "result = xc * rstd * x1 + x2", "tl.store(t0_ptr + row_off + r"});
+  ExpectInOrder(c, {"contig = x0.is_contiguous() and x1.is_contiguous() and x2.is_contiguous()"});
+}
+
+TEST(EmitRowsTest, OneDimensionalRowsNeedNoContiguousPath) {
+  // A strided read of a 1-D reduced extent has no division per element: no flag, one body.
+  for (const char* call : {"torch.softmax(x0, -1)", "torch.sum(x0, 1)", "F.layer_norm(x0, [50])"}) {
+    const std::string c = Emit(call, "torch.randn(7, 50)");
+    EXPECT_EQ(c.find("CONTIG"), std::string::npos) << call;
+    EXPECT_EQ(c.find("r //"), std::string::npos) << call;
+  }
+}
+
+TEST(EmitRowsTest, ReductionsStoreOneValuePerRowFlat) {
+  ExpectInOrder(Emit("torch.mean(x0, 1, True)", "torch.randn(4, 9, 3)"),
+                {"total / 9.0", "tl.store(t0_ptr + rows, result, mask=row_mask)"});
+}
+
+TEST(EmitRowsTest, GenericNormReadsARowThatFitsOnce) {
+  // R is a runtime size: the first block is loaded before the loops, and both loops start
+  // after it, so they run zero times for a row of up to BLOCK_R elements.
+  const std::string k = KernelOf(Emit("F.group_norm(x0, 2, x1, x2)",
+                                      "torch.randn(2, 4, 3, 3), torch.randn(4), torch.randn(4)",
+                                      /*generic=*/true));
+  EXPECT_EQ(Count(k, "r0 = pid * 0 + BLOCK_R"), 2);
+  EXPECT_EQ(Loops(k), 2);
+  ExpectInOrder(k, {"one pass when the row fits BLOCK_R", "x0 = tl.load(x0_ptr + row_off + r",
+                    "mean_acc = tl.where(mask, x0, 0.0)", "r0 = pid * 0 + BLOCK_R",
+                    "while r0 < (x0_s1 // 2) * x0_s2 * x0_s3:", "r0 += BLOCK_R",
+                    "rstd =", "result = (x0 - mean) * rstd * x", "tl.store(t0_ptr + row_off + r",
+                    "r0 = pid * 0 + BLOCK_R", "while r0 <"});
+}
+
+TEST(EmitRowsTest, GenericSoftmaxKeepsTheFirstBlock) {
+  const std::string c = Emit("torch.softmax(x0, -1)", "torch.randn(4, 8)", /*generic=*/true);
+  const std::string k = KernelOf(c);
+  EXPECT_EQ(Count(k, "tl.load("), 3);
+  ExpectInOrder(k, {"x0 = tl.load(", "r0 = pid * 0 + BLOCK_R", "while r0 < x0_s1:",
+                    "row_inv = 1.0 / row_sum", "tl.exp(x0 - row_max) * row_inv"});
+  ExpectInOrder(c, {"BLOCK_R = min(triton.next_power_of_2(x0_s1), 8192)", "num_warps=16"});
+}
+
+TEST(EmitRowsTest, FewLongRowsAreSplitAcrossPrograms) {
+  // KernelBench L1 40: 16 rows of 4M elements would be 16 programs on 132 SMs.  Chunks of 31
+  // blocks of 8192 give 16 x 17 = 272 programs, two waves; the statistics kernel writes each
+  // chunk's (mean, M2), the output kernel combines them and normalizes its chunk.
+  const RowsConfig c = ChooseReduceRows(16, 4194304, 0, true);
+  EXPECT_EQ(c.split, 17);
+  EXPECT_EQ(c.chunk, 31 * 8192);
+  EXPECT_EQ(ChooseReduceRows(300, 20000, 0, true).split, 1);  // rows enough for two waves
+  EXPECT_EQ(ChooseReduceRows(16, 8192, 0, true).split, 1);    // one block per row
+  const std::string c40 = Emit("F.layer_norm(x0, [64, 256, 256])", "torch.randn(16, 64, 256, 256)");
+  ExpectInOrder(c40,
+                {"def k0_layer_norm_stats_kernel(x0_ptr",
+                 "k0_part_ptr",
+                 "partial statistics of 17 chunks of 253952",
+                 "chunk = pid % 17",
+                 "rows = pid // 17 * BLOCK_O",
+                 "start = chunk * 253952",
+                 "for r0 in tl.range(0, 253952, BLOCK_R):",
+                 "r = start + r0 + tl.arange(0, BLOCK_R)[None, :]",
+                 "x0 = tl.load(x0_ptr + row_off + r",
+                 "delta = x0 - mean_acc",
+                 "n_chunk = tl.minimum(4194304 - start, 253952)",
+                 "mean = tl.sum(cnt * mean_acc, axis=1, keep_dims=True) / n_chunk",
+                 "part = (rows * 17 + chunk) * 2",
+                 "tl.store(k0_part_ptr + part, mean",
+                 "tl.store(k0_part_ptr + part + 1, m2",
+                 "def k0_layer_norm_kernel(k0_part_ptr",
+                 "chunks = tl.arange(0, 32)[None, :]",
+                 "chunk_mask = row_mask & (chunks < 17)",
+                 "p_mean = tl.load(k0_part_ptr + part, mask=chunk_mask",
+                 "p_n = tl.where(chunk_mask, tl.minimum(4194304 - chunks * 253952, 253952), 0)",
+                 "mean = tl.sum(p_n * p_mean, axis=1, keep_dims=True) / 4194304.0",
+                 "var = m2 / 4194304.0",
+                 "for r0 in tl.range(0, 253952, BLOCK_R):",
+                 "tl.store(t0_ptr + row_off + r",
+                 "k0_part = torch.empty((544,), device=x0.device, dtype=torch.float32)",
+                 "k0_layer_norm_stats_kernel[(272,)](",
+                 "k0_layer_norm_kernel[(272,)]("});
+  EXPECT_EQ(Count(KernelOf(c40), "tl.load(x0_ptr + row_off + r"), 2);  // two reads in all
+}
+
+TEST(EmitRowsTest, SplitReductionCombinesPartialsPerRow) {
+  const std::string c = Emit("torch.amax(x0, -1)", "torch.randn(4, 1000000)");
+  ExpectInOrder(c, {"def k0_amax_stats_kernel(", "acc = tl.maximum(acc, tl.where(mask",
+                    "part = (rows * 62 + chunk)\n", "tl.store(k0_part_ptr + part, result",
+                    "def k0_amax_kernel(k0_part_ptr, t0_ptr",
+                    "p_result = tl.load(k0_part_ptr + part, mask=chunk_mask, other=float('-inf'))",
+                    "result = tl.max(p_result, axis=1, keep_dims=True) + tl.sum(tl.where(p_result "
+                    "!= p_result",
+                    "tl.store(t0_ptr + rows, result, mask=row_mask)",
+                    "k0_amax_stats_kernel[(248,)](", "k0_amax_kernel[(4,)](", "num_warps=1"});
+  // argmax keeps its first index in one program per row: not split.
+  EXPECT_EQ(Emit("torch.argmax(x0, -1)", "torch.randn(4, 1000000)").find("_stats"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace drtriton::codegen

@@ -1,0 +1,89 @@
+// Private to codegen/: how a rows kernel (emit_rows.cc) sees its anchor's input.  A rows
+// operator (a reduction over one dim, softmax, a scan, layer/group/instance norm) splits
+// the input's coordinates into rows (kept) and a reduced extent R (combined); the layout
+// maps (row coordinates, reduced coordinates) back to input, parameter and output
+// coordinates (rows_layout.cc).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "codegen/emitters.h"
+#include "codegen/python_writer.h"
+
+namespace drtriton::codegen {
+
+using Coords = std::vector<std::string>;
+
+enum class RowOp {
+  kSum,
+  kMean,
+  kMax,
+  kMin,
+  kArgmax,
+  kArgmin,
+  kLogsumexp,
+  kSoftmax,
+  kLogSoftmax,
+  kCumsum,
+  kCumprod,
+  kNorm
+};
+
+RowOp RowOpOf(const std::string& name);
+// Operators whose result has one element per row.
+inline bool IsReduction(RowOp op) { return op <= RowOp::kLogsumexp; }
+
+// Where a norm's weight and bias vary: per row (instance_norm: one channel per row), along
+// R (layer_norm: the normalized shape), or per element (group_norm: the channel of a group's
+// element).
+enum class ParamsVary { kNone, kPerRow, kAlongR, kPerElement };
+
+// The shapes are the program's; the dims the same as text (sizes.h: literals, or runtime
+// sizes).  Coordinates are expressions ("rc1", "r // 126"), not variables.
+struct RowLayout {
+  Shape row_shape;
+  Shape r_shape;
+  Dims row_dims;
+  Dims r_dims;
+  std::function<Coords(const Coords& row, const Coords& r)> in_coords;
+  // Norms: coordinates of weight and bias.
+  std::function<Coords(const Coords& row, const Coords& r, const Coords& in)> param_coords;
+  ParamsVary params = ParamsVary::kNone;
+  // Reductions: coordinates of the (smaller) result.
+  std::function<Coords(const Coords& row)> out_coords;
+  // The reduced dims are the input's innermost (only unit dims after them): a contiguous
+  // tensor of the input's shape holds element (row, r) at offset row * R + r.
+  bool trailing = false;
+};
+
+RowLayout LayoutOf(const GroupContext& ctx, const Node& node, RowOp op);
+
+// The coordinates of the row-major flat index `flat` over `dims` as expressions, writing no
+// line: "r // 126", "r % 126" ("0" for unit dims).  Used inside addresses, the expressions
+// vanish with the strided path that needs them (the contiguous path reads `ptr + r`).
+Coords InlineCoords(const std::string& flat, const Dims& dims);
+
+// --- Running statistics (rows_stats.cc): the lines of the online softmax and of Welford,
+// shared by the one-kernel schedule and the split one (emit_rows.cc). ---------------------
+
+// Online softmax per lane: `m_acc`, the running max, and `s_acc`, the sum of exp(x - m_acc).
+void MaxSumInit(PythonWriter& w);
+void MaxSumUpdate(PythonWriter& w, const std::string& x);
+// `row_max` and `row_sum` (of exp(x - row_max)) from per-lane or per-chunk maxima `m` and
+// sums `s`.
+void MaxSumCombine(PythonWriter& w, const std::string& m, const std::string& s);
+
+// Welford per lane: `mean_acc` and `m2_acc` (the sum of squared deviations from it).
+// WelfordFirst starts them from the first block; the update of a later block `r0` weighs it
+// 1 / (r0 // BLOCK_R + 1).
+void WelfordInit(PythonWriter& w);
+void WelfordFirst(PythonWriter& w, const std::string& x);
+void WelfordUpdate(PythonWriter& w, const std::string& x);
+// `mean` and `m2` of the `n` elements summarized by per-lane or per-chunk counts `cnt`, means
+// `mean_of` and sums of squared deviations `m2_of` (the parallel combination, exact).
+void WelfordCombine(PythonWriter& w, const std::string& cnt, const std::string& mean_of,
+                    const std::string& m2_of, const std::string& n);
+
+}  // namespace drtriton::codegen

@@ -1,0 +1,135 @@
+// Private to codegen/: the emitter of rows kernels.  emit_rows.cc holds its framework (blocks,
+// passes, stores), the reductions and the scans; rows_normalize.cc softmax and the norms;
+// rows_split.cc the partial statistics of rows split across programs.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "codegen/emitters.h"
+#include "codegen/expr.h"
+#include "codegen/heuristics.h"
+#include "codegen/rows.h"
+
+namespace drtriton::codegen {
+
+inline constexpr const char* kMinusInf = "float('-inf')";
+
+// The kernel being emitted: the whole operator, or one of the two kernels of a split row:
+// the chunks' partial statistics, then the output from them.
+enum class Role { kWhole, kStats, kWrite };
+
+class RowsEmitter {
+ public:
+  RowsEmitter(const GroupContext& ctx, const Node& node, Role role = Role::kWhole);
+
+  EmittedKernel Emit();
+
+  // The heuristics split the rows and the operator's statistics combine across chunks (the
+  // first index of argmax and the carries of scans are not split).
+  bool Splits() const {
+    const bool combinable = op_ != RowOp::kArgmax && op_ != RowOp::kArgmin &&
+                            op_ != RowOp::kCumsum && op_ != RowOp::kCumprod;
+    return config_.split > 1 && !ctx_.generic() && combinable;
+  }
+
+ private:
+  bool Split() const { return role_ != Role::kWhole; }
+  // The programs of this kernel are (row, chunk) pairs: the statistics kernel, and the output
+  // kernel of softmax and norms (a reduction's output kernel has one program per row).
+  bool PerChunk() const { return role_ == Role::kStats || (role_ == Role::kWrite && TwoPasses()); }
+  void WritePrologue();
+  EmittedKernel Launch(const std::string& name, std::vector<std::string> constexprs);
+  // cumprod walks R one element at a time (heuristics.h: ChooseSequentialRows).
+  bool Sequential() const { return op_ == RowOp::kCumprod; }
+  // True unless an along-dim operator reduces a dim with non-unit dims after it.
+  bool ReducesInnermost() const { return op_ == RowOp::kNorm || layout_.trailing; }
+  // Softmax and norms store one value per input element and need the row's statistics
+  // first: the operators with two passes over a long row.
+  bool TwoPasses() const {
+    return op_ == RowOp::kSoftmax || op_ == RowOp::kLogSoftmax || op_ == RowOp::kNorm;
+  }
+  // The row length R: an int expression (runtime sizes registered as parameters), and as a
+  // divisor ("8.0" for literals, the runtime size otherwise).
+  std::string R() { return params_.Sizes(r_expr_); }
+  std::string RCount() const {
+    return ctx_.generic() ? Atom(r_expr_) : FloatLiteral(static_cast<double>(r_));
+  }
+  std::string Schedule() const;
+
+  std::unique_ptr<ExprEmitter> NewScope(const std::string& mask, const std::string& zero) {
+    auto scope = std::make_unique<ExprEmitter>(p_, ctx_.plan.materialized, params_, w_, mask, zero,
+                                               counter_);
+    if (contiguous_) scope->SetContiguousFlag("CONTIG");
+    return scope;
+  }
+
+  // Writes `r` and `mask` for the block of R starting at `start` ("0", "r0") and opens a
+  // scope over it; returns the input at (rows, r).
+  std::string OpenBlock(const std::string& start);
+  // `body` on every block from `from` on ("0" or "BLOCK_R"): a loop over R, or, when the row
+  // fits one block, the first block alone in straight-line code (and nothing after it).
+  void ForEachBlock(const std::string& from, const std::function<void(const std::string&)>& body);
+  // After the statistics pass: `r` and `mask` of the first block again, and its scope, whose
+  // values are still in registers.  Returns the input there.
+  std::string ReopenFirstBlock();
+
+  void Accumulate(const std::string& name, const std::string& f_of_x, const std::string& kind,
+                  bool propagate_nan = false);
+  void Store(const std::string& val, const Coords& coords, const std::string& mask,
+             const std::string& zero, const std::string& address);
+  void StoreReduced(const std::string& val);
+  void StoreElements(const std::string& val);
+
+  // Split rows: the partials buffer, and its (`count` floats per chunk) stores and loads;
+  // LoadPartials writes `p_<name>` for each (name, identity), one lane per chunk.
+  std::string PartialsBuffer() const;
+  int PartialsPerChunk() const;
+  void StorePartials(const std::vector<std::string>& names);
+  void LoadPartials(const std::vector<std::pair<std::string, std::string>>& names);
+  void EmitPartials();
+  // A reduction's `name` over the row: accumulated over R, or combined from partials.
+  void ReduceRow(const std::string& name, const std::string& kind, bool propagate_nan);
+  // `write` on every block after the statistics: the first block from registers, then the
+  // rest, or a split row's chunk.
+  void WriteBlocks(const std::function<void(const std::string&)>& write);
+
+  void EmitOp();
+  void EmitArg(bool is_max);
+  void EmitScan(bool is_prod);
+  void EmitLogsumexp();
+  void EmitSoftmax(bool log);
+  void EmitNorm();
+  // Softmax's row_max and row_sum, and the norms' mean and var, for every schedule.
+  void SoftmaxStats();
+  void NormStats();
+  // The normalized row at the current block: `centered` (x - mean) scaled and shifted.
+  std::string NormOutput(const std::string& centered);
+
+  const GroupContext& ctx_;
+  Role role_;
+  const Program& p_;
+  const Node& node_;
+  RowOp op_;
+  RowLayout layout_;
+  KernelParams params_;
+  PythonWriter w_{1};
+  int counter_ = 0;
+  int64_t rows_ = 1, r_ = 1;
+  std::string rows_expr_, r_expr_;  // the same as text (sizes.h)
+  RowsConfig config_;
+  bool single_ = true;       // the row is one block (specialized mode only)
+  bool contiguous_ = false;  // the kernel has a CONTIG path
+  Coords row_, r_coords_, in_coords_;
+  std::string block_start_ = "0";
+  std::unique_ptr<ExprEmitter> scope_, first_;
+  std::string first_x_;
+  // Norms: weight and bias, and the per-row scale of instance_norm.
+  ValueId weight_, bias_;
+  std::string row_scale_, row_shift_;
+};
+
+}  // namespace drtriton::codegen

@@ -1,0 +1,137 @@
+// Rows layouts (rows.h): along one dim, trailing dims, groups of channels.
+#include <string>
+#include <vector>
+
+#include "codegen/rows.h"
+
+namespace drtriton::codegen {
+namespace {
+
+// Along one dim `d` of `in`: rows are the other dims in order, r is dim d.
+RowLayout AlongDim(const Shape& in, const Dims& dims, int d, bool keepdim) {
+  RowLayout l;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (static_cast<int>(i) == d) continue;
+    l.row_shape.push_back(in[i]);
+    l.row_dims.push_back(dims[i]);
+  }
+  l.r_shape = {in[d]};
+  l.r_dims = {dims[d]};
+  l.in_coords = [d](const Coords& row, const Coords& r) {
+    Coords c = row;
+    c.insert(c.begin() + d, r[0]);
+    return c;
+  };
+  l.out_coords = [d, keepdim](const Coords& row) {
+    Coords c = row;
+    if (keepdim) c.insert(c.begin() + d, "0");
+    return c;
+  };
+  l.trailing = Product(in, static_cast<size_t>(d) + 1) == 1;
+  return l;
+}
+
+// Trailing dims from `first` on are reduced (layer_norm, instance_norm).
+RowLayout Trailing(const Shape& in, const Dims& dims, size_t first, ParamsVary params) {
+  RowLayout l;
+  const auto split = static_cast<std::ptrdiff_t>(first);
+  l.row_shape.assign(in.begin(), in.begin() + split);
+  l.r_shape.assign(in.begin() + split, in.end());
+  l.row_dims.assign(dims.begin(), dims.begin() + split);
+  l.r_dims.assign(dims.begin() + split, dims.end());
+  l.in_coords = [](const Coords& row, const Coords& r) {
+    Coords c = row;
+    c.insert(c.end(), r.begin(), r.end());
+    return c;
+  };
+  l.params = params;
+  l.param_coords = [params](const Coords&, const Coords& r, const Coords& coords) {
+    return params == ParamsVary::kPerRow ? Coords{coords[1]} : r;
+  };
+  l.trailing = true;
+  return l;
+}
+
+// group_norm: rows (n, g), reduced (channel within the group, spatial...).
+// The channel count per group is a size expression in generic mode: "(x0_s1 // 4)".
+RowLayout Groups(const Shape& in, const Dims& dims, int64_t groups) {
+  RowLayout l;
+  const int64_t per_group = in[1] / groups;
+  const bool literal = dims[1] == IntLiteral(in[1]);
+  const std::string per_group_dim =
+      literal ? IntLiteral(per_group) : "(" + dims[1] + " // " + IntLiteral(groups) + ")";
+  l.row_shape = {in[0], groups};
+  l.r_shape = {per_group};
+  l.r_shape.insert(l.r_shape.end(), in.begin() + 2, in.end());
+  l.row_dims = {dims[0], IntLiteral(groups)};
+  l.r_dims = {per_group_dim};
+  l.r_dims.insert(l.r_dims.end(), dims.begin() + 2, dims.end());
+  l.in_coords = [per_group_dim](const Coords& row, const Coords& r) {
+    // The channel: the group's first channel plus the channel within the group.
+    std::string channel;
+    if (row[1] == "0")
+      channel = r[0];
+    else if (per_group_dim == "1")
+      channel = row[1];
+    else if (r[0] == "0")
+      channel = row[1] + " * " + per_group_dim;
+    else
+      channel = row[1] + " * " + per_group_dim + " + " + r[0];
+    Coords c = {row[0], channel};
+    c.insert(c.end(), r.begin() + 1, r.end());
+    return c;
+  };
+  l.params = ParamsVary::kPerElement;
+  l.param_coords = [](const Coords&, const Coords&, const Coords& coords) {
+    return Coords{coords[1]};
+  };
+  l.trailing = true;
+  return l;
+}
+
+}  // namespace
+
+RowOp RowOpOf(const std::string& name) {
+  if (name == "sum") return RowOp::kSum;
+  if (name == "mean") return RowOp::kMean;
+  if (name == "amax") return RowOp::kMax;
+  if (name == "amin") return RowOp::kMin;
+  if (name == "argmax") return RowOp::kArgmax;
+  if (name == "argmin") return RowOp::kArgmin;
+  if (name == "logsumexp") return RowOp::kLogsumexp;
+  if (name == "softmax") return RowOp::kSoftmax;
+  if (name == "log_softmax") return RowOp::kLogSoftmax;
+  if (name == "cumsum") return RowOp::kCumsum;
+  if (name == "cumprod") return RowOp::kCumprod;
+  return RowOp::kNorm;
+}
+
+RowLayout LayoutOf(const GroupContext& ctx, const Node& node, RowOp op) {
+  const Shape& in = ctx.program.value(node.tensors[0]).shape;
+  const Dims dims = ctx.DimsOf(node.tensors[0]);
+  const std::string& name = GetOp(node.op).name;
+  if (op != RowOp::kNorm) {
+    const bool keepdim = IsReduction(op) && node.attrs[1].b;
+    return AlongDim(in, dims, NormDim(node.attrs[0].i, in.size()), keepdim);
+  }
+  if (name == "layer_norm")
+    return Trailing(in, dims, in.size() - node.attrs[0].ints.size(), ParamsVary::kAlongR);
+  if (name == "instance_norm") return Trailing(in, dims, 2, ParamsVary::kPerRow);
+  return Groups(in, dims, node.attrs[0].i);  // group_norm
+}
+
+Coords InlineCoords(const std::string& flat, const Dims& dims) {
+  Coords coords(dims.size(), "0");
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == "1") continue;
+    const std::string inner = DimProduct(dims, i + 1);
+    const std::string outer = DimProduct(dims, 0, i);  // "1" when nothing non-unit lies before
+    std::string e = flat;
+    if (inner != "1") e += " // " + Atom(inner);
+    if (outer != "1") e += " % " + Atom(dims[i]);
+    coords[i] = e;
+  }
+  return coords;
+}
+
+}  // namespace drtriton::codegen

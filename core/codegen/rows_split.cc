@@ -1,0 +1,80 @@
+// Rows split across programs (emit_rows.cc, heuristics.h RowsConfig::split): chunk c of row
+// i keeps its statistics at partials[(i * split + c) * k], k floats per chunk.  The
+// statistics kernel writes them; the output kernel of the row loads all of its row's chunks
+// as one vector (a lane per chunk) and combines them as the lanes of one program combine.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "codegen/rows_emitter.h"
+
+namespace drtriton::codegen {
+
+std::string RowsEmitter::PartialsBuffer() const {
+  return ctx_.kernel_name.substr(0, ctx_.kernel_name.find('_')) + "_part";
+}
+
+int RowsEmitter::PartialsPerChunk() const {
+  switch (op_) {
+    case RowOp::kSum:
+    case RowOp::kMean:
+    case RowOp::kMax:
+    case RowOp::kMin:
+      return 1;
+    default:
+      return 2;  // (max, sum of exponentials) or (mean, squared deviations)
+  }
+}
+
+void RowsEmitter::StorePartials(const std::vector<std::string>& names) {
+  const std::string ptr = params_.Scratch(PartialsBuffer());
+  const std::string k = PartialsPerChunk() == 1 ? "" : " * " + IntLiteral(PartialsPerChunk());
+  w_.Line("part = (rows * " + IntLiteral(config_.split) + " + chunk)" + k);
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string at = i == 0 ? "part" : "part + " + std::to_string(i);
+    w_.Line("tl.store(" + ptr + " + " + at + ", " + names[i] + ", mask=row_mask)");
+  }
+}
+
+void RowsEmitter::LoadPartials(const std::vector<std::pair<std::string, std::string>>& names) {
+  const std::string ptr = params_.Scratch(PartialsBuffer());
+  const std::string split = IntLiteral(config_.split);
+  w_.Line("chunks = tl.arange(0, " + IntLiteral(NextPow2(config_.split)) + ")[None, :]");
+  w_.Line("chunk_mask = row_mask & (chunks < " + split + ")");
+  const std::string k = PartialsPerChunk() == 1 ? "" : " * " + IntLiteral(PartialsPerChunk());
+  w_.Line("part = (rows * " + split + " + chunks)" + k);
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string at = i == 0 ? "part" : "part + " + std::to_string(i);
+    w_.Line("p_" + names[i].first + " = tl.load(" + ptr + " + " + at +
+            ", mask=chunk_mask, other=" + names[i].second + ")");
+  }
+}
+
+// The statistics kernel: each program reduces its chunk of a row.
+void RowsEmitter::EmitPartials() {
+  switch (op_) {
+    case RowOp::kSum:
+    case RowOp::kMean:
+      Accumulate("total", "{x}", "sum");
+      return StorePartials({"total"});
+    case RowOp::kMax:
+    case RowOp::kMin:
+      Accumulate("result", "{x}", op_ == RowOp::kMax ? "max" : "min", /*propagate_nan=*/true);
+      return StorePartials({"result"});
+    case RowOp::kNorm:
+      WelfordInit(w_);
+      ForEachBlock("0", [&](const std::string& x) { WelfordUpdate(w_, x); });
+      w_.Line("n_chunk = tl.minimum(" + R() + " - start, " + IntLiteral(config_.chunk) + ")");
+      w_.Line("lane = tl.arange(0, BLOCK_R)[None, :]");
+      w_.Line("cnt = ((n_chunk - lane + BLOCK_R - 1) // BLOCK_R).to(tl.float32)");
+      WelfordCombine(w_, "cnt", "mean_acc", "m2_acc", "n_chunk");
+      return StorePartials({"mean", "m2"});
+    default:  // logsumexp, softmax, log_softmax
+      MaxSumInit(w_);
+      ForEachBlock("0", [&](const std::string& x) { MaxSumUpdate(w_, x); });
+      MaxSumCombine(w_, "m_acc", "s_acc");
+      return StorePartials({"row_max", "row_sum"});
+  }
+}
+
+}  // namespace drtriton::codegen

@@ -1,0 +1,159 @@
+"""Rows kernels (reductions, softmax, norms) judged by the real verifier against torch, at row
+lengths below and above the one-pass limit (8192 elements: heuristics.h OnePassLimit), none a
+power of two, in both codegen modes.
+
+Below the limit a row is one block read once; above it, softmax and norms run online (a
+running max and rescaled sum, or Welford) before the write, and the first block stays in
+registers between the two passes.  A few long rows are split across programs (two kernels).
+Generic-shape candidates are emitted at the short row and judged at both lengths: one text
+must be right whether the row fits one block or not.  CPU interpreter, about 3-6 s per case
+(10-20 s for split rows); DRTRITON_TEST_DEVICE=cuda runs them compiled on a GPU."""
+
+from __future__ import annotations
+
+import pytest
+from teach_tasks import DEVICE, task
+
+from drtriton.teach import emit
+from drtriton.verify import verify
+
+SHORT, LONG = 1000, 9000  # row lengths: one block, and two blocks of 8192
+PINNED_SEED = 0
+
+
+def inputs(op: str, r: int) -> str:
+    """The inputs of `op` for rows of `r` elements (r = 1000 or 9000)."""
+    w = r // 100  # 10 or 90
+    return {
+        "layer_norm": f"torch.randn(3, {w}, 100), torch.randn({w}, 100), torch.randn({w}, 100)",
+        "group_norm": f"torch.randn(2, 4, {w // 2}, 100), torch.randn(4), torch.randn(4)",
+        "instance_norm": f"torch.randn(2, 3, {w}, 100), torch.randn(3), torch.randn(3)",
+        "softmax_middle_dim": f"torch.randn(2, {r // 10}, 5)",
+    }.get(op, f"torch.randn(3, {r})")
+
+
+# op -> (operator lines, parameters)
+OPS = {
+    "softmax": (["t0 = torch.softmax(x0, -1)"], "x0"),
+    "log_softmax": (["t0 = torch.log_softmax(x0, 1)"], "x0"),
+    "logsumexp": (["t0 = torch.logsumexp(x0, -1)"], "x0"),
+    "sum": (["t0 = torch.sum(x0, -1)"], "x0"),
+    "mean_keepdim": (["t0 = torch.mean(x0, 1, True)"], "x0"),
+    "amax": (["t0 = torch.amax(x0, -1)"], "x0"),
+    "argmin": (["t0 = torch.argmin(x0, 1, False)"], "x0"),
+    "layer_norm": (["t0 = F.layer_norm(x0, [{w}, 100], x1, x2)"], "x0, x1, x2"),
+    "group_norm": (["t0 = F.group_norm(x0, 2, x1, x2)"], "x0, x1, x2"),
+    "instance_norm": (["t0 = F.instance_norm(x0, None, None, x1, x2)"], "x0, x1, x2"),
+    # A producer recomputed in both passes and a consumer fused into the write.
+    "exp_softmax_relu": (
+        ["t0 = torch.exp(x0)", "t1 = torch.softmax(t0, -1)", "t2 = torch.relu(t1)"],
+        "x0",
+    ),
+    # Along a middle dim: rows are adjacent in memory, the reduced dim strided (64-row tiles).
+    "softmax_middle_dim": (["t0 = torch.softmax(x0, 1)"], "x0"),
+}
+
+
+def source(op: str, r: int, verified_inputs: str | None = None) -> str:
+    lines, args = OPS[op]
+    lines = [line.format(w=r // 100) for line in lines]
+    return task(lines, args, verified_inputs or inputs(op, r))
+
+
+def judge(src: str, candidate: str) -> None:
+    verdict = verify(src, candidate, device=DEVICE, input_seed=PINNED_SEED)
+    assert verdict.correct, f"{verdict.status}: {verdict.reason}"
+
+
+@pytest.mark.parametrize("r", [SHORT, LONG])
+@pytest.mark.parametrize("op", sorted(OPS))
+def test_specialized_kernel_matches_torch(op: str, r: int) -> None:
+    src = source(op, r)
+    judge(src, emit(src))
+
+
+@pytest.mark.parametrize("op", sorted(set(OPS) - {"layer_norm"}))
+def test_generic_kernel_matches_torch_whether_the_row_fits_or_not(op: str) -> None:
+    # layer_norm's normalized shape is part of the program, so it cannot change size.
+    candidate = emit(source(op, SHORT), generic_shapes=True)
+    judge(source(op, SHORT), candidate)
+    judge(source(op, LONG), candidate)
+
+
+def test_generic_layer_norm_over_a_long_row() -> None:
+    candidate = emit(source("layer_norm", LONG), generic_shapes=True)
+    assert "while r0 <" in candidate
+    judge(source("layer_norm", LONG), candidate)
+
+
+# Inputs of the emitted shapes with other strides: the CONTIG flag is False and the strided
+# branch runs (flat reads would fetch the wrong elements).
+STRIDED = {
+    "instance_norm": "torch.randn(2, {w}, 100, 3).permute(0, 3, 1, 2), torch.randn(3), "
+    "torch.randn(3)",
+    "group_norm": "torch.randn(2, 4, 100, {h}).transpose(2, 3), torch.randn(4), torch.randn(4)",
+    "layer_norm": "torch.randn(3, {w}, 100), torch.randn(100, {w}).t(), torch.randn({w}, 100)",
+}
+
+
+@pytest.mark.parametrize("r", [SHORT, LONG])
+@pytest.mark.parametrize("op", sorted(STRIDED))
+def test_norm_of_strided_inputs_takes_the_strided_branch(op: str, r: int) -> None:
+    candidate = emit(source(op, r))
+    assert "CONTIG=contig" in candidate
+    strided = STRIDED[op].format(w=r // 100, h=r // 200)
+    judge(source(op, r, strided), candidate)
+
+
+# Fewer rows than two waves of programs (264), each many blocks long, 1.2M elements: every row
+# is split into chunks, a statistics kernel writes their partials, the output kernel combines.
+SPLIT = {
+    "softmax": (["t0 = torch.softmax(x0, -1)"], "x0", "torch.randn(2, 600000)"),
+    "logsumexp": (["t0 = torch.logsumexp(x0, 1)"], "x0", "torch.randn(2, 600000)"),
+    "amax_relu": (
+        ["t0 = torch.amax(x0, -1)", "t1 = torch.relu(t0)"],
+        "x0",
+        "torch.randn(3, 400000)",
+    ),
+    "layer_norm": (
+        ["t0 = F.layer_norm(x0, [60, 10000], x1, x2)"],
+        "x0, x1, x2",
+        "torch.randn(2, 60, 10000), torch.randn(60, 10000), torch.randn(60, 10000)",
+    ),
+    "group_norm": (
+        ["t0 = F.group_norm(x0, 2, x1, x2)"],
+        "x0, x1, x2",
+        "torch.randn(1, 4, 300, 1000), torch.randn(4), torch.randn(4)",
+    ),
+    "instance_norm": (
+        ["t0 = F.instance_norm(x0, None, None, x1, x2)"],
+        "x0, x1, x2",
+        "torch.randn(1, 2, 600, 1000), torch.randn(2), torch.randn(2)",
+    ),
+}
+
+
+@pytest.mark.parametrize("op", sorted(SPLIT))
+def test_few_long_rows_split_across_programs_match_torch(op: str) -> None:
+    src = task(*SPLIT[op])
+    candidate = emit(src)
+    assert candidate.count("@triton.jit") == 2 and "_stats_kernel[(" in candidate
+    judge(src, candidate)
+
+
+def loads(candidate: str) -> int:
+    """Textual loads of x0, not counting the `else:` (strided) twin of a CONTIG switch."""
+    lines = candidate.split("def triton_fused_operator")[0].splitlines()
+    return sum(
+        "tl.load(x0_ptr" in line and lines[i - 1].strip() != "else:" for i, line in enumerate(lines)
+    )
+
+
+@pytest.mark.parametrize(
+    "op", ["softmax", "log_softmax", "layer_norm", "group_norm", "instance_norm"]
+)
+def test_a_row_that_fits_is_loaded_once_a_long_one_in_two_passes(op: str) -> None:
+    short, long = emit(source(op, SHORT)), emit(source(op, LONG))
+    assert loads(short) == 1 and "for r0" not in short
+    # The first block, then one loop per pass (statistics, write).
+    assert loads(long) == 3 and long.count("for r0 in tl.range(BLOCK_R, ") == 2
