@@ -27,7 +27,7 @@ On the CPU (Triton's interpreter) nothing is timed: the smoke mode shrinks every
 classification, emission and verification run and that each candidate is accepted.
 
 Prints one table and, with --out, writes the rows and the copy bandwidth as JSON
-(atomically).  Exit 1 when a kept problem's candidate is rejected, 2 on a usage error.
+(atomically, after every problem).  Exit 1 when a kept problem's candidate is rejected, 2 on a usage error.
 """
 
 from __future__ import annotations
@@ -236,6 +236,9 @@ def run(args: argparse.Namespace) -> int:
         row = {**base, **measure(view["program"], opts)}
         row["goal_met"] = goal_met(row, copy_gbs)
         rows.append(row)
+        if args.out:  # after every problem: a run cut short keeps what it measured
+            write_json(args.out, {"device": args.device, "copy_gbs": copy_gbs, "cap": cap,
+                                  "rows": rows, "left_out": left_out})  # fmt: skip
     print_table(rows, copy_gbs, args.device)
     print(f"left out (a matrix product or convolution): {len(left_out)} problems")
     if args.out:
