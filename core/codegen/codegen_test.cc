@@ -147,6 +147,18 @@ TEST(CodegenTest, ChunkingFollowsTheDotPrecision) {
   EXPECT_STREQ(DotPrecisionName(kDefaultDotPrecision), "bf16x6");
 }
 
+TEST(CodegenTest, MatrixVectorProductsStayOnTheFmaUnits) {
+  // N = 1 (KernelBench L1 4's GEMV) and M = 8: ieee, with ieee's chunking (K > 1024).
+  const ContractionConfig gemv = ChooseContraction(2048, 1, 1048576, 1, 0);
+  EXPECT_EQ(gemv.precision, DotPrecision::kIeee);
+  EXPECT_GT(gemv.chunk_k, 0);
+  EXPECT_EQ(ChooseContraction(8, 4096, 4096, 1, 0).precision, DotPrecision::kIeee);
+  EXPECT_EQ(ChooseContraction(16, 16, 4096, 1, 0).precision, kDefaultDotPrecision);
+  const std::string e = MustEmit(MatmulOf("torch.randn(64, 256), torch.randn(256, 1)"));
+  EXPECT_EQ(Count(e, "bf16x6"), 0);
+  EXPECT_EQ(Count(e, "dot_precision = \"ieee\"\n"), 1);
+}
+
 TEST(CodegenTest, DotPrecisionIsAConstexprTheWrapperChooses) {
   // Two contractions: both kernels take DOT_PRECISION, the wrapper chooses it once (the split
   // on a GPU, ieee for the CPU interpreter, which has no bf16 tl.dot) before the launches.
@@ -156,7 +168,7 @@ TEST(CodegenTest, DotPrecisionIsAConstexprTheWrapperChooses) {
                          "    t1 = torch.relu(t0)\n"
                          "    t2 = F.linear(t1, x2)\n"
                          "    return t2\n",
-                         "torch.randn(32, 16), torch.randn(16, 32), torch.randn(8, 32)"));
+                         "torch.randn(32, 16), torch.randn(16, 32), torch.randn(16, 32)"));
   EXPECT_EQ(Count(c, "DOT_PRECISION: tl.constexpr"), 2);
   EXPECT_EQ(Count(c, "tl.dot(a, b, input_precision=DOT_PRECISION)"), 2);
   EXPECT_EQ(Count(c, "input_precision=\""), 0);

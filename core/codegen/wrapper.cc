@@ -68,8 +68,9 @@ std::vector<std::string> WriteDotPrecisions(PythonWriter& w, const std::vector<L
     if (p.empty() || std::find(used.begin(), used.end(), p) != used.end()) continue;
     used.push_back(p);
     const std::string gpu = "\"" + p + "\"";
+    const bool same = device == "'cuda'" || p == "ieee";  // no choice to make at launch
     w.Line(DotPrecisionVar(used, p) + " = " +
-           (device == "'cuda'" ? gpu : gpu + " if " + device + ".type == \"cuda\" else \"ieee\""));
+           (same ? gpu : gpu + " if " + device + ".type == \"cuda\" else \"ieee\""));
   }
   return used;
 }

@@ -35,9 +35,12 @@ def test_candidate_is_python_with_kernels_and_wrapper() -> None:
     # linear + gelu epilogue in one kernel, softmax in a second.
     assert names[:-1] == ["k0_linear_kernel", "k1_softmax_kernel"]
     assert text.count("@triton.jit") == 2
-    # The GPU's tensor-core split or the interpreter's exact path, chosen at launch time.
+    # An 8-row linear (M < 16) stays on the FMA units; at 16 rows the GPU's tensor-core split
+    # or the interpreter's exact path is chosen at launch time.
     assert "input_precision=DOT_PRECISION" in text
-    assert 'dot_precision = "bf16x6" if x0.device.type == "cuda" else "ieee"' in text
+    assert 'dot_precision = "ieee"\n' in text
+    wider = emit(SOFTMAX_MLP.replace("torch.randn(8, 32)", "torch.randn(16, 32)"))
+    assert 'dot_precision = "bf16x6" if x0.device.type == "cuda" else "ieee"' in wider
 
 
 def test_candidate_passes_the_static_rules() -> None:

@@ -40,12 +40,12 @@ CASES = {
     "conv2d": (
         ["t0 = F.conv2d(x0, x1, x2, 1, 1)"],
         "x0, x1, x2",
-        "torch.randn(2, 5, 9, 9), torch.randn(6, 5, 3, 3), torch.randn(6)",
+        "torch.randn(2, 5, 9, 9), torch.randn(16, 5, 3, 3), torch.randn(16)",
     ),
     "conv_transpose2d": (
         ["t0 = F.conv_transpose2d(x0, x1, None, 2, 1)"],
         "x0, x1",
-        "torch.randn(1, 6, 5, 5), torch.randn(6, 4, 3, 3)",
+        "torch.randn(1, 6, 5, 5), torch.randn(6, 16, 3, 3)",
     ),
     # 8192 > 128 BLOCK_K steps: the chunked loop (heuristics.cc).
     "matmul_chunked": (
@@ -55,6 +55,7 @@ CASES = {
     ),
 }
 
+# Every case's M and N are 16 or more: thinner products stay on ieee (heuristics.cc).
 GPU_CHOICE = 'if x0.device.type == "cuda" else "ieee"'
 
 PROBE = r"""
