@@ -19,7 +19,9 @@
 //   division per element (a norm over (H, W)); outputs, allocated by the wrapper, always are.
 // - Norm weights and biases vary per row (instance_norm: loaded once per row), along R
 //   (layer_norm: one [1, BLOCK_R] load per block, shared by its rows) or per element
-//   (group_norm: the channel of each element).
+//   (group_norm: once per row and block when channels are whole blocks, else gathered).
+// Files: this one (blocks, passes, stores, reductions, scans), rows_normalize.cc (softmax,
+// norms), rows_split.cc (split rows), rows_stats.cc (online statistics), rows_layout.cc.
 // Elementwise producers are recomputed inside every pass; elementwise consumers run before
 // the store (epilogue).
 #include <functional>

@@ -187,6 +187,24 @@ TEST(EmitRowsTest, GenericSoftmaxKeepsTheFirstBlock) {
   ExpectInOrder(c, {"BLOCK_R = min(triton.next_power_of_2(x0_s1), 8192)", "num_warps=16"});
 }
 
+TEST(EmitRowsTest, GroupNormLoadsWeightsOncePerBlockWhenChannelsAreWholeBlocks) {
+  // KernelBench L1 35: 896 rows (batch 112 x 8 groups) of 8 channels x 512 x 512.  A channel
+  // is 32 blocks of 8192, so each block has one channel: weight and bias are [BLOCK_O, 1] loads.
+  const std::string k =
+      KernelOf(Emit("F.group_norm(x0, 8, x1, x2)",
+                    "torch.randn(112, 64, 512, 512), torch.randn(64), torch.randn(64)"));
+  ExpectInOrder(k, {"tl.load(x1_ptr + (rc1 * 8) * stride_x1_0, mask=row_mask",
+                    "tl.load(x2_ptr + (rc1 * 8) * stride_x2_0, mask=row_mask",
+                    "for r0 in tl.range(BLOCK_R, 2097152, BLOCK_R):",
+                    "tl.load(x1_ptr + (rc1 * 8 + r0 // 262144) * stride_x1_0, mask=row_mask"});
+  EXPECT_EQ(k.find("x1_ptr + (rc1 * 8 + r // "), std::string::npos);  // no gather per element
+  // Channels of 100 elements: blocks cross channels, the element's channel is gathered.
+  const std::string small = KernelOf(Emit("F.group_norm(x0, 2, x1, x2)",
+                                          "torch.randn(2, 4, 10, 10), torch.randn(4), "
+                                          "torch.randn(4)"));
+  ExpectInOrder(small, {"tl.load(x1_ptr + (rc1 * 2 + r // 100) * stride_x1_0 + (rows + r) * 0"});
+}
+
 TEST(EmitRowsTest, FewLongRowsAreSplitAcrossPrograms) {
   // KernelBench L1 40: 16 rows of 4M elements would be 16 programs on 132 SMs.  Chunks of 31
   // blocks of 8192 give 16 x 17 = 272 programs, two waves; the statistics kernel writes each

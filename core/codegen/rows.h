@@ -37,7 +37,7 @@ inline bool IsReduction(RowOp op) { return op <= RowOp::kLogsumexp; }
 
 // Where a norm's weight and bias vary: per row (instance_norm: one channel per row), along
 // R (layer_norm: the normalized shape), or per element (group_norm: the channel of a group's
-// element).
+// element, the same for a whole block when channels are whole blocks long).
 enum class ParamsVary { kNone, kPerRow, kAlongR, kPerElement };
 
 // The shapes are the program's; the dims the same as text (sizes.h: literals, or runtime

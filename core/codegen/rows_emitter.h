@@ -108,6 +108,7 @@ class RowsEmitter {
   void NormStats();
   // The normalized row at the current block: `centered` (x - mean) scaled and shifted.
   std::string NormOutput(const std::string& centered);
+  std::string BlockChannel() const;
 
   const GroupContext& ctx_;
   Role role_;

@@ -2,6 +2,7 @@
 // schedule (the row in registers, online over blocks, a split row's partials) and the write.
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "codegen/rows_emitter.h"
 
@@ -74,14 +75,38 @@ std::string RowsEmitter::NormOutput(const std::string& centered) {
       if (bias_.valid()) y += " + " + along_r->Emit(bias_, r_coords_);
       return y;
     }
-    default: {  // group_norm: the element's channel (a warp of one channel reads one address)
+    default: {  // group_norm
       std::string y = centered + " * rstd";
+      const std::string block_channel = BlockChannel();
+      if (!block_channel.empty()) {  // one load per row and block
+        auto per_row = NewScope("row_mask", "rows * 0");
+        if (weight_.valid()) y += " * " + per_row->Emit(weight_, {block_channel});
+        if (bias_.valid()) y += " + " + per_row->Emit(bias_, {block_channel});
+        return y;
+      }
+      // The element's channel: a gather, though the lanes of a warp read one address when a
+      // channel spans 32 elements or more.
       const Coords pc = layout_.param_coords(row_, r_coords_, in_coords_);
       if (weight_.valid()) y += " * " + scope_->Emit(weight_, pc);
       if (bias_.valid()) y += " + " + scope_->Emit(bias_, pc);
       return y;
     }
   }
+}
+
+// group_norm's channel of the whole current block, "" when a block may cross channels.  When
+// the spatial size S is a multiple of BLOCK_R (KernelBench L1 35: 512 x 512 = 32 blocks of
+// 8192), blocks start at multiples of BLOCK_R and never straddle two channels: the channel is
+// the group's first plus block_start // S, one weight and bias per row instead of a gather
+// per element.
+std::string RowsEmitter::BlockChannel() const {
+  const int64_t per_group = layout_.r_shape[0];
+  const int64_t spatial = r_ / per_group;
+  if (ctx_.generic() || spatial % config_.block_r != 0) return "";
+  std::vector<std::string> terms;
+  if (row_[1] != "0") terms.push_back(row_[1] + " * " + IntLiteral(per_group));
+  if (block_start_ != "0") terms.push_back(Atom(block_start_) + " // " + IntLiteral(spatial));
+  return terms.empty() ? "0" : Join(terms, " + ");
 }
 
 // The norms' mean and biased variance (as torch): from the deviations of the row held in
