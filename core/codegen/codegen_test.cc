@@ -11,6 +11,7 @@
 #include "codegen/fusion.h"
 #include "codegen/heuristics.h"
 #include "codegen/kernel.h"
+#include "codegen/text_checks_for_tests.h"
 #include "ir/build.h"
 #include "ir/parse_for_tests.h"
 
@@ -21,22 +22,6 @@ std::string MustEmit(const Program& p, CodegenOptions options = {}) {
   auto c = EmitCandidate(p, options);
   EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.error().ToString());
   return c.ok() ? c.value() : "";
-}
-
-// Every `checks` fragment occurs in `text`, each after the previous one.
-void ExpectInOrder(const std::string& text, const std::vector<std::string>& checks) {
-  size_t pos = 0;
-  for (const auto& c : checks) {
-    const size_t at = text.find(c, pos);
-    ASSERT_NE(at, std::string::npos) << "missing (in order): " << c << "\n--- in ---\n" << text;
-    pos = at + c.size();
-  }
-}
-
-int Count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
-  return n;
 }
 
 // One operator on x0 alone: `call` is its PyTorch spelling, e.g. "torch.softmax(x0, -1)".

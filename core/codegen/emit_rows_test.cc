@@ -9,6 +9,7 @@
 
 #include "codegen/codegen.h"
 #include "codegen/heuristics.h"
+#include "codegen/text_checks_for_tests.h"
 #include "ir/parse_for_tests.h"
 
 namespace drtriton::codegen {
@@ -23,21 +24,6 @@ std::string Emit(const std::string& call, const std::string& inputs, bool generi
   auto c = EmitCandidate(p, options);
   EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.error().ToString());
   return c.ok() ? c.value() : "";
-}
-
-int Count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
-  return n;
-}
-
-void ExpectInOrder(const std::string& text, const std::vector<std::string>& checks) {
-  size_t pos = 0;
-  for (const auto& c : checks) {
-    const size_t at = text.find(c, pos);
-    ASSERT_NE(at, std::string::npos) << "missing (in order): " << c << "\n--- in ---\n" << text;
-    pos = at + c.size();
-  }
 }
 
 // Loops over R: `for r0 in` (literal sizes) or `while r0 <` (runtime sizes).
