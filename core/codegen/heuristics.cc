@@ -150,7 +150,8 @@ bool DotPrecisionFromName(const std::string& name, DotPrecision* precision) {
 ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t batch, int variant,
                                     DotPrecision precision) {
   // fp32 operand tiles of 128x128 with BLOCK_K 32 and 3 stages use
-  // (128*32 + 32*128) * 4 B * 3 = 96 KB of shared memory, under the H200's 228 KB; tl.dot needs every block dim >= 16.  Variants: 64x64, 128x64, 64x128.
+  // (128*32 + 32*128) * 4 B * 3 = 96 KB of shared memory, under the H200's 228 KB; tl.dot
+  // needs every block dim >= 16.  Variants: 64x64, 128x64, 64x128.
   static constexpr int64_t kM[kNumVariants] = {128, 64, 128, 64};
   static constexpr int64_t kN[kNumVariants] = {128, 64, 64, 128};
   const int v = variant % kNumVariants;

@@ -110,21 +110,20 @@ void KernelParams::AddContiguousRead(std::vector<std::string> coords, std::strin
 
 std::string KernelParams::ContiguousAddress(ValueId v, const std::vector<std::string>& coords) {
   for (const auto& [read_coords, flat] : contiguous_reads_) {
-    if (read_coords != coords) continue;
-    if (std::find(flat_values_.begin(), flat_values_.end(), v) == flat_values_.end())
-      flat_values_.push_back(v);
-    return Pointer(v) + " + " + flat;
+    if (read_coords == coords) return FlatAddress(v, flat);
   }
   return "";
 }
 
+std::string KernelParams::FlatAddress(ValueId v, const std::string& flat) {
+  if (std::find(flat_values_.begin(), flat_values_.end(), v) == flat_values_.end())
+    flat_values_.push_back(v);
+  return Pointer(v) + " + " + flat;
+}
+
 std::string KernelParams::Address(ValueId v, const std::vector<std::string>& coords,
                                   const std::string& zero) {
-  if (!flat_.empty() && coords == flat_coords_) {
-    if (std::find(flat_values_.begin(), flat_values_.end(), v) == flat_values_.end())
-      flat_values_.push_back(v);
-    return Pointer(v) + " + " + flat_;
-  }
+  if (!flat_.empty() && coords == flat_coords_) return FlatAddress(v, flat_);
   std::string e = Pointer(v);
   bool any = false;
   for (size_t d = 0; d < coords.size(); ++d) {

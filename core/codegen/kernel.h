@@ -77,6 +77,8 @@ class KernelParams {
 
  private:
   void Add(std::string param, std::string arg);
+  // `ptr + flat` for `v`, recorded in flat_values() (both flat paths above).
+  std::string FlatAddress(ValueId v, const std::string& flat);
   const Program& program_;
   std::vector<std::string> params_;
   std::vector<std::string> args_;

@@ -191,7 +191,8 @@ def lazy_cover(
 
     `measure(span)` verifies and times a fragment (math.inf when no candidate is correct).
     Once `out_of_time()` (the search's Pace) says so, nothing more is measured and only measured
-    fragments remain candidates; so too after `max_measured` measurements.  Returns the cover (as `_core.best_cover` gives it) and every measurement made."""
+    fragments remain candidates; so too after `max_measured` measurements.  Returns the cover
+    (as `_core.best_cover` gives it) and every measurement made."""
     hopeful = [s for s in spans if bounds[s] < sum(op_costs[s.start : s.end])]
     measured: dict[Span, float] = {}
     while True:
