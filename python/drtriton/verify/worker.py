@@ -453,7 +453,8 @@ def main() -> None:
             # The worker's own work ran out of GPU memory (drawing an input set, the timing
             # buffers), outside any call of the candidate, whose errors its requests catch:
             # nothing was judged (the H200, 2026-12-01: a 1.75 GB input set in six processes).
-            reply = {"ok": False, "status": OUT_OF_MEMORY, "reason": str(exc).splitlines()[0]}
+            first = (str(exc).splitlines() or [""])[0]  # an empty message is no IndexError
+            reply = {"ok": False, "status": OUT_OF_MEMORY, "reason": first}
         sys.stdout.flush()
         replies.write(json.dumps(reply) + "\n")
         replies.flush()
