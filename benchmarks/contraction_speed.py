@@ -301,6 +301,9 @@ def run(args: argparse.Namespace) -> int:
     print_table(rows, unexported)
     if args.out:
         write_rows(args.out, rows, unexported)
+    if not rows:  # every problem failed to export, or none has a contraction: nothing measured
+        print("error: no contraction was measured", file=sys.stderr)
+        return 1
     return 0 if all(r["status"] == "correct" for r in rows) else 1
 
 

@@ -1,9 +1,11 @@
 """A pytest plugin (pyproject's addopts load it): `benchmark_script`, which loads a script
-under benchmarks/ (not a package) as a module, for every test folder that exercises one."""
+under benchmarks/ (not a package) as a module, for every test folder that exercises one, and
+`child_python_path`, the PYTHONPATH of a child process that imports drtriton."""
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import pathlib
 import sys
 from collections.abc import Callable
@@ -30,3 +32,19 @@ def benchmark_script() -> Callable[[str], ModuleType]:
         return module
 
     return load
+
+
+@pytest.fixture(scope="session")
+def child_python_path() -> str:
+    """PYTHONPATH for a child process that must import the drtriton this test process imported.
+
+    CI installs drtriton into site-packages (with its compiled _core) and runs pytest from a clean
+    checkout, whose python/drtriton has no _core: a child given the checkout's python/ folder
+    would import the package without its core. The folder that holds the imported package comes
+    first, then whatever PYTHONPATH the tests run under.
+    """
+    import drtriton
+
+    package_parent = str(pathlib.Path(drtriton.__file__).resolve().parents[1])
+    inherited = os.environ.get("PYTHONPATH", "")
+    return os.pathsep.join(p for p in (package_parent, inherited) if p)

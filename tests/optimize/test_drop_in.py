@@ -61,16 +61,13 @@ def get_init_inputs():
 """
 
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-
 def _load(text: str, folder: pathlib.Path, name: str) -> types.ModuleType:
     path = folder / f"{name}.py"
     path.write_text(text)
     return import_file(str(path), name)
 
 
-def _interpreted(text: str, folder: pathlib.Path, script: str) -> None:
+def _interpreted(text: str, folder: pathlib.Path, script: str, python_path: str) -> None:
     """Runs `script` (with `module`, the ModelNew file, and torch, warnings in scope) in a fresh
     process whose Triton is imported with TRITON_INTERPRET=1, as a CPU user would run it."""
     path = folder / "model_new_file.py"
@@ -80,7 +77,7 @@ def _interpreted(text: str, folder: pathlib.Path, script: str) -> None:
         f"spec = importlib.util.spec_from_file_location('model_new_file', {str(path)!r})\n"
         "module = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(module)\n"
     )
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT / "python")}
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": python_path}
     done = subprocess.run([sys.executable, "-c", head + textwrap.dedent(script)], env=env,
                           capture_output=True, text=True, timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
@@ -94,7 +91,7 @@ def mlp() -> str:
 
 
 def test_the_wrapper_keeps_the_names_and_serves_every_batch_size(
-    mlp: str, tmp_path: pathlib.Path
+    mlp: str, tmp_path: pathlib.Path, child_python_path: str
 ) -> None:
     assert "    def forward(self, features):" in mlp and DROP_IN_MARK in mlp
     _interpreted(mlp, tmp_path, """
@@ -114,7 +111,7 @@ def test_the_wrapper_keeps_the_names_and_serves_every_batch_size(
         texts = [str(w.message) for w in said]
         assert len(texts) == 2, texts  # once per reason: two shapes
         assert "argument 0 is float32 (7, 16)" in texts[0], texts
-    """)  # fmt: skip
+    """, child_python_path)  # fmt: skip
 
 
 def test_on_a_cpu_without_the_interpreter_model_forward_runs(
@@ -130,7 +127,7 @@ def test_on_a_cpu_without_the_interpreter_model_forward_runs(
 
 
 def test_a_mode_dependent_model_runs_model_forward_in_the_other_mode(
-    tmp_path: pathlib.Path,
+    tmp_path: pathlib.Path, child_python_path: str
 ) -> None:
     result = optimize_source(CONV_BN, CONFIG)
     assert result.verdict is not None and result.verdict["status"] == "correct", result.verdict
@@ -147,7 +144,7 @@ def test_a_mode_dependent_model_runs_model_forward_in_the_other_mode(
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             torch.testing.assert_close(new.eval()(x), ref.eval()(x))
-    """)  # fmt: skip
+    """, child_python_path)  # fmt: skip
 
 
 def test_the_verifier_judges_and_runs_only_the_text_before_the_marker() -> None:

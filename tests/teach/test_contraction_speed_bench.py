@@ -24,11 +24,11 @@ def tool(benchmark_script: Callable[[str], ModuleType]) -> ModuleType:
 
 
 @pytest.mark.skipif(not (KERNELBENCH / "level1.jsonl").is_file(), reason="no KernelBench data")
-def test_dry_run_verifies_a_gemm_and_a_conv(tmp_path: pathlib.Path) -> None:
+def test_dry_run_verifies_a_gemm_and_a_conv(tmp_path: pathlib.Path, child_python_path: str) -> None:
     out = tmp_path / "speed.json"
     # A child process: the teacher's kernels run in this script's own process too, in Triton's
     # interpreter, which must be chosen before Triton's first import.
-    env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH") or str(ROOT / "python")}
+    env = {**os.environ, "PYTHONPATH": child_python_path}
     done = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "contraction_speed.py"), "--dry-run",
          "--limit", "1", "--problems", str(KERNELBENCH), "--out", str(out)],
@@ -38,6 +38,7 @@ def test_dry_run_verifies_a_gemm_and_a_conv(tmp_path: pathlib.Path) -> None:
     data = json.loads(out.read_text())
     assert data["ceiling_tflops"] == 51.0
     rows = data["rows"]
+    assert data["unexported"] == [], data["unexported"]
     # Chosen by operator: the first level-1 problem with a GEMM, the first level-2 one with a
     # GEMM or convolution.
     assert [(r["level"], r["class"]) for r in rows] == [(1, "contraction"), (2, "conv")], rows

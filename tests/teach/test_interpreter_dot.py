@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import pathlib
 import subprocess
 import sys
 
@@ -26,8 +25,6 @@ import pytest
 from teach_tasks import task
 
 from drtriton.teach import emit
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 CASES = {
     "matmul": (["t0 = torch.matmul(x0, x1)"], "x0, x1", "torch.randn(48, 40), torch.randn(40, 24)"),
@@ -90,7 +87,9 @@ print(json.dumps(result))
 
 
 @pytest.fixture(scope="module")
-def probe(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, dict]]:
+def probe(
+    tmp_path_factory: pytest.TempPathFactory, child_python_path: str
+) -> dict[str, dict[str, dict]]:
     folder = tmp_path_factory.mktemp("interpreter_dot")
     for name, (lines, args, inputs) in CASES.items():
         source = task(lines, args, inputs)
@@ -103,9 +102,7 @@ def probe(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, dict]
                 forced = candidate.replace(f'"bf16x6" {GPU_CHOICE}', f'"{precision}"')
                 assert forced != candidate
                 (folder / f"cand_{name}__{precision}.py").write_text(forced)
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT / "python")}
-    if os.environ.get("PYTHONPATH"):  # a private build's _core first, as the tests run
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": child_python_path}
     done = subprocess.run(
         [sys.executable, "-c", PROBE, str(folder)],
         env=env,
