@@ -105,6 +105,14 @@ def dot_precision(candidate: str, device: str) -> str | None:
     return found.group(1) if device.startswith("cuda") else "ieee"
 
 
+def schedule(candidate: str) -> str:
+    """How the teacher cut the contraction (heuristics.cc): "tile" (one kernel of tl.dot tiles),
+    "narrow" (M or N at most 4: products and tl.sum, no tl.dot), either with "+ split-K S"."""
+    kind = "tile" if "tl.dot(" in candidate else "narrow"
+    found = re.search(r"split_k=(\d+)", candidate)
+    return kind + (f" + split-K {found.group(1)}" if found else "")
+
+
 def relative_error(out: Any, ref64: Any) -> float:
     scale = float(ref64.norm())
     return float((out.double() - ref64).norm()) / scale if scale > 0 else float("nan")
@@ -164,6 +172,7 @@ def measure(record: dict[str, Any], cls: str, source: str, args: argparse.Namesp
         return {**row, "status": "unsupported", "reason": str(exc)}
     row["shape"] = kernel_shape(candidate)
     row["precision"] = dot_precision(candidate, args.device)
+    row["schedule"] = schedule(candidate)
     opts = Options(device=args.device, runs=args.runs, compile_baseline=not args.no_compile)
     began = time.monotonic()
     try:
@@ -205,9 +214,9 @@ def print_table(rows: list[dict[str, Any]], unexported: list[dict[str, Any]]) ->
     )
     print(
         "| L | problem | op | M x N x K | GFLOP | status | ms | eager | compile | x eager "
-        "| x compile | TFLOP/s | of ceiling | err | eager err | precision |"
+        "| x compile | TFLOP/s | of ceiling | err | eager err | precision | schedule |"
     )
-    print("|" + "---|" * 16)
+    print("|" + "---|" * 17)
     for r in rows:
         cells = [
             str(r["level"]),
@@ -226,6 +235,7 @@ def print_table(rows: list[dict[str, Any]], unexported: list[dict[str, Any]]) ->
             fmt(r.get("err64"), ".1e"),
             fmt(r.get("eager_err64"), ".1e"),
             r.get("precision") or "-",
+            r.get("schedule") or "-",
         ]
         print("| " + " | ".join(cells) + " |")
     for r in rows:

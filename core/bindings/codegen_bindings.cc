@@ -42,6 +42,9 @@ void BindCodegen(nb::module_& m) {
         d["block_k"] = c.block_k;
         d["group_m"] = c.group_m;
         d["chunk_k"] = c.chunk_k;
+        d["split_k"] = c.split_k;
+        d["k_slice"] = c.k_slice;
+        d["narrow"] = c.narrow;
         d["precision"] = std::string(codegen::DotPrecisionName(c.precision));
         d["num_warps"] = c.launch.num_warps;
         d["num_stages"] = c.launch.num_stages;
@@ -49,8 +52,8 @@ void BindCodegen(nb::module_& m) {
       },
       nb::arg("m"), nb::arg("n"), nb::arg("k"), nb::arg("batch") = 1, nb::arg("variant") = 0,
       nb::arg("precision") = "",
-      "The teacher's tiles, K chunking and GPU tl.dot precision for an (m, k) x (k, n) "
-      "contraction (core/codegen/heuristics.h); precision '' = the default split.");
+      "The teacher's tiles, K chunking, split-K, narrow path and GPU tl.dot precision for an "
+      "(m, k) x (k, n) contraction (core/codegen/heuristics.h); precision '' = the default split.");
   m.def(
       "codegen_emit",
       [](const std::string& text, int variant, bool fuse_epilogue,

@@ -88,10 +88,10 @@ TEST(CodegenTest, ConvWithEpilogueIsOneKernel) {
       "    t1 = torch.relu(t0)\n"
       "    t2 = torch.add(t1, x2)\n"
       "    return t2\n",
-      "torch.randn(2, 3, 8, 8), torch.randn(4, 3, 3, 3), torch.randn(1, 4, 1, 1)");
+      "torch.randn(2, 3, 8, 8), torch.randn(8, 3, 3, 3), torch.randn(1, 8, 1, 1)");
   const std::string c = MustEmit(p);
   EXPECT_EQ(Count(c, "@triton.jit"), 1);
-  ExpectInOrder(c, {"def k0_conv2d_kernel(", "# conv2d: M=128 N=4 K=27 batch=1",
+  ExpectInOrder(c, {"def k0_conv2d_kernel(", "# conv2d: M=128 N=8 K=27 batch=1",
                     "for k0 in tl.range(0, 27, BLOCK_K):", "ok0 = (sp0 >= 0) & (sp0 < 8)",
                     "acc += tl.dot(a, b, input_precision=DOT_PRECISION)",
                     "tl.maximum(acc, 0.0, propagate_nan=tl.PropagateNan.ALL)", "tl.store(t2_ptr"});
@@ -126,22 +126,71 @@ TEST(CodegenTest, ChunkingFollowsTheDotPrecision) {
   for (DotPrecision split : {DotPrecision::kBf16x3, DotPrecision::kBf16x6}) {
     EXPECT_EQ(ChooseContraction(64, 32, 4096, 1, 0, split).chunk_k, 0);
     EXPECT_EQ(ChooseContraction(64, 32, 4097, 1, 0, split).chunk_k, 256);
-    EXPECT_EQ(ChooseContraction(64, 32, 65536, 1, 0, split).chunk_k, 256);
+    EXPECT_EQ(ChooseContraction(64, 32, 16384, 1, 0, split).chunk_k, 256);
+    // Split-K: each slice is its own sum, so the slice's length decides.  65536 = 16 slices
+    // of 4096 (128 steps): no chunks.
+    const ContractionConfig sliced = ChooseContraction(64, 32, 65536, 1, 0, split);
+    EXPECT_EQ(sliced.split_k, 16);
+    EXPECT_EQ(sliced.chunk_k, 0);
   }
   EXPECT_EQ(ChooseContraction(64, 32, 4096, 1, 0).precision, kDefaultDotPrecision);
   EXPECT_STREQ(DotPrecisionName(kDefaultDotPrecision), "bf16x6");
 }
 
 TEST(CodegenTest, MatrixVectorProductsStayOnTheFmaUnits) {
-  // N = 1 (KernelBench L1 4's GEMV) and M = 8: ieee, with ieee's chunking (K > 1024).
+  // N = 1 (KernelBench L1 4's GEMV): the narrow path, no tl.dot, split over K (64 row tiles
+  // of 32 for 132 SMs), each slice chunked (8192 steps of 128 / 5 slices > 128 sums).
   const ContractionConfig gemv = ChooseContraction(2048, 1, 1048576, 1, 0);
-  EXPECT_EQ(gemv.precision, DotPrecision::kIeee);
-  EXPECT_GT(gemv.chunk_k, 0);
-  EXPECT_EQ(ChooseContraction(8, 4096, 4096, 1, 0).precision, DotPrecision::kIeee);
+  EXPECT_TRUE(gemv.narrow);
+  EXPECT_EQ(gemv.block_n, 1);
+  EXPECT_EQ(gemv.block_k, 128);
+  EXPECT_EQ(gemv.block_m, 32);
+  EXPECT_EQ(gemv.split_k, 5);
+  EXPECT_EQ(gemv.k_slice % gemv.chunk_k, 0);
+  EXPECT_GE(gemv.split_k * gemv.k_slice, 1048576);
+  EXPECT_LT((gemv.split_k - 1) * gemv.k_slice, 1048576);  // no empty slice
+  // M = 8: above kNarrowAtMost, a tl.dot on the FMA units (ieee); 16 x 16 on the tensor cores.
+  const ContractionConfig eight = ChooseContraction(8, 4096, 4096, 1, 0);
+  EXPECT_EQ(eight.precision, DotPrecision::kIeee);
+  EXPECT_FALSE(eight.narrow);
   EXPECT_EQ(ChooseContraction(16, 16, 4096, 1, 0).precision, kDefaultDotPrecision);
   const std::string e = MustEmit(MatmulOf("torch.randn(64, 256), torch.randn(256, 1)"));
-  EXPECT_EQ(Count(e, "bf16x6"), 0);
-  EXPECT_EQ(Count(e, "dot_precision = \"ieee\"\n"), 1);
+  EXPECT_EQ(Count(e, "tl.dot"), 0);
+  EXPECT_EQ(Count(e, "DOT_PRECISION"), 0);
+  EXPECT_EQ(Count(e, "dot_precision"), 0);
+  ExpectInOrder(e, {"for k0 in tl.range(0, 256, BLOCK_K):",
+                    "acc += tl.sum(a[:, :, None] * b[None, :, :], axis=1)", "BLOCK_N=1"});
+  const std::string v = MustEmit(MatmulOf("torch.randn(2, 256), torch.randn(256, 64)"));
+  ExpectInOrder(v, {"acc += tl.sum(a[:, :, None] * b[None, :, :], axis=1)", "BLOCK_M=2"});
+}
+
+TEST(CodegenTest, FewTilesOfALongKAreSplitAcrossPrograms) {
+  // 256 x 256 x 524288: 4 tiles of 128x128 would leave 128 of 132 SMs idle for 16384 steps.
+  const ContractionConfig c = ChooseContraction(256, 256, 524288, 1, 0);
+  EXPECT_EQ(c.block_m, 128);
+  EXPECT_EQ(c.block_n, 128);
+  EXPECT_EQ(c.split_k, 64);  // 66 slices of 7968, rounded to whole chunks: 64 of 8192
+  EXPECT_EQ(c.k_slice, 8192);
+  EXPECT_EQ(c.chunk_k, 256);
+  EXPECT_EQ(c.k_slice % c.block_k, 0);
+  // Enough tiles, a short K, or unknown sizes (generic mode): one kernel.
+  EXPECT_EQ(ChooseContraction(4096, 4096, 4096, 1, 0).split_k, 1);
+  EXPECT_EQ(ChooseContraction(256, 256, 16384, 1, 0).split_k, 1);
+  EXPECT_EQ(ChooseContraction(kUnknownSize, kUnknownSize, kUnknownSize, 1, 0).split_k, 1);
+  EXPECT_FALSE(ChooseContraction(kUnknownSize, kUnknownSize, kUnknownSize, 1, 0).narrow);
+  // The partial kernel runs first, over (slice, tile) programs, and stores its tile in the
+  // workspace; the output kernel adds the slices in order, then bias and epilogue.
+  const std::string s = MustEmit(MatmulOf("torch.randn(16, 20000), torch.randn(20000, 16)"));
+  ExpectInOrder(s, {"def k0_matmul_part_kernel(", "pid_s = pid // 1",
+                    "for kc in tl.range(0, 5120, 256):", "k0 = pid_s * 5120 + kk",
+                    "part += tl.dot(a, b, input_precision=DOT_PRECISION)",
+                    "tl.store(k0_acc_ptr + pid_s * 256 + (pid_b * 16 + offs_m) * 16 + offs_n, acc",
+                    "def k0_matmul_kernel(k0_acc_ptr,", "for sk in tl.range(0, 4):",
+                    "acc += tl.load(k0_acc_ptr + sk * 256 + ws", "tl.store(t0_ptr",
+                    "dot_precision = \"bf16x6\" if x0.device.type == \"cuda\" else \"ieee\"",
+                    "k0_acc = torch.empty((1024,)", "k0_matmul_part_kernel[(4,)](",
+                    "DOT_PRECISION=dot_precision", "k0_matmul_kernel[(1,)](", "k0_acc, t0"});
+  EXPECT_EQ(Count(s, "DOT_PRECISION=dot_precision"), 1);  // the output kernel has no tl.dot
 }
 
 TEST(CodegenTest, DotPrecisionIsAConstexprTheWrapperChooses) {

@@ -244,6 +244,239 @@ Coords Materialize(PythonWriter& w, const Coords& coords, const std::string& ste
   return out;
 }
 
+// Writes a contraction's kernels: one kernel (K loop, then epilogue), or with split-K a
+// partial kernel per K slice (launched first, ContractionConfig::split_k) and a kernel that
+// adds the slices' partial tiles in order and runs the epilogue.
+class ContractionWriter {
+ public:
+  ContractionWriter(const GroupContext& ctx, const ContractionSpec& s, const ContractionConfig& c)
+      : ctx_(ctx),
+        s_(s),
+        c_(c),
+        m_(Product(s.m_shape)),
+        k_(Product(s.k_shape)),
+        batch_(Product(s.batch_shape)),
+        tiles_(CeilDiv(m_, c.block_m) * CeilDiv(s.n, c.block_n)),
+        m_expr_(DimProduct(s.m_dims)),
+        k_expr_(DimProduct(s.k_dims)),
+        batch_expr_(DimProduct(s.batch_dims)) {}
+
+  EmittedKernel Single() {
+    KernelParams params(ctx_.program);
+    PythonWriter w(1);
+    int counter = 0;
+    const Tile t = WriteTile(w, params, /*sliced=*/false);
+    WriteKLoop(w, params, counter, t, /*sliced=*/false);
+    WriteEpilogue(w, params, counter, t);
+    return Finish(ctx_.kernel_name, params, w, /*dot=*/true, Grid());
+  }
+
+  EmittedKernel SplitK() {
+    KernelParams part_params(ctx_.program);
+    PythonWriter pw(1);
+    int counter = 0;
+    const Tile pt = WriteTile(pw, part_params, /*sliced=*/true);
+    WriteKLoop(pw, part_params, counter, pt, /*sliced=*/true);
+    pw.Line("tl.store(" + part_params.Scratch(Workspace()) + " + pid_s * " +
+            IntLiteral(batch_ * m_ * s_.n) + " + " + WorkspaceIndex() +
+            ", acc, mask=mask_m & mask_n)");
+    std::string part_name = ctx_.kernel_name;
+    part_name.insert(part_name.rfind("_kernel"), "_part");
+    EmittedKernel part = Finish(part_name, part_params, pw, /*dot=*/true,
+                                "(" + IntLiteral(tiles_ * batch_ * c_.split_k) + ",)");
+    const std::string device = ctx_.program.inputs().empty()
+                                   ? "'cuda'"
+                                   : ctx_.program.value(ctx_.program.inputs()[0]).name + ".device";
+    part.setup.push_back(Workspace() + " = torch.empty((" +
+                         IntLiteral(c_.split_k * batch_ * m_ * s_.n) + ",), device=" + device +
+                         ", dtype=torch.float32)");
+
+    KernelParams params(ctx_.program);
+    PythonWriter w(1);
+    const Tile t = WriteTile(w, params, /*sliced=*/false);
+    w.Line("acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)");
+    w.Line("ws = " + WorkspaceIndex());
+    // The slices in order 0, 1, ...: the same sum on every run, whatever order the partial
+    // programs ran in.
+    w.Open("for sk in tl.range(0, " + IntLiteral(c_.split_k) + "):");
+    w.Line("acc += tl.load(" + params.Scratch(Workspace()) + " + sk * " +
+           IntLiteral(batch_ * m_ * s_.n) + " + ws, mask=mask_m & mask_n, other=0.0)");
+    w.Dedent();
+    WriteEpilogue(w, params, counter, t);
+    EmittedKernel k = Finish(ctx_.kernel_name, params, w, /*dot=*/false, Grid());
+    k.before.push_back(std::move(part));
+    return k;
+  }
+
+ private:
+  struct Tile {
+    Coords bc, mc;
+  };
+
+  // The workspace buffer of the partial tiles (one per kernel group, as rows_split.cc's).
+  std::string Workspace() const {
+    return ctx_.kernel_name.substr(0, ctx_.kernel_name.find('_')) + "_acc";
+  }
+  // A tile element's offset in one slice of the workspace: (batch, m, n) row-major.
+  std::string WorkspaceIndex() const {
+    return "(pid_b * " + IntLiteral(m_) + " + offs_m) * " + IntLiteral(s_.n) + " + offs_n";
+  }
+
+  // pid -> (pid_s, pid_b, pid_m, pid_n), the tile's offsets and masks, and the batch and m
+  // coordinates.  One flat grid axis (CUDA allows 2^31 - 1 programs there, 65535 on the
+  // others): K slices outermost, then batch entries, then tiles in the matmul tutorial's
+  // grouped order (GROUP_M rows of tiles share B columns and A rows in L2).
+  Tile WriteTile(PythonWriter& w, KernelParams& params, bool sliced) {
+    w.Line("pid = " + ProgramId(0, ctx_.wide));
+    if (sliced) {
+      w.Line("pid_s = pid // " + IntLiteral(tiles_ * batch_));
+      w.Line("pid = pid % " + IntLiteral(tiles_ * batch_));
+    }
+    if (ctx_.generic()) {  // the tile count follows from the runtime sizes
+      w.Line("num_pid_m = tl.cdiv(" + params.Sizes(m_expr_) + ", BLOCK_M)");
+      w.Line("num_pid_n = tl.cdiv(" + params.Sizes(s_.n_dim) + ", BLOCK_N)");
+      w.Line("pid_b = pid // (num_pid_m * num_pid_n)");
+      w.Line("pid = pid % (num_pid_m * num_pid_n)");
+    } else {
+      w.Line("pid_b = pid // " + IntLiteral(tiles_));
+      w.Line("pid = pid % " + IntLiteral(tiles_));
+      w.Line("num_pid_m = tl.cdiv(" + IntLiteral(m_) + ", BLOCK_M)");
+      w.Line("num_pid_n = tl.cdiv(" + IntLiteral(s_.n) + ", BLOCK_N)");
+    }
+    w.Line("num_pid_in_group = GROUP_M * num_pid_n");
+    w.Line("first_pid_m = (pid // num_pid_in_group) * GROUP_M");
+    w.Line("group_size_m = min(num_pid_m - first_pid_m, GROUP_M)");
+    w.Line("pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)");
+    w.Line("pid_n = (pid % num_pid_in_group) // group_size_m");
+    w.Line("offs_m = pid_m * BLOCK_M + " + Arange("BLOCK_M", ctx_.wide) + "[:, None]");
+    w.Line("offs_n = pid_n * BLOCK_N + " + Arange("BLOCK_N", ctx_.wide) + "[None, :]");
+    w.Line("mask_m = offs_m < " + params.Sizes(m_expr_));
+    w.Line("mask_n = offs_n < " + params.Sizes(s_.n_dim));
+    params.Sizes(batch_expr_);
+    Tile t;
+    t.bc = DecomposeDims(w, "pid_b", s_.batch_dims, "bc");
+    t.mc = DecomposeDims(w, "offs_m", s_.m_dims, "mc");
+    return t;
+  }
+
+  // acc = the tile's sum over K (sliced: over this program's K slice).
+  void WriteKLoop(PythonWriter& w, KernelParams& params, int& counter, const Tile& t, bool sliced) {
+    for (const std::string& d : s_.operand_dims) params.Sizes(d);
+    w.Line("acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)");
+    // A long K is summed chunk by chunk into `part` (heuristics: accuracy); the last chunk
+    // may run past K, where the operands' K masks load zeros.  A slice's loop counts from 0
+    // (`kk`): the interpreter cannot take a program id as a tl.range bound.
+    const bool chunked = c_.chunk_k > 0 && !ctx_.generic();
+    const std::string extent = sliced ? IntLiteral(c_.k_slice) : k_expr_;
+    const std::string var = sliced ? "kk" : "k0";
+    std::string sum = "acc";
+    if (chunked) {
+      w.Open("for kc in tl.range(0, " + extent + ", " + IntLiteral(c_.chunk_k) + "):");
+      w.Line("part = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)");
+      w.Open("for " + var + " in tl.range(kc, kc + " + IntLiteral(c_.chunk_k) + ", BLOCK_K):");
+      sum = "part";
+    } else {
+      OpenLoop(w, var, sliced ? extent : params.Sizes(k_expr_), "BLOCK_K");
+    }
+    if (sliced) w.Line("k0 = pid_s * " + IntLiteral(c_.k_slice) + " + kk");
+    w.Line("offs_ka = k0 + " + Arange("BLOCK_K", ctx_.wide) + "[None, :]");
+    w.Line("offs_kb = k0 + " + Arange("BLOCK_K", ctx_.wide) + "[:, None]");
+    const Coords kca = DecomposeDims(w, "offs_ka", s_.k_dims, "ka");
+    const Coords kcb = DecomposeDims(w, "offs_kb", s_.k_dims, "kb");
+    Operand a = s_.a_at(w, t.bc, t.mc, kca);
+    Operand b = s_.b_at(w, t.bc, kcb, "offs_n");
+    a.coords = Materialize(w, a.coords, "ia");
+    b.coords = Materialize(w, b.coords, "ib");
+    w.Line("mask_a = mask_m & (offs_ka < " + k_expr_ + ")" +
+           (a.mask.empty() ? "" : " & " + a.mask));
+    w.Line("mask_b = (offs_kb < " + k_expr_ + ") & mask_n" +
+           (b.mask.empty() ? "" : " & " + b.mask));
+    const Program& p = ctx_.program;
+    ExprEmitter ea(p, ctx_.plan.materialized, params, w, "mask_a", "(offs_m + offs_ka) * 0",
+                   counter);
+    const std::string av = ea.Emit(s_.a, a.coords);
+    ExprEmitter eb(p, ctx_.plan.materialized, params, w, "mask_b", "(offs_kb + offs_n) * 0",
+                   counter);
+    const std::string bv = eb.Emit(s_.b, b.coords);
+    // Masked lanes must be exactly 0 for the products, whatever the inlined producers made.
+    w.Line("a = tl.where(mask_a, " + av + ", 0.0)");
+    w.Line("b = tl.where(mask_b, " + bv + ", 0.0)");
+    if (c_.narrow) {
+      // BLOCK_N (or BLOCK_M) is 1-4: a (BLOCK_M, BLOCK_K, BLOCK_N) product and a tree sum
+      // over K, where tl.dot would pad the narrow dim to 16 (heuristics: kNarrowAtMost).
+      w.Line(sum + " += tl.sum(a[:, :, None] * b[None, :, :], axis=1)");
+    } else {
+      // DOT_PRECISION: a tensor-core split on the GPU with fp32-level accuracy (heuristics.h,
+      // kDefaultDotPrecision), "ieee" in the CPU interpreter.  TF32 is 1e-3 off; tf32x3
+      // (three TF32 products) was measured on the H200 and still put a few elements of
+      // large-K contractions past 1e-4 (15 of 3.1M in a linear with K ~ 2k), failing 19 of 21.
+      w.Line(sum + " += tl.dot(a, b, input_precision=DOT_PRECISION)");
+    }
+    if (chunked) {
+      w.Dedent();
+      w.Line("acc += part");
+      w.Dedent();
+    } else {
+      CloseLoop(w, var, sliced ? extent : k_expr_, "BLOCK_K");
+    }
+  }
+
+  // Bias, the elementwise consumers and the store of the group's output.
+  void WriteEpilogue(PythonWriter& w, KernelParams& params, int& counter, const Tile& t) {
+    w.Line("mask = mask_m & mask_n");
+    const std::string zero = "(offs_m + offs_n) * 0";
+    ExprEmitter e(ctx_.program, ctx_.plan.materialized, params, w, "mask", zero, counter);
+    e.LoadOneElementValuesAsScalars();
+    if (s_.bias.valid()) {
+      Coords ch = Materialize(w, {s_.channel(t.bc, "offs_n")}, "ch");
+      w.Line("acc += " + e.Emit(s_.bias, ch));
+    }
+    Coords out = Materialize(w, s_.out_at(t.bc, t.mc, "offs_n"), "oc");
+    const Node& node = ctx_.program.node(ctx_.group.anchor);
+    e.Bind(node.result, "acc");
+    const std::string val = e.Compute(ctx_.group.output, out);
+    w.Line("tl.store(" + params.Address(ctx_.group.output, out, zero) + ", " + val +
+           ", mask=mask)");
+  }
+
+  std::string Grid() const {
+    if (!ctx_.generic()) return "(" + IntLiteral(tiles_ * batch_) + ",)";
+    const std::string bm = IntLiteral(c_.block_m), bn = IntLiteral(c_.block_n);
+    std::string count =
+        "triton.cdiv(" + m_expr_ + ", " + bm + ") * triton.cdiv(" + s_.n_dim + ", " + bn + ")";
+    if (batch_expr_ != "1") count += " * " + Atom(batch_expr_);
+    return "(" + count + ",)";
+  }
+
+  // `dot`: the kernel multiplies with tl.dot and takes DOT_PRECISION.
+  EmittedKernel Finish(const std::string& name, const KernelParams& params, PythonWriter& w,
+                       bool dot, const std::string& grid) const {
+    const Node& node = ctx_.program.node(ctx_.group.anchor);
+    dot = dot && !c_.narrow;
+    std::vector<std::string> constexprs = {"BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"};
+    if (dot) constexprs.push_back("DOT_PRECISION");
+    std::string comment = GetOp(node.op).name + ": M=" + m_expr_ + " N=" + s_.n_dim +
+                          " K=" + k_expr_ + " batch=" + batch_expr_;
+    if (c_.split_k > 1) comment += " split_k=" + IntLiteral(c_.split_k);
+    EmittedKernel kernel;
+    kernel.name = name;
+    kernel.text = KernelText(name, comment, params, constexprs, w.str());
+    kernel.call_args = params.args();
+    kernel.constexprs = {"BLOCK_M=" + IntLiteral(c_.block_m), "BLOCK_N=" + IntLiteral(c_.block_n),
+                         "BLOCK_K=" + IntLiteral(c_.block_k), "GROUP_M=" + IntLiteral(c_.group_m)};
+    kernel.grid = grid;
+    kernel.launch = c_.launch;
+    if (dot) kernel.dot_precision = DotPrecisionName(c_.precision);
+    return kernel;
+  }
+
+  const GroupContext& ctx_;
+  const ContractionSpec& s_;
+  const ContractionConfig& c_;
+  const int64_t m_, k_, batch_, tiles_;
+  const std::string m_expr_, k_expr_, batch_expr_;
+};
+
 }  // namespace
 
 Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
@@ -255,122 +488,8 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   const ContractionConfig c =
       ctx.generic() ? ChooseContraction(kUnknownSize, kUnknownSize, kUnknownSize, 1, ctx.variant)
                     : ChooseContraction(m, s.n, k, batch, ctx.variant);
-  KernelParams params(p);
-  PythonWriter w(1);
-  int counter = 0;
-  const std::string m_expr = DimProduct(s.m_dims), k_expr = DimProduct(s.k_dims);
-  const std::string batch_expr = DimProduct(s.batch_dims);
-
-  // One flat grid axis (CUDA allows 2^31 - 1 programs there, 65535 on the others): batch
-  // entries outermost, then tiles in the matmul tutorial's grouped order (GROUP_M rows
-  // of tiles share B columns and A rows in L2).
-  const int64_t tiles = CeilDiv(m, c.block_m) * CeilDiv(s.n, c.block_n);
-  w.Line("pid = " + ProgramId(0, ctx.wide));
-  if (ctx.generic()) {  // the tile count follows from the runtime sizes
-    w.Line("num_pid_m = tl.cdiv(" + params.Sizes(m_expr) + ", BLOCK_M)");
-    w.Line("num_pid_n = tl.cdiv(" + params.Sizes(s.n_dim) + ", BLOCK_N)");
-    w.Line("pid_b = pid // (num_pid_m * num_pid_n)");
-    w.Line("pid = pid % (num_pid_m * num_pid_n)");
-  } else {
-    w.Line("pid_b = pid // " + IntLiteral(tiles));
-    w.Line("pid = pid % " + IntLiteral(tiles));
-    w.Line("num_pid_m = tl.cdiv(" + IntLiteral(m) + ", BLOCK_M)");
-    w.Line("num_pid_n = tl.cdiv(" + IntLiteral(s.n) + ", BLOCK_N)");
-  }
-  w.Line("num_pid_in_group = GROUP_M * num_pid_n");
-  w.Line("first_pid_m = (pid // num_pid_in_group) * GROUP_M");
-  w.Line("group_size_m = min(num_pid_m - first_pid_m, GROUP_M)");
-  w.Line("pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)");
-  w.Line("pid_n = (pid % num_pid_in_group) // group_size_m");
-  w.Line("offs_m = pid_m * BLOCK_M + " + Arange("BLOCK_M", ctx.wide) + "[:, None]");
-  w.Line("offs_n = pid_n * BLOCK_N + " + Arange("BLOCK_N", ctx.wide) + "[None, :]");
-  w.Line("mask_m = offs_m < " + params.Sizes(m_expr));
-  w.Line("mask_n = offs_n < " + params.Sizes(s.n_dim));
-  params.Sizes(batch_expr);
-  for (const std::string& d : s.operand_dims) params.Sizes(d);
-  const Coords bc = DecomposeDims(w, "pid_b", s.batch_dims, "bc");
-  const Coords mc = DecomposeDims(w, "offs_m", s.m_dims, "mc");
-  w.Line("acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)");
-  // A long K is summed chunk by chunk into `part` (heuristics: accuracy); the last chunk may
-  // run past K, where the operands' K masks load zeros.
-  const bool chunked = c.chunk_k > 0 && !ctx.generic();
-  std::string sum = "acc";
-  if (chunked) {
-    w.Open("for kc in tl.range(0, " + k_expr + ", " + IntLiteral(c.chunk_k) + "):");
-    w.Line("part = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)");
-    w.Open("for k0 in tl.range(kc, kc + " + IntLiteral(c.chunk_k) + ", BLOCK_K):");
-    sum = "part";
-  } else {
-    OpenLoop(w, "k0", params.Sizes(k_expr), "BLOCK_K");
-  }
-  w.Line("offs_ka = k0 + " + Arange("BLOCK_K", ctx.wide) + "[None, :]");
-  w.Line("offs_kb = k0 + " + Arange("BLOCK_K", ctx.wide) + "[:, None]");
-  const Coords kca = DecomposeDims(w, "offs_ka", s.k_dims, "ka");
-  const Coords kcb = DecomposeDims(w, "offs_kb", s.k_dims, "kb");
-  Operand a = s.a_at(w, bc, mc, kca);
-  Operand b = s.b_at(w, bc, kcb, "offs_n");
-  a.coords = Materialize(w, a.coords, "ia");
-  b.coords = Materialize(w, b.coords, "ib");
-  w.Line("mask_a = mask_m & (offs_ka < " + k_expr + ")" + (a.mask.empty() ? "" : " & " + a.mask));
-  w.Line("mask_b = (offs_kb < " + k_expr + ") & mask_n" + (b.mask.empty() ? "" : " & " + b.mask));
-  {
-    ExprEmitter ea(p, ctx.plan.materialized, params, w, "mask_a", "(offs_m + offs_ka) * 0",
-                   counter);
-    const std::string av = ea.Emit(s.a, a.coords);
-    ExprEmitter eb(p, ctx.plan.materialized, params, w, "mask_b", "(offs_kb + offs_n) * 0",
-                   counter);
-    const std::string bv = eb.Emit(s.b, b.coords);
-    // Masked lanes must be exactly 0 for the dot, whatever the inlined producers made.
-    w.Line("a = tl.where(mask_a, " + av + ", 0.0)");
-    w.Line("b = tl.where(mask_b, " + bv + ", 0.0)");
-    // DOT_PRECISION: a tensor-core split on the GPU with fp32-level accuracy (heuristics.h,
-    // kDefaultDotPrecision), "ieee" in the CPU interpreter.  TF32 is 1e-3 off; tf32x3 (three
-    // TF32 products) was measured on the H200 and still put a few elements of large-K
-    // contractions past 1e-4 (15 of 3.1M in a linear with K ~ 2k), failing 19 of 21.
-    w.Line(sum + " += tl.dot(a, b, input_precision=DOT_PRECISION)");
-  }
-  if (chunked) {
-    w.Dedent();
-    w.Line("acc += part");
-    w.Dedent();
-  } else {
-    CloseLoop(w, "k0", k_expr, "BLOCK_K");
-  }
-  w.Line("mask = mask_m & mask_n");
-  const std::string zero = "(offs_m + offs_n) * 0";
-  ExprEmitter e(p, ctx.plan.materialized, params, w, "mask", zero, counter);
-  e.LoadOneElementValuesAsScalars();
-  if (s.bias.valid()) {
-    Coords ch = Materialize(w, {s.channel(bc, "offs_n")}, "ch");
-    w.Line("acc += " + e.Emit(s.bias, ch));
-  }
-  Coords out = Materialize(w, s.out_at(bc, mc, "offs_n"), "oc");
-  e.Bind(node.result, "acc");
-  const std::string val = e.Compute(ctx.group.output, out);
-  w.Line("tl.store(" + params.Address(ctx.group.output, out, zero) + ", " + val + ", mask=mask)");
-
-  EmittedKernel kernel;
-  kernel.name = ctx.kernel_name;
-  kernel.text = KernelText(kernel.name,
-                           GetOp(node.op).name + ": M=" + m_expr + " N=" + s.n_dim +
-                               " K=" + k_expr + " batch=" + batch_expr,
-                           params, {"BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "DOT_PRECISION"},
-                           w.str());
-  kernel.call_args = params.args();
-  kernel.constexprs = {"BLOCK_M=" + IntLiteral(c.block_m), "BLOCK_N=" + IntLiteral(c.block_n),
-                       "BLOCK_K=" + IntLiteral(c.block_k), "GROUP_M=" + IntLiteral(c.group_m)};
-  if (ctx.generic()) {
-    const std::string bm = IntLiteral(c.block_m), bn = IntLiteral(c.block_n);
-    std::string count =
-        "triton.cdiv(" + m_expr + ", " + bm + ") * triton.cdiv(" + s.n_dim + ", " + bn + ")";
-    if (batch_expr != "1") count += " * " + Atom(batch_expr);
-    kernel.grid = "(" + count + ",)";
-  } else {
-    kernel.grid = "(" + IntLiteral(tiles * batch) + ",)";
-  }
-  kernel.launch = c.launch;
-  kernel.dot_precision = DotPrecisionName(c.precision);
-  return kernel;
+  ContractionWriter writer(ctx, s, c);
+  return c.split_k > 1 ? writer.SplitK() : writer.Single();
 }
 
 }  // namespace drtriton::codegen

@@ -147,34 +147,93 @@ bool DotPrecisionFromName(const std::string& name, DotPrecision* precision) {
   return false;
 }
 
-ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t batch, int variant,
-                                    DotPrecision precision) {
+namespace {
+
+// A workspace of split-K partial tiles holds split x the output: at most 64M floats (256 MB).
+constexpr int64_t kMaxWorkspaceFloats = int64_t{1} << 26;
+
+// The narrow path's tiles (ContractionConfig::narrow): with 4 warps, a product tile
+// BLOCK_M x BLOCK_K x BLOCK_N of 4096 elements is 32 registers per thread.  Matrix times
+// vector (N small): BLOCK_K = 128 floats of a row-major A row are one 512-byte run per row.
+// Vector times matrix (M small): BLOCK_K = 64 and BLOCK_N up to 64, 256-byte runs whether
+// the second operand is (K, N) row-major (matmul) or (N, K) (linear's weight).
+void ChooseNarrowTiles(int64_t m, int64_t n, int64_t k, ContractionConfig* c) {
+  constexpr int64_t kProductTile = 4096;
+  if (n <= kNarrowAtMost) {
+    c->block_n = NextPow2(n);
+    c->block_k = std::clamp<int64_t>(NextPow2(k), 16, 128);
+    c->block_m = std::clamp<int64_t>(kProductTile / (c->block_k * c->block_n), 1, NextPow2(m));
+  } else {
+    c->block_m = NextPow2(m);
+    c->block_k = std::clamp<int64_t>(NextPow2(k), 16, 64);
+    c->block_n = std::clamp<int64_t>(kProductTile / (c->block_m * c->block_k), 1, NextPow2(n));
+  }
+  c->launch.num_warps = 4;
+}
+
+// Tensor-core (or FMA tl.dot) tiles: 128x128 for large outputs, halved for parallelism.
+void ChooseDotTiles(int64_t m, int64_t n, int64_t k, int64_t batch, int variant,
+                    ContractionConfig* c) {
   // fp32 operand tiles of 128x128 with BLOCK_K 32 and 3 stages use
   // (128*32 + 32*128) * 4 B * 3 = 96 KB of shared memory, under the H200's 228 KB; tl.dot
   // needs every block dim >= 16.  Variants: 64x64, 128x64, 64x128.
   static constexpr int64_t kM[kNumVariants] = {128, 64, 128, 64};
   static constexpr int64_t kN[kNumVariants] = {128, 64, 64, 128};
   const int v = variant % kNumVariants;
+  c->block_m = std::clamp<int64_t>(NextPow2(m), 16, kM[v]);
+  c->block_n = std::clamp<int64_t>(NextPow2(n), 16, kN[v]);
+  c->block_k = std::clamp<int64_t>(NextPow2(k), 16, 32);
+  // Too few tiles for the 132 SMs: halve the larger tile dim for parallelism, down to 32; a
+  // long K (a split-K candidate, ChooseSplitK) stops at 64, where a tile still feeds the
+  // tensor cores, and gets its parallelism from the K slices instead.
+  const bool long_k = k != kUnknownSize && CeilDiv(k, c->block_k) > kSplitAboveSteps;
+  const int64_t smallest = long_k ? 64 : 32;
+  while (CeilDiv(m, c->block_m) * CeilDiv(n, c->block_n) * batch < 132 &&
+         std::max(c->block_m, c->block_n) > smallest && m * n * batch >= kLaunchBoundElems / 4) {
+    if (c->block_m >= c->block_n)
+      c->block_m /= 2;
+    else
+      c->block_n /= 2;
+  }
+  c->launch.num_warps = c->block_m * c->block_n >= 128 * 128 ? 8 : 4;
+}
+
+// Split-K (ContractionConfig::split_k) for outputs with too few tiles to occupy the SMs and a
+// long K: slices bring the programs to about kMinPrograms (two waves).  Not measured on the
+// GPU yet.  A 256 x 256 x 524,288 matmul is 4 tiles of 128x128 of 16,384 steps each, on 4 of
+// 132 SMs; 64 slices of 8,192 (whole chunks, ChooseContraction) make 256 programs (up to 32x
+// from the SMs alone) for a workspace of 64 x 256 KB = 16 MB, written and read once (a few
+// microseconds at 4 TB/s).
+void ChooseSplitK(int64_t m, int64_t n, int64_t k, int64_t batch, ContractionConfig* c) {
+  const int64_t programs = CeilDiv(m, c->block_m) * CeilDiv(n, c->block_n) * batch;
+  const int64_t steps = CeilDiv(k, c->block_k);
+  if (programs >= kSplitBelowPrograms || steps <= kSplitAboveSteps) return;
+  int64_t split = std::min(CeilDiv(kMinPrograms, programs), steps / kMinSliceSteps);
+  split = std::min(split, std::max<int64_t>(1, kMaxWorkspaceFloats / (m * n * batch)));
+  if (split < 2) return;
+  c->k_slice = CeilDiv(steps, split) * c->block_k;
+  c->split_k = CeilDiv(k, c->k_slice);
+}
+
+}  // namespace
+
+ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t batch, int variant,
+                                    DotPrecision precision) {
   ContractionConfig c;
   // A matrix-vector product (M or N under 16) pads its tensor-core tile to 16 and computes
   // 16x the products for nothing, so it stays on the FMA units: on the H200 (2026-12-01) the
   // bf16x6 split put 4 of 2048 elements of KernelBench L1 4's 2048 x 1 x 1,048,576 GEMV past
   // 1e-4 (0.05454 against 0.05408).
   c.precision = m < 16 || n < 16 ? DotPrecision::kIeee : precision;
-  c.block_m = std::clamp<int64_t>(NextPow2(m), 16, kM[v]);
-  c.block_n = std::clamp<int64_t>(NextPow2(n), 16, kN[v]);
-  c.block_k = std::clamp<int64_t>(NextPow2(k), 16, 32);
-  // Too few tiles for the 132 SMs: halve the larger tile dim (down to 32) for parallelism.
-  while (CeilDiv(m, c.block_m) * CeilDiv(n, c.block_n) * batch < 132 &&
-         std::max(c.block_m, c.block_n) > 32 && m * n * batch >= kLaunchBoundElems / 4) {
-    if (c.block_m >= c.block_n)
-      c.block_m /= 2;
-    else
-      c.block_n /= 2;
-  }
-  const int64_t tile = c.block_m * c.block_n;
-  c.launch.num_warps = tile >= 128 * 128 ? 8 : 4;
+  // Generic-shape candidates know no size (kUnknownSize): one kernel with full tiles.
+  const bool known = m != kUnknownSize && n != kUnknownSize && k != kUnknownSize;
+  c.narrow = known && std::min(m, n) <= kNarrowAtMost;
+  if (c.narrow)
+    ChooseNarrowTiles(m, n, k, &c);
+  else
+    ChooseDotTiles(m, n, k, batch, variant, &c);
   c.launch.num_stages = 3;
+  if (known) ChooseSplitK(m, n, k, batch, &c);
   // Accuracy of long reductions.  With ieee, `acc += tl.dot(...)` is one running fp32 FMA sum
   // over all of K, whose rounding error grows with K; the H200 teacher run of 2026-11-30 lost 8
   // of 51 paper-preset programs, all with transposed convolutions (one with K = 10,725), by a
@@ -185,22 +244,30 @@ ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t bat
   // spend them filling and draining it.
   // A tensor-core split already sums each BLOCK_K step into a fresh tile (Triton's lowering
   // adds the step's partial products from zero, then adds them to the accumulator once), so
-  // its running sum has K / BLOCK_K terms.  In the CPU emulation of bf16x6
-  // (benchmarks/dot_split_accuracy.py, 64 x K x 64) the single sum's relative error against
-  // float64, over that of torch's fp32 matmul, is on torch.randn inputs (where cancellation
-  // puts elements near zero and verdicts are decided) 0.80 at K = 4096 (128 steps of 32), 1.06
-  // at 8192 and 1.21 at 12288; chunked, 0.40-0.50.  On torch.rand inputs it is 1.85 at 4096,
-  // but that is 1.5e-7, 600x inside rtol and 5.7x below one running FMA sum (how ieee and cuBLAS
-  // SGEMM add; the H200's SGEMM: 1.1e-6 on 4096^3).  So a split chunks above 128 steps, and a
-  // 4096^3 matmul keeps its one accumulator tile, as in the 65.6 TFLOP/s measurement
-  // (heuristics.h, kDefaultDotPrecision); chunked, it would hold a third accumulator-sized
-  // tile beside `acc` and the split's fresh one (its cost is not measured on the GPU yet).
-  // Short reductions keep the single sum.
-  const int64_t terms = c.precision == DotPrecision::kIeee ? k : CeilDiv(k, c.block_k);
-  const int64_t limit = c.precision == DotPrecision::kIeee ? kChunkedAbove : kSplitChunkedAbove;
+  // its running sum has K / BLOCK_K terms; so has the narrow path's (a tl.sum per step).  In
+  // the CPU emulation of bf16x6 (benchmarks/dot_split_accuracy.py, 64 x K x 64) the single
+  // sum's relative error against float64, over that of torch's fp32 matmul, is on torch.randn
+  // inputs (where cancellation puts elements near zero and verdicts are decided) 0.80 at
+  // K = 4096 (128 steps of 32), 1.06 at 8192 and 1.21 at 12288; chunked, 0.40-0.50.  On
+  // torch.rand inputs it is 1.85 at 4096, but that is 1.5e-7, 600x inside rtol and 5.7x below
+  // one running FMA sum (how ieee and cuBLAS SGEMM add; the H200's SGEMM: 1.1e-6 on 4096^3).
+  // So a split chunks above 128 steps, and a 4096^3 matmul keeps its one accumulator tile, as
+  // in the 65.6 TFLOP/s measurement (heuristics.h, kDefaultDotPrecision); chunked, it would
+  // hold a third accumulator-sized tile beside `acc` and the split's fresh one (its cost is
+  // not measured on the GPU yet).  Short reductions keep the single sum.  With split-K each
+  // slice is its own sum (the slices are added in order afterwards), so the slice is the K
+  // that counts.
+  const int64_t summed = c.split_k > 1 ? c.k_slice : k;
+  const bool fma_chain = c.precision == DotPrecision::kIeee && !c.narrow;
+  const int64_t terms = fma_chain ? summed : CeilDiv(summed, c.block_k);
+  const int64_t limit = fma_chain ? kChunkedAbove : kSplitChunkedAbove;
   if (terms > limit && k != kUnknownSize) {
-    const auto root = static_cast<int64_t>(std::sqrt(static_cast<double>(k)));
+    const auto root = static_cast<int64_t>(std::sqrt(static_cast<double>(summed)));
     c.chunk_k = c.block_k * std::max<int64_t>(8, NextPow2(CeilDiv(root, c.block_k)));
+    if (c.split_k > 1) {  // whole chunks per slice
+      c.k_slice = CeilDiv(c.k_slice, c.chunk_k) * c.chunk_k;
+      c.split_k = CeilDiv(k, c.k_slice);
+    }
   }
   return c;
 }

@@ -71,6 +71,15 @@ struct ContractionConfig {
   // K elements summed into a partial accumulator before it joins the total (0: one running
   // sum over all of K).  See ChooseContraction for why long reductions are split.
   int64_t chunk_k = 0;
+  // Split-K: K is cut into `split_k` slices of `k_slice` elements (a multiple of block_k and
+  // of chunk_k), one program per (slice, tile) writing its partial tile to a float32
+  // workspace; a second kernel adds the slices in order (deterministic) and runs the
+  // epilogue.  1 = one kernel.  See ChooseContraction.
+  int64_t split_k = 1;
+  int64_t k_slice = 0;
+  // A matrix-vector product (M or N at most kNarrowAtMost): the tile's products are an
+  // elementwise multiply and a tl.sum over BLOCK_K, no tl.dot (which pads dims to 16).
+  bool narrow = false;
   DotPrecision precision = kDefaultDotPrecision;  // on the GPU; "ieee" in the interpreter
   LaunchConfig launch;
 };
@@ -81,6 +90,16 @@ ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t bat
 // (ContractionConfig::chunk_k).  The sum has K terms with ieee and K / BLOCK_K with a split.
 inline constexpr int64_t kChunkedAbove = 1024;
 inline constexpr int64_t kSplitChunkedAbove = 128;
+// M or N at most this: the narrow (no tl.dot) path.  tl.dot pads the small dim to 16, so
+// at 4 it computes 4x the products it needs; from 5 to 15 the waste is under 4x and the
+// FMA tl.dot (ieee) is kept.
+inline constexpr int64_t kNarrowAtMost = 4;
+// Split-K: only when the tiles leave SMs idle (fewer programs than kSplitBelowPrograms) and
+// a program would loop over more than kSplitAboveSteps BLOCK_K steps; each slice keeps at
+// least kMinSliceSteps steps so the software pipeline is not all fill and drain.
+inline constexpr int64_t kSplitBelowPrograms = 132;
+inline constexpr int64_t kSplitAboveSteps = 512;
+inline constexpr int64_t kMinSliceSteps = 128;
 
 // The size the heuristics assume for a dim known only at run time (generic-shape
 // candidates): a large problem, so that tiles take their full size and masks or loops

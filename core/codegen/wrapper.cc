@@ -63,14 +63,17 @@ std::string DotPrecisionVar(const std::vector<std::string>& used, const std::str
 std::vector<std::string> WriteDotPrecisions(PythonWriter& w, const std::vector<Launch>& launches,
                                             const std::string& device) {
   std::vector<std::string> used;
-  for (const auto& l : launches) {
-    const std::string& p = l.kernel.dot_precision;
-    if (p.empty() || std::find(used.begin(), used.end(), p) != used.end()) continue;
+  auto write = [&](const std::string& p) {
+    if (p.empty() || std::find(used.begin(), used.end(), p) != used.end()) return;
     used.push_back(p);
     const std::string gpu = "\"" + p + "\"";
     const bool same = device == "'cuda'" || p == "ieee";  // no choice to make at launch
     w.Line(DotPrecisionVar(used, p) + " = " +
            (same ? gpu : gpu + " if " + device + ".type == \"cuda\" else \"ieee\""));
+  };
+  for (const auto& l : launches) {
+    for (const auto& k : l.kernel.before) write(k.dot_precision);  // split-K's partial kernel
+    write(l.kernel.dot_precision);
   }
   return used;
 }

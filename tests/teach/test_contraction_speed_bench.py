@@ -45,6 +45,7 @@ def test_dry_run_verifies_a_gemm_and_a_conv(tmp_path: pathlib.Path, child_python
     for r in rows:
         assert r["status"] == "correct", r
         assert r["precision"] == "ieee"  # the interpreter's exact path
+        assert r["schedule"] == "tile", r  # 8 x 8 x 8 and 288 x 8 x 72: one kernel of tl.dot
         assert r["time_ms"] is None and r["tflops"] is None  # no timing on the CPU
         assert 0 < r["err64"] < 1e-6 and 0 < r["eager_err64"] < 1e-6, r
         assert "x" in r["shape"] and r["flops"] > 0
@@ -60,6 +61,10 @@ def test_shape_precision_and_rates(tool: ModuleType) -> None:
     assert tool.dot_precision(candidate, "cuda:0") == "bf16x6"
     assert tool.dot_precision(candidate, "cpu") == "ieee"
     assert tool.dot_precision("no dot here", "cuda") is None
+    assert tool.schedule("part += tl.dot(a, b)") == "tile"
+    assert tool.schedule("# matmul: M=8 N=1 K=70000 batch=1 split_k=4\nacc += tl.sum(") == (
+        "narrow + split-K 4"
+    )
     assert tool.tflops(2 * 4096**3, 2.10) == pytest.approx(65.4, rel=1e-3)
     assert tool.tflops(1e9, None) is None
 

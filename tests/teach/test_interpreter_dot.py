@@ -50,9 +50,23 @@ CASES = {
         "x0, x1",
         "torch.randn(16, 8192), torch.randn(8192, 16)",
     ),
+    # Split-K (heuristics.cc ChooseSplitK): 2 batch entries x 4 slices of partial tiles.
+    "bmm_split_k": (
+        ["t0 = torch.bmm(x0, x1)"],
+        "x0, x1",
+        "torch.randn(2, 16, 20000), torch.randn(2, 20000, 16)",
+    ),
+    # The narrow path (N at most 4: no tl.dot), split over K into 4 slices.
+    "matrix_vector_split_k": (
+        ["t0 = torch.matmul(x0, x1)", "t1 = torch.sigmoid(t0)"],
+        "x0, x1",
+        "torch.randn(8, 70000), torch.randn(70000, 1)",
+    ),
 }
+SPLIT = {"bmm_split_k": "tl.dot", "matrix_vector_split_k": "tl.sum(a[:, :, None] * b[None, :, :]"}
+NARROW = {"matrix_vector_split_k"}
 
-# Every case's M and N are 16 or more: thinner products stay on ieee (heuristics.cc).
+# Every other case's M and N are 16 or more: thinner products stay on ieee (heuristics.cc).
 GPU_CHOICE = 'if x0.device.type == "cuda" else "ieee"'
 
 PROBE = r"""
@@ -94,7 +108,9 @@ def probe(
     for name, (lines, args, inputs) in CASES.items():
         source = task(lines, args, inputs)
         candidate = emit(source)
-        assert GPU_CHOICE in candidate, name
+        assert (GPU_CHOICE in candidate) == (name not in NARROW), name  # no tl.dot: no choice
+        if name in SPLIT:
+            assert "_part_kernel[" in candidate and SPLIT[name] in candidate, name
         (folder / f"task_{name}.py").write_text(source)
         (folder / f"cand_{name}__emitted.py").write_text(candidate)
         if name == "matmul":  # the same kernel, the precision forced

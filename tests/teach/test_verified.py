@@ -110,6 +110,18 @@ CASES = {
         "x0, x1",
         "torch.randn(1, 1), torch.randn(1)",
     ),
+    # Split-K (one tile, 513 BLOCK_K steps: 4 slices, heuristics.cc ChooseSplitK): the partial
+    # kernel's workspace, the in-order sum of the slices, then bias and epilogue.  More split
+    # and narrow cases, run once each, are in test_interpreter_dot.py.
+    "linear_split_k": task(
+        ["t0 = F.linear(x0, x1, x2)", "t1 = torch.tanh(t0)"],
+        "x0, x1, x2",
+        "torch.randn(16, 16416), torch.randn(24, 16416), torch.randn(24)",
+    ),
+    # The narrow path (M at most 4: a product and tl.sum, no tl.dot).
+    "vector_times_matrix": task(
+        ["t0 = torch.matmul(x0, x1)"], "x0, x1", "torch.randn(2, 300), torch.randn(300, 40)"
+    ),
     "linear_scaled_by_a_scalar": task(
         ["t0 = F.linear(x0, x1, x2)", "t1 = torch.mul(t0, x3)"],
         "x0, x1, x2, x3",
@@ -128,6 +140,13 @@ def test_teacher_candidate_is_accepted(name: str) -> None:
     source = CASES[name]
     verdict = verify(source, emit(source), device=DEVICE, input_seed=PINNED_SEED)
     assert verdict.correct, f"{verdict.status}: {verdict.reason}"
+
+
+def test_split_and_narrow_cases_take_those_paths() -> None:
+    # The cases above test what their names say only while the heuristics send them there.
+    assert "_part_kernel[" in emit(CASES["linear_split_k"])
+    narrow = emit(CASES["vector_times_matrix"])
+    assert "tl.dot" not in narrow and "tl.sum(a[:, :, None] * b[None, :, :], axis=1)" in narrow
 
 
 def test_unfused_variant_is_accepted_too() -> None:
