@@ -5,44 +5,19 @@
 // tiled kernel in the style of the Triton matmul tutorial covers all of them.  Operands
 // are gathered through their strides (masked where a window leaves the input), inlined
 // producers are recomputed per tile, and bias and elementwise consumers form the epilogue.
-#include <functional>
+// The convolutions' specs (stride phases of a transposed one, unclamped windows, the weight
+// as a matrix) are in conv_spec.cc.
+#include <cassert>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "codegen/emitters.h"
+#include "codegen/contraction_spec.h"
 #include "codegen/expr.h"
 #include "codegen/heuristics.h"
 
 namespace drtriton::codegen {
 namespace {
-
-using Coords = std::vector<std::string>;
-
-// An operand's coordinates plus an extra validity mask ("" = none).
-struct Operand {
-  Coords coords;
-  std::string mask;
-};
-
-struct ContractionSpec {
-  Shape batch_shape, m_shape, k_shape;
-  int64_t n = 1;
-  // The same as text (sizes.h): literals, or runtime sizes in generic mode.
-  Dims batch_dims, m_dims, k_dims;
-  std::string n_dim;
-  Dims operand_dims;  // sizes only the operands' addressing reads (a convolution's input)
-  ValueId a, b, bias;
-  std::function<Operand(PythonWriter&, const Coords& bc, const Coords& mc, const Coords& kc)> a_at;
-  std::function<Operand(PythonWriter&, const Coords& bc, const Coords& kc, const std::string& n)>
-      b_at;
-  std::function<Coords(const Coords& bc, const Coords& mc, const std::string& n)> out_at;
-  std::function<std::string(const Coords& bc, const std::string& n)> channel;  // bias index
-};
-
-Coords Concat(Coords a, const Coords& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
 
 // matmul and bmm: batch dims of the result, broadcast into each operand.
 ContractionSpec MatmulSpec(const GroupContext& ctx, const Node& node) {
@@ -101,126 +76,6 @@ ContractionSpec LinearSpec(const GroupContext& ctx, const Node& node) {
   return s;
 }
 
-std::string Sum(const std::vector<std::string>& terms) {
-  std::vector<std::string> kept;
-  for (const auto& t : terms)
-    if (t != "0") kept.push_back(t);
-  return kept.empty() ? "0" : Join(kept, " + ");
-}
-
-std::string Scaled(const std::string& c, int64_t k) {
-  if (c == "0" || k == 0) return "0";
-  return k == 1 ? c : c + " * " + IntLiteral(k);
-}
-
-// `c` times a size (sizes.h): a literal or a runtime size.
-std::string ScaledBy(const std::string& c, const std::string& dim) {
-  if (c == "0" || dim == "0") return "0";
-  return dim == "1" ? c : c + " * " + Atom(dim);
-}
-
-// A channel count divided by the group count: the literal `value`, or "(x1_s0 // 2)".
-std::string PerGroup(const std::string& dim, int64_t value, int64_t groups) {
-  if (groups == 1) return dim;
-  if (dim.find_first_not_of("0123456789") == std::string::npos) return IntLiteral(value);
-  return "(" + dim + " // " + IntLiteral(groups) + ")";
-}
-
-// conv (transpose = false) and conv_transpose as implicit GEMMs, one batch entry per group.
-ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpose) {
-  const Program& p = ctx.program;
-  const OpInfo& op = GetOp(node.op);
-  const size_t nsp = static_cast<size_t>(op.spatial_dims);
-  const Shape in = p.value(node.tensors[0]).shape, wt = p.value(node.tensors[1]).shape;
-  const Shape out = p.value(node.result).shape;
-  const bool batched = in.size() == nsp + 2;
-  const size_t lead = batched ? 1 : 0;
-  const auto stride = node.attrs[0].AsInts(nsp), pad = node.attrs[1].AsInts(nsp);
-  const auto dil = node.attrs[transpose ? 4 : 2].AsInts(nsp);
-  const int64_t groups = node.attrs[transpose ? 3 : 3].i;
-  const int64_t cin_g = in[lead] / groups;
-  const int64_t cout_g = out[lead] / groups;
-  const Shape in_sp(in.end() - static_cast<std::ptrdiff_t>(nsp), in.end());
-  const Shape out_sp(out.end() - static_cast<std::ptrdiff_t>(nsp), out.end());
-  const Shape k_sp(wt.end() - static_cast<std::ptrdiff_t>(nsp), wt.end());
-  // The same as text.  Weights are (C_out, C_in / groups, *k) for conv and
-  // (C_in, C_out / groups, *k) for conv_transpose.
-  const Dims in_d = ctx.DimsOf(node.tensors[0]), wt_d = ctx.DimsOf(node.tensors[1]);
-  const Dims out_d = ctx.DimsOf(node.result);
-  const std::string cin_g_dim = transpose ? PerGroup(in_d[lead], cin_g, groups) : wt_d[1];
-  const std::string cout_g_dim = transpose ? wt_d[1] : PerGroup(wt_d[0], cout_g, groups);
-  const Dims in_sp_d(in_d.end() - static_cast<std::ptrdiff_t>(nsp), in_d.end());
-  const Dims out_sp_d(out_d.end() - static_cast<std::ptrdiff_t>(nsp), out_d.end());
-  const Dims k_sp_d(wt_d.end() - static_cast<std::ptrdiff_t>(nsp), wt_d.end());
-
-  ContractionSpec s;
-  if (groups > 1) s.batch_shape = {groups};
-  if (batched) s.m_shape = {in[0]};
-  s.m_shape.insert(s.m_shape.end(), out_sp.begin(), out_sp.end());
-  s.k_shape = {cin_g};
-  s.k_shape.insert(s.k_shape.end(), k_sp.begin(), k_sp.end());
-  s.n = cout_g;
-  s.a = node.tensors[0];
-  s.b = node.tensors[1];
-  s.bias = node.tensors[2];
-  auto group = [groups](const Coords& bc) { return groups > 1 ? bc[0] : std::string("0"); };
-  s.a_at = [=](PythonWriter& w, const Coords& bc, const Coords& mc, const Coords& kc) {
-    Operand o;
-    if (batched) o.coords.push_back(mc[0]);
-    const std::string chan = Sum({ScaledBy(group(bc), cin_g_dim), kc[0]});
-    if (chan != "0" && chan != kc[0]) w.Line("ci = " + chan);
-    o.coords.push_back(chan != "0" && chan != kc[0] ? "ci" : chan);
-    std::vector<std::string> valid;
-    for (size_t d = 0; d < nsp; ++d) {
-      const std::string oc = mc[lead + d], kk = kc[1 + d], i = "sp" + std::to_string(d);
-      if (!transpose) {  // i = o * stride - pad + k * dilation
-        w.Line(i + " = " + Sum({Scaled(oc, stride[d]), IntLiteral(-pad[d]), Scaled(kk, dil[d])}));
-      } else {  // o = i * stride - pad + k * dilation  =>  i = (o + pad - k * dilation) / stride
-        w.Line(i + "_num = " + Sum({oc, IntLiteral(pad[d])}) + " - " + Scaled(kk, dil[d]));
-        w.Line(i + " = " + i + "_num // " + IntLiteral(stride[d]));
-      }
-      // Validity first, then clamp, so that no address (even a masked one) leaves the input.
-      std::string ok = "(" + i + " >= 0) & (" + i + " < " + in_sp_d[d] + ")";
-      if (transpose)
-        ok = "(" + i + "_num >= 0) & (" + i + "_num % " + IntLiteral(stride[d]) + " == 0) & " + ok;
-      w.Line("ok" + std::to_string(d) + " = " + ok);
-      w.Line(i + " = tl.where(ok" + std::to_string(d) + ", " + i + ", 0)");
-      valid.push_back("ok" + std::to_string(d));
-      o.coords.push_back(i);
-    }
-    o.mask = Join(valid, " & ");
-    return o;
-  };
-  s.b_at = [=](PythonWriter&, const Coords& bc, const Coords& kc, const std::string& n) {
-    Operand o;
-    const std::string g = group(bc);
-    if (!transpose)
-      o.coords = {Sum({ScaledBy(g, cout_g_dim), n}), kc[0]};
-    else
-      o.coords = {Sum({ScaledBy(g, cin_g_dim), kc[0]}), n};
-    o.coords.insert(o.coords.end(), kc.begin() + 1, kc.end());
-    return o;
-  };
-  s.channel = [=](const Coords& bc, const std::string& n) {
-    return Sum({ScaledBy(group(bc), cout_g_dim), n});
-  };
-  s.out_at = [=](const Coords& bc, const Coords& mc, const std::string& n) {
-    Coords c;
-    if (batched) c.push_back(mc[0]);
-    c.push_back(s.channel(bc, n));
-    c.insert(c.end(), mc.begin() + static_cast<std::ptrdiff_t>(lead), mc.end());
-    return c;
-  };
-  if (groups > 1) s.batch_dims = {IntLiteral(groups)};
-  if (batched) s.m_dims = {in_d[0]};
-  s.m_dims.insert(s.m_dims.end(), out_sp_d.begin(), out_sp_d.end());
-  s.k_dims = {cin_g_dim};
-  s.k_dims.insert(s.k_dims.end(), k_sp_d.begin(), k_sp_d.end());
-  s.n_dim = cout_g_dim;
-  s.operand_dims = in_sp_d;
-  return s;
-}
-
 ContractionSpec SpecOf(const GroupContext& ctx, const Node& node) {
   const OpInfo& op = GetOp(node.op);
   if (op.has(kConv)) return ConvSpec(ctx, node, false);
@@ -244,6 +99,113 @@ Coords Materialize(PythonWriter& w, const Coords& coords, const std::string& ste
   return out;
 }
 
+// One flat grid axis (CUDA allows 2^31 - 1 programs there, 65535 on the others): batch
+// entries outermost, then tiles in the matmul tutorial's grouped order (GROUP_M rows of tiles
+// share B columns and A rows in L2).  `tiles` is the literal tile count of a batch entry, or
+// 0 when it follows from M (runtime sizes, or a phase's own M).
+void WriteTileIds(PythonWriter& w, KernelParams& params, const GroupContext& ctx,
+                  const ContractionSpec& s, const std::string& m_expr, int64_t tiles) {
+  w.Line("pid = " + ProgramId(0, ctx.wide));
+  if (tiles == 0) {
+    w.Line("num_pid_m = tl.cdiv(" + params.Sizes(m_expr) + ", BLOCK_M)");
+    w.Line("num_pid_n = tl.cdiv(" + params.Sizes(s.n_dim) + ", BLOCK_N)");
+    w.Line("pid_b = pid // (num_pid_m * num_pid_n)");
+    w.Line("pid = pid % (num_pid_m * num_pid_n)");
+  } else {
+    w.Line("pid_b = pid // " + IntLiteral(tiles));
+    w.Line("pid = pid % " + IntLiteral(tiles));
+    w.Line("num_pid_m = tl.cdiv(" + m_expr + ", BLOCK_M)");
+    w.Line("num_pid_n = tl.cdiv(" + s.n_dim + ", BLOCK_N)");
+  }
+  w.Line("num_pid_in_group = GROUP_M * num_pid_n");
+  w.Line("first_pid_m = (pid // num_pid_in_group) * GROUP_M");
+  w.Line("group_size_m = min(num_pid_m - first_pid_m, GROUP_M)");
+  w.Line("pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)");
+  w.Line("pid_n = (pid % num_pid_in_group) // group_size_m");
+  w.Line("offs_m = pid_m * BLOCK_M + " + Arange("BLOCK_M", ctx.wide) + "[:, None]");
+  w.Line("offs_n = pid_n * BLOCK_N + " + Arange("BLOCK_N", ctx.wide) + "[None, :]");
+  w.Line("mask_m = offs_m < " + params.Sizes(m_expr));
+  w.Line("mask_n = offs_n < " + params.Sizes(s.n_dim));
+}
+
+// The body of the K loop: both operand tiles and their product.  A B that the spec can
+// address flat (a conv weight) reads `ptr + flat` under the CONTIG constexpr, which the
+// wrapper sets from .is_contiguous() (see conv_spec.cc for why).
+void WriteKStep(PythonWriter& w, KernelParams& params, const GroupContext& ctx,
+                const ContractionSpec& s, const Coords& bc, const Coords& mc,
+                const std::string& k_expr, const std::string& sum, int& counter) {
+  const Program& p = ctx.program;
+  w.Line("offs_ka = k0 + " + Arange("BLOCK_K", ctx.wide) + "[None, :]");
+  w.Line("offs_kb = k0 + " + Arange("BLOCK_K", ctx.wide) + "[:, None]");
+  const Coords kca = DecomposeDims(w, "offs_ka", s.k_dims, "ka");
+  const Coords kcb = DecomposeDims(w, "offs_kb", s.k_dims, "kb");
+  Operand a = s.a_at(w, bc, mc, kca);
+  Operand b = s.b_at(w, bc, kcb, "offs_n");
+  a.coords = Materialize(w, a.coords, "ia");
+  b.coords = Materialize(w, b.coords, "ib");
+  w.Line("mask_a = mask_m & (offs_ka < " + k_expr + ")" + (a.mask.empty() ? "" : " & " + a.mask));
+  w.Line("mask_b = (offs_kb < " + k_expr + ") & mask_n" + (b.mask.empty() ? "" : " & " + b.mask));
+  ExprEmitter ea(p, ctx.plan.materialized, params, w, "mask_a", "(offs_m + offs_ka) * 0", counter);
+  const std::string av = ea.Emit(s.a, a.coords);
+  ExprEmitter eb(p, ctx.plan.materialized, params, w, "mask_b", "(offs_kb + offs_n) * 0", counter);
+  if (s.b_flat) {
+    params.AddContiguousRead(b.coords, s.b_flat(bc, "offs_kb", "offs_n"));
+    eb.SetContiguousFlag("CONTIG");
+  }
+  const std::string bv = eb.Emit(s.b, b.coords);
+  // Masked lanes must be exactly 0 for the dot, whatever the inlined producers made.
+  w.Line("a = tl.where(mask_a, " + av + ", 0.0)");
+  w.Line("b = tl.where(mask_b, " + bv + ", 0.0)");
+  // DOT_PRECISION: a tensor-core split on the GPU with fp32-level accuracy (heuristics.h,
+  // kDefaultDotPrecision), "ieee" in the CPU interpreter.  TF32 is 1e-3 off; tf32x3 (three
+  // TF32 products) was measured on the H200 and still put a few elements of large-K
+  // contractions past 1e-4 (15 of 3.1M in a linear with K ~ 2k), failing 19 of 21.
+  w.Line(sum + " += tl.dot(a, b, input_precision=DOT_PRECISION)");
+}
+
+bool IsLiteralSize(const std::string& e) {
+  return !e.empty() && e.find_first_not_of("0123456789") == std::string::npos;
+}
+
+// The launch grid of `m` rows (a literal or a wrapper expression).
+std::string GridOf(const std::string& m, const ContractionSpec& s, const ContractionConfig& c,
+                   const std::string& batch_expr) {
+  if (IsLiteralSize(m) && IsLiteralSize(s.n_dim) && IsLiteralSize(batch_expr))
+    return "(" +
+           IntLiteral(CeilDiv(std::stoll(m), c.block_m) * CeilDiv(std::stoll(s.n_dim), c.block_n) *
+                      std::stoll(batch_expr)) +
+           ",)";
+  const std::string bm = IntLiteral(c.block_m), bn = IntLiteral(c.block_n);
+  std::string count =
+      "triton.cdiv(" + m + ", " + bm + ") * triton.cdiv(" + s.n_dim + ", " + bn + ")";
+  if (batch_expr != "1") count += " * " + Atom(batch_expr);
+  return "(" + count + ",)";
+}
+
+// A phased spec's launches: one per phase with any output, the last carrying the kernel's
+// text and the others launched first (EmittedKernel::before) with the same kernel.
+void SplitIntoPhases(EmittedKernel& kernel, const ContractionSpec& s, const ContractionConfig& c,
+                     const std::string& batch_expr) {
+  std::vector<EmittedKernel> launches;
+  for (int64_t phase = 0; phase < s.phases; ++phase) {
+    const std::string m = s.phase_m(phase);
+    if (m.empty()) continue;  // a stride longer than the output: no position in this phase
+    EmittedKernel l = kernel;
+    l.text.clear();
+    l.setup.clear();
+    l.constexprs.push_back("PHASE=" + IntLiteral(phase));
+    l.grid = GridOf(m, s, c, batch_expr);
+    launches.push_back(std::move(l));
+  }
+  assert(!launches.empty() && "every output position has a phase");
+  launches.front().setup = kernel.setup;
+  launches.back().text = kernel.text;
+  kernel = launches.back();
+  launches.pop_back();
+  kernel.before = std::move(launches);
+  if (!kernel.before.empty()) kernel.setup.clear();
+}
+
 }  // namespace
 
 Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
@@ -260,39 +222,19 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   int counter = 0;
   const std::string m_expr = DimProduct(s.m_dims), k_expr = DimProduct(s.k_dims);
   const std::string batch_expr = DimProduct(s.batch_dims);
-
-  // One flat grid axis (CUDA allows 2^31 - 1 programs there, 65535 on the others): batch
-  // entries outermost, then tiles in the matmul tutorial's grouped order (GROUP_M rows
-  // of tiles share B columns and A rows in L2).
-  const int64_t tiles = CeilDiv(m, c.block_m) * CeilDiv(s.n, c.block_n);
-  w.Line("pid = " + ProgramId(0, ctx.wide));
-  if (ctx.generic()) {  // the tile count follows from the runtime sizes
-    w.Line("num_pid_m = tl.cdiv(" + params.Sizes(m_expr) + ", BLOCK_M)");
-    w.Line("num_pid_n = tl.cdiv(" + params.Sizes(s.n_dim) + ", BLOCK_N)");
-    w.Line("pid_b = pid // (num_pid_m * num_pid_n)");
-    w.Line("pid = pid % (num_pid_m * num_pid_n)");
-  } else {
-    w.Line("pid_b = pid // " + IntLiteral(tiles));
-    w.Line("pid = pid % " + IntLiteral(tiles));
-    w.Line("num_pid_m = tl.cdiv(" + IntLiteral(m) + ", BLOCK_M)");
-    w.Line("num_pid_n = tl.cdiv(" + IntLiteral(s.n) + ", BLOCK_N)");
-  }
-  w.Line("num_pid_in_group = GROUP_M * num_pid_n");
-  w.Line("first_pid_m = (pid // num_pid_in_group) * GROUP_M");
-  w.Line("group_size_m = min(num_pid_m - first_pid_m, GROUP_M)");
-  w.Line("pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)");
-  w.Line("pid_n = (pid % num_pid_in_group) // group_size_m");
-  w.Line("offs_m = pid_m * BLOCK_M + " + Arange("BLOCK_M", ctx.wide) + "[:, None]");
-  w.Line("offs_n = pid_n * BLOCK_N + " + Arange("BLOCK_N", ctx.wide) + "[None, :]");
-  w.Line("mask_m = offs_m < " + params.Sizes(m_expr));
-  w.Line("mask_n = offs_n < " + params.Sizes(s.n_dim));
+  const bool phased = s.phases > 1;
+  if (phased) s.phase_lines(w, params);
+  const bool literal_tiles = !ctx.generic() && !phased;
+  WriteTileIds(w, params, ctx, s, m_expr,
+               literal_tiles ? CeilDiv(m, c.block_m) * CeilDiv(s.n, c.block_n) : 0);
   params.Sizes(batch_expr);
   for (const std::string& d : s.operand_dims) params.Sizes(d);
   const Coords bc = DecomposeDims(w, "pid_b", s.batch_dims, "bc");
   const Coords mc = DecomposeDims(w, "offs_m", s.m_dims, "mc");
   w.Line("acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)");
   // A long K is summed chunk by chunk into `part` (heuristics: accuracy); the last chunk may
-  // run past K, where the operands' K masks load zeros.
+  // run past K, where the operands' K masks load zeros.  Outside generic mode K is a literal
+  // or a phase's constexpr: a constant-bound tl.range.
   const bool chunked = c.chunk_k > 0 && !ctx.generic();
   std::string sum = "acc";
   if (chunked) {
@@ -300,38 +242,17 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
     w.Line("part = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)");
     w.Open("for k0 in tl.range(kc, kc + " + IntLiteral(c.chunk_k) + ", BLOCK_K):");
     sum = "part";
+  } else if (!ctx.generic()) {
+    w.Open("for k0 in tl.range(0, " + k_expr + ", BLOCK_K):");
   } else {
     OpenLoop(w, "k0", params.Sizes(k_expr), "BLOCK_K");
   }
-  w.Line("offs_ka = k0 + " + Arange("BLOCK_K", ctx.wide) + "[None, :]");
-  w.Line("offs_kb = k0 + " + Arange("BLOCK_K", ctx.wide) + "[:, None]");
-  const Coords kca = DecomposeDims(w, "offs_ka", s.k_dims, "ka");
-  const Coords kcb = DecomposeDims(w, "offs_kb", s.k_dims, "kb");
-  Operand a = s.a_at(w, bc, mc, kca);
-  Operand b = s.b_at(w, bc, kcb, "offs_n");
-  a.coords = Materialize(w, a.coords, "ia");
-  b.coords = Materialize(w, b.coords, "ib");
-  w.Line("mask_a = mask_m & (offs_ka < " + k_expr + ")" + (a.mask.empty() ? "" : " & " + a.mask));
-  w.Line("mask_b = (offs_kb < " + k_expr + ") & mask_n" + (b.mask.empty() ? "" : " & " + b.mask));
-  {
-    ExprEmitter ea(p, ctx.plan.materialized, params, w, "mask_a", "(offs_m + offs_ka) * 0",
-                   counter);
-    const std::string av = ea.Emit(s.a, a.coords);
-    ExprEmitter eb(p, ctx.plan.materialized, params, w, "mask_b", "(offs_kb + offs_n) * 0",
-                   counter);
-    const std::string bv = eb.Emit(s.b, b.coords);
-    // Masked lanes must be exactly 0 for the dot, whatever the inlined producers made.
-    w.Line("a = tl.where(mask_a, " + av + ", 0.0)");
-    w.Line("b = tl.where(mask_b, " + bv + ", 0.0)");
-    // DOT_PRECISION: a tensor-core split on the GPU with fp32-level accuracy (heuristics.h,
-    // kDefaultDotPrecision), "ieee" in the CPU interpreter.  TF32 is 1e-3 off; tf32x3 (three
-    // TF32 products) was measured on the H200 and still put a few elements of large-K
-    // contractions past 1e-4 (15 of 3.1M in a linear with K ~ 2k), failing 19 of 21.
-    w.Line(sum + " += tl.dot(a, b, input_precision=DOT_PRECISION)");
-  }
+  WriteKStep(w, params, ctx, s, bc, mc, k_expr, sum, counter);
   if (chunked) {
     w.Dedent();
     w.Line("acc += part");
+    w.Dedent();
+  } else if (!ctx.generic()) {
     w.Dedent();
   } else {
     CloseLoop(w, "k0", k_expr, "BLOCK_K");
@@ -349,27 +270,32 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   const std::string val = e.Compute(ctx.group.output, out);
   w.Line("tl.store(" + params.Address(ctx.group.output, out, zero) + ", " + val + ", mask=mask)");
 
+  std::vector<std::string> constexprs = {"BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M",
+                                         "DOT_PRECISION"};
+  std::vector<std::string> checks;
+  for (ValueId v : params.flat_values()) checks.push_back(p.value(v).name + ".is_contiguous()");
+  if (!checks.empty()) constexprs.push_back("CONTIG");
+  if (phased) constexprs.push_back("PHASE");
+  // Sizes as the heuristics saw them (the longest phase's), or the runtime expressions.
+  const bool literal = !ctx.generic();
+  std::string shape = GetOp(node.op).name + ": M=" + (literal ? IntLiteral(m) : m_expr) +
+                      " N=" + s.n_dim + " K=" + (literal ? IntLiteral(k) : k_expr) +
+                      " batch=" + batch_expr;
+  if (phased) shape += ", launched per stride phase (PHASE of " + IntLiteral(s.phases) + ")";
   EmittedKernel kernel;
   kernel.name = ctx.kernel_name;
-  kernel.text = KernelText(kernel.name,
-                           GetOp(node.op).name + ": M=" + m_expr + " N=" + s.n_dim +
-                               " K=" + k_expr + " batch=" + batch_expr,
-                           params, {"BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "DOT_PRECISION"},
-                           w.str());
+  kernel.text = KernelText(kernel.name, shape, params, constexprs, w.str());
   kernel.call_args = params.args();
   kernel.constexprs = {"BLOCK_M=" + IntLiteral(c.block_m), "BLOCK_N=" + IntLiteral(c.block_n),
                        "BLOCK_K=" + IntLiteral(c.block_k), "GROUP_M=" + IntLiteral(c.group_m)};
-  if (ctx.generic()) {
-    const std::string bm = IntLiteral(c.block_m), bn = IntLiteral(c.block_n);
-    std::string count =
-        "triton.cdiv(" + m_expr + ", " + bm + ") * triton.cdiv(" + s.n_dim + ", " + bn + ")";
-    if (batch_expr != "1") count += " * " + Atom(batch_expr);
-    kernel.grid = "(" + count + ",)";
-  } else {
-    kernel.grid = "(" + IntLiteral(tiles * batch) + ",)";
+  if (!checks.empty()) {
+    kernel.setup.push_back("contig = " + Join(checks, " and "));
+    kernel.constexprs.push_back("CONTIG=contig");
   }
+  kernel.grid = GridOf(literal ? IntLiteral(m) : m_expr, s, c, batch_expr);
   kernel.launch = c.launch;
   kernel.dot_precision = DotPrecisionName(c.precision);
+  if (phased) SplitIntoPhases(kernel, s, c, batch_expr);
   return kernel;
 }
 
