@@ -160,6 +160,20 @@ TEST(CodegenTest, TransposedConvolutionIsOneDenseConvolutionPerStridePhase) {
   ExpectInOrder(s1, {"sp0 = mc1 + 1 - ka1 * 2", "ok0 = (sp0 >= 0) & (sp0 < 5)"});
 }
 
+TEST(CodegenTest, DepthwiseConvolutionSumsItsWindowWithoutDot) {
+  // One input channel per group: K = 9 and N = 2 would pad tl.dot's tiles to 16 x 16.
+  const std::string c =
+      MustEmit(MustParse("def fused_operator(x0, x1):\n"
+                         "    t0 = F.conv2d(x0, x1, None, 1, 1, 1, 4)\n"
+                         "    return t0\n",
+                         "torch.randn(2, 4, 8, 8), torch.randn(8, 1, 3, 3)"));
+  EXPECT_EQ(Count(c, "tl.dot("), 0);
+  EXPECT_EQ(Count(c, "DOT_PRECISION"), 0);
+  ExpectInOrder(c, {"# conv2d: M=128 N=2 K=9 batch=4", "for k0 in tl.range(0, 9, BLOCK_K):",
+                    "ci = bc0", "acc += tl.sum(a[:, :, None] * b[None, :, :], axis=1)",
+                    "BLOCK_M=128, BLOCK_N=2, BLOCK_K=16", "num_warps=4,"});
+}
+
 TEST(CodegenTest, LongReductionsSumInChunks) {
   // K = 8192: 256 BLOCK_K steps of the split's fresh tiles > kSplitChunkedAbove, so chunks of
   // 256 elements (sqrt(K) = 90, raised to the minimum of eight BLOCK_K of 32) go into a partial

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "codegen/emitters.h"
+#include "codegen/heuristics.h"
 #include "codegen/kernel.h"
 #include "codegen/python_writer.h"
 
@@ -43,6 +44,9 @@ struct ContractionSpec {
   // Several launches of one kernel, told apart by the PHASE constexpr (0 .. phases - 1): a
   // transposed convolution's stride phases.  `phase_lines` writes the phase's constants at
   // the top of the kernel; `phase_m` is the wrapper's M of a phase ("" = no output, no launch).
+  // Multiply-accumulate through tl.sum instead of tl.dot (ChooseWindowSum): a depthwise
+  // convolution's N and K are too small for tl.dot's 16-wide tiles, which would be mostly zeros.
+  bool window_sum = false;
   int64_t phases = 1;
   std::function<void(PythonWriter&, KernelParams&)> phase_lines;
   std::function<std::string(int64_t phase)> phase_m;
@@ -50,6 +54,8 @@ struct ContractionSpec {
 
 // conv (transpose = false) and conv_transpose as implicit GEMMs (conv_spec.cc).
 ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpose);
+// Tiles of a ContractionSpec::window_sum kernel (conv_spec.cc).
+ContractionConfig ChooseWindowSum(int64_t m, int64_t n, int64_t k, int variant);
 
 // --- Index text helpers (conv_spec.cc). ----------------------------------------------------
 

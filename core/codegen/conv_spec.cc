@@ -245,6 +245,26 @@ std::string PhaseM(const ConvGeometry& g, const std::vector<TransposedDim>& tds,
 
 }  // namespace
 
+// A window-sum kernel holds the product a[:, :, None] * b[None, :, :] of BLOCK_M x BLOCK_K x
+// BLOCK_N fp32 before tl.sum reduces it over K: 4096 of them are 32 per thread at 4 warps
+// (about as many registers as the 128 x 128 dot tile's accumulator at 8 warps).  BLOCK_K
+// covers a 3x3 or 5x5 window in one step (16 or 32 lanes) and larger ones in a few, so the
+// loop has almost nothing for software pipelining to overlap: one stage.  Variants trade
+// rows per program for programs.  Not measured on the GPU yet.
+ContractionConfig ChooseWindowSum(int64_t m, int64_t n, int64_t k, int variant) {
+  static constexpr int64_t kProduct[kNumVariants] = {4096, 2048, 8192, 1024};
+  ContractionConfig c;
+  c.block_n = std::min<int64_t>(NextPow2(n), 16);
+  c.block_k = std::min<int64_t>(NextPow2(k), 32);
+  c.block_m = std::clamp<int64_t>(kProduct[variant % kNumVariants] / (c.block_k * c.block_n), 16,
+                                  std::max<int64_t>(16, NextPow2(m)));
+  c.group_m = 8;
+  c.precision = DotPrecision::kIeee;  // no tl.dot
+  c.launch.num_warps = 4;
+  c.launch.num_stages = 1;
+  return c;
+}
+
 ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpose) {
   const ConvGeometry g = GeometryOf(ctx, node, transpose);
   const Dims in_d = ctx.DimsOf(node.tensors[0]);
@@ -287,6 +307,10 @@ ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpo
   s.a = node.tensors[0];
   s.b = node.tensors[1];
   s.bias = node.tensors[2];
+  // One input channel per group (depthwise, with any channel multiplier): K is the window
+  // alone (9 for 3x3) and N the multiplier (usually 1), so tl.dot's 16 x 16 minimum would
+  // multiply 16 * 16 / (9 * 1) = 28x the products that count.
+  s.window_sum = g.groups > 1 && g.cin_g == 1;
   if (phased) {
     s.phases = inner;
     s.phase_lines = [=](PythonWriter& w, KernelParams& params) {

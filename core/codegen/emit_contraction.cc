@@ -156,6 +156,10 @@ void WriteKStep(PythonWriter& w, KernelParams& params, const GroupContext& ctx,
   // Masked lanes must be exactly 0 for the dot, whatever the inlined producers made.
   w.Line("a = tl.where(mask_a, " + av + ", 0.0)");
   w.Line("b = tl.where(mask_b, " + bv + ", 0.0)");
+  if (s.window_sum) {  // [BLOCK_M, BLOCK_K, BLOCK_N] products summed over K, in fp32
+    w.Line(sum + " += tl.sum(a[:, :, None] * b[None, :, :], axis=1)");
+    return;
+  }
   // DOT_PRECISION: a tensor-core split on the GPU with fp32-level accuracy (heuristics.h,
   // kDefaultDotPrecision), "ieee" in the CPU interpreter.  TF32 is 1e-3 off; tf32x3 (three
   // TF32 products) was measured on the H200 and still put a few elements of large-K
@@ -214,9 +218,12 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   const ContractionSpec s = SpecOf(ctx, node);
   const int64_t m = Product(s.m_shape), k = Product(s.k_shape), batch = Product(s.batch_shape);
   // Generic mode: the tiles of a large problem for every shape (masks cover the edges).
-  const ContractionConfig c =
-      ctx.generic() ? ChooseContraction(kUnknownSize, kUnknownSize, kUnknownSize, 1, ctx.variant)
-                    : ChooseContraction(m, s.n, k, batch, ctx.variant);
+  const int64_t u = kUnknownSize;
+  const ContractionConfig c = s.window_sum
+                                  ? (ctx.generic() ? ChooseWindowSum(u, u, u, ctx.variant)
+                                                   : ChooseWindowSum(m, s.n, k, ctx.variant))
+                              : ctx.generic() ? ChooseContraction(u, u, u, 1, ctx.variant)
+                                              : ChooseContraction(m, s.n, k, batch, ctx.variant);
   KernelParams params(p);
   PythonWriter w(1);
   int counter = 0;
@@ -270,8 +277,8 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   const std::string val = e.Compute(ctx.group.output, out);
   w.Line("tl.store(" + params.Address(ctx.group.output, out, zero) + ", " + val + ", mask=mask)");
 
-  std::vector<std::string> constexprs = {"BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M",
-                                         "DOT_PRECISION"};
+  std::vector<std::string> constexprs = {"BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"};
+  if (!s.window_sum) constexprs.push_back("DOT_PRECISION");
   std::vector<std::string> checks;
   for (ValueId v : params.flat_values()) checks.push_back(p.value(v).name + ".is_contiguous()");
   if (!checks.empty()) constexprs.push_back("CONTIG");
@@ -294,7 +301,7 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   }
   kernel.grid = GridOf(literal ? IntLiteral(m) : m_expr, s, c, batch_expr);
   kernel.launch = c.launch;
-  kernel.dot_precision = DotPrecisionName(c.precision);
+  if (!s.window_sum) kernel.dot_precision = DotPrecisionName(c.precision);
   if (phased) SplitIntoPhases(kernel, s, c, batch_expr);
   return kernel;
 }

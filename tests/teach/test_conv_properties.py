@@ -1,13 +1,15 @@
-"""Transposed convolutions by stride phase, property-style, in the CPU interpreter.
+"""Convolutions in the CPU interpreter against torch, property-style.
 
-The teacher emits a transposed convolution of stride s as prod(s) dense convolutions, one per
-output phase p (o = p + s * j along each dim): only the kernel offsets k with
+Transposed convolutions: the teacher emits one of stride s as prod(s) dense convolutions, one
+per output phase p (o = p + s * j along each dim): only the kernel offsets k with
 (p + pad - k * dilation) % s == 0 reach that phase, so each launch's K loop runs over
 (input channel, contributing offset) and multiplies no structural zero
-(core/codegen/conv_spec.cc).  Random strides, paddings, dilations, output paddings, groups,
-kernel and input sizes in 1-D, 2-D and 3-D are checked against torch's float64 result, with
-and without bias and in both emission modes (shape-specialized and generic sizes).  The shapes
-are small so that the interpreter runs all of them in about a minute.
+(core/codegen/conv_spec.cc).  Depthwise convolutions (one input channel per group, either
+direction) multiply-accumulate through tl.sum instead of 16-wide tl.dot tiles.  Random
+strides, paddings, dilations, output paddings, groups, kernel and input sizes in 1-D, 2-D and
+3-D are checked against torch's float64 result, with and without bias and in both emission
+modes (shape-specialized and generic sizes).  The shapes are small so that the interpreter
+runs all of them in well under a minute.
 """
 
 from __future__ import annotations
@@ -42,8 +44,16 @@ class Case:
     batch: int | None  # None: an unbatched input
     bias: bool
     generic: bool
+    transpose: bool = True
+
+    @property
+    def window_sum(self) -> bool:  # depthwise: no tl.dot
+        return self.groups > 1 and self.cin_g == 1
 
     def out_len(self, d: int) -> int:
+        if not self.transpose:
+            span = self.dil[d] * (self.kernel[d] - 1) + 1
+            return (self.size[d] + 2 * self.pad[d] - span) // self.stride[d] + 1
         return (
             (self.size[d] - 1) * self.stride[d]
             - 2 * self.pad[d]
@@ -57,6 +67,8 @@ class Case:
         lead = [] if self.batch is None else [self.batch]
         x = [*lead, self.cin_g * self.groups, *self.size]
         w = [self.cin_g * self.groups, self.cout_g, *self.kernel]
+        if not self.transpose:
+            w = [self.cout_g * self.groups, self.cin_g, *self.kernel]
         inputs = f"torch.randn{tuple(x)}, torch.randn{tuple(w)}"
         args, bias = "x0, x1", "None"
         if self.bias:
@@ -70,10 +82,17 @@ class Case:
             f"t0 = F.conv_transpose{n}d(x0, x1, {bias}, {tup(self.stride)}, {tup(self.pad)}, "
             f"{tup(self.out_pad)}, {self.groups}, {tup(self.dil)})"
         )
+        if not self.transpose:
+            call = (
+                f"t0 = F.conv{n}d(x0, x1, {bias}, {tup(self.stride)}, {tup(self.pad)}, "
+                f"{tup(self.dil)}, {self.groups})"
+            )
         return task([call], args, inputs)
 
 
-def random_case(rng: random.Random, dims: int, generic: bool) -> Case:
+def random_case(
+    rng: random.Random, dims: int, generic: bool, depthwise: bool = False, transpose: bool = True
+) -> Case:
     while True:
         stride = tuple(rng.choice([1, 2, 2, 3]) for _ in range(dims))
         dil = tuple(rng.choice([1, 1, 2, 3]) for _ in range(dims))
@@ -81,6 +100,8 @@ def random_case(rng: random.Random, dims: int, generic: bool) -> Case:
         pad = tuple(rng.randint(0, 2) for _ in range(dims))
         # torch: output_padding < max(stride, dilation)
         out_pad = tuple(rng.randint(0, max(s, d) - 1) for s, d in zip(stride, dil, strict=True))
+        if not transpose:
+            out_pad = (0,) * dims
         size = tuple(rng.randint(1, 6 if dims < 3 else 3) for _ in range(dims))
         case = Case(
             dims=dims,
@@ -88,14 +109,15 @@ def random_case(rng: random.Random, dims: int, generic: bool) -> Case:
             pad=pad,
             out_pad=out_pad,
             dil=dil,
-            groups=rng.choice([1, 1, 2]),
+            groups=rng.choice([2, 3, 4] if depthwise else [1, 1, 2]),
             kernel=kernel,
             size=size,
-            cin_g=rng.randint(1, 3),
-            cout_g=rng.randint(1, 3),
+            cin_g=1 if depthwise else rng.randint(1, 3),
+            cout_g=rng.randint(1, 2 if depthwise else 3),
             batch=rng.choice([None, 1, 2]),
             bias=rng.random() < 0.5,
             generic=generic,
+            transpose=transpose,
         )
         if all(case.out_len(d) >= 1 for d in range(dims)):
             return case
@@ -105,6 +127,19 @@ def cases() -> list[Case]:
     rng = random.Random(19)
     out = [random_case(rng, dims, generic=False) for dims in (1, 2, 3) for _ in range(10)]
     out += [random_case(rng, dims, generic=True) for dims in (1, 2, 3) for _ in range(3)]
+    # Direct convolutions: unclamped windows, masks only where a window can leave the input,
+    # the weight read as a matrix.
+    out += [
+        random_case(rng, dims, generic, transpose=False)
+        for dims in (1, 2, 3)
+        for generic in (False, False, False, True)
+    ]
+    for transpose in (False, True):
+        out += [
+            random_case(rng, dims, generic, depthwise=True, transpose=transpose)
+            for dims in (1, 2, 3)
+            for generic in (False, True)
+        ]
     # The KernelBench pattern (stride 2, pad 1, kernel 3, output_padding 1), where the phases'
     # contributing-offset counts differ (2 and 1 per dim), and dilation sharing the stride's
     # factor (phases that no kernel offset reaches get the bias alone).
@@ -147,7 +182,7 @@ print(json.dumps(result))
 
 @pytest.fixture(scope="module")
 def probe(tmp_path_factory: pytest.TempPathFactory, child_python_path: str) -> dict[str, dict]:
-    folder = tmp_path_factory.mktemp("conv_transpose_phases")
+    folder = tmp_path_factory.mktemp("conv_properties")
     for i, case in enumerate(CASES):
         source = case.source()
         (folder / f"task_{i:02d}.py").write_text(source)
@@ -176,6 +211,14 @@ def test_every_case_matches_torch(probe: dict[str, dict]) -> None:
 
 
 @pytest.mark.parametrize("i", range(len(CASES)))
+def test_depthwise_kernels_have_no_dot(i: int) -> None:
+    case = CASES[i]
+    text = emit(case.source(), generic_shapes=case.generic)
+    assert ("tl.dot(" in text) != case.window_sum
+    assert ("tl.sum(a[:, :, None] * b[None, :, :], axis=1)" in text) == case.window_sum
+
+
+@pytest.mark.parametrize("i", [i for i, case in enumerate(CASES) if case.transpose])
 def test_inner_loop_has_no_stride_masks(i: int) -> None:
     case = CASES[i]
     text = emit(case.source(), generic_shapes=case.generic)
