@@ -141,8 +141,7 @@ TEST(CodegenGenericTest, LinearTakesMNKAtRunTime) {
   ExpectAll(c, {"# linear: M=x0_s0 * x0_s1 N=x1_s0 K=x0_s2",
                 "num_pid_m = tl.cdiv(x0_s0 * x0_s1, BLOCK_M)",
                 "pid_b = pid // (num_pid_m * num_pid_n)", "mask_n = offs_n < x1_s0",
-                "while k0 < x0_s2:", "tl.dot(a, b, input_precision=DOT_PRECISION)",
-                "k0 += BLOCK_K",
+                "while k0 < x0_s2:", "tl.dot(a, b, input_precision=DOT_PRECISION)", "k0 += BLOCK_K",
                 "dot_precision = \"bf16x6\" if x0.device.type == \"cuda\" else \"ieee\"",
                 "t1 = torch.empty((x0_s0, x0_s1, x1_s0)",
                 "[(triton.cdiv(x0_s0 * x0_s1, 128) * triton.cdiv(x1_s0, 128),)]("});

@@ -102,6 +102,78 @@ TEST(CodegenTest, ConvWithEpilogueIsOneKernel) {
   EXPECT_EQ(Count(MustEmit(p, unfused), "@triton.jit"), 2);
 }
 
+TEST(CodegenTest, ConvLoadsAreNotClampedAndItsWeightIsAMatrix) {
+  // Padding 1: both sides of the window are tested, and the masked load does the rest.
+  const std::string padded =
+      MustEmit(MustParse("def fused_operator(x0, x1):\n"
+                         "    t0 = F.conv2d(x0, x1, None, 1, 1)\n"
+                         "    return t0\n",
+                         "torch.randn(2, 3, 8, 8), torch.randn(4, 3, 3, 3)"));
+  EXPECT_EQ(Count(padded, "tl.where(ok"), 0);
+  ExpectInOrder(padded,
+                {"CONTIG: tl.constexpr", "sp0 = mc1 + ka1 - 1", "ok0 = (sp0 >= 0) & (sp0 < 8)",
+                 "mask_a = mask_m & (offs_ka < 27) & ok0",
+                 "if CONTIG:", "tl.load(x1_ptr + offs_n * 27 + offs_kb, mask=mask_b",
+                 "else:", "kb2 * stride_x1_3", "contig = x1.is_contiguous()", "CONTIG=contig"});
+  // No padding: the window never leaves the input (torch's output length), so no mask at all;
+  // groups put the group's first output channel into the weight's row.
+  const std::string valid =
+      MustEmit(MustParse("def fused_operator(x0, x1):\n"
+                         "    t0 = F.conv2d(x0, x1, None, 2, 0, 1, 2)\n"
+                         "    return t0\n",
+                         "torch.randn(2, 4, 9, 9), torch.randn(6, 2, 3, 3)"));
+  EXPECT_EQ(Count(valid, "ok0"), 0);
+  ExpectInOrder(valid, {"sp0 = mc1 * 2 + ka1", "mask_a = mask_m & (offs_ka < 18)\n",
+                        "tl.load(x1_ptr + (bc0 * 3 + offs_n) * 18 + offs_kb"});
+}
+
+TEST(CodegenTest, TransposedConvolutionIsOneDenseConvolutionPerStridePhase) {
+  // Stride 2, padding 1, kernel 3: phase 0 of a dim takes kernel offset 1 alone, phase 1
+  // offsets 0 and 2, so the phases' K are 4 * {1, 2} * {1, 2} and no product is by a
+  // structural zero.
+  const std::string c =
+      MustEmit(MustParse("def fused_operator(x0, x1):\n"
+                         "    t0 = F.conv_transpose2d(x0, x1, None, 2, 1, 1)\n"
+                         "    return t0\n",
+                         "torch.randn(2, 4, 5, 5), torch.randn(4, 3, 3, 3)"));
+  ExpectInOrder(
+      c,
+      {"PHASE: tl.constexpr):", "launched per stride phase (PHASE of 4)",
+       "phase0: tl.constexpr = (PHASE // 2) % 2", "first_k0: tl.constexpr = (phase0 + 1) % 2",
+       "shift0: tl.constexpr = (phase0 + 1 - first_k0) // 2",
+       "taps0: tl.constexpr = (3 - first_k0 + 1) // 2", "outs0: tl.constexpr = (11 - phase0) // 2",
+       "phase1: tl.constexpr = PHASE % 2", "mask_m = offs_m < 2 * outs0 * outs1",
+       "for k0 in tl.range(0, 4 * taps0 * taps1, BLOCK_K):", "sp0 = mc1 + shift0 - ka1",
+       "ok0 = (sp0 < 5)",  // i = j + shift - t never goes below 0 here
+       "ib2 = first_k0 + kb1 * 2", "oc2 = phase0 + mc1 * 2", "PHASE=0", "PHASE=1", "PHASE=2",
+       "PHASE=3"});
+  EXPECT_EQ(Count(c, "@triton.jit"), 1);
+  EXPECT_EQ(Count(c, "% 2 == 0"), 0);
+  EXPECT_EQ(Count(c, "k0_conv_transpose2d_kernel[(1,)]("), 4);  // 50 rows per phase
+  // Stride 1 needs no phase.
+  const std::string s1 =
+      MustEmit(MustParse("def fused_operator(x0, x1):\n"
+                         "    t0 = F.conv_transpose1d(x0, x1, None, 1, 1, 0, 1, 2)\n"
+                         "    return t0\n",
+                         "torch.randn(2, 4, 5), torch.randn(4, 3, 3)"));
+  EXPECT_EQ(Count(s1, "PHASE"), 0);
+  ExpectInOrder(s1, {"sp0 = mc1 + 1 - ka1 * 2", "ok0 = (sp0 >= 0) & (sp0 < 5)"});
+}
+
+TEST(CodegenTest, DepthwiseConvolutionSumsItsWindowWithoutDot) {
+  // One input channel per group: K = 9 and N = 2 would pad tl.dot's tiles to 16 x 16.
+  const std::string c =
+      MustEmit(MustParse("def fused_operator(x0, x1):\n"
+                         "    t0 = F.conv2d(x0, x1, None, 1, 1, 1, 4)\n"
+                         "    return t0\n",
+                         "torch.randn(2, 4, 8, 8), torch.randn(8, 1, 3, 3)"));
+  EXPECT_EQ(Count(c, "tl.dot("), 0);
+  EXPECT_EQ(Count(c, "DOT_PRECISION"), 0);
+  ExpectInOrder(c, {"# conv2d: M=128 N=2 K=9 batch=4", "for k0 in tl.range(0, 9, BLOCK_K):",
+                    "ci = bc0", "acc += tl.sum(a[:, :, None] * b[None, :, :], axis=1)",
+                    "BLOCK_M=128, BLOCK_N=2, BLOCK_K=16", "num_warps=4,"});
+}
+
 TEST(CodegenTest, LongReductionsSumInChunks) {
   // K = 8192: 256 BLOCK_K steps of the split's fresh tiles > kSplitChunkedAbove, so chunks of
   // 256 elements (sqrt(K) = 90, raised to the minimum of eight BLOCK_K of 32) go into a partial

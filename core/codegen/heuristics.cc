@@ -272,4 +272,25 @@ ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t bat
   return c;
 }
 
+// A window-sum kernel (ContractionConfig::narrow, for a depthwise convolution) holds the product
+// a[:, :, None] * b[None, :, :] of BLOCK_M x BLOCK_K x BLOCK_N fp32 before tl.sum reduces it over
+// K: 4096 of them are 32 per thread at 4 warps (about as many registers as the 128 x 128 dot tile's
+// accumulator at 8 warps).  BLOCK_K covers a 3x3 or 5x5 window in one step (16 or 32 lanes) and
+// larger ones in a few, so the loop has almost nothing for software pipelining to overlap: one
+// stage.  Variants trade rows per program for programs.  Not measured on the GPU yet.
+ContractionConfig ChooseWindowSum(int64_t m, int64_t n, int64_t k, int variant) {
+  static constexpr int64_t kProduct[kNumVariants] = {4096, 2048, 8192, 1024};
+  ContractionConfig c;
+  c.block_n = std::min<int64_t>(NextPow2(n), 16);
+  c.block_k = std::min<int64_t>(NextPow2(k), 32);
+  c.block_m = std::clamp<int64_t>(kProduct[variant % kNumVariants] / (c.block_k * c.block_n), 16,
+                                  std::max<int64_t>(16, NextPow2(m)));
+  c.group_m = 8;
+  c.precision = DotPrecision::kIeee;  // no tl.dot
+  c.narrow = true;
+  c.launch.num_warps = 4;
+  c.launch.num_stages = 1;
+  return c;
+}
+
 }  // namespace drtriton::codegen

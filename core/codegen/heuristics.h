@@ -77,8 +77,9 @@ struct ContractionConfig {
   // epilogue.  1 = one kernel.  See ChooseContraction.
   int64_t split_k = 1;
   int64_t k_slice = 0;
-  // A matrix-vector product (M or N at most kNarrowAtMost): the tile's products are an
-  // elementwise multiply and a tl.sum over BLOCK_K, no tl.dot (which pads dims to 16).
+  // A matrix-vector product (M or N at most kNarrowAtMost) or a depthwise convolution's window
+  // sum (ChooseWindowSum): the tile's products are an elementwise multiply and a tl.sum over
+  // BLOCK_K, no tl.dot (which pads dims to 16).
   bool narrow = false;
   DotPrecision precision = kDefaultDotPrecision;  // on the GPU; "ieee" in the interpreter
   LaunchConfig launch;
@@ -86,6 +87,9 @@ struct ContractionConfig {
 // `precision`: the GPU's tl.dot precision the configuration is for (its K chunking follows it).
 ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t batch, int variant,
                                     DotPrecision precision = kDefaultDotPrecision);
+// Depthwise convolutions (one input channel per group, conv_spec.cc): window sums through the
+// narrow path, whose N (channels per group) and K (the window) are too small for tl.dot.
+ContractionConfig ChooseWindowSum(int64_t m, int64_t n, int64_t k, int variant);
 // Contractions whose running fp32 sum is longer than this sum it in chunks
 // (ContractionConfig::chunk_k).  The sum has K terms with ieee and K / BLOCK_K with a split.
 inline constexpr int64_t kChunkedAbove = 1024;

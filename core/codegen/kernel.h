@@ -31,7 +31,8 @@ struct EmittedKernel {
   // the wrapper passes "ieee" to the CPU interpreter instead (wrapper.cc).  "" = no tl.dot.
   std::string dot_precision;
   // Kernels launched first, in order, with their own setup (a row split's statistics kernel
-  // and the allocation of its partials buffer).
+  // and the allocation of its partials buffer).  One with empty text is another launch of this
+  // kernel (a transposed convolution's other stride phases, PHASE=...).
   std::vector<EmittedKernel> before;
 };
 

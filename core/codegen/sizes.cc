@@ -271,6 +271,17 @@ std::string Atom(const std::string& expr) {
   return simple || wrapped ? expr : "(" + expr + ")";
 }
 
+namespace {
+// `<value>_s<d>` (SizeName); kernels also name constants of their own (a transposed
+// convolution's `taps0`), which are no sizes.
+bool IsSizeName(const std::string& token) {
+  const size_t at = token.rfind("_s");
+  return at != std::string::npos && at > 0 && at + 2 < token.size() &&
+         !std::isdigit(static_cast<unsigned char>(token[0])) &&
+         token.find_first_not_of("0123456789", at + 2) == std::string::npos;
+}
+}  // namespace
+
 std::vector<std::string> SizeNamesIn(const std::string& expr) {
   std::vector<std::string> names;
   for (size_t i = 0; i < expr.size();) {
@@ -281,8 +292,7 @@ std::vector<std::string> SizeNamesIn(const std::string& expr) {
     size_t j = i;
     while (j < expr.size() && IsNameChar(expr[j])) ++j;
     const std::string token = expr.substr(i, j - i);
-    if (!std::isdigit(static_cast<unsigned char>(token[0])) &&
-        std::find(names.begin(), names.end(), token) == names.end())
+    if (IsSizeName(token) && std::find(names.begin(), names.end(), token) == names.end())
       names.push_back(token);
     i = j;
   }

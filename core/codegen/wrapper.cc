@@ -138,7 +138,8 @@ std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launc
                               const SizeSyms* syms) {
   std::string out = "import torch\nimport triton\nimport triton.language as tl\n";
   for (const auto& l : launches) {
-    for (const auto& k : l.kernel.before) out += "\n\n" + k.text;
+    for (const auto& k : l.kernel.before)  // "" = another launch of a kernel written below
+      if (!k.text.empty()) out += "\n\n" + k.text;
     out += "\n\n" + l.kernel.text;
   }
 

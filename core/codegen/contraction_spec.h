@@ -1,0 +1,67 @@
+// Private to codegen/: what a contraction kernel (emit_contraction.cc) is told about its
+// operator.  Each contraction is C[b, m, n] = sum_k A[b, m, k] * B[b, k, n] where (b, m, n, k)
+// map to the operands' own coordinates; a spec says how, as index arithmetic in text.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "codegen/emitters.h"
+#include "codegen/heuristics.h"
+#include "codegen/kernel.h"
+#include "codegen/python_writer.h"
+
+namespace drtriton::codegen {
+
+using Coords = std::vector<std::string>;
+
+// An operand's coordinates plus an extra validity mask ("" = none).
+struct Operand {
+  Coords coords;
+  std::string mask;
+};
+
+struct ContractionSpec {
+  // Sizes for the heuristics (the largest launch's where there are several).
+  Shape batch_shape, m_shape, k_shape;
+  int64_t n = 1;
+  // The same as text (sizes.h): literals, or runtime sizes in generic mode; a transposed
+  // convolution's phase launches also name the phase's own lengths (conv_spec.cc).
+  Dims batch_dims, m_dims, k_dims;
+  std::string n_dim;
+  Dims operand_dims;  // sizes only the operands' addressing reads (a convolution's input)
+  ValueId a, b, bias;
+  std::function<Operand(PythonWriter&, const Coords& bc, const Coords& mc, const Coords& kc)> a_at;
+  std::function<Operand(PythonWriter&, const Coords& bc, const Coords& kc, const std::string& n)>
+      b_at;
+  std::function<Coords(const Coords& bc, const Coords& mc, const std::string& n)> out_at;
+  std::function<std::string(const Coords& bc, const std::string& n)> channel;  // bias index
+  // B as a row-major (N, K) matrix when the wrapper finds it contiguous: the flat offset of
+  // element (k, n) given the flat K index `k` (a convolution's weight); empty = always strided.
+  std::function<std::string(const Coords& bc, const std::string& k, const std::string& n)> b_flat;
+  // Several launches of one kernel, told apart by the PHASE constexpr (0 .. phases - 1): a
+  // transposed convolution's stride phases.  `phase_lines` writes the phase's constants at
+  // the top of the kernel; `phase_m` is the wrapper's M of a phase ("" = no output, no launch).
+  // Multiply-accumulate through tl.sum instead of tl.dot (ChooseWindowSum): a depthwise
+  // convolution's N and K are too small for tl.dot's 16-wide tiles, which would be mostly zeros.
+  bool window_sum = false;
+  int64_t phases = 1;
+  std::function<void(PythonWriter&, KernelParams&)> phase_lines;
+  std::function<std::string(int64_t phase)> phase_m;
+};
+
+// conv (transpose = false) and conv_transpose as implicit GEMMs (conv_spec.cc).
+ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpose);
+
+// --- Index text helpers (conv_spec.cc). ----------------------------------------------------
+
+Coords Concat(Coords a, const Coords& b);
+// The terms joined with " + ", zeros dropped ("0" when none is left).
+std::string Sum(const std::vector<std::string>& terms);
+// `c` times a literal, `c` times a size (a literal or a runtime size).
+std::string Scaled(const std::string& c, int64_t k);
+std::string ScaledBy(const std::string& c, const std::string& dim);
+
+}  // namespace drtriton::codegen

@@ -1,0 +1,375 @@
+// Convolutions as implicit GEMMs (contraction_spec.h): m = (sample, output position),
+// k = (input channel / group, kernel offset), n = output channel / group, b = group.
+//
+// A transposed convolution of stride s is s dense convolutions per spatial dim, one per output
+// phase p (o = p + s * j): o = i * s - pad + k * dil holds for an integer i only when
+// (p + pad - k * dil) % s == 0, so only the kernel offsets k = first_k + t * step (t < taps)
+// reach phase p, and for them i = j + shift - t * rate (step = s / g, rate = dil / g with
+// g = gcd(s, dil); TransposedDim).  Each phase is one launch of the same kernel (the PHASE
+// constexpr) whose K loop runs over (input channel, t) alone: the direct form loops over all
+// kernel offsets and masks the ones whose `% s` is not 0, which at stride 2 in 3-D multiplies
+// 7 of 8 products by zeros (issue 19).  A 3x3x3 kernel of stride 2 has taps 2 or 1 per dim:
+// the phases' K are 8, 4, 4, 2, 4, 2, 2 and 1 times C_in, 27 C_in in all, against 8 * 27 C_in
+// before.  Phases are separate launches rather than a grid axis so that each K loop has its
+// phase's exact length as a constant (Triton pipelines a constant-bound loop; a grid axis
+// would loop over the longest phase's K and mask the rest, 2.4x the products in that 3-D case).
+//
+// Loads: window coordinates are not clamped, because a masked lane of tl.load is never
+// dereferenced (the CPU interpreter and the GPU alike); a clamp `tl.where(ok, i, 0)` makes the
+// offsets look non-contiguous to Triton's alignment analysis, which then issues one 4-byte load
+// per element.  Window masks are dropped where the bounds are proven (a conv with no padding
+// never leaves its input).  A contiguous conv weight is read as the (C_out, C_in / groups * k)
+// matrix it is (ContractionSpec::b_flat): `co * K + k` along a unit-stride K, which Triton can
+// load 16 bytes at a time when K % 4 == 0 (K = 576 for 64 channels of 3x3), instead of the
+// (ci, kh, kw) decomposition through runtime strides, one 4-byte load per element.  Compiled
+// for sm_90 on the CPU (Triton 3.6 make_ttgir, 16-byte-aligned pointers, conv2d 64 -> 128
+// channels 3x3 on 32x32): the flat weight tile becomes cp.async copies of contiguity 4 (16
+// bytes), the strided one contiguity 1; the input tile stays at 1 (its m = (n, oh, ow) is cut
+// by // and %; a channels-last repack would be the next step).  No GPU timing yet.
+#include <algorithm>
+#include <cassert>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "codegen/contraction_spec.h"
+#include "codegen/sizes.h"
+
+namespace drtriton::codegen {
+
+Coords Concat(Coords a, const Coords& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+std::string Sum(const std::vector<std::string>& terms) {
+  std::vector<std::string> kept;
+  for (const auto& t : terms)
+    if (t != "0") kept.push_back(t);
+  return kept.empty() ? "0" : Join(kept, " + ");
+}
+
+std::string Scaled(const std::string& c, int64_t k) {
+  if (c == "0" || k == 0) return "0";
+  return k == 1 ? c : c + " * " + IntLiteral(k);
+}
+
+std::string ScaledBy(const std::string& c, const std::string& dim) {
+  if (c == "0" || dim == "0") return "0";
+  return dim == "1" ? c : c + " * " + Atom(dim);
+}
+
+namespace {
+
+bool IsLiteral(const std::string& e) {
+  return !e.empty() && e.find_first_not_of("0123456789") == std::string::npos;
+}
+
+// `a - b` ("a" when b is "0").
+std::string Minus(const std::string& a, const std::string& b) {
+  return b == "0" ? a : a + " - " + b;
+}
+
+// A channel count divided by the group count: the literal `value`, or "(x1_s0 // 2)".
+std::string PerGroup(const std::string& dim, int64_t value, int64_t groups) {
+  if (groups == 1) return dim;
+  if (IsLiteral(dim)) return IntLiteral(value);
+  return "(" + dim + " // " + IntLiteral(groups) + ")";
+}
+
+// x with (a * x) % m == 1 % m, for coprime a and m (m = 1 gives 0).
+int64_t InverseMod(int64_t a, int64_t m) {
+  for (int64_t x = 0; x < m; ++x)
+    if ((a * x) % m == 1 % m) return x;
+  assert(false && "a and m are coprime");
+  return 0;
+}
+
+// One spatial dim of a transposed convolution, by output phase p = o % stride (see the top).
+struct TransposedDim {
+  int64_t stride, pad, dil;
+  int64_t g, step, rate, inv;  // gcd(stride, dil), stride / g, dil / g, rate^-1 mod step
+
+  TransposedDim(int64_t s, int64_t p, int64_t d) : stride(s), pad(p), dil(d) {
+    g = std::gcd(s, d);
+    step = s / g;
+    rate = d / g;
+    inv = InverseMod(rate, step);
+  }
+  // Some kernel offset reaches phase p: (p + pad - k * dil) % s == 0 needs g | p + pad.
+  bool Reached(int64_t p) const { return (p + pad) % g == 0; }
+  int64_t FirstK(int64_t p) const { return (p + pad) / g * inv % step; }
+  int64_t Shift(int64_t p) const { return (p + pad - FirstK(p) * dil) / stride; }
+  int64_t Taps(int64_t p, int64_t ks) const {
+    return Reached(p) ? (ks - FirstK(p) + step - 1) / step : 0;
+  }
+  int64_t Outs(int64_t p, int64_t out) const { return (out + stride - 1 - p) / stride; }
+};
+
+// The sides of the window test 0 <= i < IN that can fail (literal sizes bound i; with runtime
+// sizes both are tested).
+struct WindowMask {
+  bool low = true, high = true;
+  std::string Text(const std::string& i, const std::string& in) const {
+    std::vector<std::string> parts;
+    if (low) parts.push_back("(" + i + " >= 0)");
+    if (high) parts.push_back("(" + i + " < " + in + ")");
+    return Join(parts, " & ");
+  }
+};
+
+struct ConvGeometry {
+  size_t nsp = 0, lead = 0;
+  bool batched = false;
+  std::vector<int64_t> stride, pad, dil;
+  int64_t groups = 1, cin_g = 1, cout_g = 1;
+  Shape in_sp, out_sp, k_sp;
+  Dims in_sp_d, out_sp_d, k_sp_d;
+  std::string cin_g_dim, cout_g_dim;
+};
+
+Shape Tail(const Shape& s, size_t n) {
+  return Shape(s.end() - static_cast<std::ptrdiff_t>(n), s.end());
+}
+Dims Tail(const Dims& s, size_t n) {
+  return Dims(s.end() - static_cast<std::ptrdiff_t>(n), s.end());
+}
+
+ConvGeometry GeometryOf(const GroupContext& ctx, const Node& node, bool transpose) {
+  const Program& p = ctx.program;
+  ConvGeometry g;
+  g.nsp = static_cast<size_t>(GetOp(node.op).spatial_dims);
+  const Shape in = p.value(node.tensors[0]).shape, wt = p.value(node.tensors[1]).shape;
+  const Shape out = p.value(node.result).shape;
+  g.batched = in.size() == g.nsp + 2;
+  g.lead = g.batched ? 1 : 0;
+  g.stride = node.attrs[0].AsInts(g.nsp);
+  g.pad = node.attrs[1].AsInts(g.nsp);
+  g.dil = node.attrs[transpose ? 4 : 2].AsInts(g.nsp);
+  g.groups = node.attrs[3].i;
+  g.cin_g = in[g.lead] / g.groups;
+  g.cout_g = out[g.lead] / g.groups;
+  g.in_sp = Tail(in, g.nsp);
+  g.out_sp = Tail(out, g.nsp);
+  g.k_sp = Tail(wt, g.nsp);
+  // The same as text.  Weights are (C_out, C_in / groups, *k) for conv and
+  // (C_in, C_out / groups, *k) for conv_transpose.
+  const Dims in_d = ctx.DimsOf(node.tensors[0]), wt_d = ctx.DimsOf(node.tensors[1]);
+  const Dims out_d = ctx.DimsOf(node.result);
+  g.cin_g_dim = transpose ? PerGroup(in_d[g.lead], g.cin_g, g.groups) : wt_d[1];
+  g.cout_g_dim = transpose ? wt_d[1] : PerGroup(wt_d[0], g.cout_g, g.groups);
+  g.in_sp_d = Tail(in_d, g.nsp);
+  g.out_sp_d = Tail(out_d, g.nsp);
+  g.k_sp_d = Tail(wt_d, g.nsp);
+  return g;
+}
+
+// conv: i = o * stride - pad + k * dil lies in [-pad, (OUT - 1) * stride - pad + (KS - 1) * dil]
+// and torch's OUT puts the top at most at IN - 1 + pad: without padding no test is needed.
+WindowMask ConvWindow(const ConvGeometry& g, size_t d, bool literal) {
+  WindowMask m;
+  m.low = g.pad[d] > 0;
+  const int64_t top = (g.out_sp[d] - 1) * g.stride[d] - g.pad[d] + (g.k_sp[d] - 1) * g.dil[d];
+  m.high = g.pad[d] > 0 && !(literal && top <= g.in_sp[d] - 1);
+  return m;
+}
+
+// conv_transpose, phase by phase: i = j + shift - t * rate with j < outs and t < taps.
+WindowMask TransposedWindow(const ConvGeometry& g, size_t d, const TransposedDim& td,
+                            bool literal) {
+  WindowMask m;
+  if (!literal) return m;
+  m.low = m.high = false;
+  for (int64_t p = 0; p < td.stride; ++p) {
+    const int64_t taps = td.Taps(p, g.k_sp[d]), outs = td.Outs(p, g.out_sp[d]);
+    if (taps == 0 || outs == 0) continue;
+    m.low |= td.Shift(p) - (taps - 1) * td.rate < 0;
+    m.high |= outs - 1 + td.Shift(p) > g.in_sp[d] - 1;
+  }
+  return m;
+}
+
+// The kernel's constants of phase PHASE along dim d (stride > 1), as in TransposedDim.
+// `inner` is the product of the later dims' strides.  Lengths that depend on runtime sizes
+// (generic mode) are plain variables; everything else folds at compile time.
+void WritePhaseLines(PythonWriter& w, KernelParams& params, const ConvGeometry& g, size_t d,
+                     const TransposedDim& td, int64_t inner) {
+  const std::string x = std::to_string(d), ph = "phase" + x, fk = "first_k" + x;
+  auto constant = [&](const std::string& name, const std::string& value) {
+    const bool folds = SizeNamesIn(value).empty();
+    w.Line(name + (folds ? ": tl.constexpr = " : " = ") + params.Sizes(value));
+  };
+  std::string phase = "PHASE";
+  if (inner > 1) phase = "(PHASE // " + IntLiteral(inner) + ")";
+  constant(ph, phase + " % " + IntLiteral(td.stride));
+  const std::string reach = Sum({ph, IntLiteral(td.pad)});
+  if (td.step > 1) {  // k * rate == (p + pad) / g (mod step)
+    std::string base = td.g > 1 ? "(" + reach + ") // " + IntLiteral(td.g) : Atom(reach);
+    if (td.inv != 1) base = base + " * " + IntLiteral(td.inv);
+    constant(fk, base + " % " + IntLiteral(td.step));
+  }
+  const std::string first_k = td.step > 1 ? fk : "0";
+  constant("shift" + x,
+           Atom(Minus(reach, Scaled(first_k, td.dil))) + " // " + IntLiteral(td.stride));
+  const std::string ks = g.k_sp_d[d];
+  std::string taps = ks;  // offsets first_k + t * step below ks
+  if (td.step > 1)
+    taps =
+        "(" + Minus(ks, first_k) + " + " + IntLiteral(td.step - 1) + ") // " + IntLiteral(td.step);
+  if (td.g > 1)  // no kernel offset reaches phases with (p + pad) % g != 0: bias alone
+    taps = taps + " if " + Atom(reach) + " % " + IntLiteral(td.g) + " == 0 else 0";
+  constant("taps" + x, taps);
+  const std::string out = g.out_sp_d[d];
+  const std::string top = IsLiteral(out) ? IntLiteral(std::stoll(out) + td.stride - 1)
+                                         : Atom(out) + " + " + IntLiteral(td.stride - 1);
+  constant("outs" + x, "(" + top + " - " + ph + ") // " + IntLiteral(td.stride));
+}
+
+// The wrapper's M of one phase: samples times the phase's output positions ("" when none).
+std::string PhaseM(const ConvGeometry& g, const std::vector<TransposedDim>& tds, bool literal,
+                   const Dims& batch_dim, int64_t phase) {
+  Dims m = batch_dim;
+  for (size_t d = g.nsp; d-- > 0;) {
+    const int64_t p = phase % tds[d].stride, s = tds[d].stride;
+    phase /= s;
+    const std::string out = g.out_sp_d[d];
+    if (literal) {
+      const int64_t outs = tds[d].Outs(p, g.out_sp[d]);
+      if (outs == 0) return "";
+      m.insert(m.begin() + static_cast<std::ptrdiff_t>(batch_dim.size()), IntLiteral(outs));
+    } else {
+      const std::string e =
+          s == 1 ? out : "((" + out + " + " + IntLiteral(s - 1 - p) + ") // " + IntLiteral(s) + ")";
+      m.insert(m.begin() + static_cast<std::ptrdiff_t>(batch_dim.size()), e);
+    }
+  }
+  return DimProduct(m);
+}
+
+}  // namespace
+
+ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpose) {
+  const ConvGeometry g = GeometryOf(ctx, node, transpose);
+  const Dims in_d = ctx.DimsOf(node.tensors[0]);
+  const bool literal = !ctx.generic();
+  const size_t nsp = g.nsp, lead = g.lead;
+  std::vector<TransposedDim> tds;
+  for (size_t d = 0; d < nsp; ++d) tds.emplace_back(g.stride[d], g.pad[d], g.dil[d]);
+  const bool phased =
+      transpose && std::any_of(g.stride.begin(), g.stride.end(), [](int64_t s) { return s > 1; });
+  std::vector<WindowMask> window;
+  for (size_t d = 0; d < nsp; ++d)
+    window.push_back(transpose ? TransposedWindow(g, d, tds[d], literal)
+                               : ConvWindow(g, d, literal));
+
+  ContractionSpec s;
+  if (g.groups > 1) s.batch_shape = {g.groups};
+  if (g.batched) s.m_shape = {ctx.program.value(node.tensors[0]).shape[0]};
+  s.k_shape = {g.cin_g};
+  if (g.groups > 1) s.batch_dims = {IntLiteral(g.groups)};
+  if (g.batched) s.m_dims = {in_d[0]};
+  s.k_dims = {g.cin_g_dim};
+  // Per spatial dim: M and K lengths (the longest phase's for the heuristics) and names.
+  int64_t inner = 1;
+  std::vector<int64_t> inner_of(nsp, 1);
+  for (size_t d = nsp; d-- > 0;) {
+    inner_of[d] = inner;
+    if (transpose) inner *= g.stride[d];
+  }
+  for (size_t d = 0; d < nsp; ++d) {
+    const bool ph = transpose && g.stride[d] > 1;
+    const TransposedDim& td = tds[d];
+    s.m_shape.push_back(ph ? td.Outs(0, g.out_sp[d]) : g.out_sp[d]);
+    s.k_shape.push_back(ph ? CeilDiv(g.k_sp[d], td.step) : g.k_sp[d]);
+    s.m_dims.push_back(ph ? "outs" + std::to_string(d) : g.out_sp_d[d]);
+    s.k_dims.push_back(ph ? "taps" + std::to_string(d) : g.k_sp_d[d]);
+  }
+  s.n = g.cout_g;
+  s.n_dim = g.cout_g_dim;
+  s.operand_dims = g.in_sp_d;
+  s.a = node.tensors[0];
+  s.b = node.tensors[1];
+  s.bias = node.tensors[2];
+  // One input channel per group (depthwise, with any channel multiplier): K is the window
+  // alone (9 for 3x3) and N the multiplier (usually 1), so tl.dot's 16 x 16 minimum would
+  // multiply 16 * 16 / (9 * 1) = 28x the products that count.
+  s.window_sum = g.groups > 1 && g.cin_g == 1;
+  if (phased) {
+    s.phases = inner;
+    s.phase_lines = [=](PythonWriter& w, KernelParams& params) {
+      for (size_t d = 0; d < nsp; ++d)
+        if (g.stride[d] > 1) WritePhaseLines(w, params, g, d, tds[d], inner_of[d]);
+    };
+    const Dims batch = g.batched ? Dims{in_d[0]} : Dims{};
+    s.phase_m = [=](int64_t phase) { return PhaseM(g, tds, literal, batch, phase); };
+  }
+
+  const int64_t groups = g.groups;
+  auto group = [groups](const Coords& bc) { return groups > 1 ? bc[0] : std::string("0"); };
+  s.a_at = [=](PythonWriter& w, const Coords& bc, const Coords& mc, const Coords& kc) {
+    Operand o;
+    if (g.batched) o.coords.push_back(mc[0]);
+    const std::string chan = Sum({ScaledBy(group(bc), g.cin_g_dim), kc[0]});
+    if (chan != "0" && chan != kc[0]) w.Line("ci = " + chan);
+    o.coords.push_back(chan != "0" && chan != kc[0] ? "ci" : chan);
+    std::vector<std::string> valid;
+    for (size_t d = 0; d < nsp; ++d) {
+      const std::string oc = mc[lead + d], kk = kc[1 + d], x = std::to_string(d);
+      const std::string i = "sp" + x;
+      const TransposedDim& td = tds[d];
+      if (!transpose)  // i = o * stride - pad + k * dilation
+        w.Line(i + " = " +
+               Minus(Sum({Scaled(oc, g.stride[d]), Scaled(kk, g.dil[d])}), IntLiteral(g.pad[d])));
+      else if (g.stride[d] == 1)  // o = i - pad + k * dilation
+        w.Line(i + " = " + Minus(Sum({oc, IntLiteral(g.pad[d])}), Scaled(kk, g.dil[d])));
+      else  // phase j, tap t: i = j + shift - t * rate
+        w.Line(i + " = " + Minus(Sum({oc, "shift" + x}), Scaled(kk, td.rate)));
+      const std::string ok = window[d].Text(i, g.in_sp_d[d]);
+      if (!ok.empty()) {
+        w.Line("ok" + x + " = " + ok);
+        valid.push_back("ok" + x);
+      }
+      o.coords.push_back(i);
+    }
+    o.mask = Join(valid, " & ");
+    return o;
+  };
+  s.b_at = [=](PythonWriter&, const Coords& bc, const Coords& kc, const std::string& n) {
+    Operand o;
+    const std::string gr = group(bc);
+    if (!transpose)
+      o.coords = {Sum({ScaledBy(gr, g.cout_g_dim), n}), kc[0]};
+    else
+      o.coords = {Sum({ScaledBy(gr, g.cin_g_dim), kc[0]}), n};
+    for (size_t d = 0; d < nsp; ++d) {
+      const bool ph = transpose && g.stride[d] > 1;
+      const std::string first_k = tds[d].step > 1 ? "first_k" + std::to_string(d) : "0";
+      o.coords.push_back(ph ? Sum({first_k, Scaled(kc[1 + d], tds[d].step)}) : kc[1 + d]);
+    }
+    return o;
+  };
+  if (!transpose) {  // (C_out, C_in / groups, *k) contiguous: row co, column k
+    const std::string k_len = DimProduct(s.k_dims);
+    s.b_flat = [=](const Coords& bc, const std::string& k, const std::string& n) {
+      const std::string row = Sum({ScaledBy(group(bc), g.cout_g_dim), n});
+      return ScaledBy(Atom(row), k_len) + " + " + k;
+    };
+  }
+  s.channel = [=](const Coords& bc, const std::string& n) {
+    return Sum({ScaledBy(group(bc), g.cout_g_dim), n});
+  };
+  s.out_at = [=](const Coords& bc, const Coords& mc, const std::string& n) {
+    Coords c;
+    if (g.batched) c.push_back(mc[0]);
+    c.push_back(Sum({ScaledBy(group(bc), g.cout_g_dim), n}));
+    for (size_t d = 0; d < nsp; ++d) {
+      const std::string j = mc[lead + d];
+      const bool ph = transpose && g.stride[d] > 1;
+      c.push_back(ph ? Sum({"phase" + std::to_string(d), Scaled(j, g.stride[d])}) : j);
+    }
+    return c;
+  };
+  return s;
+}
+
+}  // namespace drtriton::codegen

@@ -1,0 +1,239 @@
+"""Convolutions in the CPU interpreter against torch, property-style.
+
+Transposed convolutions: the teacher emits one of stride s as prod(s) dense convolutions, one
+per output phase p (o = p + s * j along each dim): only the kernel offsets k with
+(p + pad - k * dilation) % s == 0 reach that phase, so each launch's K loop runs over
+(input channel, contributing offset) and multiplies no structural zero
+(core/codegen/conv_spec.cc).  Depthwise convolutions (one input channel per group, either
+direction) multiply-accumulate through tl.sum instead of 16-wide tl.dot tiles.  Random
+strides, paddings, dilations, output paddings, groups, kernel and input sizes in 1-D, 2-D and
+3-D are checked against torch's float64 result, with and without bias and in both emission
+modes (shape-specialized and generic sizes).  The shapes are small so that the interpreter
+runs all of them in well under a minute.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import pytest
+from teach_tasks import task
+
+from drtriton.teach import emit
+
+
+@dataclass(frozen=True)
+class Case:
+    dims: int
+    stride: tuple[int, ...]
+    pad: tuple[int, ...]
+    out_pad: tuple[int, ...]
+    dil: tuple[int, ...]
+    groups: int
+    kernel: tuple[int, ...]
+    size: tuple[int, ...]
+    cin_g: int
+    cout_g: int
+    batch: int | None  # None: an unbatched input
+    bias: bool
+    generic: bool
+    transpose: bool = True
+
+    @property
+    def window_sum(self) -> bool:  # depthwise: no tl.dot
+        return self.groups > 1 and self.cin_g == 1
+
+    def out_len(self, d: int) -> int:
+        if not self.transpose:
+            span = self.dil[d] * (self.kernel[d] - 1) + 1
+            return (self.size[d] + 2 * self.pad[d] - span) // self.stride[d] + 1
+        return (
+            (self.size[d] - 1) * self.stride[d]
+            - 2 * self.pad[d]
+            + self.dil[d] * (self.kernel[d] - 1)
+            + self.out_pad[d]
+            + 1
+        )
+
+    def source(self) -> str:
+        n = self.dims
+        lead = [] if self.batch is None else [self.batch]
+        x = [*lead, self.cin_g * self.groups, *self.size]
+        w = [self.cin_g * self.groups, self.cout_g, *self.kernel]
+        if not self.transpose:
+            w = [self.cout_g * self.groups, self.cin_g, *self.kernel]
+        inputs = f"torch.randn{tuple(x)}, torch.randn{tuple(w)}"
+        args, bias = "x0, x1", "None"
+        if self.bias:
+            inputs += f", torch.randn({self.cout_g * self.groups})"
+            args, bias = "x0, x1, x2", "x2"
+
+        def tup(v: tuple[int, ...]) -> str:
+            return str(v) if n > 1 else str(v[0])
+
+        call = (
+            f"t0 = F.conv_transpose{n}d(x0, x1, {bias}, {tup(self.stride)}, {tup(self.pad)}, "
+            f"{tup(self.out_pad)}, {self.groups}, {tup(self.dil)})"
+        )
+        if not self.transpose:
+            call = (
+                f"t0 = F.conv{n}d(x0, x1, {bias}, {tup(self.stride)}, {tup(self.pad)}, "
+                f"{tup(self.dil)}, {self.groups})"
+            )
+        return task([call], args, inputs)
+
+
+def random_case(
+    rng: random.Random, dims: int, generic: bool, depthwise: bool = False, transpose: bool = True
+) -> Case:
+    while True:
+        stride = tuple(rng.choice([1, 2, 2, 3]) for _ in range(dims))
+        dil = tuple(rng.choice([1, 1, 2, 3]) for _ in range(dims))
+        kernel = tuple(rng.randint(1, 4 if dims < 3 else 3) for _ in range(dims))
+        pad = tuple(rng.randint(0, 2) for _ in range(dims))
+        # torch: output_padding < max(stride, dilation)
+        out_pad = tuple(rng.randint(0, max(s, d) - 1) for s, d in zip(stride, dil, strict=True))
+        if not transpose:
+            out_pad = (0,) * dims
+        size = tuple(rng.randint(1, 6 if dims < 3 else 3) for _ in range(dims))
+        case = Case(
+            dims=dims,
+            stride=stride,
+            pad=pad,
+            out_pad=out_pad,
+            dil=dil,
+            groups=rng.choice([2, 3, 4] if depthwise else [1, 1, 2]),
+            kernel=kernel,
+            size=size,
+            cin_g=1 if depthwise else rng.randint(1, 3),
+            cout_g=rng.randint(1, 2 if depthwise else 3),
+            batch=rng.choice([None, 1, 2]),
+            bias=rng.random() < 0.5,
+            generic=generic,
+            transpose=transpose,
+        )
+        if all(case.out_len(d) >= 1 for d in range(dims)):
+            return case
+
+
+def cases() -> list[Case]:
+    rng = random.Random(19)
+    out = [random_case(rng, dims, generic=False) for dims in (1, 2, 3) for _ in range(10)]
+    out += [random_case(rng, dims, generic=True) for dims in (1, 2, 3) for _ in range(3)]
+    # Direct convolutions: unclamped windows, masks only where a window can leave the input,
+    # the weight read as a matrix.
+    out += [
+        random_case(rng, dims, generic, transpose=False)
+        for dims in (1, 2, 3)
+        for generic in (False, False, False, True)
+    ]
+    for transpose in (False, True):
+        out += [
+            random_case(rng, dims, generic, depthwise=True, transpose=transpose)
+            for dims in (1, 2, 3)
+            for generic in (False, True)
+        ]
+    # The KernelBench pattern (stride 2, pad 1, kernel 3, output_padding 1), where the phases'
+    # contributing-offset counts differ (2 and 1 per dim), and dilation sharing the stride's
+    # factor (phases that no kernel offset reaches get the bias alone).
+    out.append(Case(3, (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1, (3, 3, 3), (3, 2, 3),
+                    2, 3, 2, True, False))  # fmt: skip
+    out.append(Case(2, (2, 4), (0, 1), (1, 0), (2, 2), 2, (3, 2), (4, 3), 2, 2, 1, True, False))
+    return out
+
+
+CASES = cases()
+
+PROBE = r"""
+import json, pathlib, sys
+import torch
+from drtriton.verify.task import import_file
+
+folder = pathlib.Path(sys.argv[1])
+result = {}
+for task_path in sorted(folder.glob("task_*.py")):
+    name = task_path.stem[len("task_"):]
+    task = import_file(str(task_path), "task_" + name)
+    cand = import_file(str(folder / f"cand_{name}.py"), "cand_" + name)
+    torch.manual_seed(0)
+    inputs = task.get_inputs()
+    with torch.no_grad():
+        ref = task.fused_operator(*[x.double() for x in inputs])
+    try:
+        out = cand.triton_fused_operator(*inputs)
+    except Exception as exc:
+        result[name] = {"error": f"{type(exc).__name__}: {exc}"[-400:]}
+        continue
+    scale = max(float(ref.abs().max()), 1.0)
+    result[name] = {
+        "shape": list(out.shape) == list(ref.shape),
+        "max_err": float((out.double() - ref).abs().max()) / scale if out.numel() else 0.0,
+    }
+print(json.dumps(result))
+"""
+
+
+@pytest.fixture(scope="module")
+def probe(tmp_path_factory: pytest.TempPathFactory, child_python_path: str) -> dict[str, dict]:
+    folder = tmp_path_factory.mktemp("conv_properties")
+    for i, case in enumerate(CASES):
+        source = case.source()
+        (folder / f"task_{i:02d}.py").write_text(source)
+        (folder / f"cand_{i:02d}.py").write_text(emit(source, generic_shapes=case.generic))
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": child_python_path}
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(folder)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_every_case_matches_torch(probe: dict[str, dict]) -> None:
+    bad = {}
+    for i, case in enumerate(CASES):
+        got = probe[f"{i:02d}"]
+        # fp32 products of a few dozen terms: well inside 1e-5 of the largest |output|.
+        if "error" in got or not got["shape"] or got["max_err"] > 1e-5:
+            bad[i] = (case, got)
+    assert not bad, bad
+
+
+@pytest.mark.parametrize("i", range(len(CASES)))
+def test_depthwise_and_narrow_kernels_have_no_dot(i: int) -> None:
+    case = CASES[i]
+    text = emit(case.source(), generic_shapes=case.generic)
+    # Depthwise, or (sizes known) M or N at most 4: the narrow path (heuristics kNarrowAtMost).
+    sizes = re.search(r"# conv\w*: M=(\d+) N=(\d+) K=", text)
+    narrow = case.window_sum or (sizes is not None and min(map(int, sizes.groups())) <= 4)
+    assert ("tl.dot(" in text) != narrow
+    assert ("tl.sum(a[:, :, None] * b[None, :, :], axis=1)" in text) == narrow
+
+
+@pytest.mark.parametrize("i", [i for i, case in enumerate(CASES) if case.transpose])
+def test_inner_loop_has_no_stride_masks(i: int) -> None:
+    case = CASES[i]
+    text = emit(case.source(), generic_shapes=case.generic)
+    kernel = text.split("def triton_fused_operator")[0]
+    assert not re.search(r"% \d+ == 0\)", kernel.split("acc = tl.zeros")[1]), kernel
+    phases = math.prod(case.stride)
+    launches = text.count("k0_conv_transpose")  # the def, then one launch per phase
+    if phases == 1:
+        assert "PHASE" not in text
+        assert launches == 2
+    elif case.generic:
+        assert launches == 1 + phases
+    else:  # phases with no output at all (out_len < stride) are not launched
+        live = math.prod(min(case.stride[d], case.out_len(d)) for d in range(case.dims))
+        assert launches == 1 + live
