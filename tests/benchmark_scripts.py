@@ -1,15 +1,19 @@
 """A pytest plugin (pyproject's addopts load it): `benchmark_script`, which loads a script
 under benchmarks/ (not a package) as a module, for every test folder that exercises one, and
-`child_python_path`, the PYTHONPATH of a child process that imports drtriton."""
+`child_python_path`, the PYTHONPATH of a child process that imports drtriton, and
+`interpreted_probe`, which runs a probe script in such a child under Triton's interpreter."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import pathlib
+import subprocess
 import sys
 from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -48,3 +52,25 @@ def child_python_path() -> str:
     package_parent = str(pathlib.Path(drtriton.__file__).resolve().parents[1])
     inherited = os.environ.get("PYTHONPATH", "")
     return os.pathsep.join(p for p in (package_parent, inherited) if p)
+
+
+@pytest.fixture(scope="session")
+def interpreted_probe(child_python_path: str) -> Callable[[str, pathlib.Path], Any]:
+    """Runs `probe` (a script reading the folder in sys.argv[1]) in a child whose Triton runs
+    kernels in its interpreter (TRITON_INTERPRET=1 before Triton's first import, which this
+    test process made long ago) and returns the JSON of its last printed line."""
+
+    def run(probe: str, folder: pathlib.Path) -> Any:
+        env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": child_python_path}
+        done = subprocess.run(
+            [sys.executable, "-c", probe, str(folder)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        return json.loads(done.stdout.splitlines()[-1])
+
+    return run

@@ -14,14 +14,13 @@ runs all of them in well under a minute.
 
 from __future__ import annotations
 
-import json
 import math
-import os
+import pathlib
 import random
 import re
-import subprocess
-import sys
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from teach_tasks import task
@@ -181,23 +180,15 @@ print(json.dumps(result))
 
 
 @pytest.fixture(scope="module")
-def probe(tmp_path_factory: pytest.TempPathFactory, child_python_path: str) -> dict[str, dict]:
+def probe(
+    tmp_path_factory: pytest.TempPathFactory, interpreted_probe: Callable[[str, pathlib.Path], Any]
+) -> dict[str, dict]:
     folder = tmp_path_factory.mktemp("conv_properties")
     for i, case in enumerate(CASES):
         source = case.source()
         (folder / f"task_{i:02d}.py").write_text(source)
         (folder / f"cand_{i:02d}.py").write_text(emit(source, generic_shapes=case.generic))
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": child_python_path}
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, str(folder)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.splitlines()[-1])
+    return interpreted_probe(PROBE, folder)
 
 
 def test_every_case_matches_torch(probe: dict[str, dict]) -> None:

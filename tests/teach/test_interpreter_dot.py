@@ -16,10 +16,9 @@ interpreted kernel cannot call tl.cdiv decorated by a compiled Triton).
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
+import pathlib
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from teach_tasks import task
@@ -102,7 +101,7 @@ print(json.dumps(result))
 
 @pytest.fixture(scope="module")
 def probe(
-    tmp_path_factory: pytest.TempPathFactory, child_python_path: str
+    tmp_path_factory: pytest.TempPathFactory, interpreted_probe: Callable[[str, pathlib.Path], Any]
 ) -> dict[str, dict[str, dict]]:
     folder = tmp_path_factory.mktemp("interpreter_dot")
     for name, (lines, args, inputs) in CASES.items():
@@ -118,17 +117,7 @@ def probe(
                 forced = candidate.replace(f'"bf16x6" {GPU_CHOICE}', f'"{precision}"')
                 assert forced != candidate
                 (folder / f"cand_{name}__{precision}.py").write_text(forced)
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": child_python_path}
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, str(folder)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.splitlines()[-1])
+    return interpreted_probe(PROBE, folder)
 
 
 def test_emitted_contractions_run_exactly_in_the_interpreter(probe: dict) -> None:
