@@ -236,3 +236,11 @@ def test_the_wrapper_serves_one_batch_in_range_for_every_batched_argument() -> N
     assert served.any_batch([0, 1], 2, 10).shapes() == (
         "`a`: float32 (B, 3), `b`: float32 (B, 3); B any batch from 2 to 10"
     )
+
+
+def test_example_shapes_only_skips_the_generic_kernels() -> None:
+    result = optimize_source(MLP, OptimizeConfig(max_ops=3, k=1, any_batch=False))
+    assert result.verdict is not None and result.verdict["status"] == "correct", result.verdict
+    assert result.shapes == {"served": "`x`: float32 (4, 12)", "any_batch": False, "checks": [],
+                             "why": "the example shapes only were asked for"}  # fmt: skip
+    assert "_DRTRITON_BATCH = None" in result.model_new
