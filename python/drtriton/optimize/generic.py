@@ -172,8 +172,10 @@ def max_batch(example: FrontendResult, other: FrontendResult, batch: Batch) -> i
         if name not in other.tensors:
             return f"value {name} is missing at batch {batch.other}"
         small, large = _numel(tensor.shape), _numel(other.tensors[name].shape)
-        per_row = (large - small) // (batch.other - batch.example)
-        if per_row <= 0:
+        per_row, rest = divmod(large - small, batch.other - batch.example)
+        if rest:
+            return f"value {name} does not grow by whole rows with the batch"
+        if per_row <= 0:  # the same at every batch (a parameter, a reduction over the batch)
             continue
         fixed = small - per_row * batch.example
         bound = (INT32_ELEMENTS - fixed) // per_row
