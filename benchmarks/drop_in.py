@@ -3,9 +3,10 @@
     python benchmarks/drop_in.py [--device cpu|cuda] [--keep-slower] [--out results.json]
 
 Each model (an MLP, a conv + batch-norm block, single-head attention) is optimized with
-`drtriton optimize`'s pipeline at its example batch, then ModelNew (same weights) is compared
-with Model at three batch sizes, in eval and in train mode. The table gives, per call, which path
-ran (the kernels, or Model's forward and why: optimize/serving.py) and the largest difference.
+`drtriton optimize`'s pipeline at its example batch b, then ModelNew (same weights) is compared
+with Model at batch b, 3b+2 (a size optimize never verified) and 1, in eval and in train mode.
+The table gives, per call, which path ran (the kernels, or Model's forward and why:
+optimize/serving.py) and the largest difference, and per model the shapes the kernels serve.
 On the CPU the kernels run in Triton's interpreter (TRITON_INTERPRET=1 is set here, before
 Triton is imported).
 """
@@ -64,7 +65,8 @@ def _check(module, example_batch: int, rest: tuple[int, ...], device: str) -> li
     rows = []
     torch.manual_seed(0)
     base = module.Model().to(device)
-    for batch in (example_batch, 2 * example_batch + 1, 1):
+    # 3b+2: a batch none of optimize's verifications used (generic.py checks b, 2b+1 and 1).
+    for batch in (example_batch, 3 * example_batch + 2, 1):
         for mode in ("eval", "train"):
             ref, new = copy.deepcopy(base), module.ModelNew().to(device)
             new.load_state_dict(ref.state_dict())
@@ -123,7 +125,9 @@ def main(argv: list[str] | None = None) -> int:
             failed += not r["match"]
             print(f"| {name} | {status} | {r['batch']} | {r['mode']} | {r['path']} | "
                   f"{r['max_diff']:.2e} | {'yes' if r['match'] else 'NO'} |")  # fmt: skip
-        results[name] = {"status": status, "rows": rows,
+        served = result.shapes.get("served") or "-"
+        print(f"| {name} | serves {served} | | | {result.shapes.get('why') or ''} | | |")
+        results[name] = {"status": status, "rows": rows, "shapes": result.shapes,
                          "seconds": round(time.monotonic() - began, 1)}  # fmt: skip
     if args.out:
         args.out.write_text(json.dumps(results, indent=1))

@@ -1,6 +1,6 @@
-"""A generated ModelNew is a drop-in Model (issue 22): the user's argument names; any other
-shape, dtype, mode or a CPU without Triton's interpreter runs Model's own forward with a
-one-time warning; the verifier judges the kernels' text only (verify/dropin.py)."""
+"""A generated ModelNew is a drop-in Model (issue 22): the user's argument names; any batch
+where the generic kernels apply (test_any_batch.py); any other shape, dtype, mode or a CPU
+without Triton's interpreter runs Model's own forward with a one-time warning; the verifier judges the kernels' text only (verify/dropin.py)."""
 
 from __future__ import annotations
 
@@ -103,14 +103,19 @@ def test_the_wrapper_keeps_the_names_and_serves_every_batch_size(
             warnings.simplefilter("error")  # the example shape: the kernels, no warning
             torch.testing.assert_close(new(x), ref(x))
             torch.testing.assert_close(new(features=x), ref(x))
+            for batch in (7, 32):  # generic kernels (optimize/generic.py): any batch
+                y = torch.randn(batch, 16)
+                torch.testing.assert_close(new(y), ref(y))
+        new, ref = new.double(), ref.double()
         with warnings.catch_warnings(record=True) as said:
             warnings.simplefilter("always")
             for batch in (7, 32, 7):
-                y = torch.randn(batch, 16)
+                y = torch.randn(batch, 16, dtype=torch.float64)
                 torch.testing.assert_close(new(y), ref(y))
         texts = [str(w.message) for w in said]
         assert len(texts) == 2, texts  # once per reason: two shapes
-        assert "argument 0 is float32 (7, 16)" in texts[0], texts
+        assert "argument 0 is float64 (7, 16)" in texts[0], texts
+        assert "verified for float32 (B, 16)" in texts[0], texts
     """, child_python_path)  # fmt: skip
 
 

@@ -238,7 +238,10 @@ def run_problem(problem: dict[str, Any], device: str, cfg: RunConfig, out_dir: P
     config = {"device": device, "mode": "train", "max_ops": cfg.max_ops, "k": cfg.k,
               "seed": cfg.seed, "time_budget_s": round(SEARCH_SHARE * cfg.problem_timeout, 1),
               "calibration_file": str(out_dir / CALIBRATION_JSON),
-              "keep_slower": cfg.keep_slower}  # fmt: skip
+              "keep_slower": cfg.keep_slower,
+              # KernelBench judges the example shapes: no exports and verifications at other
+              # batches, which would double the inputs of problems that already fill a GPU.
+              "any_batch": False}  # fmt: skip
     job = {"problem": problem, "optimizer": cfg.optimizer, "config": config,
            "kernel_path": str(kernel)}  # fmt: skip
     start, started_at = time.monotonic(), time.time()

@@ -21,6 +21,12 @@ torch.compile.  On the CPU (--device cpu) kernels run in Triton's interpreter, w
 correctness only: costs are modelled memory traffic (bytes), so operators are fused exactly
 where that keeps intermediates out of memory, and the report shows modelled bytes, not times.
 
+Shapes: where the chosen kernels have a form that reads sizes at run time, ModelNew's kernels
+serve any batch size (dim 0 of the inputs), verified at the example batch b, at 2b+1 and at
+1; else the example shapes only. Any call they do not serve (another shape or dtype, the
+other train/eval mode where the output depends on it, CPU inputs without TRITON_INTERPRET=1)
+runs Model's own forward, with a one-time warning. The report says which shapes are served.
+
 Exit codes: 0 the final ModelNew was verified correct, 1 it was not (or no kernel was
 worth it), 2 a usage error (missing file, not a model task, torch.export failure)."""
 
@@ -55,7 +61,8 @@ def run_optimize(args: argparse.Namespace) -> int:
     _check_device(args.device)
     config = OptimizeConfig(device=args.device, mode=args.mode, max_ops=args.max_ops, k=args.k,
                             time_budget_s=args.time_budget, seed=args.seed,
-                            keep_slower=args.keep_slower)  # fmt: skip
+                            keep_slower=args.keep_slower,
+                            any_batch=not args.example_shapes_only)  # fmt: skip
 
     def progress(msg: str) -> None:
         if not args.json:
@@ -120,5 +127,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--keep-slower", action="store_true",
                    help="when no fused kernel beats PyTorch, keep the verified one that loses "
                    "least (benchmarks count any correct kernel; a deployment should not)")  # fmt: skip
+    p.add_argument("--example-shapes-only", action="store_true",
+                   help="skip the kernels that read the batch size at run time (and their "
+                   "verifications at other batch sizes): ModelNew then serves the example "
+                   "shapes only, other shapes run Model's forward")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(func=run_optimize)

@@ -58,6 +58,22 @@ def _measured_before_after(verdict: dict[str, Any]) -> list[str]:
     return [line]
 
 
+def _served(shapes: dict[str, Any]) -> list[str]:
+    """Which calls ModelNew's kernels serve (optimize/generic.py), and why not more."""
+    what = shapes.get("served")
+    lines = [f"- ModelNew's kernels serve {what}" if what else
+             "- ModelNew's kernels serve the example inputs' shapes and dtypes"]  # fmt: skip
+    if shapes.get("any_batch"):
+        checked = ", ".join(f"{c['batch']} ({c['status']})" for c in shapes.get("checks", []))
+        lines.append(f"- the kernels read sizes at run time; verified at batch {checked}")
+    elif shapes.get("why"):
+        lines.append(f"- only the example shapes: {shapes['why']}")
+    lines.append("- every other call (shape, dtype, the other module mode where the output "
+                 "depends on it, CPU inputs without Triton's interpreter) runs Model's own "
+                 "forward, with a one-time warning")  # fmt: skip
+    return lines
+
+
 def _summary(result: Any) -> list[str]:
     verdict = result.verdict or {}
     lines = [
@@ -73,10 +89,7 @@ def _summary(result: Any) -> list[str]:
     for arg in result.frontend.get("runtime_scalars") or []:
         lines.append(f"- argument `{arg}` (a Python number) is read at run time")
     if result.model_new:
-        lines.append("- ModelNew's kernels serve the example inputs' shapes and dtypes; other "
-                     "shapes, the other module mode (where the output depends on it) and CPU "
-                     "inputs without Triton's interpreter run Model's own forward, with a "
-                     "one-time warning")  # fmt: skip
+        lines += _served(getattr(result, "shapes", None) or {})
     if result.error:
         lines.append(f"- **no verified model**: {result.error}")
     if verdict:

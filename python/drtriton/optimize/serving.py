@@ -14,17 +14,19 @@ verifier judges the text before it, where the kernels' own ModelNew is):
                 return Model.forward(self, x, scale)
             return _DrtritonKernels.forward(self, x, scale)
 
-Served: the same tensor shapes and dtypes as the examples (each positional argument), the
-Python numbers torch.export baked in, the mode the kernels reproduce (only for models whose
-output depends on it: batch norm, dropout, `self.training`), and on a CPU only when Triton was
-first imported with TRITON_INTERPRET=1 (compiled Triton needs a GPU; PyTorch is the faster CPU
-path anyway).
+Served: the tensor shapes and dtypes of the examples (each positional argument) or, where
+optimize/generic.py verified kernels that read sizes at run time, any batch in the range it
+verified (dim 0 of the arguments that share the first one's; one size for all of them) with
+the other dims as in the examples; the Python numbers torch.export baked in; the mode the
+kernels reproduce (only for models whose output depends on it: batch norm, dropout,
+`self.training`); and on a CPU only when Triton was first imported with TRITON_INTERPRET=1
+(compiled Triton needs a GPU; PyTorch is the faster CPU path anyway).
 """
 
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -48,9 +50,33 @@ class Serving:
     """What the kernels serve; `arguments` are ModelNew.forward's parameter names, in order."""
 
     arguments: list[str]
-    tensors: dict[int, tuple[tuple[int, ...], str]] = field(default_factory=dict)  # by position
+    # Shape and dtype by position; a None dim is the batch (optimize/generic.py): any size in
+    # `batch` (lowest, highest), one size for every argument that has it.
+    tensors: dict[int, tuple[tuple[int | None, ...], str]] = field(default_factory=dict)
     specialized: dict[int, Any] = field(default_factory=dict)  # baked-in Python numbers
     training: bool | None = None  # the mode the kernels reproduce; None: either
+    batch: tuple[int, int] | None = None
+
+    def any_batch(self, positions: list[int], lowest: int, highest: int) -> Serving:
+        """This serving with dim 0 of the arguments at `positions` free in [lowest, highest]."""
+        tensors = {
+            k: ((None, *shape[1:]), dtype) if k in positions else (shape, dtype)
+            for k, (shape, dtype) in self.tensors.items()
+        }
+        return replace(self, tensors=tensors, batch=(lowest, highest))
+
+    def shapes(self) -> str:
+        """The served shapes in words, e.g. "float32 (B, 16), B from 1 to 2,097,151"."""
+        args = ", ".join(f"`{self.arguments[k] if k < len(self.arguments) else k}`: {dtype} "
+                         f"{_spelled(shape)}" for k, (shape, dtype) in self.tensors.items())  # fmt: skip
+        if self.batch is None:
+            return args
+        return f"{args}; B any batch from {self.batch[0]:,} to {self.batch[1]:,}"
+
+
+def _spelled(shape: tuple[int | None, ...]) -> str:
+    dims = ["B" if d is None else str(d) for d in shape]
+    return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
 
 
 def mode_dependent(model: torch.nn.Module, source: str) -> bool:
@@ -107,6 +133,7 @@ import warnings as _drtriton_warnings
 _DRTRITON_TENSORS = {serving.tensors!r}
 _DRTRITON_NUMBERS = {_numbers(serving.specialized)}
 _DRTRITON_TRAINING = {serving.training!r}
+_DRTRITON_BATCH = {serving.batch!r}  # (lowest, highest) batch for a None dim above
 # Interpreted only when Triton itself was first imported with TRITON_INTERPRET=1: its own
 # library functions (tl.cdiv) are decorated then, and a compiled one fails inside an
 # interpreted kernel.
@@ -119,21 +146,36 @@ def _drtriton_fallback(model, args):
     for k, baked in _DRTRITON_NUMBERS.items():
         if not (args[k] == baked or (args[k] != args[k] and baked != baked)):
             return f"argument {{k}} is {{args[k]!r}}; torch.export baked in {{baked!r}}"
+    batches = set()
     for k, (shape, dtype) in _DRTRITON_TENSORS.items():
         value = args[k]
         if not isinstance(value, torch.Tensor):
             return f"argument {{k}} is a {{type(value).__name__}}, the kernels take a tensor"
-        if tuple(value.shape) != shape or str(value.dtype) != "torch." + dtype:
+        if not _drtriton_fits(value.shape, shape) or str(value.dtype) != "torch." + dtype:
             got = f"{{str(value.dtype)[6:]}} {{tuple(value.shape)}}"
+            shape = str(tuple(shape)).replace("None", "B")
             return f"argument {{k}} is {{got}}; the kernels were verified for {{dtype}} {{shape}}"
+        if None in shape:
+            batches.add(value.shape[0])
         if value.device.type == "cpu" and not _DRTRITON_INTERPRETED:
             return ("the inputs are on the CPU and Triton was imported without "
                     "TRITON_INTERPRET=1 (set it before Triton's first import to run the "
                     "kernels in its interpreter)")
+    if len(batches) > 1:
+        return f"the arguments' batch sizes differ ({{sorted(batches)}})"
+    if batches and not _DRTRITON_BATCH[0] <= min(batches) <= _DRTRITON_BATCH[1]:
+        low, high = _DRTRITON_BATCH
+        return f"batch {{min(batches)}} is outside {{low}}..{{high}}, the batches the kernels serve"
     if _DRTRITON_TRAINING is not None and model.training != _DRTRITON_TRAINING:
         built, now = ("train", "eval") if _DRTRITON_TRAINING else ("eval", "train")
         return f"the kernels reproduce {{built}} mode and the model is in {{now}} mode"
     return None
+
+
+def _drtriton_fits(shape, served):
+    """Whether a tensor's shape is the served one, a None dim (the batch) matching any size."""
+    return len(shape) == len(served) and all(
+        want is None or got == want for got, want in zip(shape, served))
 
 
 def _drtriton_say(why):
