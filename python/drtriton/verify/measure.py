@@ -296,15 +296,16 @@ def _fields(prefix: str, times: list[float]) -> dict[str, float]:
 
 
 def time_task(source: str, device: str, *, runs: int = 10, warmup: int = 3, seed: int = 0,
-              eval_mode: bool = False, options: Options | None = None) -> dict[str, float]:  # fmt: skip
+              eval_mode: bool = False, options: Options | None = None,
+              precision: str = "fp32") -> dict[str, float]:  # fmt: skip
     """Eager time of a trusted task alone: time_tasks of that one task."""
     return time_tasks([source], device, runs=runs, warmup=warmup, seed=seed,
-                      eval_mode=eval_mode, options=options)[0]  # fmt: skip
+                      eval_mode=eval_mode, options=options, precision=precision)[0]  # fmt: skip
 
 
 def time_tasks(sources: Sequence[str], device: str, *, runs: int = 10, warmup: int = 3,
-               seed: int = 0, eval_mode: bool = False,
-               options: Options | None = None) -> list[dict[str, float]]:  # fmt: skip
+               seed: int = 0, eval_mode: bool = False, options: Options | None = None,
+               precision: str = "fp32") -> list[dict[str, float]]:  # fmt: skip
     """Eager times of trusted tasks (the search's costs of leaving operators in PyTorch), each
     measured as a candidate's eager baseline is: in Options.precision (strict float32 by
     default), L2 flushed, launch slack,
@@ -315,7 +316,7 @@ def time_tasks(sources: Sequence[str], device: str, *, runs: int = 10, warmup: i
     Returns timing.summarize's figures (ms) per task, in order. UserError when a task fails;
     torch.OutOfMemoryError passes through."""
     # At most 3x the minimum rounds and a quarter of a verification's budget per task.
-    opts = options or Options(device=device, max_runs=3 * runs,
+    opts = options or Options(device=device, max_runs=3 * runs, precision=precision,
                               timing_budget_s=Options.timing_budget_s / 4 * len(sources))  # fmt: skip
     dev = torch.device(device)
     m = mode(opts.precision)  # the search's costs are in the mode its candidates are judged in
