@@ -50,6 +50,11 @@ fit beside the other verifications on the GPU), and for outputs that are not flo
 
 Default tolerances: atol = rtol = 1e-4 for fp32/fp64 (DESIGN.md), 1e-2 for fp16/bf16; both are
 configurable and then apply to every dtype. Integer and bool outputs must match exactly.
+
+Precision modes other than fp32 (precision.py): the mode's tolerance applies to every output
+(Options.tolerances), the mode's reference has no envelope of its own, and an output it rejects
+is judged once more against the strict float32 evaluation of the same values with that
+evaluation's float64 envelope (`Expected.strict`, `_judge_strict` says why this widens nothing).
 """
 
 from __future__ import annotations
