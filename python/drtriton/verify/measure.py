@@ -2,7 +2,7 @@
 
 One hold of the GPU's lock, exclusive, covers all of a verification's timed calls:
 1. warm-ups of the candidate (in its worker) and of eager and torch.compile (here);
-2. rounds: one call each of candidate, eager, eager with PyTorch's TF32 defaults (tasks with a
+2. rounds: one call each of candidate, eager, eager with PyTorch's TF32 defaults (fp32 mode, tasks with a
    convolution or a product) and torch.compile, in rotating order (rounds.py), every call after
    an L2 flush and bracketed by CUDA events (timing.py), until every median is known to within
    Options.target_ci or the round or time budget is spent (or, with Options.stop_when_decided,
@@ -257,7 +257,8 @@ class Timing:
         extra.update({k: v for k, v in eager.items() if k != "eager_ms"})
         verdict.eager_ms = eager["eager_ms"]
         tf32 = times.get("eager_tf32")
-        extra["eager_tf32_ms"] = summarize(tf32)["trimmed"] if tf32 else verdict.eager_ms
+        if self.mode == STRICT:  # the other modes have no strict-fp32 comparison to report
+            extra["eager_tf32_ms"] = summarize(tf32)["trimmed"] if tf32 else verdict.eager_ms
         if "compile" in times:
             comp = _fields("compile", times["compile"])
             extra.update({k: v for k, v in comp.items() if k != "compile_ms"})
