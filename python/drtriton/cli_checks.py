@@ -93,9 +93,11 @@ def precision(text: str) -> str:
     return text
 
 
-PRECISION_HELP = ("precision mode: fp32 (strict, default; atol = rtol = 1e-4), tf32 (float32 "
-                  "tensors, TF32 allowed), bf16 or fp16 (inputs, parameters and buffers cast); "
-                  "1e-2 for the last three. Eager and torch.compile run in the same mode")  # fmt: skip
+PRECISION_HELP = (
+    "precision mode: fp32 (strict, default; atol = rtol = 1e-4), tf32 (float32 tensors, TF32 "
+    "allowed), bf16 or fp16 (inputs, parameters and buffers cast); 1e-2 for the last three. "
+    "Eager and torch.compile run in the same mode"
+)
 
 
 def add_precision(p: argparse.ArgumentParser) -> None:

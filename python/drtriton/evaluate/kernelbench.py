@@ -347,8 +347,9 @@ def _same_precision(path: Path, precision: str) -> None:
         return
     found = sorted({record_precision(r) for r in read_results(path)} - {precision})
     if found:
-        raise UserError(f"{path.parent} holds results in precision {', '.join(found)}, not "
-                        f"{precision}: resume with that --precision or use another --out")  # fmt: skip
+        raise UserError(f"{path.parent} holds results in precision {', '.join(found)}, "
+                        f"not {precision}: resume with that --precision or use another "
+                        "--out")  # fmt: skip
 
 
 def out_of_memory_ids(path: Path) -> set[str]:

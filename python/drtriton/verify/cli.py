@@ -44,9 +44,9 @@ def _add_common(p: argparse.ArgumentParser) -> None:
                    help="wall-clock seconds per candidate, > 0 (default 120 on cpu, 300 on cuda)")  # fmt: skip
     add_precision(p)
     p.add_argument("--atol", type=non_negative_float, default=None,
-                   help=">= 0; default the precision's: 1e-4 (fp32), 1e-2 (tf32, bf16, fp16)")  # fmt: skip
+                   help=">= 0; default: the precision's (1e-4 fp32, 1e-2 otherwise)")  # fmt: skip
     p.add_argument("--rtol", type=non_negative_float, default=None,
-                   help=">= 0; default the precision's: 1e-4 (fp32), 1e-2 (tf32, bf16, fp16)")  # fmt: skip
+                   help=">= 0; default: the precision's (1e-4 fp32, 1e-2 otherwise)")  # fmt: skip
     p.add_argument("--seed", type=int, default=0, help="base seed of inputs and initialisation")
     p.add_argument("--sandbox", default="auto", choices=["auto", "bwrap", "unshare", "none"])
     p.add_argument(

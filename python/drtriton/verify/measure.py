@@ -2,11 +2,12 @@
 
 One hold of the GPU's lock, exclusive, covers all of a verification's timed calls:
 1. warm-ups of the candidate (in its worker) and of eager and torch.compile (here);
-2. rounds: one call each of candidate, eager, eager with PyTorch's TF32 defaults (fp32 mode, tasks with a
-   convolution or a product) and torch.compile, in rotating order (rounds.py), every call after
-   an L2 flush and bracketed by CUDA events (timing.py), until every median is known to within
-   Options.target_ci or the round or time budget is spent (or, with Options.stop_when_decided,
-   until the candidate's and eager's medians are told apart: rounds.py);
+2. rounds: one call each of candidate, eager, eager with PyTorch's TF32 defaults (fp32 mode,
+   tasks with a convolution or a product) and torch.compile, in rotating order (rounds.py), every
+   call after an L2 flush and bracketed by CUDA events (timing.py), until every median is known
+   to within Options.target_ci or the round or time budget is spent (or, with
+   Options.stop_when_decided, until the candidate's and eager's medians are told apart:
+   rounds.py);
 3. the same for CUDA-graph replays of the candidate and of eager (Options.graph), in a second
    exclusive hold.
 The checked calls' outputs (and one graph replay's) are copied to the host inside the holds,
