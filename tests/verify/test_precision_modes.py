@@ -262,3 +262,55 @@ def test_the_compiled_baseline_is_kept_per_mode(monkeypatch: pytest.MonkeyPatch)
         call, error = kept.compiled("task", lambda: None, [], "cuda:0", False, mode(name))
         assert error is None and call() == name
     assert compiled == ["fp32", "bf16", "tf32"]
+
+
+LINEAR_TASK = """import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x))
+
+def get_inputs():
+    return [torch.randn(4, 32)]
+
+def get_init_inputs():
+    return [32]
+"""
+
+LINEAR_HYBRID = """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import triton
+import triton.language as tl
+
+@triton.jit
+def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    tl.store(y_ptr + offs, tl.maximum(x, 0.0).to(y_ptr.dtype.element_ty), mask=mask)
+
+class ModelNew(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        h = F.linear(x, self.fc.weight, self.fc.bias)
+        y = torch.empty_like(h)
+        relu_kernel[(triton.cdiv(h.numel(), 64),)](h, y, h.numel(), BLOCK=64)
+        return y
+"""
+
+
+def test_a_hybrid_keeps_its_pytorch_operator_in_the_mode(verifier: Verifier) -> None:
+    """The linear a hybrid leaves in PyTorch runs in bf16 in the worker, on ModelNew's
+    parameters cast to bf16 like Model's."""
+    verdict = verifier.verify(LINEAR_TASK, LINEAR_HYBRID, precision="bf16", allow_torch=("addmm",),
+                              prewarm=True)  # fmt: skip
+    assert verdict.status == "correct", verdict.to_json()
