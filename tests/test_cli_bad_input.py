@@ -119,6 +119,12 @@ BAD_VALUES = [
     ("sft-data", ["--per-op", "0"]),
     ("train-recipe", ["--minutes", "-1"]),
     ("train-recipe", ["--sft-share", "2"]),
+    # Precision modes (issue 21): every command that verifies takes --precision.
+    ("optimize --out", ["--precision", "fp8"]),
+    ("verify-batch", ["--precision", "float32"]),
+    ("teach", ["--precision", "bf8"]),
+    ("eval kernelbench", ["--precision", "half"]),
+    ("eval synthetic", ["--precision", "FP16"]),
 ]
 
 
@@ -222,6 +228,7 @@ def test_bad_values_are_refused_before_the_work(command, flags, inputs, tmp_path
         ("rl", ["--steps", "-1"], "out"),
         ("synth", [], "dir"),
         ("optimize --out", [], "under a file"),
+        ("verify-batch", ["--precision", "fp8"], "out"),
     ],
 )
 def test_what_a_user_sees(command, flags, where, inputs, tmp_path):

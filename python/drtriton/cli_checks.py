@@ -84,6 +84,27 @@ def device(text: str) -> str:
     return text
 
 
+def precision(text: str) -> str:
+    """A precision mode of the verifier (drtriton/verify/precision.py: fp32, tf32, bf16, fp16)."""
+    from drtriton.verify.precision import MODES
+
+    if text not in MODES:
+        raise argparse.ArgumentTypeError(f"must be one of {', '.join(MODES)}, not {text!r}")
+    return text
+
+
+PRECISION_HELP = (
+    "precision mode: fp32 (strict, default; atol = rtol = 1e-4), tf32 (float32 tensors, TF32 "
+    "allowed), bf16 or fp16 (inputs, parameters and buffers cast); 1e-2 for the last three. "
+    "Eager and torch.compile run in the same mode"
+)
+
+
+def add_precision(p: argparse.ArgumentParser) -> None:
+    """--precision, as every command that verifies takes it."""
+    p.add_argument("--precision", type=precision, default="fp32", help=PRECISION_HELP)
+
+
 def device_or_auto(text: str) -> str:
     """`device`, or auto (the GPU when one is visible)."""
     if text == "auto":

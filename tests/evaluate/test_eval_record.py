@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from drtriton.evaluate.kernelbench import build_record
+import json
+from pathlib import Path
+
+import pytest
+
+from drtriton.errors import UserError
+from drtriton.evaluate.kernelbench import _same_precision, build_record
+from drtriton.evaluate.summary import precision_line
 
 PROBLEM = {"level": 2, "problem_id": 7, "name": "7_Conv2d_ReLU"}
 
@@ -29,3 +36,27 @@ def test_a_problem_without_a_verification_has_none() -> None:
     record = build_record(PROBLEM, {"status": "timeout"}, "cuda", 300.0)
     assert record["status"] == "timeout" and record["verification"] is None
     assert record["search_verifications"] is None
+
+
+def test_the_record_names_its_precision() -> None:
+    verdict = {"status": "correct", "correct": True, "precision": "bf16"}
+    assert build_record(PROBLEM, {"verdict": verdict}, "cuda", 1.0)["precision"] == "bf16"
+    # No verdict (a timeout): the mode the problem was asked in.
+    assert build_record(PROBLEM, {"status": "timeout"}, "cuda", 1.0, "fp16")["precision"] == "fp16"
+    assert build_record(PROBLEM, {"status": "timeout"}, "cuda", 1.0)["precision"] == "fp32"
+
+
+def test_a_resumed_run_keeps_one_precision(tmp_path: Path) -> None:
+    results = tmp_path / "results.jsonl"
+    _same_precision(results, "bf16")  # nothing recorded yet
+    results.write_text(json.dumps({"id": "L1_1", "level": 1}) + "\n")  # before modes: fp32
+    _same_precision(results, "fp32")
+    with pytest.raises(UserError, match="precision fp32, not bf16"):
+        _same_precision(results, "bf16")
+
+
+def test_the_summary_states_its_precision() -> None:
+    line = precision_line([{"precision": "bf16"}], "fp32")
+    assert "`bf16` (bfloat16 tensors, atol = rtol = 0.01" in line
+    assert "`fp32`" in precision_line([], "fp32") and "same mode" in line
+    assert "TF32 allowed" in precision_line([{"precision": "tf32"}], "tf32")

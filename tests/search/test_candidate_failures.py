@@ -165,7 +165,9 @@ def test_fragment_verifications_are_lighter_and_never_looser() -> None:
     # verifier's own (its float64 envelope included, evaluated only when float32 rejects).
     options = _fragment_options(SearchConfig(verify_timeout=60.0))
     assert options == {"trials": 2, "runs": 10, "graph": False, "stop_when_decided": True,
-                       "timeout": 60.0}  # fmt: skip
+                       "precision": "fp32", "timeout": 60.0}  # fmt: skip
+    # The search verifies in the mode its result is judged in.
+    assert _fragment_options(SearchConfig(precision="bf16"))["precision"] == "bf16"
     from drtriton.verify import Options
 
     for key in options:

@@ -219,8 +219,11 @@ def _timing(monkeypatch: pytest.MonkeyPatch, **opts: Any) -> tuple[measure.Timin
 
         return wrap
 
-    monkeypatch.setattr(measure, "strict", lambda call: named("compile" if call == "compiled"
-                                                             else "eager")(lambda *a: None))  # fmt: skip
+    def in_mode_of(mode: Any, call: Any) -> Any:
+        log.note(f"mode {mode.name}")  # the mode each baseline runs in
+        return named("compile" if call == "compiled" else "eager")(lambda *a: None)
+
+    monkeypatch.setattr(measure, "in_mode_of", in_mode_of)
     monkeypatch.setattr(measure, "with_tf32_defaults", lambda call: named("eager_tf32")(
         lambda *a: None))  # fmt: skip
     baselines = Baselines()
@@ -290,6 +293,20 @@ def test_every_timed_call_is_interleaved_inside_one_exclusive_hold(
                                     "round": [0, 1, 3, 4, 5], "set": [0, 1, 1, 0, 1]}  # fmt: skip
     assert extra["graph_ms"] == 0.25 and extra["eager_graph_ms"] == 1.0
     assert extra["speedup_graph"] == pytest.approx(4.0)
+
+
+def test_the_baselines_run_in_the_candidates_precision_mode(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """bf16: eager and torch.compile run in bf16 like the candidate, and there is no series
+    with PyTorch's TF32 defaults (nor an eager_tf32_ms): no strict-fp32 comparison is made."""
+    timing, log = _timing(monkeypatch, graph=False, precision="bf16")
+    verdict = Verdict("correct")
+    timing.run(verdict)
+    assert [w for w, _ in log.events if w.startswith("mode ")] == ["mode bf16", "mode bf16"]
+    assert not [w for w, _ in log.events if w == "eager_tf32"]
+    assert verdict.eager_ms == 2.0 and verdict.compile_ms == 1.0
+    assert "eager_tf32_ms" not in verdict.extra
 
 
 def test_without_compile_baseline_torch_compile_is_neither_built_nor_timed(
@@ -384,8 +401,14 @@ def test_time_tasks_times_every_task_inside_one_exclusive_hold(
     monkeypatch.setattr(measure, "Flush", lambda slack_us: None)
     monkeypatch.setattr(measure.torch.cuda, "device", lambda dev: contextlib.nullcontext())
     monkeypatch.setattr(measure.gpu_lock, "hold", log.hold)
-    monkeypatch.setattr(measure, "strict", lambda call: (setattr(call, "bench_name", "eager"),
-                                                         call)[1])  # fmt: skip
+    modes: list[str] = []
+
+    def in_mode_of(mode: Any, call: Any) -> Any:
+        modes.append(mode.name)
+        call.bench_name = "eager"
+        return call
+
+    monkeypatch.setattr(measure, "in_mode_of", in_mode_of)
     relu = ("import torch\ndef fused_operator(x0):\n    return torch.relu(x0)\n\n"
             "def get_inputs():\n    return [torch.randn(4)]\n")  # fmt: skip
     stats = measure.time_tasks([relu, relu.replace("relu", "tanh")], "cpu", runs=10)
@@ -395,3 +418,6 @@ def test_time_tasks_times_every_task_inside_one_exclusive_hold(
     assert all(m == gpu_lock.EXCLUSIVE for _, m in timed)
     holds = [m for m in log.modes_taken]
     assert holds == [gpu_lock.SHARED, gpu_lock.EXCLUSIVE]  # one hold of each, not one per task
+    assert modes == ["fp32", "fp32"]  # strict float32 unless a mode is asked for
+    measure.time_tasks([relu], "cpu", runs=10, precision="fp16")
+    assert modes[-1] == "fp16"

@@ -44,6 +44,7 @@ def _common(p: argparse.ArgumentParser, workers_help: str) -> None:
     p.add_argument("--workers", type=c.positive_int, default=None,
                    help=workers_help + "; >= 1")  # fmt: skip
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    c.add_precision(p)
 
 
 def _register_kernelbench(sub: argparse._SubParsersAction) -> None:
@@ -149,7 +150,7 @@ def run_kernelbench(args: argparse.Namespace) -> int:
     cfg = RunConfig(device=args.device, workers=args.workers, problem_timeout=args.problem_timeout,
                     time_budget=args.time_budget, max_ops=args.max_ops, k=args.k, seed=args.seed,
                     rerun_oom=args.rerun_oom, memory_share=args.memory_share,
-                    keep_slower=args.keep_slower)  # fmt: skip
+                    keep_slower=args.keep_slower, precision=args.precision)  # fmt: skip
     outcome = run(problems, args.out, cfg, source=str(args.problems), progress=not args.no_progress)
     print(f"ran {outcome.ran} problems now; {outcome.results} results in {args.out}, "
           f"{outcome.not_run} not run; summary: {outcome.summary}")  # fmt: skip
@@ -161,7 +162,7 @@ def run_synthetic(args: argparse.Namespace) -> int:
 
     summary = run(args.programs, args.out, policy=args.policy, variants=args.variants,
                   device=args.device, workers=args.workers, timeout=args.timeout,
-                  progress=not args.no_progress)  # fmt: skip
+                  progress=not args.no_progress, precision=args.precision)  # fmt: skip
     print(f"summary: {summary}")
     return 0
 

@@ -33,7 +33,15 @@ from drtriton.errors import UserError
 from drtriton.evaluate import memory
 from drtriton.evaluate.metrics import speedup
 from drtriton.evaluate.store import ResultStore, read_results
-from drtriton.evaluate.summary import Column, fmt_ms, fmt_text, fmt_x, write_summary
+from drtriton.evaluate.summary import (
+    Column,
+    fmt_ms,
+    fmt_text,
+    fmt_x,
+    precision_line,
+    record_precision,
+    write_summary,
+)
 from drtriton.evaluate.worker import DEFAULT_OPTIMIZER
 from drtriton.files import write_text_atomic
 from drtriton.jsonl import read_jsonl
@@ -71,6 +79,7 @@ class RunConfig:
     # (evaluate/memory.py); 0 turns the admission off.
     memory_share: float = memory.SHARE
     keep_slower: bool = False  # OptimizeConfig.keep_slower: a correct kernel counts, even slower
+    precision: str = "fp32"  # the verifier's precision mode (OptimizeConfig.precision)
     extra_pythonpath: list[str] = field(default_factory=list)
 
 
@@ -166,7 +175,7 @@ def _unfused(segments: list[Any]) -> list[str]:
 
 
 def build_record(problem: dict[str, Any], outcome: dict[str, Any], device: str,
-                 seconds: float) -> dict[str, Any]:  # fmt: skip
+                 seconds: float, precision: str = "fp32") -> dict[str, Any]:  # fmt: skip
     """The result record of one problem from its worker's outcome (or a failure's)."""
     verdict = outcome.get("verdict") or {}
     extra = verdict.get("extra") if isinstance(verdict.get("extra"), dict) else {}
@@ -187,6 +196,9 @@ def build_record(problem: dict[str, Any], outcome: dict[str, Any], device: str,
         "problem_id": problem["problem_id"],
         "name": problem["name"],
         "device": device,
+        # The mode the problem was judged and timed in (a failure before any verdict: the
+        # mode it was asked in).
+        "precision": flat.get("precision") or precision,
         "status": status,
         "correct": bool(verdict.get("correct")) and status == "correct",
         "time_ms": flat.get("time_ms"),
@@ -238,7 +250,7 @@ def run_problem(problem: dict[str, Any], device: str, cfg: RunConfig, out_dir: P
     config = {"device": device, "mode": "train", "max_ops": cfg.max_ops, "k": cfg.k,
               "seed": cfg.seed, "time_budget_s": round(SEARCH_SHARE * cfg.problem_timeout, 1),
               "calibration_file": str(out_dir / CALIBRATION_JSON),
-              "keep_slower": cfg.keep_slower,
+              "keep_slower": cfg.keep_slower, "precision": cfg.precision,
               # KernelBench judges the example shapes: no exports and verifications at other
               # batches, which would double the inputs of problems that already fill a GPU.
               "any_batch": False}  # fmt: skip
@@ -261,7 +273,7 @@ def run_problem(problem: dict[str, Any], device: str, cfg: RunConfig, out_dir: P
         outcome = _outcome(child.returncode, timed_out, result_path, log, cfg.problem_timeout)
     if kernel.exists():
         outcome["kernel"] = str(kernel.relative_to(out_dir))
-    record = build_record(problem, outcome, device, seconds)
+    record = build_record(problem, outcome, device, seconds, cfg.precision)
     # When it ran (unix seconds): throughput over a run is records / (last end - first start).
     record["started_at"], record["finished_at"] = round(started_at, 3), round(time.time(), 3)
     return record
@@ -316,6 +328,7 @@ def run_kernelbench(problems: Sequence[dict[str, Any]], out_dir: Path, cfg: RunC
                     *, source: str = "", progress: bool = True) -> RunOutcome:  # fmt: skip
     """Runs every selected problem that has no record in out_dir/results.jsonl yet."""
     devices = devices_for(cfg.device, cfg.workers)
+    _same_precision(out_dir / RESULTS_JSONL, cfg.precision)
     for sub in ("kernels", "logs"):
         (out_dir / sub).mkdir(parents=True, exist_ok=True)
     plan = plan_entries(problems)
@@ -328,6 +341,18 @@ def run_kernelbench(problems: Sequence[dict[str, Any]], out_dir: Path, cfg: RunC
     outcome_summary = summarize_dir(out_dir)
     results = read_results(out_dir / RESULTS_JSONL)
     return RunOutcome(ran, len(results), len(not_run(plan, results)), outcome_summary)
+
+
+def _same_precision(path: Path, precision: str) -> None:
+    """A resumed run must be in the precision of the records it resumes: a directory with
+    both would compare kernels judged and timed in different modes in one table."""
+    if not path.exists():
+        return
+    found = sorted({record_precision(r) for r in read_results(path)} - {precision})
+    if found:
+        raise UserError(f"{path.parent} holds results in precision {', '.join(found)}, "
+                        f"not {precision}: resume with that --precision or use another "
+                        "--out")  # fmt: skip
 
 
 def out_of_memory_ids(path: Path) -> set[str]:
@@ -436,6 +461,7 @@ def summarize_dir(out_dir: Path) -> Path:
     config = plan.get("config", {})
     devices = sorted({str(r.get("device")) for r in results})
     preamble = [
+        precision_line(results, config.get("precision", "fp32")),
         f"Problems: `{plan.get('source', '?')}`; devices: {', '.join(devices) or '-'}; "
         f"results: {len(results)}; search: max_ops={config.get('max_ops', '?')}, "
         f"k={config.get('k', '?')}; problem timeout {config.get('problem_timeout', '?')} s.",

@@ -79,7 +79,7 @@ def level_tables(stats: Sequence[LevelStats]) -> list[str]:
         ("Against eager with PyTorch's TF32 defaults", "fast_tf32", "geomean_tf32"),
     ):
         if title.endswith("defaults") and all(getattr(s, gm) is None for s in stats):
-            continue  # runs from before the baselines were strict float32
+            continue  # runs from before the baselines were strict float32, or in another mode
         lines += ["", f"### {title}", ""]
         headers = ["level", *[f"fast_{p:g}" for p in FAST_P], "geomean speedup (correct)"]
         rows = [
@@ -146,6 +146,27 @@ def render_summary(
 def _sort_id(record: dict[str, Any]) -> tuple[int, str]:
     pid = record.get("problem_id")
     return (pid, "") if isinstance(pid, int) else (0, str(record.get("id", "")))
+
+
+def record_precision(record: dict[str, Any]) -> str:
+    """The precision mode of a result record (records made before modes existed: fp32)."""
+    return str(record.get("precision") or "fp32")
+
+
+def precision_line(records: Sequence[dict[str, Any]], configured: str) -> str:
+    """The summary's statement of its precision mode(s): every table names what it compares."""
+    from drtriton.verify.precision import MODES
+
+    names = sorted({record_precision(r) for r in records} or {configured})
+    parts = []
+    for name in names:
+        mode = MODES.get(name)
+        what = "unknown mode" if mode is None else (
+            f"{mode.dtype} tensors{', TF32 allowed' if mode.tf32 else ''}, "
+            f"atol = rtol = {mode.tolerance:g} by default")  # fmt: skip
+        parts.append(f"`{name}` ({what})")
+    return (f"Precision: {'; '.join(parts)}; eager and torch.compile were timed in the same "
+            "mode as the kernels.")  # fmt: skip
 
 
 def write_summary(

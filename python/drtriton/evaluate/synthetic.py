@@ -20,7 +20,7 @@ from typing import Any
 from drtriton.errors import UserError
 from drtriton.evaluate.metrics import positive
 from drtriton.evaluate.store import ResultStore, read_results
-from drtriton.evaluate.summary import Column, fmt_ms, fmt_text, fmt_x, write_summary
+from drtriton.evaluate.summary import Column, fmt_ms, fmt_text, fmt_x, precision_line, write_summary
 from drtriton.files import write_text_atomic
 from drtriton.jsonl import read_jsonl
 
@@ -149,6 +149,7 @@ def _program_record(program: dict[str, Any], judged: list[dict[str, Any]]) -> di
         "variants": len(judged),
         "variants_correct": len(ok),
         "best_variant": best.get("id"),
+        "precision": best.get("precision"),  # the verifier's mode (None: no verdict)
         **{k: best.get(k) for k in TIMING_KEYS},
         "reason": best.get("reason") or best.get("error"),
     }
@@ -156,7 +157,8 @@ def _program_record(program: dict[str, Any], judged: list[dict[str, Any]]) -> di
 
 def run_synthetic(programs_path: Path, out_dir: Path, *, policy: str = "template",
                   variants: int = 1, device: str = "cpu", workers: int | None = None,
-                  timeout: float | None = None, progress: bool = True) -> Path:  # fmt: skip
+                  timeout: float | None = None, progress: bool = True,
+                  precision: str = "fp32") -> Path:  # fmt: skip
     """The whole pipeline; returns the summary's path."""
     from drtriton.verify import Options
     from drtriton.verify.batch import run_batch
@@ -165,13 +167,15 @@ def run_synthetic(programs_path: Path, out_dir: Path, *, policy: str = "template
     out_dir.mkdir(parents=True, exist_ok=True)
     generate_candidates(programs, out_dir / CANDIDATES, policy, variants, device, progress)
     run_batch(str(out_dir / CANDIDATES), str(out_dir / VERDICTS),
-              Options(device=device, timeout=timeout), workers=workers, progress=progress)  # fmt: skip
+              Options(device=device, timeout=timeout, precision=precision), workers=workers,
+              progress=progress)  # fmt: skip
     candidates = read_results(out_dir / CANDIDATES)
     results = program_results(programs, candidates, read_results(out_dir / VERDICTS))
     write_text_atomic(out_dir / RESULTS, "".join(json.dumps(r) + "\n" for r in results))
     done = {str(r["id"]) for r in results}
     missing = [p for p in programs if str(p["id"]) not in done]
     preamble = [f"Programs: `{programs_path}`; policy: {policy}; variants per program: "
-                f"{variants} (best-of-{variants}); device: {device}."]  # fmt: skip
+                f"{variants} (best-of-{variants}); device: {device}.",
+                precision_line([r for r in results if r.get("precision")], precision)]  # fmt: skip
     return write_summary(out_dir, results, missing, title="Synthetic programs: held-out evaluation",
                          preamble=preamble, columns=COLUMNS)  # fmt: skip

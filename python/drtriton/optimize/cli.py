@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from drtriton.cli_checks import device, output_file, positive_float, positive_int
+from drtriton.cli_checks import add_precision, device, output_file, positive_float, positive_int
 from drtriton.errors import UserError
 from drtriton.files import write_text_atomic
 
@@ -61,7 +61,7 @@ def run_optimize(args: argparse.Namespace) -> int:
     _check_device(args.device)
     config = OptimizeConfig(device=args.device, mode=args.mode, max_ops=args.max_ops, k=args.k,
                             time_budget_s=args.time_budget, seed=args.seed,
-                            keep_slower=args.keep_slower,
+                            keep_slower=args.keep_slower, precision=args.precision,
                             any_batch=not args.example_shapes_only)  # fmt: skip
 
     def progress(msg: str) -> None:
@@ -89,6 +89,8 @@ def _print_summary(result, args: argparse.Namespace) -> None:
         print(f"no verified model: {result.error}")
     if verdict:
         line = f"verdict: {verdict['status']}: {verdict.get('reason', '')}"
+        if verdict.get("precision", "fp32") != "fp32":
+            line += f" [{verdict['precision']}]"
         if verdict.get("speedup") is not None:
             line += f"; speedup {verdict['speedup']:.2f}x vs eager"
             if verdict.get("speedup_vs_compile") is not None:
@@ -131,5 +133,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="skip the kernels that read the batch size at run time (and their "
                    "verifications at other batch sizes): ModelNew then serves the example "
                    "shapes only, other shapes run Model's forward")  # fmt: skip
+    add_precision(p)
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(func=run_optimize)

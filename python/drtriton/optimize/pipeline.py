@@ -46,6 +46,10 @@ class OptimizeConfig:
     # one more export and two to three more verifications), so ModelNew serves any batch; off
     # where only the example shapes are judged (KernelBench's evaluation).
     any_batch: bool = True
+    # The verifier's precision mode (verify/precision.py): fp32 (strict), tf32, bf16 or fp16.
+    # The search's verifications and the final one judge and time in it. The teacher's kernels
+    # are still float32 kernels (issue 21, item 3): in bf16 and fp16 they are rejected.
+    precision: str = "fp32"
 
 
 @dataclass
@@ -117,6 +121,7 @@ def _search_run(run: Run, config: OptimizeConfig, deadline: float | None,
         verify_timeout=config.verify_timeout,
         deadline=deadline,
         keep_slower=config.keep_slower,
+        precision=config.precision,
     )
     return search(run.task, config.policy or TemplatePolicy(), search_config,
                   calibration=calibration)  # fmt: skip
@@ -368,6 +373,7 @@ def _final_verdict(
         eval_mode=config.mode == "eval",
         timeout=config.verify_timeout,
         seed=config.seed,
+        precision=config.precision,
     )
     verdict = json.loads(verify(code, model_new, opts).to_json())
     verdict["allowed_torch"] = list(allow)

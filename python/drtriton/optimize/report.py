@@ -78,6 +78,7 @@ def _summary(result: Any) -> list[str]:
     verdict = result.verdict or {}
     lines = [
         f"- device: `{result.config.get('device')}`, mode: `{result.config.get('mode')}`, "
+        f"precision: `{result.config.get('precision', 'fp32')}`, "
         f"max_ops {result.config.get('max_ops')}, k {result.config.get('k')}",
         f"- time spent: {result.seconds:.1f} s",
         f"- frontend: {result.frontend.get('n_catalog')} of {result.frontend.get('n_ops')} "

@@ -157,11 +157,11 @@ def lower_bound_ms(fragment: dict[str, Any]) -> float:
     return 1e3 * seconds + LAUNCH_MS
 
 
-def eager_op_costs_ms(
-    fragments: Sequence[dict[str, Any]], n_ops: int, device: str, seed: int = 0
-) -> list[float] | None:
-    """Each operator's eager time, from its one-operator fragment; None if one is missing or
-    cannot be timed (e.g. out of memory: the caller falls back to the traffic model)."""
+def eager_op_costs_ms(fragments: Sequence[dict[str, Any]], n_ops: int, device: str,
+                      seed: int = 0, precision: str = "fp32") -> list[float] | None:  # fmt: skip
+    """Each operator's eager time (in the verifier's `precision` mode), from its one-operator
+    fragment; None if one is missing or cannot be timed (e.g. out of memory: the caller falls
+    back to the traffic model)."""
     from drtriton.verify import time_task, time_tasks
 
     singles = {f["start"]: f for f in fragments if f["end"] == f["start"] + 1}
@@ -169,11 +169,13 @@ def eager_op_costs_ms(
         return None
     sources = [singles[i]["source"] for i in range(n_ops)]
     try:  # all in one exclusive hold (time_tasks says why)
-        return [stats["trimmed"] for stats in time_tasks(sources, device, seed=seed)]
+        timed = time_tasks(sources, device, seed=seed, precision=precision)
+        return [stats["trimmed"] for stats in timed]
     except (RuntimeError, ValueError, UserError):  # torch.OutOfMemoryError is a RuntimeError
         pass
     try:  # together they did not fit beside the GPU's other processes: one at a time
-        return [time_task(source, device, seed=seed)["trimmed"] for source in sources]
+        return [time_task(source, device, seed=seed, precision=precision)["trimmed"]
+                for source in sources]  # fmt: skip
     except (RuntimeError, ValueError, UserError):
         return None
 

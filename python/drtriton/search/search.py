@@ -59,6 +59,9 @@ class SearchConfig:
     # fragments the search verified count: on a GPU those whose bound could beat eager, on the
     # CPU (modelled costs) none that the model already rules out.
     keep_slower: bool = False
+    # The verifier's precision mode (verify/precision.py) of every verification and operator
+    # timing of the search, so that fragments are ranked in the mode the result is judged in.
+    precision: str = "fp32"
 
 
 @dataclass
@@ -177,7 +180,8 @@ def _fragment_options(config: SearchConfig) -> dict[str, Any]:
     # And the rounds stop once the candidate is told apart from eager (rounds.py): the
     # search ranks, the final verification measures.
     options: dict[str, Any] = {"trials": config.fragment_trials, "runs": config.fragment_runs,
-                               "graph": False, "stop_when_decided": True}  # fmt: skip
+                               "graph": False, "stop_when_decided": True,
+                               "precision": config.precision}  # fmt: skip
     return {**options, "timeout": timeout} if timeout else options
 
 
@@ -251,7 +255,8 @@ def _search(task: str, policy: Policy, config: SearchConfig, cache: VerdictCache
     ]
     eager, began = None, time.monotonic()
     if config.device.startswith("cuda"):
-        eager = lazy.eager_op_costs_ms(fragments, n_ops, config.device)
+        eager = lazy.eager_op_costs_ms(fragments, n_ops, config.device,
+                                       precision=config.precision)  # fmt: skip
     op_costs_s = time.monotonic() - began
     if eager is not None or not config.device.startswith("cuda"):
         op_costs = eager or op_costs

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from drtriton.cli_checks import (
+    add_precision,
     device,
     output_file,
     positive_float,
@@ -67,6 +68,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--timeout", type=positive_float, default=None, help="verifier seconds per candidate, > 0"
     )
     p.add_argument("--no-progress", action="store_true", help="no progress line")
+    # The verifier's mode with --verify; the teacher still writes float32 kernels (issue 21,
+    # item 3), which bf16 and fp16 reject.
+    add_precision(p)
     p.set_defaults(func=run)
 
 
@@ -102,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         from drtriton.verify import Options
 
         require_visible(args.device)
-        opts = Options(device=args.device, timeout=args.timeout)
+        opts = Options(device=args.device, timeout=args.timeout, precision=args.precision)
     workers = args.workers
     if workers is None:
         workers = 1

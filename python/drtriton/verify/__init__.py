@@ -40,6 +40,10 @@ Decisions, and their limits:
   hybrid (search/hybrid.py, a verification with the kept operators allowed) go through here.
 - Sandbox levels and what each guarantees: sandbox.py. At level "none" (no bwrap, no working
   unshare) a candidate that got past the static rules could read the harness's memory via /proc.
+- Precision (precision.py): strict fp32 by default; tf32, bf16 and fp16 are explicit modes in
+  which the reference, the candidate's worker and both baselines run alike (dtype and TF32
+  flags), with the mode's tolerance. Every verdict names its mode. Within the tolerance results
+  are judged, not instructions: at 1e-2 an output rounded through bf16 also passes tf32.
 - Worker start-up (Python + torch + triton imports, about 3 s on the 2-core CI machine) dominates
   the cost on the CPU; batch mode starts the next worker while the current one runs
   (Options.prewarm, with a `Verifier` that keeps the spare). Every worker still serves exactly

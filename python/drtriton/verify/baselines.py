@@ -1,10 +1,13 @@
 """Eager PyTorch and torch.compile of the task: the baselines a candidate is timed against.
 
-Both run in the harness (tasks are trusted, candidates are not), in strict float32 like the
-candidate's worker (precision.py): a speed-up compares two programs that meet the same
-tolerance. Eager with PyTorch's defaults (TF32 cuDNN convolutions, what KernelBench's harness
-times) is timed beside them when the task has a convolution or a matrix product (elsewhere TF32
-changes nothing, and it equals eager).
+Both run in the harness (tasks are trusted, candidates are not), in the verification's precision
+mode like the reference and the candidate's worker (precision.py): strict float32 by default, the
+mode's dtype and TF32 flags otherwise (TF32 on exactly in tf32, where the candidate may use it
+too), so that a speed-up compares two programs that meet the same tolerance and no speed-up comes
+from a precision the baseline was denied. In fp32, eager with PyTorch's defaults (TF32 cuDNN
+convolutions, what KernelBench's harness times) is timed beside them when the task has a
+convolution or a matrix product (elsewhere TF32 changes nothing, and it equals eager); the other
+modes have no such series (tf32 allows more than the defaults; bf16 and fp16 tensors have no TF32).
 
 What is kept between verifications (one `Baselines` per harness Verifier): only the compiled
 task, since compiling it again for every candidate would cost more than verifying the
@@ -28,7 +31,7 @@ from typing import Any
 import torch
 
 from drtriton.verify import gpu_lock
-from drtriton.verify.precision import pytorch_defaults, strict_fp32
+from drtriton.verify.precision import STRICT, Mode, in_mode, pytorch_defaults
 from drtriton.verify.timing import clone
 
 # ATen operators whose eager speed depends on TF32 (cuDNN convolutions, cuBLAS products).
@@ -39,10 +42,15 @@ TF32_SENSITIVE = frozenset(
 
 
 def strict(call: Callable[..., Any]) -> Callable[..., Any]:
-    """`call` under strict float32 (TF32 off), as every reference and candidate runs."""
+    """`call` under strict float32 (TF32 off), as every fp32 reference and candidate runs."""
+    return in_mode_of(STRICT, call)
+
+
+def in_mode_of(mode: Mode, call: Callable[..., Any]) -> Callable[..., Any]:
+    """`call` under the mode's TF32 flags, as the mode's reference and candidate run."""
 
     def run(*args: Any) -> Any:
-        with strict_fp32():
+        with in_mode(mode):
             return call(*args)
 
     return run
@@ -91,24 +99,28 @@ class Baselines:
     """The compiled tasks of one harness process's verifications."""
 
     def __init__(self) -> None:
-        # (task, device, eval mode) -> the compiled callable, or why it failed to compile
-        self._compiled: dict[tuple[str, str, bool], Callable[..., Any] | str] = {}
+        # (task, device, eval mode, precision mode) -> the compiled callable, or why it failed
+        # to compile. The mode is in the key: a bf16 model is another program (and the
+        # compiled callable holds the reference it was made from).
+        self._compiled: dict[tuple[str, str, bool, str], Callable[..., Any] | str] = {}
 
     def compiled(self, source: str, reference: Callable[..., Any], inputs: list[Any],
-                 device: str, eval_mode: bool) -> tuple[Callable[..., Any] | None, str | None]:  # fmt: skip
+                 device: str, eval_mode: bool,
+                 mode: Mode = STRICT) -> tuple[Callable[..., Any] | None, str | None]:  # fmt: skip
         """torch.compile of the task, compiled on its first use here: (callable, None), or
         (None, why) when it does not compile (which is not the candidate's fault)."""
-        key = (hashlib.sha256(source.encode()).hexdigest(), device, eval_mode)
+        key = (hashlib.sha256(source.encode()).hexdigest(), device, eval_mode, mode.name)
         if key not in self._compiled:
-            self._compiled[key] = _compile(reference, inputs, device)
+            self._compiled[key] = _compile(reference, inputs, device, mode)
         found = self._compiled[key]
         return (None, found) if isinstance(found, str) else (found, None)
 
 
-def _compile(reference: Callable[..., Any], inputs: list[Any], device: str) -> Any:
+def _compile(reference: Callable[..., Any], inputs: list[Any], device: str, mode: Mode) -> Any:
     try:
         compiled = torch.compile(reference)
-        with torch.no_grad(), strict_fp32(), gpu_lock.hold(device, gpu_lock.SHARED):
+        # Compiled under the mode's flags: Inductor reads allow_tf32 when it picks its GEMMs.
+        with torch.no_grad(), in_mode(mode), gpu_lock.hold(device, gpu_lock.SHARED):
             with gpu_lock.paused_while(device, _compile_callbacks):
                 compiled(*clone(inputs))
         return compiled

@@ -13,6 +13,7 @@ import os
 import sys
 
 from drtriton.cli_checks import (
+    add_precision,
     device,
     non_negative_float,
     non_negative_int,
@@ -41,10 +42,11 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--timeout", type=positive_float, default=None,
                    help="wall-clock seconds per candidate, > 0 (default 120 on cpu, 300 on cuda)")  # fmt: skip
+    add_precision(p)
     p.add_argument("--atol", type=non_negative_float, default=None,
-                   help=">= 0; default 1e-4 (fp32), 1e-2 (fp16/bf16)")  # fmt: skip
+                   help=">= 0; default: the precision's (1e-4 fp32, 1e-2 otherwise)")  # fmt: skip
     p.add_argument("--rtol", type=non_negative_float, default=None,
-                   help=">= 0; default 1e-4 (fp32), 1e-2 (fp16/bf16)")  # fmt: skip
+                   help=">= 0; default: the precision's (1e-4 fp32, 1e-2 otherwise)")  # fmt: skip
     p.add_argument("--seed", type=int, default=0, help="base seed of inputs and initialisation")
     p.add_argument("--sandbox", default="auto", choices=["auto", "bwrap", "unshare", "none"])
     p.add_argument(
@@ -81,7 +83,7 @@ def options_from(args: argparse.Namespace):
         device=args.device, trials=args.trials, timeout=args.timeout, atol=args.atol,
         rtol=args.rtol, seed=args.seed, sandbox=args.sandbox, runs=args.runs,
         warmup=args.warmup, baselines=not args.no_baselines,
-        launch_slack_us=args.launch_slack_us,
+        launch_slack_us=args.launch_slack_us, precision=args.precision,
     )  # fmt: skip
 
 
@@ -95,6 +97,8 @@ def run_verify(args: argparse.Namespace) -> int:
         print(verdict.to_json())
     else:
         line = f"{verdict.status}: {verdict.reason}"
+        if verdict.precision != "fp32":
+            line += f" [{verdict.precision}]"
         if verdict.time_ms is not None:
             line += f"\ntime {verdict.time_ms:.4f} ms, eager {verdict.eager_ms} ms, "
             line += f"compile {verdict.compile_ms} ms, speedup {verdict.speedup}"

@@ -50,6 +50,11 @@ fit beside the other verifications on the GPU), and for outputs that are not flo
 
 Default tolerances: atol = rtol = 1e-4 for fp32/fp64 (DESIGN.md), 1e-2 for fp16/bf16; both are
 configurable and then apply to every dtype. Integer and bool outputs must match exactly.
+
+Precision modes other than fp32 (precision.py): the mode's tolerance applies to every output
+(Options.tolerances), the mode's reference has no envelope of its own, and an output it rejects
+is judged once more against the strict float32 evaluation of the same values with that
+evaluation's float64 envelope (`Expected.strict`, `_judge_strict` says why this widens nothing).
 """
 
 from __future__ import annotations
@@ -62,12 +67,15 @@ from typing import Any
 import torch
 
 from drtriton.verify.envelope import IntegerAlternatives
+from drtriton.verify.precision import MODES
 
+# Per output dtype, for the fp32 mode (a task's own half outputs); precision.MODES holds the
+# values, so each tolerance has one default.
 DEFAULT_TOLERANCE = {
-    torch.float64: 1e-4,
-    torch.float32: 1e-4,
-    torch.float16: 1e-2,
-    torch.bfloat16: 1e-2,
+    torch.float64: MODES["fp32"].tolerance,
+    torch.float32: MODES["fp32"].tolerance,
+    torch.float16: MODES["fp16"].tolerance,
+    torch.bfloat16: MODES["bf16"].tolerance,
 }
 
 
@@ -80,6 +88,11 @@ class Expected:
     # The float64 evaluation, not made yet (references.py): `judge` makes it the first time the
     # float32 reference alone rejects an output.
     pending: Callable[[], list[Any] | None] | None = None
+    # Modes other than fp32 (references.py): the task in strict float32 on the same values
+    # (half inputs and parameters widened exactly), with its own float64 envelope. Made when
+    # the mode's reference rejects an output; kept in `strict_values` once made (None: none).
+    strict: Callable[[], Expected | None] | None = None
+    strict_values: Expected | None = None
 
 
 def flatten(value: Any) -> list[Any]:
@@ -105,6 +118,8 @@ def judge(out: list[Any], expected: Expected, atol: float | None,
     convolution on the H200, inside a GPU-lock hold every timing waits for) is done only for
     the outputs it can change the verdict of."""
     problem = compare(out, expected.values, atol, rtol, expected.exact)
+    if problem is not None and (expected.strict is not None or expected.strict_values):
+        return _judge_strict(out, expected, atol, rtol, problem)
     if problem is None or expected.pending is None:
         return problem
     pending, expected.pending = expected.pending, None
@@ -112,6 +127,37 @@ def judge(out: list[Any], expected: Expected, atol: float | None,
     if expected.exact is None:
         return problem
     return compare(out, expected.values, atol, rtol, expected.exact)
+
+
+def _judge_strict(out: list[Any], expected: Expected, atol: float | None, rtol: float | None,
+                  problem: str) -> str | None:  # fmt: skip
+    """A mode other than fp32: `out`, rejected against the mode's reference (`problem`), may
+    still match the strict float32 evaluation of the same values (with its float64 envelope)
+    at the mode's tolerance. That reference is the more exact answer for the same inputs, so
+    this accepts only outputs at least as accurate as the mode allows: the tolerance is the
+    mode's, never wider, and the envelope is float32's own rounding (an envelope measured on
+    a bf16 or TF32 reference would be 16 times that precision's error, and admit coarser
+    arithmetic than the baseline was given). Shapes and dtypes are still the mode's: a float32
+    output where the task's output is bf16 is rejected (`problem`)."""
+    if expected.strict is not None:
+        make, expected.strict = expected.strict, None
+        expected.strict_values = make()
+    alternative = expected.strict_values
+    if alternative is None or _structure(out) != _structure(expected.values):
+        return problem
+    return problem if judge(_widened(out), alternative, atol, rtol) else None
+
+
+def _structure(values: list[Any]) -> list[Any]:
+    """What the strict comparison must not change: each leaf's type, shape and dtype."""
+    return [(type(v).__name__, tuple(v.shape), v.dtype) if isinstance(v, torch.Tensor)
+            else type(v).__name__ for v in values]  # fmt: skip
+
+
+def _widened(values: list[Any]) -> list[Any]:
+    """Half-precision leaves as float32 (exact), to compare with the strict reference."""
+    half = (torch.float16, torch.bfloat16)
+    return [v.float() if isinstance(v, torch.Tensor) and v.dtype in half else v for v in values]
 
 
 def compare(

@@ -39,6 +39,7 @@ from drtriton.verify.dropin import verified_part
 from drtriton.verify.inputs import InputSets, distribution
 from drtriton.verify.measure import Timing
 from drtriton.verify.options import Options
+from drtriton.verify.precision import mode
 from drtriton.verify.references import References, fetch_output, guard_task, onto
 from drtriton.verify.task import FUNCTIONAL, load_task, task_kind
 from drtriton.verify.verdict import Verdict
@@ -82,11 +83,13 @@ class Verifier:
         for key, value in kwargs.items():
             assert hasattr(opts, key), f"unknown option {key!r}"
             setattr(opts, key, value)
+        mode(opts.precision)  # an unknown mode is a UserError before anything runs
         start, lock_before = time.monotonic(), gpu_lock.totals()
         original, judged = candidate_source, verified_part(candidate_source)  # a drop-in
         # wrapper after the marker (verify/dropin.py) is neither judged nor run
         early = _static_verdict(task_source, judged, opts)
         if early is not None:
+            early.precision = opts.precision
             return early
         candidate_source = judged
         level = sandbox.choose(opts.sandbox)
@@ -114,6 +117,7 @@ class Verifier:
                 # 2026-11-30 teacher run, until a sixth process could not allocate a timing buffer.
                 torch.cuda.empty_cache()
         verdict.sandbox = level
+        verdict.precision = opts.precision
         if len(judged) < len(original):
             verdict.extra["judged_chars"] = len(judged)  # the text before the drop-in marker
         verdict.extra["wall_s"] = round(time.monotonic() - start, 3)
@@ -181,6 +185,7 @@ class _Judgement:
         if opts.on_cuda and self.device.index is not None:
             torch.cuda.set_device(self.device)
         self.task = load_task(task_source)
+        self.mode = mode(opts.precision)
         self.inputs = InputSets(self.task, opts, self.device)
 
     def lock(self, mode: str = gpu_lock.SHARED) -> Any:
@@ -190,10 +195,10 @@ class _Judgement:
         opts, worker, task = self.opts, self.worker, self.task
         with self.lock():  # not while waiting for the worker: that would hold timings back
             reference = guard_task(
-                lambda: task.build_reference(self.device, opts.seed, opts.eval_mode)
+                lambda: task.build_reference(self.device, opts.seed, opts.eval_mode, self.mode)
             )
             first = self.inputs.make(0)
-            references = References(reference, self.device, opts.envelope_max_gb)
+            references = References(reference, self.device, opts.envelope_max_gb, self.mode)
             refs = [references(first, redraw=lambda: self.inputs.make(0))]
         with open(os.path.join(worker.workdir, TASK_FILE), "w") as f:
             f.write(task.source)
@@ -215,8 +220,8 @@ class _Judgement:
                     done, out = previous
                     previous = None
                     with worker.harness_work():
-                        problem = cmp.judge(onto(out, self.device), refs[done], opts.atol,
-                                            opts.rtol)  # fmt: skip
+                        problem = cmp.judge(onto(out, self.device), refs[done],
+                                            *opts.tolerances())  # fmt: skip
                     del out
                     if problem:
                         reason = f"input set {done} ({distribution(done)}): {problem}"
@@ -245,9 +250,9 @@ class _Judgement:
         load = {"op": "load", "candidate": CANDIDATE_FILE, "task": TASK_FILE, "kind": task.kind,
                 "device": "cuda" if self.opts.on_cuda else "cpu",  # it sees only its GPU
                 "poisoned_copies": sorted(copies), "allow_torch": sorted(self.opts.allow_torch),
-                "eval": self.opts.eval_mode}  # fmt: skip
+                "eval": self.opts.eval_mode, "precision": self.mode.name}  # fmt: skip
         if task.kind != FUNCTIONAL:
-            init = {"seed": self.opts.seed, "init_inputs": task.init_inputs(),
+            init = {"seed": self.opts.seed, "init_inputs": task.init_inputs(self.mode),
                     "params": [p.detach().cpu() for p in reference.parameters()],
                     "buffers": [b.detach().cpu() for b in reference.buffers()]}  # fmt: skip
             torch.save(init, os.path.join(self.worker.workdir, "init.pt"))

@@ -11,6 +11,7 @@ import torch
 
 from drtriton.verify.channel import WorkerChannel
 from drtriton.verify.options import Options
+from drtriton.verify.precision import mode
 from drtriton.verify.references import guard_task, tensor_bytes
 from drtriton.verify.task import DISTRIBUTIONS, Task, fingerprint
 
@@ -29,6 +30,7 @@ class InputSets:
 
     def __init__(self, task: Task, opts: Options, device: torch.device) -> None:
         self.task, self.device = task, device
+        self.mode = mode(opts.precision)  # sets are drawn in its dtype (task.make_inputs)
         self.seed = opts.input_seed
         if self.seed is None:
             self.seed = random.SystemRandom().randrange(1 << 31)
@@ -36,7 +38,9 @@ class InputSets:
         self.set_bytes = 0  # tensor bytes of one input set (all sets have the same shapes)
 
     def make(self, index: int) -> list[Any]:
-        values = guard_task(lambda: self.task.make_inputs(index, self.seed, self.device))
+        values = guard_task(
+            lambda: self.task.make_inputs(index, self.seed, self.device, self.mode), self.mode
+        )
         self.set_bytes = tensor_bytes(values)
         return values
 

@@ -2,11 +2,12 @@
 
 One hold of the GPU's lock, exclusive, covers all of a verification's timed calls:
 1. warm-ups of the candidate (in its worker) and of eager and torch.compile (here);
-2. rounds: one call each of candidate, eager, eager with PyTorch's TF32 defaults (tasks with a
-   convolution or a product) and torch.compile, in rotating order (rounds.py), every call after
-   an L2 flush and bracketed by CUDA events (timing.py), until every median is known to within
-   Options.target_ci or the round or time budget is spent (or, with Options.stop_when_decided,
-   until the candidate's and eager's medians are told apart: rounds.py);
+2. rounds: one call each of candidate, eager, eager with PyTorch's TF32 defaults (fp32 mode,
+   tasks with a convolution or a product) and torch.compile, in rotating order (rounds.py), every
+   call after an L2 flush and bracketed by CUDA events (timing.py), until every median is known
+   to within Options.target_ci or the round or time budget is spent (or, with
+   Options.stop_when_decided, until the candidate's and eager's medians are told apart:
+   rounds.py);
 3. the same for CUDA-graph replays of the candidate and of eager (Options.graph), in a second
    exclusive hold.
 The checked calls' outputs (and one graph replay's) are copied to the host inside the holds,
@@ -38,10 +39,16 @@ import torch
 
 from drtriton.verify import compare as cmp
 from drtriton.verify import gpu_lock
-from drtriton.verify.baselines import Baselines, needs_tf32_series, strict, with_tf32_defaults
+from drtriton.verify.baselines import (
+    Baselines,
+    in_mode_of,
+    needs_tf32_series,
+    with_tf32_defaults,
+)
 from drtriton.verify.channel import Rejected, WorkerChannel
 from drtriton.verify.inputs import InputSets
 from drtriton.verify.options import Options
+from drtriton.verify.precision import STRICT, mode
 from drtriton.verify.references import fetch_output, guard_task, onto, tensor_bytes
 from drtriton.verify.rounds import Series, interleave, relative_halfwidth
 from drtriton.verify.task import Task, load_task
@@ -65,6 +72,7 @@ class Timing:
         self.inputs, self.refs, self.opts = inputs, refs, opts
         self.baselines, self.seen_ops = baselines, seen_ops
         self.count = inputs.timing_count(opts.trials)  # sets the timed calls rotate through
+        self.mode = mode(opts.precision)  # eager and torch.compile run in it, as the candidate
         self.extra: dict[str, Any] = {}
         self.checked: list[int] = []  # the candidate's checked calls, then its graph replay's
         self.graph_checked: list[int] = []
@@ -104,17 +112,18 @@ class Timing:
             return {}
         with self.worker.harness_work():
             sets = [self.inputs.make(i) for i in range(self.count)]
-            eager = Bench(strict(self.reference), sets, flush)
+            eager = Bench(in_mode_of(self.mode, self.reference), sets, flush)
             benches = {"eager": eager}
-            if needs_tf32_series(self.seen_ops):
+            if self.mode == STRICT and needs_tf32_series(self.seen_ops):
                 benches["eager_tf32"] = Bench(with_tf32_defaults(self.reference), sets, flush,
                                               eager.buffers)  # fmt: skip
             if opts.compile_baseline:
-                compiled, error = self.baselines.compiled(
-                    self.task.source, self.reference, sets[0], opts.device, opts.eval_mode
-                )
+                compiled, error = self.baselines.compiled(self.task.source, self.reference,
+                                                          sets[0], opts.device, opts.eval_mode,
+                                                          self.mode)  # fmt: skip
                 if compiled is not None:
-                    benches["compile"] = Bench(strict(compiled), sets, flush, eager.buffers)
+                    benches["compile"] = Bench(in_mode_of(self.mode, compiled), sets, flush,
+                                               eager.buffers)  # fmt: skip
                 else:
                     self.extra["compile_error"] = error
         return benches
@@ -215,7 +224,7 @@ class Timing:
         for run, out in zip(runs, kept, strict=False):
             expected = self.refs[int(run) % self.count]
             problem = cmp.judge(onto(out, torch.device(self.opts.device)), expected,
-                                self.opts.atol, self.opts.rtol)  # fmt: skip
+                                *self.opts.tolerances())  # fmt: skip
             if problem:
                 return f"{run}: {problem}"
         return None
@@ -249,7 +258,8 @@ class Timing:
         extra.update({k: v for k, v in eager.items() if k != "eager_ms"})
         verdict.eager_ms = eager["eager_ms"]
         tf32 = times.get("eager_tf32")
-        extra["eager_tf32_ms"] = summarize(tf32)["trimmed"] if tf32 else verdict.eager_ms
+        if self.mode == STRICT:  # the other modes have no strict-fp32 comparison to report
+            extra["eager_tf32_ms"] = summarize(tf32)["trimmed"] if tf32 else verdict.eager_ms
         if "compile" in times:
             comp = _fields("compile", times["compile"])
             extra.update({k: v for k, v in comp.items() if k != "compile_ms"})
@@ -288,17 +298,19 @@ def _fields(prefix: str, times: list[float]) -> dict[str, float]:
 
 
 def time_task(source: str, device: str, *, runs: int = 10, warmup: int = 3, seed: int = 0,
-              eval_mode: bool = False, options: Options | None = None) -> dict[str, float]:  # fmt: skip
+              eval_mode: bool = False, options: Options | None = None,
+              precision: str = "fp32") -> dict[str, float]:  # fmt: skip
     """Eager time of a trusted task alone: time_tasks of that one task."""
     return time_tasks([source], device, runs=runs, warmup=warmup, seed=seed,
-                      eval_mode=eval_mode, options=options)[0]  # fmt: skip
+                      eval_mode=eval_mode, options=options, precision=precision)[0]  # fmt: skip
 
 
 def time_tasks(sources: Sequence[str], device: str, *, runs: int = 10, warmup: int = 3,
-               seed: int = 0, eval_mode: bool = False,
-               options: Options | None = None) -> list[dict[str, float]]:  # fmt: skip
+               seed: int = 0, eval_mode: bool = False, options: Options | None = None,
+               precision: str = "fp32") -> list[dict[str, float]]:  # fmt: skip
     """Eager times of trusted tasks (the search's costs of leaving operators in PyTorch), each
-    measured as a candidate's eager baseline is: strict float32, L2 flushed, launch slack,
+    measured as a candidate's eager baseline is: in Options.precision (strict float32 by
+    default), L2 flushed, launch slack,
     events, rounds until every median is known to Options.target_ci. All tasks are timed in one
     exclusive hold, their calls interleaved round by round: one wait for the GPU instead of one
     per operator (the search timed a program's operators one hold each, and on the H200
@@ -306,17 +318,19 @@ def time_tasks(sources: Sequence[str], device: str, *, runs: int = 10, warmup: i
     Returns timing.summarize's figures (ms) per task, in order. UserError when a task fails;
     torch.OutOfMemoryError passes through."""
     # At most 3x the minimum rounds and a quarter of a verification's budget per task.
-    opts = options or Options(device=device, max_runs=3 * runs,
+    opts = options or Options(device=device, max_runs=3 * runs, precision=precision,
                               timing_budget_s=Options.timing_budget_s / 4 * len(sources))  # fmt: skip
     dev = torch.device(device)
+    m = mode(opts.precision)  # the search's costs are in the mode its candidates are judged in
     with torch.no_grad(), torch.cuda.device(dev), gpu_lock.hold(device, gpu_lock.SHARED):
         flush = Flush(opts.launch_slack_us)
         benches = []
         for source in sources:
             task = load_task(source)
-            reference = guard_task(lambda t=task: t.build_reference(dev, seed, eval_mode))
-            sets = [guard_task(lambda k=k, t=task: t.make_inputs(k, seed, dev)) for k in range(2)]
-            benches.append(Bench(strict(reference), sets, flush))
+            reference = guard_task(lambda t=task: t.build_reference(dev, seed, eval_mode, m), m)
+            sets = [guard_task(lambda k=k, t=task: t.make_inputs(k, seed, dev, m), m)
+                    for k in range(2)]  # fmt: skip
+            benches.append(Bench(in_mode_of(m, reference), sets, flush))
         series = [Series(f"task{i}", lambda r, b=bench: b.timed(r)[0])
                   for i, bench in enumerate(benches)]  # fmt: skip
         with gpu_lock.hold(device, gpu_lock.EXCLUSIVE):

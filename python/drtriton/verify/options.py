@@ -14,7 +14,13 @@ class Options:
     timeout: float | None = (
         None  # wall-clock seconds for the whole candidate; None: 120 cpu, 300 cuda
     )
-    atol: float | None = None  # None: 1e-4 for fp32, 1e-2 for fp16/bf16
+    # Precision mode (precision.py, MODES): fp32 (strict, the default), tf32, bf16 or fp16.
+    # Inputs, parameters and buffers are cast to the mode's dtype; the reference, the worker
+    # and the baselines all run in it; its tolerance is the default of atol and rtol.
+    precision: str = "fp32"
+    # None: the mode's tolerance (precision.MODES: fp32 1e-4, the others 1e-2); in fp32 each
+    # output's dtype picks it (compare.DEFAULT_TOLERANCE: a task's own fp16 outputs get 1e-2).
+    atol: float | None = None
     rtol: float | None = None
     seed: int = 0  # seed of module initialisation (Model and ModelNew)
     # Seed of the input sets; None: drawn afresh for each verification (so a candidate cannot
@@ -75,6 +81,20 @@ class Options:
     @property
     def on_cuda(self) -> bool:
         return self.device.startswith("cuda")
+
+    def tolerances(self) -> tuple[float | None, float | None]:
+        """atol and rtol of the comparisons. In fp32 they are passed on as given (None: per
+        dtype, compare.py), which keeps the strict contract exactly as it was; in the other
+        modes None is the mode's tolerance, whatever the output's dtype (tf32's outputs are
+        float32, and 1e-4 would hold TF32 to strict float32)."""
+        from drtriton.verify.precision import STRICT, mode
+
+        m = mode(self.precision)
+        if m == STRICT:
+            return self.atol, self.rtol
+        atol = m.tolerance if self.atol is None else self.atol
+        rtol = m.tolerance if self.rtol is None else self.rtol
+        return atol, rtol
 
     def wall_limit(self) -> float:
         if self.timeout is not None:

@@ -4,6 +4,7 @@ and loading the worker's outputs back for comparison."""
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 from collections.abc import Callable
 from typing import Any
@@ -13,6 +14,7 @@ import torch
 from drtriton.verify import compare as cmp
 from drtriton.verify import envelope
 from drtriton.verify.channel import Rejected, WorkerChannel
+from drtriton.verify.precision import STRICT, Mode, in_mode, widened
 from drtriton.verify.task import fingerprint, to_device
 
 
@@ -20,12 +22,13 @@ def tensor_bytes(values: list[Any]) -> int:
     return sum(x.numel() * x.element_size() for x in values if isinstance(x, torch.Tensor))
 
 
-def guard_task(fn: Callable[[], Any]) -> Any:
+def guard_task(fn: Callable[[], Any], mode: Mode = STRICT) -> Any:
+    """`fn()` (trusted task code) in the mode's TF32 flags (fp32: none, precision.py says
+    why); its failure is a UserError: the task, not the candidate, is at fault."""
     from drtriton.errors import UserError
-    from drtriton.verify.precision import strict_fp32
 
     try:
-        with strict_fp32():  # no TF32 in references (precision.py says why)
+        with in_mode(mode):
             return fn()
     except UserError:
         raise
@@ -39,15 +42,21 @@ class References:
 
     Float32 tasks are evaluated in float64 too (envelope.py): compare.py widens its bounds by the
     float32 reference's own error, where the task is ill-conditioned enough for it to matter.
+
+    In a mode other than fp32 the reference runs in that mode (its dtype, its TF32 flags) and
+    has no envelope of its own; each set gets instead a strict float32 evaluation of the same
+    values, with its envelope, made only when the mode's reference rejects an output
+    (compare.Expected.strict says why).
     """
 
-    def __init__(
-        self, reference: Callable[..., Any], device: torch.device, envelope_max_gb: float = 2.0
-    ) -> None:
-        self.reference, self.device = reference, device
+    def __init__(self, reference: Callable[..., Any], device: torch.device,
+                 envelope_max_gb: float = 2.0, mode: Mode = STRICT) -> None:  # fmt: skip
+        self.reference, self.device, self.mode = reference, device, mode
+        self.envelope_max_gb = envelope_max_gb
         self.envelope_max_bytes = envelope_max_gb * (1 << 30)
         self.seen: set[str] | None = None  # operators of the first evaluation
         self.reference64: Callable[..., Any] | None = None
+        self._strict: References | None = None  # the strict float32 evaluation (other modes)
 
     @property
     def copies(self) -> set[str]:
@@ -74,8 +83,13 @@ class References:
 
         args = to_device(inputs, self.device)  # a private copy: `inputs` stay pristine
         with torch.no_grad(), Record() if first else contextlib.nullcontext():
-            out = guard_task(lambda a=args: self.reference(*a))
+            out = guard_task(lambda a=args: self.reference(*a), self.mode)
         values = [x.detach() if isinstance(x, torch.Tensor) else x for x in cmp.flatten(out)]
+        if self.mode != STRICT:
+            if first:
+                self.seen = seen
+            del args, out
+            return self._with_strict(values, inputs, redraw)
         if first:
             self.seen = seen
             deterministic = not seen & envelope.RANDOM
@@ -99,6 +113,41 @@ class References:
 
         expected.pending = pending
         return expected
+
+    def _with_strict(self, values: list[Any], inputs: list[Any],
+                     redraw: Callable[[], list[Any]] | None) -> cmp.Expected:  # fmt: skip
+        """The mode's reference `values`, with the strict float32 evaluation of the same
+        inputs to be made when needed (from a redraw, or from a copy of `inputs` kept now)."""
+        expected = offload(cmp.Expected(values))
+        if (self.seen or set()) & envelope.RANDOM:  # a second evaluation draws other numbers
+            return expected
+        kept = None if redraw is not None else to_device(inputs, self.device)
+        drawn = fingerprint(inputs)
+
+        def strict() -> cmp.Expected | None:
+            again = redraw() if redraw is not None else kept
+            if again is None or fingerprint(again) != drawn:
+                return None  # inputs that do not redraw the same: the mode's reference decides
+            references = self.strict_references()
+            return None if references is None else references(widened(again))
+
+        expected.strict = strict
+        return expected
+
+    def strict_references(self) -> References | None:
+        """The strict float32 References of this task (made on first use): the reference
+        with its parameters and buffers widened to float32 (a bf16 model's values, exactly),
+        or the same reference for tf32, in the fp32 mode with its float64 envelope. None when
+        the model cannot be copied (an unpicklable attribute): the mode's reference decides."""
+        if self._strict is None:
+            strict = self.reference
+            if self.mode.casts and isinstance(strict, torch.nn.Module):
+                try:
+                    strict = copy.deepcopy(strict).float()
+                except Exception:
+                    return None
+            self._strict = References(strict, self.device, self.envelope_max_gb)
+        return self._strict
 
     def _float64(self, inputs: list[Any], values: list[Any]) -> list[Any] | None:
         assert self.reference64 is not None

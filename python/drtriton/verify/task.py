@@ -25,6 +25,7 @@ from typing import Any
 import torch
 
 from drtriton.errors import UserError
+from drtriton.verify.precision import STRICT, Mode, cast
 
 FUNCTIONAL = "functional"
 MODULE = "module"
@@ -59,21 +60,22 @@ class Task:
     def entry_point(self) -> str:
         return ENTRY_POINTS[self.kind]
 
-    def init_inputs(self) -> list[Any]:
+    def init_inputs(self, mode: Mode = STRICT) -> list[Any]:
+        """The constructor's arguments, floating tensors among them in the mode's dtype."""
         if self.kind != MODULE:
             return []
-        return list(self.module.get_init_inputs())
+        return cast(list(self.module.get_init_inputs()), mode)
 
-    def make_inputs(
-        self, index: int, seed: int, device: torch.device | str | None = None
-    ) -> list[Any]:
+    def make_inputs(self, index: int, seed: int, device: torch.device | str | None = None,
+                    mode: Mode = STRICT) -> list[Any]:  # fmt: skip
         """Input set `index`, drawn on `device` (default: the CPU).
 
         On a GPU the task's `get_inputs()` runs under that device as the default one, so its
         tensors are drawn there by the device's generator: a paper-preset input set of 10 GB
         takes milliseconds instead of a minute of CPU sampling and a file. The harness and the
         worker both call this with the same arguments and get the same values (same device,
-        same seed); `fingerprint` checks that they did.
+        same seed); `fingerprint` checks that they did. In a mode that casts (bf16, fp16) the
+        floating tensors are drawn in float32 and then cast, as KernelBench casts its inputs.
         """
         torch.manual_seed(seed + 7919 * index)
         target = torch.device(device) if device is not None else torch.device("cpu")
@@ -85,18 +87,20 @@ class Task:
             for x in inputs:
                 if isinstance(x, torch.Tensor) and x.is_floating_point():
                     _redraw(x, dist)
+            inputs = cast(inputs, mode)
         return [x.detach() if isinstance(x, torch.Tensor) else x for x in inputs]
 
-    def build_reference(
-        self, device: torch.device, init_seed: int, eval_mode: bool = False
-    ) -> Callable[..., Any]:
+    def build_reference(self, device: torch.device, init_seed: int, eval_mode: bool = False,
+                        mode: Mode = STRICT) -> Callable[..., Any]:  # fmt: skip
         """The reference callable on `device` (for a module task: Model seeded with init_seed,
-        in training mode as KernelBench runs it, or in eval mode when asked)."""
+        in training mode as KernelBench runs it, or in eval mode when asked; built in float32
+        and then cast to the mode's dtype, parameters and buffers, as KernelBench does)."""
         if self.kind == FUNCTIONAL:
             return self.module.fused_operator
         torch.manual_seed(init_seed)
-        model = self.module.Model(*self.init_inputs())
-        return model.eval().to(device) if eval_mode else model.to(device)
+        model = self.module.Model(*self.init_inputs(mode))
+        model = model.eval().to(device) if eval_mode else model.to(device)
+        return model.to(mode.torch_dtype()) if mode.casts else model
 
 
 def _redraw(x: torch.Tensor, dist: str) -> None:

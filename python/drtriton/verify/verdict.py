@@ -2,7 +2,8 @@
 
 The JSON keys of DESIGN.md are the contract; `sandbox` is an extra key that records how strongly
 the candidate was isolated ("bwrap", "unshare" or "none"), so a verdict produced without namespaces
-can be told apart from one produced inside them.
+can be told apart from one produced inside them, and `precision` the mode it was judged and timed
+in (fp32, tf32, bf16 or fp16: precision.py).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ class Verdict:
     compile_ms: float | None = None
     speedup: float | None = None
     sandbox: str | None = None
+    # The precision mode it was judged and timed in (precision.py): every verdict names it.
+    precision: str = "fp32"
     line: int | None = None  # candidate line of a static, compile or runtime error, when known
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)
 
@@ -68,6 +71,7 @@ class Verdict:
             "speedup": self.speedup,
             "log_speedup": self.log_speedup,
             "sandbox": self.sandbox,
+            "precision": self.precision,
         }
         if self.line is not None:
             out["line"] = self.line

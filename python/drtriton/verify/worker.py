@@ -20,9 +20,11 @@ A candidate that tampers with the drawing only changes its own inputs, never the
 
 Requests:
 - {"op": "load", "candidate", "task", "kind", "device", "init", "poisoned_copies", "allow_torch",
-  "eval"}: load the task, install the launch counter and the torch watch (operators in
-  allow_torch are left alone), import the candidate, build ModelNew for module tasks (in eval
-  mode when "eval").
+  "eval", "precision"}: load the task, set the precision mode's TF32 flags (precision.py),
+  install the launch counter and the torch watch (operators in allow_torch are left alone),
+  import the candidate, build ModelNew for module tasks (in eval mode when "eval"; its
+  parameters and buffers cast to the mode's dtype, as the reference's are). Input sets are then
+  drawn in the mode's dtype.
 - {"op": "warm", "set"}: the compile pass (compile_pass.py): one call on allocated, undrawn
   inputs with no work on the GPU, so that the kernels compile while the harness holds no lock.
 - {"op": "run", "set", "output"}: one poisoned call on fresh inputs; a set is {"index", "seed"}
@@ -92,16 +94,20 @@ class Worker:
         self.device = "cpu"
         self.candidate_path = ""
         self.task: Any = None
+        self.mode = precision.STRICT  # the precision mode (load request)
         self.timed: Any = None  # worker_timing.CandidateTiming of the timing requests
         self.kept: dict[str, Any] = {}  # outputs on the host, by file name, until "save"
 
     # -- requests -----------------------------------------------------------------------------
     def load(self, msg: dict[str, Any]) -> dict[str, Any]:
-        from drtriton.verify import poison
+        from drtriton.verify import poison, precision
         from drtriton.verify.task import load_task
 
         torch = self.torch
         self.device = msg["device"]
+        # Before the candidate is imported; the static rules keep it from switching back.
+        self.mode = precision.mode(str(msg.get("precision", precision.DEFAULT)))
+        precision.set_tf32(self.mode.tf32)
         if msg.get("task"):  # before the candidate runs anything
             with open(os.path.join(self.workdir, os.path.basename(msg["task"]))) as f:
                 self.task = load_task(f.read(), "task.py")
@@ -136,6 +142,8 @@ class Worker:
         try:
             torch.manual_seed(init["seed"])
             model = module.ModelNew(*init["init_inputs"]).to(self.device)
+            if self.mode.casts:  # KernelBench casts the new model as it casts the reference
+                model = model.to(self.mode.torch_dtype())
             if msg.get("eval"):
                 model.eval()
         except BaseException as exc:
@@ -268,7 +276,8 @@ class Worker:
             path = os.path.join(self.workdir, os.path.basename(str(spec["file"])))
             return self.torch.load(path, weights_only=True, map_location=self.device)
         with self.torch.no_grad():
-            return self.task.make_inputs(int(spec["index"]), int(spec["seed"]), self.device)
+            return self.task.make_inputs(int(spec["index"]), int(spec["seed"]), self.device,
+                                         self.mode)  # fmt: skip
 
     def _shaped_set(self, spec: dict[str, Any]) -> list[Any]:
         """An input set's shapes without drawing it on the device: meta tensors (drawn by the
@@ -277,7 +286,7 @@ class Worker:
             path = os.path.join(self.workdir, os.path.basename(str(spec["file"])))
             return self.torch.load(path, weights_only=True, map_location="cpu")
         with self.torch.no_grad():
-            return self.task.make_inputs(int(spec["index"]), int(spec["seed"]), "meta")
+            return self.task.make_inputs(int(spec["index"]), int(spec["seed"]), "meta", self.mode)
 
     def _into_buffers(self, fresh: list[Any]) -> list[Any]:
         """The same tensors (addresses, strides) on every call, refilled with new values.
