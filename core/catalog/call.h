@@ -56,6 +56,7 @@ Result<Shape> InferPermute(const Call& call);
 Result<Shape> InferNarrow(const Call& call);
 Result<Shape> InferSelect(const Call& call);
 Result<Shape> InferPad(const Call& call);
+Result<Shape> InferExpand(const Call& call);
 // flip: dims distinct and in range (flip uses the same-as-input rule).
 std::optional<Error> CheckFlipDims(const Call& call);
 // Sum over output positions of the adaptive window volume, per (sample, channel).

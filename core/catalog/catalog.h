@@ -38,7 +38,7 @@ enum Trait : uint32_t {
   kCreateTrait = 1u << 14,   // creates a tensor from a shape (program inputs)
   kRowwise = 1u << 15,       // reduces along `dim` and broadcasts back (softmax, log_softmax)
   // Reached through the frontend only: the synthesizer does not sample it (the layout
-  // operators of real models: reshape, permute, narrow, select, flip, pad).
+  // operators of real models: reshape, permute, narrow, select, flip, pad, triu, tril, broadcast_to).
   kFrontendOnly = 1u << 16,
 };
 
@@ -63,6 +63,7 @@ enum class ShapeRule {
   kNarrow,          // a contiguous range [start, start + length) of one dim
   kSelect,          // one index of one dim, the dim removed
   kPad,             // constant padding (before, after) per dim, last dim first
+  kExpand,          // broadcast_to: size-1 dims (and new leading dims) repeated
 };
 
 enum class ParamKind { kTensor, kOptionalTensor, kAttr };

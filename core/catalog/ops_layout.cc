@@ -2,7 +2,8 @@
 // (FLOPs 0), so the teacher lowers each to index arithmetic inside the kernel that reads it.
 // They come from real models through the frontend (views, flatten, channel shuffles, slices,
 // concatenation as a sum of zero-padded parts); the synthesizer does not sample them
-// (kFrontendOnly): a program of the paper's operators never needs one.
+// (kFrontendOnly): a program of the paper's operators never needs one.  triu and tril
+// keep a triangle and zero the rest: a masked read as well.
 #include "catalog/entry_builder.h"
 
 namespace drtriton::catalog_internal {
@@ -37,6 +38,11 @@ void AddLayoutOps(std::vector<OpInfo>& out) {
                     .Params({Tensor("input"), Attr("dims", IntListAttr())})
                     .Rule(ShapeRule::kPermute)
                     .Example({{2, 3, 4}}, {L({2, 0, 1})}));
+  // Tensor.expand's function spelling: size-1 dims repeat (a stride-0 view in PyTorch).
+  out.push_back(Layout("broadcast_to", "repeat size-1 dims (and new leading ones) to `size`")
+                    .Params({Tensor("input"), Attr("size", IntListAttr())})
+                    .Rule(ShapeRule::kExpand)
+                    .Example({{3, 1}}, {L({2, 3, 4})}));
   out.push_back(Layout("narrow", "input[..., start:start + length, ...] along dim")
                     .Params({Tensor("input"), Attr("dim", DimAttr()), Attr("start", FreeInt()),
                              Attr("length", FreeInt())})
@@ -51,6 +57,19 @@ void AddLayoutOps(std::vector<OpInfo>& out) {
                     .Params({Tensor("input"), Attr("dims", IntListAttr())})
                     .Rule(ShapeRule::kSameAsInput)
                     .Example({{2, 3, 4}}, {L({-1})}));
+  // Triangles of the last two dims: the other elements read as zero (masked, no arithmetic).
+  AttrSpec diagonal = FreeInt();
+  diagonal.default_value = AttrValue::Int(0);
+  out.push_back(Layout("triu", "zero below the diagonal of the last two dims (col - row < k)")
+                    .Params({Tensor("input"), Attr("diagonal", diagonal)})
+                    .Rule(ShapeRule::kSameAsInput)
+                    .Rank(2, 6)
+                    .Example({{2, 4, 5}}, {I(1)}));
+  out.push_back(Layout("tril", "zero above the diagonal of the last two dims (col - row > k)")
+                    .Params({Tensor("input"), Attr("diagonal", diagonal)})
+                    .Rule(ShapeRule::kSameAsInput)
+                    .Rank(2, 6)
+                    .Example({{2, 4, 5}}, {I(-1)}));
   // Constant padding only (the other modes are arithmetic on indices too, but no model of
   // the dev split uses them); pad lists (before, after) pairs from the last dim backwards.
   out.push_back(Entry("pad", "torch.nn.functional.pad", "F.pad")

@@ -229,6 +229,8 @@ Result<Shape> InferByRule(const Call& call) {
       return catalog_internal::InferSelect(call);
     case ShapeRule::kPad:
       return catalog_internal::InferPad(call);
+    case ShapeRule::kExpand:
+      return catalog_internal::InferExpand(call);
   }
   return call.Fail("unknown shape rule");
 }
@@ -282,6 +284,8 @@ std::string_view ShapeRuleName(ShapeRule rule) {
       return "select";
     case ShapeRule::kPad:
       return "pad";
+    case ShapeRule::kExpand:
+      return "expand";
   }
   return "unknown";
 }
@@ -343,6 +347,9 @@ std::string_view ShapeRuleConstraints(ShapeRule rule) {
     case ShapeRule::kPad:
       return "pad: (before, after) pairs >= 0 from the last dim backwards, at most one per dim; "
              "out dim = dim + before + after";
+    case ShapeRule::kExpand:
+      return "input right-aligned to size (len(size) >= rank); each input dim equals its size "
+             "or is 1; -1 keeps an input dim; out = size";
   }
   return "";
 }

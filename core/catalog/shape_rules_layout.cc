@@ -111,6 +111,23 @@ Result<Shape> InferPad(const Call& call) {
   return out;
 }
 
+// PyTorch's expand: the input right-aligned to `size`; -1 keeps an input dim; a dim of the
+// input is equal to its target or 1.
+Result<Shape> InferExpand(const Call& call) {
+  const Shape& in = call.input();
+  Shape out = Ints(call.attr("size"));
+  if (out.size() < in.size()) return call.Fail("size " + List(out) + " has fewer dims");
+  const size_t offset = out.size() - in.size();
+  for (size_t k = 0; k < out.size(); ++k) {
+    const bool own = k >= offset;
+    if (out[k] == -1 && own) out[k] = in[k - offset];
+    if (out[k] < 1) return call.Fail("size " + List(out) + " has a dim < 1");
+    if (own && in[k - offset] != 1 && in[k - offset] != out[k])
+      return call.Fail("size " + List(out) + " does not broadcast the input");
+  }
+  return out;
+}
+
 std::optional<Error> CheckFlipDims(const Call& call) {
   const AttrValue* dims = call.attr("dims");
   if (!dims) return std::nullopt;

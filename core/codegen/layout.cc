@@ -48,6 +48,18 @@ std::vector<std::string> ReshapeCoords(const Shape& in, const Shape& out,
   return result;
 }
 
+// triu keeps col - row >= diagonal, tril col - row <= diagonal (the last two dims).
+LayoutRead Triangle(const OpInfo& op, const Node& node, const std::vector<std::string>& coords) {
+  LayoutRead r;
+  r.coords = coords;
+  const size_t n = coords.size();
+  const std::string offset = "(" + coords[n - 1] + " - " + coords[n - 2] + ")";
+  const bool upper = op.name == "triu";  // the one bit the two entries differ in
+  r.in_range = "(" + offset + (upper ? " >= " : " <= ") + IntLiteral(node.attrs[0].i) + ")";
+  r.fill = "0.0";
+  return r;
+}
+
 }  // namespace
 
 LayoutRead LayoutInputCoords(const Program& p, const Node& node,
@@ -70,6 +82,13 @@ LayoutRead LayoutInputCoords(const Program& p, const Node& node,
     case ShapeRule::kReshape:
       r.coords = ReshapeCoords(in, out, coords);
       return r;
+    case ShapeRule::kExpand: {  // right-aligned; a repeated (size-1) dim reads index 0
+      const size_t offset = out.size() - in.size();
+      r.coords.assign(coords.begin() + static_cast<std::ptrdiff_t>(offset), coords.end());
+      for (size_t k = 0; k < in.size(); ++k)
+        if (in[k] == 1) r.coords[k] = "0";
+      return r;
+    }
     case ShapeRule::kNarrow: {
       const int d = NormDim(node.attrs[0].i, in.size());
       const int64_t start = node.attrs[1].i < 0 ? node.attrs[1].i + in[d] : node.attrs[1].i;
@@ -82,7 +101,8 @@ LayoutRead LayoutInputCoords(const Program& p, const Node& node,
       r.coords.insert(r.coords.begin() + d, IntLiteral(index));
       return r;
     }
-    case ShapeRule::kSameAsInput:  // flip
+    case ShapeRule::kSameAsInput:  // flip, triu, tril
+      if (op.attr_index("diagonal") >= 0) return Triangle(op, node, coords);
       for (int64_t d : Ints(node.attrs[0])) {
         const int k = NormDim(d, in.size());
         r.coords[k] = "(" + IntLiteral(in[k] - 1) + " - " + coords[k] + ")";

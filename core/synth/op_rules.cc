@@ -33,7 +33,8 @@ Reject PostRule(Ctx& c, int primary) {
     case ShapeRule::kPermute:
     case ShapeRule::kNarrow:
     case ShapeRule::kSelect:
-    case ShapeRule::kPad: break;
+    case ShapeRule::kPad:
+    case ShapeRule::kExpand: break;
   }
   return Reject::kUnsupported;
 }

@@ -81,6 +81,37 @@ CASES = {
         "torch.randn(3, 6)",
         ["abs", "sum", "div"],
     ),
+    "triu_of_matmul": (
+        "",
+        "return torch.triu(torch.matmul(x, x))\n",
+        "torch.randn(4, 4)",
+        ["matmul", "triu"],
+    ),
+    "normalize": (
+        "",
+        "return torch.nn.functional.normalize(x, dim=1)\n",
+        "torch.randn(3, 5)",
+        None,
+    ),
+    "expand_a_token": (
+        "self.token = nn.Parameter(torch.randn(1, 1, 4))\n",
+        "return torch.cat([self.token.expand(x.size(0), -1, -1), x], 1)\n",
+        "torch.randn(2, 3, 4)",
+        ["broadcast_to", "pad", "pad", "add"],
+    ),
+    "exclusive_cumsum": (
+        "",
+        "c = torch.cumsum(x.narrow(1, 0, x.size(1) - 1), dim=1)\n"
+        "return torch.cat((torch.zeros_like(x.select(1, 0).unsqueeze(1)), c), dim=1)\n",
+        "torch.randn(3, 5)",
+        ["narrow", "cumsum", "pad"],
+    ),
+    "one_minus": (
+        "",
+        "return torch.clamp(1 - x, min=0).mean()\n",
+        "torch.randn(3, 5)",
+        ["sub", "clamp", "mean", "mean"],
+    ),
 }
 
 

@@ -191,24 +191,48 @@ def _pad(a: dict[str, Any]) -> list[Step] | None:
     return _one("pad", input=a["self"], pad=list(a["pad"]), value=0.0 if value is None else value)
 
 
+_ZEROS = {"zeros", "zeros_like", "new_zeros"}
+_FULL = {"full", "full_like", "new_full"}
+
+
+def _is_zeros(node: Any) -> bool:
+    """A tensor of zeros made in forward (torch.zeros_like(x)): a cat part that adds nothing."""
+    if not _is_tensor(node) or not isinstance(node.target, torch._ops.OpOverload):
+        return False
+    name = node.target._schema.name.split("::")[-1]
+    if name in _ZEROS:
+        return True
+    return name in _FULL and bind(node).get("fill_value") == 0
+
+
 def _cat(a: dict[str, Any]) -> list[Step] | None:
-    """cat as a sum of its parts, each zero-padded to the full size along `dim`."""
-    parts = [t for t in a["tensors"] if _is_tensor(t)]
-    if len(parts) != len(a["tensors"]) or len(parts) < 2:
+    """cat as a sum of its parts, each zero-padded to the full size along `dim`; parts made
+    of zeros are the padding already and add nothing."""
+    parts = list(a["tensors"])
+    if not all(_is_tensor(t) for t in parts) or len(parts) < 2:
         return None
     rank = len(_shape(parts[0]))
     dim = a["dim"] % rank
     sizes = [_shape(t)[dim] for t in parts]
     steps: list[Step] = []
-    total = 0  # the step holding the sum so far
+    total = None  # the step holding the sum so far
     for k, part in enumerate(parts):
+        if _is_zeros(part):
+            continue
         before, after = sum(sizes[:k]), sum(sizes[k + 1 :])
         pad = [0, 0] * (rank - 1 - dim) + [before, after]
         steps.append(("pad", {"input": part, "pad": pad, "value": 0.0}))
-        if k > 0:
+        if total is not None:
             steps.append(("add", {"input": Ref(total), "other": PREVIOUS}))
-            total = len(steps) - 1
-    return steps
+        total = len(steps) - 1
+    return steps or None
+
+
+def _rsub(a: dict[str, Any]) -> list[Step] | None:
+    """other - self (1 - x), with a Python number `other`."""
+    if a.get("alpha", 1) != 1 or not _is_number(a["other"]) or not _is_tensor(a["self"]):
+        return None
+    return _one("sub", input=a["other"], other=a["self"])
 
 
 def _vector_norm(a: dict[str, Any]) -> list[Step] | None:
@@ -394,9 +418,15 @@ ATEN_TO_CATALOG: dict[Any, Entry] = {
     aten.slice.Tensor: _slice,
     aten.select.int: lambda a: _one("select", input=a["self"], dim=a["dim"], index=a["index"]),
     aten.flip.default: lambda a: _one("flip", input=a["self"], dims=list(a["dims"])),
+    aten.expand.default: lambda a: _one("broadcast_to", input=a["self"], size=list(a["size"])),
+    aten.clamp_min.default: lambda a: _clamp({"self": a["self"], "min": a["min"], "max": None}),
+    aten.clamp_max.default: lambda a: _clamp({"self": a["self"], "min": None, "max": a["max"]}),
+    aten.triu.default: _unary("triu", diagonal="diagonal"),
+    aten.tril.default: _unary("tril", diagonal="diagonal"),
     aten.constant_pad_nd.default: _pad,
     aten.pad.default: _pad,
     aten.cat.default: _cat,
+    aten.rsub.Scalar: _rsub,
     aten.linalg_vector_norm.default: _vector_norm,
     aten.batch_norm.default: _batch_norm,
     aten._native_batch_norm_legit_no_training.default: _batch_norm_eval,
