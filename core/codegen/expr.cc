@@ -81,14 +81,15 @@ std::string ExprEmitter::EmitNode(const Node& node, const std::vector<std::strin
 }
 
 // A layout operator reads its input at other coordinates (layout.h); outside a pad's
-// input the loads are masked off and the result is the fill value.
+// input (or a triangle) the loads are masked off and the result is the fill value.
 std::string ExprEmitter::EmitLayout(const Node& node, const std::vector<std::string>& coords) {
   const LayoutRead read = LayoutInputCoords(program_, node, coords);
   if (read.in_range.empty()) return Emit(node.tensors[0], read.coords);
   const std::string x =
       EmitMasked(node.tensors[0], read.coords, "(" + mask_ + ") & " + read.in_range);
   const std::string var = NewVar("y");
-  w_.Line(var + " = tl.where(" + read.in_range + ", " + x + ", " + read.fill + ")  # pad");
+  w_.Line(var + " = tl.where(" + read.in_range + ", " + x + ", " + read.fill + ")  # " +
+          GetOp(node.op).name);
   return var;
 }
 

@@ -36,17 +36,17 @@ TEST(LayoutTest, OtherReshapesGoThroughTheFlatIndex) {
   const std::string c = EmitOne("torch.reshape(x0, [6, -1])", "torch.randn(2, 3, 4)");
   // flat = c0 * 4 + c1; x0 (2, 3, 4) at (flat // 12, flat // 4 % 3, flat % 4).
   ExpectInOrder(c, {"tl.load(x0_ptr + ((((c0) * 4 + c1) // 12)) * stride_x0_0 + "
-                    "((((c0) * 4 + c1) // 4) % 3) * stride_x0_1 + "
-                    "(((c0) * 4 + c1) % 4) * stride_x0_2"});
+                    "(((((c0) * 4 + c1) // 4) % 3)) * stride_x0_1 + "
+                    "((((c0) * 4 + c1) % 4)) * stride_x0_2"});
 }
 
 TEST(LayoutTest, NarrowSelectAndFlipOffsetTheCoordinates) {
   ExpectInOrder(EmitOne("torch.narrow(x0, 1, 2, 3)", "torch.randn(2, 6)"),
-                {"tl.load(x0_ptr + c0 * stride_x0_0 + (c1 + 2) * stride_x0_1"});
+                {"tl.load(x0_ptr + c0 * stride_x0_0 + ((c1 + 2)) * stride_x0_1"});
   ExpectInOrder(EmitOne("torch.select(x0, 0, -1)", "torch.randn(2, 6)"),
                 {"tl.load(x0_ptr + 1 * stride_x0_0 + c0 * stride_x0_1"});
   ExpectInOrder(EmitOne("torch.flip(x0, [1])", "torch.randn(2, 6)"),
-                {"tl.load(x0_ptr + c0 * stride_x0_0 + (5 - c1) * stride_x0_1"});
+                {"tl.load(x0_ptr + c0 * stride_x0_0 + ((5 - c1)) * stride_x0_1"});
 }
 
 TEST(LayoutTest, BroadcastToReadsIndexZeroOfRepeatedDims) {
@@ -56,11 +56,11 @@ TEST(LayoutTest, BroadcastToReadsIndexZeroOfRepeatedDims) {
 
 TEST(LayoutTest, PadAndTriangleAreMaskedReads) {
   ExpectInOrder(EmitOne("F.pad(x0, [1, 0])", "torch.randn(2, 6)"),
-                {"tl.load(x0_ptr + c0 * stride_x0_0 + (c1 - 1) * stride_x0_1, "
+                {"tl.load(x0_ptr + c0 * stride_x0_0 + ((c1 - 1)) * stride_x0_1, "
                  "mask=(mask) & ((c1 - 1) >= 0)",
                  "tl.where(((c1 - 1) >= 0), x", ", 0.0)  # pad"});
   ExpectInOrder(EmitOne("torch.triu(x0, 1)", "torch.randn(4, 4)"),
-                {"mask=(mask) & (((c1 - c0) >= 1))", "tl.where(((c1 - c0) >= 1), x"});
+                {"mask=(mask) & ((c1 - c0) >= 1)", "tl.where(((c1 - c0) >= 1), x", "0.0)  # triu"});
 }
 
 }  // namespace
