@@ -44,7 +44,7 @@ DOC_FLOPS_PER_ELEMENT = {
     "log_softmax": 5,
     "batch_norm": 4,
     **dict.fromkeys("layer_norm group_norm instance_norm".split(), 8),
-    "transpose": 0,
+    **dict.fromkeys("transpose reshape permute narrow select flip pad triu tril broadcast_to".split(), 0),
     **{
         f"{stem}{n}d": 1
         for stem in ("max_pool", "avg_pool", "adaptive_avg_pool")
@@ -244,10 +244,12 @@ def _perturb(rng: random.Random, op: dict) -> tuple[list, list]:
 
 
 # Where the IR is deliberately stricter than PyTorch: no empty outputs (output_size 0, a
-# transposed conv padded to nothing), inference-mode batch_norm, bias and per-channel
-# tensors of exactly (C,) rather than anything that broadcasts, the catalog's rank bounds.
+# transposed conv padded to nothing, a narrow of length 0) and no 0-d ones, inference-mode
+# batch_norm, bias and per-channel tensors of exactly (C,) rather than anything that
+# broadcasts, the catalog's rank bounds, no negative (cropping) pads.
 _DELIBERATELY_STRICTER = re.compile(
-    r"output_size|too small|training|(bias|weight|running_\w+) must have shape|rank"
+    r"output_size|too small|training|(bias|weight|running_\w+) must have shape|rank|empty|0-d"
+    r"|must be >= 0"
 )
 
 

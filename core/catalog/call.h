@@ -50,6 +50,15 @@ Result<Shape> InferConv(const Call& call);
 Result<Shape> InferConvTranspose(const Call& call);
 Result<Shape> InferPool(const Call& call);
 Result<Shape> InferAdaptivePool(const Call& call);
+// Shape rules of the layout operators (shape_rules_layout.cc).
+Result<Shape> InferReshape(const Call& call);
+Result<Shape> InferPermute(const Call& call);
+Result<Shape> InferNarrow(const Call& call);
+Result<Shape> InferSelect(const Call& call);
+Result<Shape> InferPad(const Call& call);
+Result<Shape> InferExpand(const Call& call);
+// flip: dims distinct and in range (flip uses the same-as-input rule).
+std::optional<Error> CheckFlipDims(const Call& call);
 // Sum over output positions of the adaptive window volume, per (sample, channel).
 double AdaptiveWindowVolume(const Shape& input, const Shape& out, int spatial_dims);
 

@@ -50,6 +50,7 @@ std::vector<OpInfo> BuildCatalog() {
   AddLinalgOps(ops);
   AddNormalizationOps(ops);
   AddConvPoolOps(ops);
+  AddLayoutOps(ops);
   return ops;
 }
 

@@ -37,6 +37,9 @@ enum Trait : uint32_t {
   kPositiveInput = 1u << 13, // first input must be positive (log, sqrt); Param::positive says which
   kCreateTrait = 1u << 14,   // creates a tensor from a shape (program inputs)
   kRowwise = 1u << 15,       // reduces along `dim` and broadcasts back (softmax, log_softmax)
+  // Reached through the frontend only: the synthesizer does not sample it (the layout
+  // operators of real models: reshape, permute, narrow, select, flip, pad, triu, tril, broadcast_to).
+  kFrontendOnly = 1u << 16,
 };
 
 // How the output shape follows from the inputs; the synthesizer posts one constraint
@@ -55,6 +58,12 @@ enum class ShapeRule {
   kConvTranspose,   // F.conv_transposeNd
   kPool,            // F.max_poolNd / F.avg_poolNd
   kAdaptivePool,    // F.adaptive_avg_poolNd
+  kReshape,         // same elements, another shape (one -1 inferred)
+  kPermute,         // dims reordered by a permutation
+  kNarrow,          // a contiguous range [start, start + length) of one dim
+  kSelect,          // one index of one dim, the dim removed
+  kPad,             // constant padding (before, after) per dim, last dim first
+  kExpand,          // broadcast_to: size-1 dims (and new leading dims) repeated
 };
 
 enum class ParamKind { kTensor, kOptionalTensor, kAttr };

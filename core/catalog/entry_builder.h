@@ -197,5 +197,6 @@ void AddReductionOps(std::vector<OpInfo>& out);
 void AddLinalgOps(std::vector<OpInfo>& out);
 void AddNormalizationOps(std::vector<OpInfo>& out);
 void AddConvPoolOps(std::vector<OpInfo>& out);
+void AddLayoutOps(std::vector<OpInfo>& out);
 
 }  // namespace drtriton::catalog_internal

@@ -137,7 +137,8 @@ std::optional<Error> CheckInputStats(const Call& call) {
 
 // Row-wise ops (dim already range-checked) and normalizations: the output is the input.
 Result<Shape> InferSameAsInput(const Call& call) {
-  for (auto check : {CheckAuxTensors, CheckNormalizedShape, CheckGroups, CheckInputStats})
+  for (auto check : {CheckAuxTensors, CheckNormalizedShape, CheckGroups, CheckInputStats,
+                     catalog_internal::CheckFlipDims})
     if (auto err = check(call)) return *err;
   return call.input();
 }
@@ -218,6 +219,18 @@ Result<Shape> InferByRule(const Call& call) {
       return catalog_internal::InferPool(call);
     case ShapeRule::kAdaptivePool:
       return catalog_internal::InferAdaptivePool(call);
+    case ShapeRule::kReshape:
+      return catalog_internal::InferReshape(call);
+    case ShapeRule::kPermute:
+      return catalog_internal::InferPermute(call);
+    case ShapeRule::kNarrow:
+      return catalog_internal::InferNarrow(call);
+    case ShapeRule::kSelect:
+      return catalog_internal::InferSelect(call);
+    case ShapeRule::kPad:
+      return catalog_internal::InferPad(call);
+    case ShapeRule::kExpand:
+      return catalog_internal::InferExpand(call);
   }
   return call.Fail("unknown shape rule");
 }
@@ -261,6 +274,18 @@ std::string_view ShapeRuleName(ShapeRule rule) {
       return "pool";
     case ShapeRule::kAdaptivePool:
       return "adaptive_pool";
+    case ShapeRule::kReshape:
+      return "reshape";
+    case ShapeRule::kPermute:
+      return "permute";
+    case ShapeRule::kNarrow:
+      return "narrow";
+    case ShapeRule::kSelect:
+      return "select";
+    case ShapeRule::kPad:
+      return "pad";
+    case ShapeRule::kExpand:
+      return "expand";
   }
   return "unknown";
 }
@@ -282,7 +307,8 @@ std::string_view ShapeRuleConstraints(ShapeRule rule) {
       return "out = input; dim in [-rank, rank); per-channel tensors = (C,) with "
              "C = input[1]; normalized_shape = trailing dims of input (weight, bias = "
              "normalized_shape); C % num_groups == 0; instance_norm: prod(input[2:]) > 1, "
-             "running_mean and running_var both None or both given";
+             "running_mean and running_var both None or both given; flip: dims distinct and "
+             "in [-rank, rank)";
     case ShapeRule::kMatmul:
       return "rank >= 2 each; a[-1] == b[-2]; batch dims a[:-2], b[:-2] broadcast; "
              "out = batch + (a[-2], b[-1])";
@@ -307,6 +333,23 @@ std::string_view ShapeRuleConstraints(ShapeRule rule) {
     case ShapeRule::kAdaptivePool:
       return "x = ([N,] C, *L); output_size: an int or one int >= 1 per spatial dim (a list "
              "names every dim); out = ([N,] C, *output_size)";
+    case ShapeRule::kReshape:
+      return "shape: dims >= 1 and at most one -1 (inferred); prod(shape) == prod(input); "
+             "rank >= 1";
+    case ShapeRule::kPermute:
+      return "dims: a permutation of [0, rank) (negatives count from the end); "
+             "out[k] = input[dims[k]]";
+    case ShapeRule::kNarrow:
+      return "dim in [-rank, rank); start in [-size, size] (negative: from the end); "
+             "1 <= length; start + length <= size; out = input with dim = length";
+    case ShapeRule::kSelect:
+      return "rank >= 2; dim in [-rank, rank); index in [-size, size); out = input without dim";
+    case ShapeRule::kPad:
+      return "pad: (before, after) pairs >= 0 from the last dim backwards, at most one per dim; "
+             "out dim = dim + before + after";
+    case ShapeRule::kExpand:
+      return "input right-aligned to size (len(size) >= rank); each input dim equals its size "
+             "or is 1; -1 keeps an input dim; out = size";
   }
   return "";
 }
@@ -329,6 +372,7 @@ std::vector<std::string> TraitNames(uint32_t traits) {
       {kPositiveInput, "positive_input"},
       {kCreateTrait, "create"},
       {kRowwise, "rowwise"},
+      {kFrontendOnly, "frontend_only"},
   };
   std::vector<std::string> names;
   for (const auto& [t, n] : kNames)

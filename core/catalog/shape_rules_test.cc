@@ -45,6 +45,34 @@ TEST(ShapeRulesTest, Broadcast) {
   ExpectError(Infer("add", {Shape{4, 8}, Shape{3, 8}}), "add", "(4, 8)");  // shapes named
 }
 
+TEST(ShapeRulesTest, Layout) {
+  ExpectShape(Infer("reshape", {Shape{2, 3, 4}}, {L({-1, 4})}), {6, 4});
+  ExpectShape(Infer("reshape", {Shape{2, 3}}, {L({2, 1, 3})}), {2, 1, 3});
+  ExpectError(Infer("reshape", {Shape{2, 3}}, {L({4, -1})}), "reshape", "does not divide");
+  ExpectError(Infer("reshape", {Shape{2, 3}}, {L({-1, -1})}), "reshape", "second -1");
+  ExpectError(Infer("reshape", {Shape{2, 3}}, {L({7})}), "reshape", "another size");
+  ExpectShape(Infer("permute", {Shape{2, 3, 4}}, {L({-1, 0, 1})}), {4, 2, 3});
+  ExpectError(Infer("permute", {Shape{2, 3, 4}}, {L({0, 0, 1})}), "permute", "repeat");
+  ExpectError(Infer("permute", {Shape{2, 3, 4}}, {L({1, 0})}), "permute", "each of the 3");
+  ExpectShape(Infer("narrow", {Shape{2, 6}}, {I(1), I(-4), I(4)}), {2, 4});
+  ExpectError(Infer("narrow", {Shape{2, 6}}, {I(1), I(3), I(4)}), "narrow", "past the dim");
+  ExpectError(Infer("narrow", {Shape{2, 6}}, {I(1), I(3), I(0)}), "narrow", "empty");
+  ExpectShape(Infer("select", {Shape{2, 6, 3}}, {I(1), I(-6)}), {2, 3});
+  ExpectError(Infer("select", {Shape{2, 6}}, {I(0), I(2)}), "select", "index out of range");
+  ExpectShape(Infer("flip", {Shape{2, 6}}, {L({0, -1})}), {2, 6});
+  ExpectError(Infer("flip", {Shape{2, 6}}, {L({1, -1})}), "flip", "repeat");
+  ExpectShape(Infer("pad", {Shape{2, 3, 4}}, {L({1, 2, 0, 3}), AttrValue::String("constant"),
+                                             F(0.0)}),
+              {2, 6, 7});
+  ExpectError(Infer("pad", {Shape{2, 3}}, {L({1}), AttrValue::String("constant"), F(0.0)}),
+              "pad", "pairs");
+  ExpectError(Infer("pad", {Shape{2, 3}}, {L({-1, 0}), AttrValue::String("constant"), F(0.0)}),
+              "pad", ">= 0");
+  ExpectShape(Infer("triu", {Shape{3, 4}}, {I(0)}), {3, 4});
+  ExpectShape(Infer("broadcast_to", {Shape{3, 1}}, {L({2, -1, 4})}), {2, 3, 4});
+  ExpectError(Infer("broadcast_to", {Shape{3, 2}}, {L({3, 4})}), "broadcast_to", "broadcast");
+}
+
 TEST(ShapeRulesTest, ReduceAndRowWise) {
   ExpectShape(Infer("sum", {Shape{2, 3, 4}}, {I(1), B(false)}), {2, 4});
   ExpectShape(Infer("amax", {Shape{2, 3, 4}}, {I(-1), B(true)}), {2, 3, 1});

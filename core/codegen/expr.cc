@@ -5,6 +5,8 @@
 #include <cassert>
 #include <utility>
 
+#include "codegen/layout.h"
+
 namespace drtriton::codegen {
 
 std::string ExprEmitter::NewVar(const std::string& stem) {
@@ -66,13 +68,7 @@ void ExprEmitter::EmitLoad(const std::string& var, ValueId v,
 std::string ExprEmitter::EmitNode(const Node& node, const std::vector<std::string>& coords) {
   const OpInfo& op = GetOp(node.op);
   const Shape& out = program_.value(node.result).shape;
-  if (op.has(kLayout)) {  // transpose: read the input at the swapped coordinates
-    std::vector<std::string> in = coords;
-    const int d0 = NormDim(node.attrs[0].i, out.size());
-    const int d1 = NormDim(node.attrs[1].i, out.size());
-    std::swap(in[d0], in[d1]);
-    return Emit(node.tensors[0], in);
-  }
+  if (op.has(kLayout)) return EmitLayout(node, coords);
   if (op.name == "batch_norm") return EmitBatchNorm(node, coords);
   std::vector<std::string> ins;
   for (ValueId t : node.tensors)
@@ -81,6 +77,19 @@ std::string ExprEmitter::EmitNode(const Node& node, const std::vector<std::strin
   assert(!formula.empty() && "UnsupportedOps admits only known formulas");
   const std::string var = NewVar("y");
   w_.Line(var + " = " + formula + "  # " + op.name);
+  return var;
+}
+
+// A layout operator reads its input at other coordinates (layout.h); outside a pad's
+// input (or a triangle) the loads are masked off and the result is the fill value.
+std::string ExprEmitter::EmitLayout(const Node& node, const std::vector<std::string>& coords) {
+  const LayoutRead read = LayoutInputCoords(program_, node, coords);
+  if (read.in_range.empty()) return Emit(node.tensors[0], read.coords);
+  const std::string x =
+      EmitMasked(node.tensors[0], read.coords, "(" + mask_ + ") & " + read.in_range);
+  const std::string var = NewVar("y");
+  w_.Line(var + " = tl.where(" + read.in_range + ", " + x + ", " + read.fill + ")  # " +
+          GetOp(node.op).name);
   return var;
 }
 

@@ -52,6 +52,7 @@ class ExprEmitter {
 
  private:
   std::string EmitNode(const Node& node, const std::vector<std::string>& coords);
+  std::string EmitLayout(const Node& node, const std::vector<std::string>& coords);
   std::string EmitBatchNorm(const Node& node, const std::vector<std::string>& coords);
   void EmitLoad(const std::string& var, ValueId v, const std::vector<std::string>& coords);
 

@@ -25,7 +25,8 @@ const std::vector<OpId>& SynthOps() {
     const auto& catalog = Catalog();
     for (size_t k = 0; k < catalog.size(); ++k) {
       const OpInfo& op = catalog[k];
-      if (op.kind == OpKind::kCompute && op.rule != ShapeRule::kReduceAll)
+      if (op.kind == OpKind::kCompute && op.rule != ShapeRule::kReduceAll &&
+          !op.has(kFrontendOnly))
         ops.push_back(static_cast<OpId>(k));
     }
     return ops;

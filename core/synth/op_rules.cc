@@ -28,7 +28,13 @@ Reject PostRule(Ctx& c, int primary) {
     case ShapeRule::kPool: return rules::PostPool(c, primary);
     case ShapeRule::kAdaptivePool: return rules::PostAdaptivePool(c, primary);
     case ShapeRule::kCreate:
-    case ShapeRule::kReduceAll: break;
+    case ShapeRule::kReduceAll:
+    case ShapeRule::kReshape:  // the layout rules are frontend-only (kFrontendOnly)
+    case ShapeRule::kPermute:
+    case ShapeRule::kNarrow:
+    case ShapeRule::kSelect:
+    case ShapeRule::kPad:
+    case ShapeRule::kExpand: break;
   }
   return Reject::kUnsupported;
 }

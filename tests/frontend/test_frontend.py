@@ -80,32 +80,33 @@ def test_scalar_operands_become_one_element_constant_inputs():
     assert check_equivalence(SCALED, result).ok
 
 
-FLIPPED = module_task(
+WITH_ERF = module_task(
     "self.fc = nn.Linear(16, 8)\n",
-    "y = torch.flip(self.fc(x), dims=[1])\nreturn torch.softmax(y.mean(dim=[0], keepdim=True) + y, dim=1)\n",
+    "y = torch.erf(self.fc(x))\nreturn torch.softmax(y.mean(dim=[0], keepdim=True) + y, dim=1)\n",
     "torch.randn(4, 16)",
 )
 
 
 def test_an_opaque_operator_stays_in_pytorch_and_runs_split_around_it():
-    result = from_module_source(FLIPPED)
+    result = from_module_source(WITH_ERF)
     assert not result.fully_mapped
-    assert result.opaque_calls == ["torch.ops.aten.flip.default"]
+    assert result.opaque_calls == ["torch.ops.aten.erf.default"]
     runs = result.runs()
     assert [r.lines[0].opaque for r in runs] == [False, True, False]
     assert parse(runs[0].task).ops == ["linear"]
     assert parse(runs[2].task).ops == ["mean", "add", "softmax"]
     assert runs[2].inputs == [runs[1].outputs[0]]
-    assert check_equivalence(FLIPPED, result).ok
+    assert check_equivalence(WITH_ERF, result).ok
 
 
 def test_factory_calls_follow_the_inputs_device():
-    # triu decomposes into arange/scalar_tensor with the trace's device='cpu' baked in; on a
-    # GPU those CPU tensors met the CUDA input (KernelBench L1 14).  The meta device stands in
-    # for "not the CPU" here: every opaque line must evaluate there.
+    # where with a number decomposes into scalar_tensor with the trace's device='cpu' baked in
+    # (as triu did before it was kept whole); on a GPU those CPU tensors met the CUDA input
+    # (KernelBench L1 14).  The meta device stands in for "not the CPU" here: every opaque
+    # line must evaluate there.
     from drtriton.optimize.allowed import allowed_ops
 
-    task = module_task("", "return torch.triu(x @ x)\n", "torch.randn(8, 8)")
+    task = module_task("", "y = x @ x\nreturn torch.where(y > 0, y, 0.5)\n", "torch.randn(8, 8)")
     result = from_module_source(task)
     assert not any("torch.device('cpu')" in (line.public or line.call) for line in result.lines)
     kept = {line.result for line in result.lines}

@@ -1,8 +1,9 @@
 """The ATen → catalog table: one entry per ATen overload the frontend maps.
 
 Each entry turns the ATen call's arguments (bound by schema name) into catalog calls: a list
-of (catalog operator, {catalog parameter: value}) applied in sequence, each step after the
-first reading the previous step's result as its `input`.  An entry returns None where the
+of (catalog operator, {catalog parameter: value}) applied in sequence; a value `Ref(k)` is the
+result of step k (`PREVIOUS`: the step before), and the last step's result is the node's.
+An entry returns None where the
 call has no catalog equivalent (a scalar operand, an unsupported flag); the node then stays
 an opaque PyTorch call.  Values are normalised to the catalog's types here (one-element dim
 lists become ints; a reduction over several dims becomes one reduction per dim, innermost
@@ -12,6 +13,7 @@ first, which is exact for sum/mean/amax/amin over equal-sized groups).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -19,6 +21,17 @@ import torch
 from drtriton.catalog import op as catalog_op
 
 aten = torch.ops.aten
+
+
+@dataclass(frozen=True)
+class Ref:
+    """The result of step `index` of the same entry (negative: counted back from the step that
+    reads it, so Ref(-1) is the step before)."""
+
+    index: int
+
+
+PREVIOUS = Ref(-1)
 Step = tuple[str, dict[str, Any]]
 Entry = Callable[[dict[str, Any]], "list[Step] | None"]
 
@@ -86,7 +99,10 @@ def _reduction(op: str, chainable: bool = True) -> Entry:
             return None
         keep = bool(a.get("keepdim", False))
         # Innermost first, so the remaining dims keep their numbers when keepdim is False.
-        return [(op, {"input": a["self"], "dim": d, "keepdim": keep}) for d in dims]
+        return [
+            (op, {"input": a["self"] if k == 0 else PREVIOUS, "dim": d, "keepdim": keep})
+            for k, d in enumerate(dims)
+        ]
 
     return entry
 
@@ -111,12 +127,128 @@ def _t(a: dict[str, Any]) -> list[Step] | None:
 
 
 def _permute(a: dict[str, Any]) -> list[Step] | None:
-    """A permutation that swaps exactly two dims is a transpose."""
+    """A permutation that swaps exactly two dims is a transpose (the synthesizer's operator,
+    so the program reads as the paper's); any other is a permute."""
     dims = [d % len(a["dims"]) for d in a["dims"]]
     moved = [i for i, d in enumerate(dims) if d != i]
     if len(moved) != 2:
-        return None
+        return _one("permute", input=a["self"], dims=dims)
     return _one("transpose", input=a["self"], dim0=moved[0], dim1=moved[1])
+
+
+def _shape(node: Any) -> list[int]:
+    return list(node.meta["val"].shape)
+
+
+def _reshape_to(shape: Callable[[dict[str, Any]], list[int] | None]) -> Entry:
+    """A view that keeps the element order: one reshape to the shape `shape` computes."""
+
+    def entry(a: dict[str, Any]) -> list[Step] | None:
+        out = shape(a)
+        return None if out is None else _one("reshape", input=a["self"], shape=out)
+
+    return entry
+
+
+def _unsqueeze_shape(a: dict[str, Any]) -> list[int]:
+    shape = _shape(a["self"])
+    shape.insert(a["dim"] % (len(shape) + 1), 1)
+    return shape
+
+
+def _squeeze_shape(a: dict[str, Any]) -> list[int]:
+    shape = _shape(a["self"])
+    dims = a.get("dim", a.get("dims"))
+    if dims is None:
+        dims = range(len(shape))
+    dims = {d % len(shape) for d in ([dims] if isinstance(dims, int) else dims)}
+    return [n for k, n in enumerate(shape) if not (k in dims and n == 1)]
+
+
+def _flatten_shape(a: dict[str, Any]) -> list[int]:
+    shape = _shape(a["self"])
+    if not shape:
+        return [1]
+    start, end = a["start_dim"] % len(shape), a["end_dim"] % len(shape)
+    return [*shape[:start], -1, *shape[end + 1 :]]
+
+
+def _slice(a: dict[str, Any]) -> list[Step] | None:
+    """x[..., start:end] with step 1 (ATen clamps end to the size, as Python does)."""
+    if a["step"] != 1:
+        return None
+    size = _shape(a["self"])[a["dim"]]
+    start = 0 if a["start"] is None else a["start"]
+    end = size if a["end"] is None else a["end"]
+    start, end = (min(max(v + size if v < 0 else v, 0), size) for v in (start, end))
+    return _one("narrow", input=a["self"], dim=a["dim"], start=start, length=end - start)
+
+
+def _pad(a: dict[str, Any]) -> list[Step] | None:
+    if a.get("mode", "constant") != "constant":
+        return None
+    value = a.get("value")
+    return _one("pad", input=a["self"], pad=list(a["pad"]), value=0.0 if value is None else value)
+
+
+_ZEROS = {"zeros", "zeros_like", "new_zeros"}
+_FULL = {"full", "full_like", "new_full"}
+
+
+def _is_zeros(node: Any) -> bool:
+    """A tensor of zeros made in forward (torch.zeros_like(x)): a cat part that adds nothing."""
+    if not _is_tensor(node) or not isinstance(node.target, torch._ops.OpOverload):
+        return False
+    name = node.target._schema.name.split("::")[-1]
+    if name in _ZEROS:
+        return True
+    return name in _FULL and bind(node).get("fill_value") == 0
+
+
+def _cat(a: dict[str, Any]) -> list[Step] | None:
+    """cat as a sum of its parts, each zero-padded to the full size along `dim`; parts made
+    of zeros are the padding already and add nothing."""
+    parts = list(a["tensors"])
+    if not all(_is_tensor(t) for t in parts) or len(parts) < 2:
+        return None
+    rank = len(_shape(parts[0]))
+    dim = a["dim"] % rank
+    sizes = [_shape(t)[dim] for t in parts]
+    steps: list[Step] = []
+    total = None  # the step holding the sum so far
+    for k, part in enumerate(parts):
+        if _is_zeros(part):
+            continue
+        before, after = sum(sizes[:k]), sum(sizes[k + 1 :])
+        pad = [0, 0] * (rank - 1 - dim) + [before, after]
+        steps.append(("pad", {"input": part, "pad": pad, "value": 0.0}))
+        if total is not None:
+            steps.append(("add", {"input": Ref(total), "other": PREVIOUS}))
+        total = len(steps) - 1
+    return steps or None
+
+
+def _rsub(a: dict[str, Any]) -> list[Step] | None:
+    """other - self (1 - x), with a Python number `other`."""
+    if a.get("alpha", 1) != 1 or not _is_number(a["other"]) or not _is_tensor(a["self"]):
+        return None
+    return _one("sub", input=a["other"], other=a["self"])
+
+
+def _vector_norm(a: dict[str, Any]) -> list[Step] | None:
+    """ord 2: sqrt(sum(x * x)); ord 1: sum(|x|), each sum one reduction per dim."""
+    if a.get("dtype") is not None or a["ord"] not in (1, 2):
+        return None
+    rank = len(_shape(a["self"]))
+    dims = _dims(a.get("dim"), rank) or list(range(rank - 1, -1, -1))
+    keep = bool(a.get("keepdim", False))
+    first = (
+        ("mul", {"input": a["self"], "other": a["self"]})
+        if a["ord"] == 2
+        else ("abs", {"input": a["self"]})
+    )
+    sums = [("sum", {"input": PREVIOUS, "dim": d, "keepdim": keep}) for d in dims]
+    return [first, *sums, *([("sqrt", {"input": PREVIOUS})] if a["ord"] == 2 else [])]
 
 
 def _string_padding(a: dict[str, Any]) -> list[int] | None:
@@ -237,6 +369,8 @@ ATEN_TO_CATALOG: dict[Any, Entry] = {
     aten.add.Tensor: _binary("add"),
     aten.sub.Tensor: _binary("sub"),
     aten.mul.Tensor: _binary("mul"),
+    aten.mul.Scalar: _binary("mul"),
+    aten.div.Scalar: _binary("div"),
     aten.div.Tensor: _binary("div"),
     aten.div.Tensor_mode: _binary("div"),
     aten.maximum.default: _binary("maximum"),
@@ -273,6 +407,27 @@ ATEN_TO_CATALOG: dict[Any, Entry] = {
     aten.transpose.int: _transpose,
     aten.t.default: _t,
     aten.permute.default: _permute,
+    aten.view.default: _reshape_to(lambda a: list(a["size"])),
+    aten._unsafe_view.default: _reshape_to(lambda a: list(a["size"])),
+    aten.reshape.default: _reshape_to(lambda a: list(a["shape"])),
+    aten.unsqueeze.default: _reshape_to(_unsqueeze_shape),
+    aten.squeeze.default: _reshape_to(_squeeze_shape),
+    aten.squeeze.dim: _reshape_to(_squeeze_shape),
+    aten.squeeze.dims: _reshape_to(_squeeze_shape),
+    aten.flatten.using_ints: _reshape_to(_flatten_shape),
+    aten.slice.Tensor: _slice,
+    aten.select.int: lambda a: _one("select", input=a["self"], dim=a["dim"], index=a["index"]),
+    aten.flip.default: lambda a: _one("flip", input=a["self"], dims=list(a["dims"])),
+    aten.expand.default: lambda a: _one("broadcast_to", input=a["self"], size=list(a["size"])),
+    aten.clamp_min.default: lambda a: _clamp({"self": a["self"], "min": a["min"], "max": None}),
+    aten.clamp_max.default: lambda a: _clamp({"self": a["self"], "min": None, "max": a["max"]}),
+    aten.triu.default: _unary("triu", diagonal="diagonal"),
+    aten.tril.default: _unary("tril", diagonal="diagonal"),
+    aten.constant_pad_nd.default: _pad,
+    aten.pad.default: _pad,
+    aten.cat.default: _cat,
+    aten.rsub.Scalar: _rsub,
+    aten.linalg_vector_norm.default: _vector_norm,
     aten.batch_norm.default: _batch_norm,
     aten._native_batch_norm_legit_no_training.default: _batch_norm_eval,
     aten.layer_norm.default: _layer_norm,

@@ -38,13 +38,19 @@ class LoadedTask:
 
 
 def load_module_task(
-    code: str, seed: int = 0, training: bool = False, inputs: bool = True
+    code: str,
+    seed: int = 0,
+    training: bool = False,
+    inputs: bool = True,
+    fake_inputs: bool = False,
 ) -> LoadedTask:
     """Executes a KernelBench source and builds Model(*get_init_inputs()), in eval mode unless
     `training` (KernelBench's own evaluation never calls eval(); a deployment does).  With
     `inputs=False` get_inputs() is not called (`inputs` is then []): KernelBench's level-1
     inputs reach 1.6G elements, ~15 s of random numbers on the CPU, for a caller that only
-    needs the model."""
+    needs the model.  With `fake_inputs` get_inputs() runs under a FakeTensorMode: tensors of
+    the real shapes and dtypes that hold no memory, enough for torch.export and the mapping
+    (which read shapes only; 1.6G elements would be 6.4 GB), never for running the model."""
     namespace: dict[str, Any] = {"__name__": "drtriton_task"}
     with _users_code("the model file failed to run"):
         exec(compile(code, "<task>", "exec"), namespace)  # a trusted task file
@@ -57,8 +63,20 @@ def load_module_task(
     if not inputs:
         return LoadedTask(model, [], namespace)
     torch.manual_seed(seed + 1)
-    with _users_code("get_inputs() failed"):
+    with _users_code("get_inputs() failed"), _fake_mode(fake_inputs):
         return LoadedTask(model, list(namespace["get_inputs"]()), namespace)
+
+
+@contextmanager
+def _fake_mode(enabled: bool) -> Iterator[None]:
+    if not enabled:
+        yield
+        return
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    # Non-fake inputs: get_inputs() may wrap a real constant (torch.tensor([0.5])).
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        yield
 
 
 @contextmanager

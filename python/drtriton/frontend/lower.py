@@ -20,7 +20,7 @@ from torch.export.graph_signature import InputKind, OutputKind
 
 from drtriton import _core, catalog
 from drtriton.errors import UserError
-from drtriton.frontend.aten import TUPLE_RESULT, Step, to_catalog
+from drtriton.frontend.aten import TUPLE_RESULT, Ref, Step, to_catalog
 from drtriton.frontend.public import public_call
 
 
@@ -211,6 +211,8 @@ class Lowering:
             if node.args[1] == 0:
                 self.names[node] = self.names[node.args[0]]
                 return
+        if self._alias_identity(node):
+            return
         steps = to_catalog(node) if isinstance(node.target, torch._ops.OpOverload) else None
         if node.target in TUPLE_RESULT and not _only_first_used(node):
             steps = None
@@ -219,6 +221,21 @@ class Lowering:
                 self._mapped_tuples.add(node)
             return
         self._emit_opaque(node)
+
+    def _alias_identity(self, node: torch.fx.Node) -> bool:
+        """A node whose value is its input's (clone, contiguous, eval-mode dropout, a slice of
+        the whole dim): its name is the input's, no line.  Not where the forward returns it
+        and the input is a program input: a program computes its results."""
+        if not _is_identity(node) or not isinstance(node.args[0], torch.fx.Node):
+            return False
+        source = self.names.get(node.args[0])
+        computed = {line.result for line in self.lines}
+        if source is None or (source not in computed and _is_output(node)):
+            return False
+        if self.tensors[source].dtype != _dtype(node.meta["val"]):
+            return False
+        self.names[node] = source
+        return True
 
     def _emit_opaque(self, node: torch.fx.Node) -> None:
         name = self._fresh(node)
@@ -245,16 +262,13 @@ class Lowering:
     def _emit_steps(self, node: torch.fx.Node, steps: list[Step]) -> bool:
         """Appends the catalog lines for `steps`, or nothing and False when one does not fit."""
         lines: list[Line] = []
-        previous: str | None = None
         for k, (op, params) in enumerate(steps):
-            if previous is not None:
-                params = {**params, "input": previous}
+            params = {name: _resolve(value, lines, k) for name, value in params.items()}
             line = self._checked_line(op, params, f"t{len(self.lines) + k}")
             if line is None:
                 self._pending.clear()
                 return False
             lines.append(line)
-            previous = line.result
         val = node.meta.get("val")
         last = self._pending[lines[-1].result]
         if isinstance(val, torch.Tensor) and list(val.shape) != list(last.shape):
@@ -358,6 +372,15 @@ class Lowering:
         )
 
 
+def _resolve(value: Any, lines: list[Line], step: int) -> Any:
+    """A step's parameter with a Ref (aten.py) replaced by that step's result name."""
+    if not isinstance(value, Ref):
+        return value
+    index = value.index + step if value.index < 0 else value.index
+    assert 0 <= index < step, f"step {step} refers to step {index}"
+    return lines[index].result
+
+
 def user_positions(args: list[Any] | None, n_user: int) -> list[int]:
     """The forward position of each user placeholder: one per tensor, number or None argument
     (torch 2.13 keeps a placeholder for None; an export that drops it is accepted too);
@@ -404,6 +427,24 @@ def _only_elementwise_operand(node: torch.fx.Node) -> bool:
 
 # Copies and aliases that change nothing but identity: looked through to find a constant.
 _PURE_COPIES = frozenset({"clone", "alias", "lift_fresh_copy", "detach"})
+
+
+def _is_identity(node: torch.fx.Node) -> bool:
+    """The node's value equals its first argument's, element for element."""
+    name = _op_name(node.target)
+    if name in _PURE_COPIES or name == "contiguous":
+        return True
+    if name in ("dropout", "feature_dropout", "alpha_dropout") and not node.args[2]:
+        return True  # eval mode (train=False)
+    val, source = node.meta.get("val"), node.args[0] if node.args else None
+    if name == "slice" and isinstance(source, torch.fx.Node) and isinstance(val, torch.Tensor):
+        step = node.args[4] if len(node.args) > 4 else 1
+        return step == 1 and list(val.shape) == list(source.meta["val"].shape)
+    return False
+
+
+def _is_output(node: torch.fx.Node) -> bool:
+    return any(user.op == "output" for user in node.users)
 
 
 def _op_name(target: Any) -> str:

@@ -53,11 +53,15 @@ def _lower(task: LoadedTask, exported: torch.export.ExportedProgram) -> Lowering
     return Lowering(exported, task.inputs).run()
 
 
-def from_module_source(code: str, seed: int = 0, training: bool = False) -> FrontendResult:
+def from_module_source(
+    code: str, seed: int = 0, training: bool = False, fake_inputs: bool = False
+) -> FrontendResult:
     """Exports `Model(*get_init_inputs())` on `get_inputs()` and lowers the graph: in eval mode,
     or in training mode when `training` (batch norm then uses batch statistics and stays an
-    opaque PyTorch call; its running-statistics updates are not part of the program)."""
-    task = load_module_task(code, seed, training)
+    opaque PyTorch call; its running-statistics updates are not part of the program).  With
+    `fake_inputs` the inputs are fake tensors of get_inputs()'s shapes (export.py's
+    load_module_task): the mapping is the same, the model never runs on them."""
+    task = load_module_task(code, seed, training, fake_inputs=fake_inputs)
     exported = export_model(task)
     lowering = _lower(task, exported)
     makes = [

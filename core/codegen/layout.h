@@ -1,0 +1,26 @@
+// Private to codegen/: layout operators (catalog kLayout) as index arithmetic.  A kernel
+// that reads a layout operator's result at output coordinates reads its input at the
+// coordinates computed here instead: no copy is ever stored.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/program.h"
+
+namespace drtriton::codegen {
+
+struct LayoutRead {
+  std::vector<std::string> coords;  // one expression per dim of the input
+  // Where the input holds the output element (pad: inside the padding); elsewhere the
+  // result is `fill`.  Empty: everywhere.
+  std::string in_range;
+  std::string fill;
+};
+
+// The input coordinates of layout node `node` for output coordinates `coords`.  Sizes are
+// the program's literals: generic-shape mode does not take these operators (GenericBlocker).
+LayoutRead LayoutInputCoords(const Program& program, const Node& node,
+                             const std::vector<std::string>& coords);
+
+}  // namespace drtriton::codegen

@@ -1,0 +1,142 @@
+"""Layout operators of real models (views, permutes, slices, cat, pad, flip), eval-mode
+dropout and vector norms: each maps into the catalog and the mapped program reproduces the
+module (check_equivalence runs both)."""
+
+from __future__ import annotations
+
+import pytest
+from test_frontend import module_task
+
+from drtriton import parse
+from drtriton.frontend import check_equivalence, from_module_source
+
+CASES = {
+    # name: (init, forward, inputs, expected catalog operators)
+    "view_flatten": (
+        "self.fc = nn.Linear(48, 4)\n",
+        "return self.fc(torch.relu(x).view(x.size(0), -1))\n",
+        "torch.randn(2, 3, 4, 4)",
+        ["relu", "reshape", "linear"],
+    ),
+    "torch_flatten": (
+        "",
+        "return torch.flatten(torch.tanh(x), 1)\n",
+        "torch.randn(2, 3, 4)",
+        ["tanh", "reshape"],
+    ),
+    "unsqueeze_squeeze": (
+        "",
+        "y = torch.sigmoid(x).unsqueeze(1)\nreturn (y * 2.0).squeeze(1)\n",
+        "torch.randn(3, 5)",
+        ["sigmoid", "reshape", "mul", "reshape"],
+    ),
+    "permute_three_dims": (
+        "",
+        "return torch.relu(x).permute(2, 0, 1).contiguous()\n",
+        "torch.randn(2, 3, 4)",
+        ["relu", "permute"],
+    ),
+    "channel_shuffle": (
+        "",
+        "b, c, h, w = x.size()\n"
+        "y = torch.relu(x).view(b, 2, c // 2, h, w).transpose(1, 2).contiguous()\n"
+        "return y.view(b, c, h, w)\n",
+        "torch.randn(2, 4, 3, 3)",
+        ["relu", "reshape", "transpose", "reshape"],
+    ),
+    "slice_and_select": (
+        "",
+        "y = torch.exp(x)\nreturn y[:, 1:3] + y[:, 0:1], y[:, -1]\n",
+        "torch.randn(4, 5)",
+        ["exp", "narrow", "narrow", "add", "select"],
+    ),
+    "flip": ("", "return torch.flip(torch.abs(x), [0, 2])\n", "torch.randn(2, 3, 4)", None),
+    "cat_three": (
+        "self.a = nn.Conv2d(3, 2, 1)\nself.b = nn.Conv2d(3, 4, 1)\n",
+        "return torch.cat([self.a(x), self.b(x), torch.relu(x)], 1)\n",
+        "torch.randn(2, 3, 5, 5)",
+        ["conv2d", "conv2d", "relu", "pad", "pad", "add", "pad", "add"],
+    ),
+    "pad": (
+        "",
+        "return torch.nn.functional.pad(torch.relu(x), (1, 2, 0, 1))\n",
+        "torch.randn(2, 3, 4)",
+        ["relu", "pad"],
+    ),
+    "dropout_eval": (
+        "self.fc = nn.Linear(8, 8)\nself.drop = nn.Dropout(0.5)\n",
+        "return self.drop(torch.relu(self.fc(x)))\n",
+        "torch.randn(4, 8)",
+        ["linear", "relu"],
+    ),
+    "frobenius_norm": (
+        "",
+        "return x / torch.linalg.vector_norm(x, 2, dim=(1, 2), keepdim=True)\n",
+        "torch.randn(2, 3, 4)",
+        ["mul", "sum", "sum", "sqrt", "div"],
+    ),
+    "l1_norm_over_rows": (
+        "",
+        "return x / torch.linalg.vector_norm(x, 1, dim=1, keepdim=True)\n",
+        "torch.randn(3, 6)",
+        ["abs", "sum", "div"],
+    ),
+    "triu_of_matmul": (
+        "",
+        "return torch.triu(torch.matmul(x, x))\n",
+        "torch.randn(4, 4)",
+        ["matmul", "triu"],
+    ),
+    "normalize": (
+        "",
+        "return torch.nn.functional.normalize(x, dim=1)\n",
+        "torch.randn(3, 5)",
+        None,
+    ),
+    "expand_a_token": (
+        "self.token = nn.Parameter(torch.randn(1, 1, 4))\n",
+        "return torch.cat([self.token.expand(x.size(0), -1, -1), x], 1)\n",
+        "torch.randn(2, 3, 4)",
+        ["broadcast_to", "pad", "pad", "add"],
+    ),
+    "exclusive_cumsum": (
+        "",
+        "c = torch.cumsum(x.narrow(1, 0, x.size(1) - 1), dim=1)\n"
+        "return torch.cat((torch.zeros_like(x.select(1, 0).unsqueeze(1)), c), dim=1)\n",
+        "torch.randn(3, 5)",
+        ["narrow", "cumsum", "pad"],
+    ),
+    "one_minus": (
+        "",
+        "return torch.clamp(1 - x, min=0).mean()\n",
+        "torch.randn(3, 5)",
+        ["sub", "clamp", "mean", "mean"],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_layout_operator_maps_and_reproduces_the_module(name):
+    init, forward, inputs, ops = CASES[name]
+    code = module_task(init, forward, inputs)
+    result = from_module_source(code)
+    assert result.fully_mapped, result.source
+    if ops is not None:
+        assert parse(result.program_text).ops == ops, result.program_text
+    equivalence = check_equivalence(code, result)
+    assert equivalence.ok, equivalence.reason
+
+
+def test_a_copy_of_an_input_returned_stays_a_pytorch_call():
+    """A program must compute its results: x.clone() returned as is keeps its line."""
+    code = module_task("", "return x.clone()\n", "torch.randn(2, 3)")
+    result = from_module_source(code)
+    assert len(result.lines) == 1 and result.lines[0].opaque
+    assert check_equivalence(code, result).ok
+
+
+def test_a_slice_with_a_step_stays_a_pytorch_call():
+    code = module_task("", "return torch.relu(x)[:, ::2]\n", "torch.randn(2, 6)")
+    result = from_module_source(code)
+    assert not result.fully_mapped
+    assert check_equivalence(code, result).ok
