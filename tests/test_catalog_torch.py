@@ -44,7 +44,9 @@ DOC_FLOPS_PER_ELEMENT = {
     "log_softmax": 5,
     "batch_norm": 4,
     **dict.fromkeys("layer_norm group_norm instance_norm".split(), 8),
-    **dict.fromkeys("transpose reshape permute narrow select flip pad triu tril broadcast_to".split(), 0),
+    **dict.fromkeys(
+        "transpose reshape permute narrow select flip pad triu tril broadcast_to".split(), 0
+    ),
     **{
         f"{stem}{n}d": 1
         for stem in ("max_pool", "avg_pool", "adaptive_avg_pool")
