@@ -1,7 +1,8 @@
 """A pytest plugin (pyproject's addopts load it): `benchmark_script`, which loads a script
 under benchmarks/ (not a package) as a module, for every test folder that exercises one, and
 `child_python_path`, the PYTHONPATH of a child process that imports drtriton, and
-`interpreted_probe`, which runs a probe script in such a child under Triton's interpreter."""
+`interpreted_probe` and `interpreted_model_new`, which run a probe script or a generated
+ModelNew in such a child under Triton's interpreter."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import textwrap
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -72,5 +74,33 @@ def interpreted_probe(child_python_path: str) -> Callable[[str, pathlib.Path], A
         )
         assert done.returncode == 0, done.stderr[-3000:]
         return json.loads(done.stdout.splitlines()[-1])
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def interpreted_model_new(child_python_path: str) -> Callable[[str, pathlib.Path, str], None]:
+    """Runs `script` (dedented; `module` is the ModelNew file `text`, and torch and warnings are
+    imported) in a child whose Triton runs kernels in its interpreter, as a CPU user would run
+    the file, and fails the test with the child's stderr if the script does."""
+
+    def run(text: str, folder: pathlib.Path, script: str) -> None:
+        path = folder / "model_new_file.py"
+        path.write_text(text)
+        head = (
+            "import importlib.util, torch, warnings\n"
+            f"spec = importlib.util.spec_from_file_location('model_new_file', {str(path)!r})\n"
+            "module = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(module)\n"
+        )
+        env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": child_python_path}
+        done = subprocess.run(
+            [sys.executable, "-c", head + textwrap.dedent(script)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
 
     return run

@@ -5,11 +5,9 @@ a model that bakes its batch in keeps the example-shape kernels."""
 
 from __future__ import annotations
 
-import os
 import pathlib
-import subprocess
-import sys
 import textwrap
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -101,23 +99,12 @@ def get_init_inputs():
 """
 
 
-def _interpreted(text: str, folder: pathlib.Path, script: str, python_path: str) -> None:
-    """Runs `script` (`module`: the ModelNew file; torch, warnings imported) in a child whose
-    Triton is imported with TRITON_INTERPRET=1, as a CPU user would run it."""
-    path = folder / "model_new_file.py"
-    path.write_text(text)
-    head = (
-        "import importlib.util, torch, warnings\n"
-        f"spec = importlib.util.spec_from_file_location('model_new_file', {str(path)!r})\n"
-        "module = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(module)\n"
-        "torch.manual_seed(0)\n"
-        "new, ref = module.ModelNew().eval(), module.Model().eval()\n"
-        "new.load_state_dict(ref.state_dict())\n"
-    )
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": python_path}
-    done = subprocess.run([sys.executable, "-c", head + textwrap.dedent(script)], env=env,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
+# The models under test, seeded and with the same weights (the child's script then compares).
+NEW_AND_REF = (
+    "torch.manual_seed(0)\n"
+    "new, ref = module.ModelNew().eval(), module.Model().eval()\n"
+    "new.load_state_dict(ref.state_dict())\n"
+)
 
 
 def _optimized(code: str) -> str:
@@ -146,19 +133,23 @@ MATCHES = """
     ids=["mlp", "conv_block", "attention"],
 )  # fmt: skip
 def test_model_new_matches_model_at_three_batch_sizes_without_falling_back(
-    code: str, shape: tuple[int, ...], tmp_path: pathlib.Path, child_python_path: str
+    code: str,
+    shape: tuple[int, ...],
+    tmp_path: pathlib.Path,
+    interpreted_model_new: Callable[[str, pathlib.Path, str], None],
 ) -> None:
     text = _optimized(code)
     assert "_DRTRITON_BATCH = (1, " in text
-    _interpreted(text, tmp_path, f"SHAPE = {shape!r}\n" + textwrap.dedent(MATCHES),
-                 child_python_path)  # fmt: skip
+    interpreted_model_new(
+        text, tmp_path, NEW_AND_REF + f"SHAPE = {shape!r}\n" + textwrap.dedent(MATCHES)
+    )
 
 
 def test_a_shape_the_kernels_cannot_serve_falls_back_with_one_warning(
-    tmp_path: pathlib.Path, child_python_path: str
+    tmp_path: pathlib.Path, interpreted_model_new: Callable[[str, pathlib.Path, str], None]
 ) -> None:
     text = _optimized(CONV)
-    _interpreted(text, tmp_path, """
+    interpreted_model_new(text, tmp_path, NEW_AND_REF + textwrap.dedent("""
         with warnings.catch_warnings(record=True) as said:
             warnings.simplefilter("always")
             for _ in range(2):  # another image size: Model takes it, the kernels do not
@@ -172,7 +163,7 @@ def test_a_shape_the_kernels_cannot_serve_falls_back_with_one_warning(
             warnings.filterwarnings("error", message="ModelNew runs Model's PyTorch forward")
             x = torch.randn(5, 3, 6, 6)
             torch.testing.assert_close(new(x), ref(x))
-    """, child_python_path)  # fmt: skip
+    """))  # fmt: skip
 
 
 def test_a_model_that_bakes_its_batch_in_keeps_the_example_shapes() -> None:

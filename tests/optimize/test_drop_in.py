@@ -4,12 +4,9 @@ without Triton's interpreter runs Model's own forward with a one-time warning; t
 
 from __future__ import annotations
 
-import os
 import pathlib
-import subprocess
-import sys
-import textwrap
 import types
+from collections.abc import Callable
 
 import pytest
 import torch
@@ -67,22 +64,6 @@ def _load(text: str, folder: pathlib.Path, name: str) -> types.ModuleType:
     return import_file(str(path), name)
 
 
-def _interpreted(text: str, folder: pathlib.Path, script: str, python_path: str) -> None:
-    """Runs `script` (with `module`, the ModelNew file, and torch, warnings in scope) in a fresh
-    process whose Triton is imported with TRITON_INTERPRET=1, as a CPU user would run it."""
-    path = folder / "model_new_file.py"
-    path.write_text(text)
-    head = (
-        "import importlib.util, torch, warnings\n"
-        f"spec = importlib.util.spec_from_file_location('model_new_file', {str(path)!r})\n"
-        "module = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(module)\n"
-    )
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": python_path}
-    done = subprocess.run([sys.executable, "-c", head + textwrap.dedent(script)], env=env,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-
-
 @pytest.fixture(scope="module")
 def mlp() -> str:
     result = optimize_source(MLP, CONFIG)
@@ -91,10 +72,12 @@ def mlp() -> str:
 
 
 def test_the_wrapper_keeps_the_names_and_serves_every_batch_size(
-    mlp: str, tmp_path: pathlib.Path, child_python_path: str
+    mlp: str,
+    tmp_path: pathlib.Path,
+    interpreted_model_new: Callable[[str, pathlib.Path, str], None],
 ) -> None:
     assert "    def forward(self, features):" in mlp and DROP_IN_MARK in mlp
-    _interpreted(mlp, tmp_path, """
+    interpreted_model_new(mlp, tmp_path, """
         torch.manual_seed(0)
         new, ref = module.ModelNew(16, 8), module.Model(16, 8)
         new.load_state_dict(ref.state_dict())
@@ -116,7 +99,7 @@ def test_the_wrapper_keeps_the_names_and_serves_every_batch_size(
         assert len(texts) == 2, texts  # once per reason: two shapes
         assert "argument 0 is float64 (7, 16)" in texts[0], texts
         assert "verified for float32 (B, 16)" in texts[0], texts
-    """, child_python_path)  # fmt: skip
+    """)  # fmt: skip
 
 
 def test_on_a_cpu_without_the_interpreter_model_forward_runs(
@@ -132,12 +115,12 @@ def test_on_a_cpu_without_the_interpreter_model_forward_runs(
 
 
 def test_a_mode_dependent_model_runs_model_forward_in_the_other_mode(
-    tmp_path: pathlib.Path, child_python_path: str
+    tmp_path: pathlib.Path, interpreted_model_new: Callable[[str, pathlib.Path, str], None]
 ) -> None:
     result = optimize_source(CONV_BN, CONFIG)
     assert result.verdict is not None and result.verdict["status"] == "correct", result.verdict
     assert "_DRTRITON_TRAINING = False" in result.model_new
-    _interpreted(result.model_new, tmp_path, """
+    interpreted_model_new(result.model_new, tmp_path, """
         new, ref = module.ModelNew(), module.Model()
         x = torch.randn(2, 3, 4, 4)
         with warnings.catch_warnings(record=True) as said:
@@ -149,7 +132,7 @@ def test_a_mode_dependent_model_runs_model_forward_in_the_other_mode(
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             torch.testing.assert_close(new.eval()(x), ref.eval()(x))
-    """, child_python_path)  # fmt: skip
+    """)  # fmt: skip
 
 
 def test_the_verifier_judges_and_runs_only_the_text_before_the_marker() -> None:
