@@ -106,6 +106,31 @@ CASES = {
         "torch.randn(3, 5)",
         ["narrow", "cumsum", "pad"],
     ),
+    # torch.split, chunk and unbind: each element read is a narrow (or select) of the input.
+    "split_with_sizes": (
+        "",
+        "a, b = torch.split(torch.relu(x), [2, 3], dim=1)\nreturn a * 2.0, b + 1.0\n",
+        "torch.randn(4, 5)",
+        ["relu", "narrow", "narrow", "mul", "add"],
+    ),
+    "chunk_gate": (
+        "self.fc = nn.Linear(6, 8)\n",
+        "a, g = self.fc(x).chunk(2, dim=-1)\nreturn a * torch.sigmoid(g)\n",
+        "torch.randn(3, 6)",
+        ["linear", "narrow", "narrow", "sigmoid", "mul"],
+    ),
+    "split_one_element_read": (
+        "",
+        "head, tail = x.split(3, dim=1)\nreturn torch.tanh(tail)\n",
+        "torch.randn(2, 5)",
+        ["narrow", "tanh"],
+    ),
+    "unbind": (
+        "",
+        "u, v, w = torch.exp(x).unbind(0)\nreturn u + v * w\n",
+        "torch.randn(3, 4)",
+        None,
+    ),
     "one_minus": (
         "",
         "return torch.clamp(1 - x, min=0).mean()\n",
@@ -139,4 +164,13 @@ def test_a_slice_with_a_step_stays_a_pytorch_call():
     code = module_task("", "return torch.relu(x)[:, ::2]\n", "torch.randn(2, 6)")
     result = from_module_source(code)
     assert not result.fully_mapped
+    assert check_equivalence(code, result).ok
+
+
+def test_a_split_of_an_integer_tensor_stays_a_pytorch_call():
+    code = module_task("", "a, b = x.int().split(3, dim=1)\nreturn a.float() + 1.0\n",
+                       "torch.randn(2, 5)")  # fmt: skip
+    result = from_module_source(code)
+    assert not result.fully_mapped
+    assert any("torch.narrow(" in line.call for line in result.lines if line.opaque)
     assert check_equivalence(code, result).ok

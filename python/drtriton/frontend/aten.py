@@ -468,6 +468,39 @@ TUPLE_RESULT = {
 }
 
 
+# ATen operators that cut a tensor into views along one dim (torch.split, chunk, unbind): each
+# element of the result that the graph reads (getitem) maps on its own (lower.py).
+SPLIT_VIEWS = {
+    aten.split.Tensor,
+    aten.split_with_sizes.default,
+    aten.chunk.default,
+    aten.unbind.int,
+}
+
+
+def split_parts(node: torch.fx.Node) -> list[list[Step]] | None:
+    """The steps of each element of a SPLIT_VIEWS result, in order: a narrow of the input
+    (unbind: a select) at the offset the elements before it take, their lengths read from
+    export's own result shapes; None for a form this does not know."""
+    try:
+        a = bind(node)
+        results = node.meta["val"]
+        rank = len(_shape(a["self"]))
+        dim = a.get("dim", 0) % rank
+    except (KeyError, TypeError, AttributeError, ZeroDivisionError):
+        return None
+    if not isinstance(results, list | tuple):
+        return None
+    if node.target is aten.unbind.int:
+        return [_one("select", input=a["self"], dim=dim, index=i) for i in range(len(results))]
+    parts, start = [], 0
+    for result in results:
+        length = int(result.shape[dim])
+        parts.append(_one("narrow", input=a["self"], dim=dim, start=start, length=length))
+        start += length
+    return parts
+
+
 def kept_whole() -> list[Any]:
     """Overloads the decomposition must keep whole: every key of the table (those that are
     not in the default decomposition table are simply absent from it)."""

@@ -20,7 +20,14 @@ from torch.export.graph_signature import InputKind, OutputKind
 
 from drtriton import _core, catalog
 from drtriton.errors import UserError
-from drtriton.frontend.aten import TUPLE_RESULT, Ref, Step, to_catalog
+from drtriton.frontend.aten import (
+    SPLIT_VIEWS,
+    TUPLE_RESULT,
+    Ref,
+    Step,
+    split_parts,
+    to_catalog,
+)
 from drtriton.frontend.public import public_call
 
 
@@ -107,6 +114,8 @@ class Lowering:
         self.outputs: list[str] = []
         self._positive: set[str] = set()
         self._mapped_tuples: set[torch.fx.Node] = set()
+        # A split's elements (SPLIT_VIEWS): the steps of each, emitted where a getitem reads it.
+        self._split_parts: dict[torch.fx.Node, list[list[Step]]] = {}
         self._pending: dict[str, Tensor] = {}  # checked lines' results, until appended
         # Python numbers in elementwise operators, as one-element float32 constant inputs: the
         # catalog's binary operators take tensors, and a broadcast [1] tensor means the same.
@@ -207,6 +216,10 @@ class Lowering:
         return name
 
     def _call(self, node: torch.fx.Node) -> None:
+        if node.target is operator.getitem and node.args[0] in self._split_parts:
+            return self._split_element(node)
+        if node.target in SPLIT_VIEWS and self._record_split(node):
+            return None
         if node.target is operator.getitem and node.args[0] in self._mapped_tuples:
             if node.args[1] == 0:
                 self.names[node] = self.names[node.args[0]]
@@ -221,6 +234,32 @@ class Lowering:
                 self._mapped_tuples.add(node)
             return
         self._emit_opaque(node)
+
+    def _record_split(self, node: torch.fx.Node) -> bool:
+        """A split read only through getitem writes no line of its own: each element it hands
+        out is a narrow (or select) of the input, emitted where it is read."""
+        parts = split_parts(node)
+        readers_ok = all(u.target is operator.getitem for u in node.users)
+        if parts is None or not readers_ok or node.args[0] not in self.names:
+            return False
+        self._split_parts[node] = parts
+        return True
+
+    def _split_element(self, node: torch.fx.Node) -> None:
+        """Element i of a recorded split: its catalog step, or (an input the catalog cannot
+        take, such as an integer tensor) the same view as a PyTorch call."""
+        split, index = node.args
+        steps = self._split_parts[split][index]
+        if self._emit_steps(node, steps):
+            return
+        op, params = steps[0]
+        source = self.names[split.args[0]]
+        where = params["start"] if op == "narrow" else params["index"]
+        extra = f", {params['length']}" if op == "narrow" else ""
+        call = f"torch.{op}({source}, {params['dim']}, {where}{extra})"
+        name = self._fresh(node)
+        self.lines.append(Line(name, call, None, [source], call))
+        self.names[node] = name
 
     def _alias_identity(self, node: torch.fx.Node) -> bool:
         """A node whose value is its input's (clone, contiguous, eval-mode dropout, a slice of
