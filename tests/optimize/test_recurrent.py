@@ -16,8 +16,11 @@ from drtriton.optimize import OptimizeConfig, optimize_source
 pytestmark = pytest.mark.skipif(not hasattr(_core, "codegen_variants"), reason="no teacher binding")
 os.environ.pop("TRITON_INTERPRET", None)
 
-# KernelBench L3 34's vanilla RNN, at toy sizes: the loop unrolls into one identical
-# linear-tanh-linear run per step.
+# KernelBench L3 34's vanilla RNN cell at toy sizes, fed the same input every step, with an
+# operator the catalog lacks (erf) on each step's output: the loop unrolls into one identical
+# run per step (the cat as pads, linear, tanh, linear), which erf, a PyTorch call, ends; the
+# outputs' stack is a run of its own.  (A per-step x[t] would make each run's select another
+# program.)
 CELL = """import torch
 import torch.nn as nn
 
@@ -29,13 +32,13 @@ class Model(nn.Module):
 
     def forward(self, x, h0):
         hidden, outputs = h0, []
-        for t in range(x.shape[0]):
-            hidden = torch.tanh(self.i2h(torch.cat((x[t], hidden), dim=1)))
-            outputs.append(self.h2o(hidden))
+        for _ in range(STEPS):
+            hidden = torch.tanh(self.i2h(torch.cat((x, hidden), dim=1)))
+            outputs.append(torch.erf(self.h2o(hidden)))
         return torch.stack(outputs, dim=0)
 
 def get_inputs():
-    return [torch.rand(STEPS, 2, 8), torch.rand(2, 4)]
+    return [torch.rand(2, 8), torch.rand(2, 4)]
 
 def get_init_inputs():
     return [8, 4, 3]
@@ -69,11 +72,11 @@ def test_repeated_cell_is_searched_once_and_emitted_once() -> None:
     assert result.error is None, result.error
     assert result.verdict["status"] == "correct", result.verdict
     reused = [m for m in said if m.endswith("reused")]
-    # Steps 1-3 are one program; the last step's hidden state is unused, so its run differs.
-    assert reused == ["search 2/4: the program of search 1, reused",
-                      "search 3/4: the program of search 1, reused"]  # fmt: skip
+    # Steps 1-3 are one program; the last step's hidden state is unused, so its run differs;
+    # the stack of the outputs is a third.
+    assert reused == [f"search {i}/5: the program of search 1, reused" for i in (2, 3)]
     entries = re.findall(r"def (r\d+)_triton_fused_operator\(", result.model_new)
-    assert len(entries) == 2  # the repeated cell's, the last step's
+    assert len(entries) == 3  # the repeated cell's, the last step's, the stack's
     assert result.model_new.count(f"= {entries[0]}_triton_fused_operator(") == 3
 
 

@@ -72,6 +72,23 @@ def test_measurements_stop_at_the_cap() -> None:
     assert all(Span(c["start"], c["end"]) in measured for c in cover if c["fused"])
 
 
+def test_a_cover_of_more_fragments_than_the_cap_measures_the_most_promising() -> None:
+    # Six separate one-operator fragments all look good; only two may be measured: the two
+    # whose bound promises most are, and they are fused (before, the cap left all in PyTorch).
+    spans = _spans(6, 1)
+    promise = [0.5, 0.1, 0.6, 0.2, 0.9, 0.4]  # bound of each op's fragment (PyTorch: 1.0)
+    bounds = {s: promise[s.start] for s in spans}
+    asked: list[Span] = []
+
+    def measure(span: Span) -> float:
+        asked.append(span)
+        return bounds[span]
+
+    cover, _ = lazy_cover(6, spans, bounds, [1.0] * 6, measure, max_measured=2)
+    assert sorted(s.start for s in asked) == [1, 3]
+    assert sorted(c["start"] for c in cover if c["fused"]) == [1, 3]
+
+
 def test_out_of_time_stops_measuring_and_keeps_what_was_measured() -> None:
     # Two separate hopeful fragments (0,1) and (2,3): the first measurement ends the time.
     spans = _spans(4, 1)

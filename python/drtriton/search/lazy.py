@@ -209,9 +209,14 @@ def lazy_cover(
         todo = [s for s in todo if s not in measured]
         if not todo:
             return cover, measured
-        if len(measured) + len(todo) > max_measured:  # give up on the unmeasured ones
+        room = max_measured - len(measured)
+        if room <= 0:  # give up on the unmeasured ones
             hopeful = [s for s in hopeful if s in measured]
             continue
+        # A long run's cover may fuse more fragments than the budget measures: the ones that
+        # promise most (bound furthest below their operators' PyTorch cost) go first, instead
+        # of none (a 36-operator RNN whose cat and select now map kept all of it in PyTorch).
+        todo = sorted(todo, key=lambda s: bounds[s] - sum(op_costs[s.start : s.end]))[:room]
         for span in todo:
             if measured and out_of_time is not None and out_of_time():
                 break  # the loop's next pass keeps the measured fragments only
