@@ -61,10 +61,6 @@ std::string ScaledBy(const std::string& c, const std::string& dim) {
 
 namespace {
 
-bool IsLiteral(const std::string& e) {
-  return !e.empty() && e.find_first_not_of("0123456789") == std::string::npos;
-}
-
 // `a - b` ("a" when b is "0").
 std::string Minus(const std::string& a, const std::string& b) {
   return b == "0" ? a : a + " - " + b;

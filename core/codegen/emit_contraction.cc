@@ -99,14 +99,10 @@ Coords Materialize(PythonWriter& w, const Coords& coords, const std::string& ste
   return out;
 }
 
-bool IsLiteralSize(const std::string& e) {
-  return !e.empty() && e.find_first_not_of("0123456789") == std::string::npos;
-}
-
 // The launch grid of `m` rows (a literal or a wrapper expression).
 std::string GridOf(const std::string& m, const ContractionSpec& s, const ContractionConfig& c,
                    const std::string& batch_expr) {
-  if (IsLiteralSize(m) && IsLiteralSize(s.n_dim) && IsLiteralSize(batch_expr))
+  if (IsLiteral(m) && IsLiteral(s.n_dim) && IsLiteral(batch_expr))
     return "(" +
            IntLiteral(CeilDiv(std::stoll(m), c.block_m) * CeilDiv(std::stoll(s.n_dim), c.block_n) *
                       std::stoll(batch_expr)) +
@@ -189,11 +185,8 @@ class ContractionWriter {
     EmittedKernel part = Finish(part_name, part_params, pw, /*dot=*/true,
                                 "(" + IntLiteral(Tiles() * batch_ * c_.split_k) + ",)");
     const Program& p = ctx_.program;
-    const std::string device =
-        p.inputs().empty() ? "'cuda'" : p.value(p.inputs()[0]).name + ".device";
-    part.setup.insert(part.setup.begin(), Workspace() + " = torch.empty((" +
-                                              IntLiteral(c_.split_k * batch_ * m_ * s_.n) +
-                                              ",), device=" + device + ", dtype=torch.float32)");
+    part.setup.insert(part.setup.begin(),
+                      ScratchAllocation(p, Workspace(), c_.split_k * batch_ * m_ * s_.n));
 
     KernelParams params(p);
     PythonWriter w(1);
@@ -375,9 +368,8 @@ class ContractionWriter {
     dot = dot && !c_.narrow;
     std::vector<std::string> constexprs = {"BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"};
     if (dot) constexprs.push_back("DOT_PRECISION");
-    std::vector<std::string> checks;
-    for (ValueId v : params.flat_values()) checks.push_back(p.value(v).name + ".is_contiguous()");
-    if (!checks.empty()) constexprs.push_back("CONTIG");
+    const std::string check = ContiguityCheck(p, params.flat_values());
+    if (!check.empty()) constexprs.push_back("CONTIG");
     if (Phased()) constexprs.push_back("PHASE");
     // Sizes as the heuristics saw them (the longest phase's), or the runtime expressions.
     const bool literal = !ctx_.generic();
@@ -392,10 +384,7 @@ class ContractionWriter {
     kernel.call_args = params.args();
     kernel.constexprs = {"BLOCK_M=" + IntLiteral(c_.block_m), "BLOCK_N=" + IntLiteral(c_.block_n),
                          "BLOCK_K=" + IntLiteral(c_.block_k), "GROUP_M=" + IntLiteral(c_.group_m)};
-    if (!checks.empty()) {
-      kernel.setup.push_back("contig = " + Join(checks, " and "));
-      kernel.constexprs.push_back("CONTIG=contig");
-    }
+    if (!check.empty()) SetContiguityFlag(kernel, check);
     kernel.grid = grid;
     kernel.launch = c_.launch;
     if (dot) kernel.dot_precision = DotPrecisionName(c_.precision);

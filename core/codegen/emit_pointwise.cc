@@ -70,16 +70,6 @@ std::string PointwiseBody(const GroupContext& ctx, const Dims& dims, KernelParam
   return UsedDefinitions(defs.str(), body.str()) + body.str();
 }
 
-// `a.is_contiguous() and b.is_contiguous()` over the values the contiguous body reads
-// flat, "" when it reads none but the output (which the wrapper has just allocated with
-// torch.empty, so it is always contiguous).
-std::string ContiguityCheck(const Program& p, const std::vector<ValueId>& flat, ValueId output) {
-  std::vector<std::string> checks;
-  for (ValueId v : flat)
-    if (!(v == output)) checks.push_back(p.value(v).name + ".is_contiguous()");
-  return Join(checks, " and ");
-}
-
 }  // namespace
 
 Result<EmittedKernel> EmitPointwise(const GroupContext& ctx) {
@@ -120,10 +110,7 @@ Result<EmittedKernel> EmitPointwise(const GroupContext& ctx) {
   k.text = KernelText(k.name, "pointwise: " + out.name, params, constexprs, body);
   k.call_args = params.args();
   k.constexprs = {"BLOCK=" + IntLiteral(config.block)};
-  if (!check.empty()) {
-    k.setup.push_back("contig = " + check);
-    k.constexprs.push_back("CONTIG=contig");
-  }
+  if (!check.empty()) SetContiguityFlag(k, check);
   k.grid = Grid1D(numel, IntLiteral(config.block));
   k.launch = config.launch;
   return k;

@@ -37,10 +37,6 @@ int64_t MaxBin(int64_t in, int64_t out) {
   return best;
 }
 
-bool IsLiteralSize(const std::string& dim) {
-  return dim.find_first_not_of("0123456789") == std::string::npos;
-}
-
 PoolSpec SpecOf(const GroupContext& ctx, const Node& node) {
   const Program& p = ctx.program;
   const OpInfo& op = GetOp(node.op);
@@ -56,7 +52,7 @@ PoolSpec SpecOf(const GroupContext& ctx, const Node& node) {
     s.kind = PoolSpec::kAdaptive;
     for (size_t d = 0; d < s.nsp; ++d) {
       s.window.push_back(MaxBin(s.in_sp[d], s.out_sp[d]));
-      const bool literal = IsLiteralSize(s.in_dims[d]);
+      const bool literal = IsLiteral(s.in_dims[d]);
       s.window_dims.push_back(literal ? IntLiteral(s.window.back())
                                       : "(" + s.in_dims[d] + " // " + IntLiteral(s.out_sp[d]) +
                                             " + 2)");
@@ -102,7 +98,7 @@ Result<EmittedKernel> EmitPool(const GroupContext& ctx) {
   // A literal window (the kernel size, a program constant): in generic mode the row block is
   // that of a large problem (masks cover fewer rows).  A runtime window (adaptive bins in
   // generic mode): the wrapper sizes both blocks, and the window is always looped over.
-  const bool runtime_window = !IsLiteralSize(kv_expr);
+  const bool runtime_window = !IsLiteral(kv_expr);
   RowsConfig config = ChooseRows(ctx.generic() ? kUnknownSize : rows, kv, ctx.variant);
   if (runtime_window) config = ChooseRows(kUnknownSize, kUnknownSize, ctx.variant);
   const bool single = !runtime_window && kv <= config.block_r;
@@ -179,7 +175,7 @@ Result<EmittedKernel> EmitPool(const GroupContext& ctx) {
     for (size_t d = 0; d < s.nsp; ++d) {
       const std::string ds = std::to_string(d);
       // in + pad: a literal, or "x0_s2 + 1" for a runtime length.
-      const std::string padded = ctx.generic() && !IsLiteralSize(s.in_dims[d])
+      const std::string padded = ctx.generic() && !IsLiteral(s.in_dims[d])
                                      ? PlusPad(s.in_dims[d], s.pad[d])
                                      : IntLiteral(s.in_sp[d] + s.pad[d]);
       const std::string end =

@@ -105,21 +105,15 @@ EmittedKernel RowsEmitter::Emit() {
     EmitOp();
 
   std::vector<std::string> constexprs = {"BLOCK_O", "BLOCK_R"};
-  std::vector<std::string> checks;
-  for (ValueId v : params_.flat_values()) checks.push_back(p_.value(v).name + ".is_contiguous()");
-  if (!checks.empty()) constexprs.push_back("CONTIG");
+  const std::string check = ContiguityCheck(p_, params_.flat_values());
+  if (!check.empty()) constexprs.push_back("CONTIG");
   std::string name = ctx_.kernel_name;
   if (role_ == Role::kStats) name.insert(name.rfind("_kernel"), "_stats");
   EmittedKernel k = Launch(name, constexprs);
-  if (!checks.empty()) {
-    k.setup.push_back("contig = " + Join(checks, " and "));
-    k.constexprs.push_back("CONTIG=contig");
-  }
+  if (!check.empty()) SetContiguityFlag(k, check);
   if (role_ == Role::kStats) {
-    const std::string device = p_.inputs().empty() ? "'cuda'" : p_.value(p_.inputs()[0]).name;
     const int64_t floats = rows_ * config_.split * PartialsPerChunk();
-    k.setup.insert(k.setup.begin(), PartialsBuffer() + " = torch.empty((" + IntLiteral(floats) +
-                                        ",), device=" + device + ".device, dtype=torch.float32)");
+    k.setup.insert(k.setup.begin(), ScratchAllocation(p_, PartialsBuffer(), floats));
   }
   return k;
 }

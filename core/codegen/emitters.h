@@ -37,6 +37,21 @@ struct GroupContext {
 // literal or a wrapper variable): "(4,)" when both are literals, else a triton.cdiv.
 std::string Grid1D(const std::string& count, const std::string& block);
 
+// The wrapper's expression for the device the program runs on: its first input's
+// (`x0.device`), or 'cuda' for a program without inputs.
+std::string InputDevice(const Program& program);
+// A wrapper line allocating `name`, a float32 scratch buffer of `floats` elements on the
+// inputs' device (a row split's partial statistics, split-K's partial tiles).
+std::string ScratchAllocation(const Program& program, const std::string& name, int64_t floats);
+
+// `a.is_contiguous() and b.is_contiguous()` over the values a kernel reads through
+// KernelParams' flat paths (flat_values()), leaving out `fresh` (an output the wrapper has just
+// allocated, always contiguous; ValueId{} leaves out nothing); "" when none is left.
+std::string ContiguityCheck(const Program& program, const std::vector<ValueId>& flat,
+                            ValueId fresh = ValueId{});
+// Passes the kernel's CONTIG constexpr from `check` (a wrapper line `contig = <check>`).
+void SetContiguityFlag(EmittedKernel& kernel, const std::string& check);
+
 // `tl.program_id(axis)` and `tl.arange(0, block)`, widened to int64 for wide programs.
 std::string ProgramId(int axis, bool wide);
 std::string Arange(const std::string& block, bool wide);

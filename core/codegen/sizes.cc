@@ -11,10 +11,6 @@
 namespace drtriton::codegen {
 namespace {
 
-bool IsNumber(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(c); });
-}
-
 bool IsNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 // Right-aligned broadcast of the operands' dims (catalog ShapeRule::kBroadcast): a dim is
@@ -101,7 +97,7 @@ Dims ConvDims(const Program& p, const Node& node, const Dims& in, const Dims& wt
   Dims out(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(lead));
   if (!transpose)
     out.push_back(wt[0]);
-  else if (IsNumber(wt[1]))
+  else if (IsLiteral(wt[1]))
     out.push_back(IntLiteral(out_shape[lead]));
   else
     out.push_back(groups == 1 ? wt[1] : wt[1] + " * " + IntLiteral(groups));
@@ -109,7 +105,7 @@ Dims ConvDims(const Program& p, const Node& node, const Dims& in, const Dims& wt
     const size_t i = lead + 1 + d;
     const std::string& len = in[i];
     const std::string& k = wt[wt.size() - nsp + d];
-    if (IsNumber(len) && IsNumber(k)) {
+    if (IsLiteral(len) && IsLiteral(k)) {
       out.push_back(IntLiteral(out_shape[i]));
       continue;
     }
@@ -247,6 +243,10 @@ Result<SizeSyms> InferSizeSyms(const Program& p) {
   return s;
 }
 
+bool IsLiteral(const std::string& dim) {
+  return !dim.empty() && dim.find_first_not_of("0123456789") == std::string::npos;
+}
+
 Dims LiteralDims(const Shape& shape) {
   Dims d;
   for (int64_t n : shape) d.push_back(IntLiteral(n));
@@ -257,7 +257,7 @@ std::string DimProduct(const Dims& dims, size_t begin, size_t end) {
   int64_t constant = 1;
   std::vector<std::string> names;
   for (size_t i = begin; i < dims.size() && i < end; ++i) {
-    if (IsNumber(dims[i]))
+    if (IsLiteral(dims[i]))
       constant *= std::stoll(dims[i]);
     else
       names.push_back(dims[i]);

@@ -41,6 +41,9 @@ std::string GenericBlocker(const Program& program, NodeId node);
 // operator that keeps the program specialized.
 Result<SizeSyms> InferSizeSyms(const Program& program);
 
+// Whether a dim is written as a number (a shape-specialized size), not a runtime expression.
+bool IsLiteral(const std::string& dim);
+
 // The literal dims of a concrete shape ("1" for unit dims).
 Dims LiteralDims(const Shape& shape);
 

@@ -19,10 +19,6 @@ std::string ShapeTuple(const Dims& dims) {
 
 std::string ShapeTuple(const Shape& shape) { return ShapeTuple(LiteralDims(shape)); }
 
-bool IsLiteral(const std::string& e) {
-  return !e.empty() && e.find_first_not_of("0123456789") == std::string::npos;
-}
-
 std::string TorchDtype(const std::string& dtype) { return "torch." + dtype; }
 
 // Generic-shape mode: the sizes come from the inputs (`x0_s0, x0_s1 = x0.shape`; the
@@ -92,6 +88,28 @@ void WriteLaunch(PythonWriter& w, const EmittedKernel& k, const std::vector<std:
 
 }  // namespace
 
+std::string InputDevice(const Program& program) {
+  return program.inputs().empty() ? "'cuda'" : program.value(program.inputs()[0]).name + ".device";
+}
+
+std::string ScratchAllocation(const Program& program, const std::string& name, int64_t floats) {
+  return name + " = torch.empty((" + IntLiteral(floats) + ",), device=" + InputDevice(program) +
+         ", dtype=torch.float32)";
+}
+
+std::string ContiguityCheck(const Program& program, const std::vector<ValueId>& flat,
+                            ValueId fresh) {
+  std::vector<std::string> checks;
+  for (ValueId v : flat)
+    if (!(v == fresh)) checks.push_back(program.value(v).name + ".is_contiguous()");
+  return Join(checks, " and ");
+}
+
+void SetContiguityFlag(EmittedKernel& kernel, const std::string& check) {
+  kernel.setup.push_back("contig = " + check);
+  kernel.constexprs.push_back("CONTIG=contig");
+}
+
 std::string ProgramId(int axis, bool wide) {
   const std::string id = "tl.program_id(" + std::to_string(axis) + ")";
   return wide ? id + ".to(tl.int64)" : id;
@@ -154,7 +172,7 @@ std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launc
     for (const auto& line : syms->derived) f.Line(line);
   } else
     WriteChecks(f, p);
-  const std::string device = p.inputs().empty() ? "'cuda'" : names[0] + ".device";
+  const std::string device = InputDevice(p);
   const std::vector<std::string> dots = WriteDotPrecisions(f, launches, device);
   for (const auto& l : launches) {
     const Value& v = p.value(l.output);
