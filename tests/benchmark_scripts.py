@@ -63,16 +63,7 @@ def interpreted_probe(child_python_path: str) -> Callable[[str, pathlib.Path], A
     test process made long ago) and returns the JSON of its last printed line."""
 
     def run(probe: str, folder: pathlib.Path) -> Any:
-        env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": child_python_path}
-        done = subprocess.run(
-            [sys.executable, "-c", probe, str(folder)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr[-3000:]
+        done = _interpreted_child([probe, str(folder)], child_python_path, timeout=900)
         return json.loads(done.stdout.splitlines()[-1])
 
     return run
@@ -92,15 +83,22 @@ def interpreted_model_new(child_python_path: str) -> Callable[[str, pathlib.Path
             f"spec = importlib.util.spec_from_file_location('model_new_file', {str(path)!r})\n"
             "module = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(module)\n"
         )
-        env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": child_python_path}
-        done = subprocess.run(
-            [sys.executable, "-c", head + textwrap.dedent(script)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr[-3000:]
+        _interpreted_child([head + textwrap.dedent(script)], child_python_path, timeout=300)
 
     return run
+
+
+def _interpreted_child(args: list[str], python_path: str, timeout: int) -> Any:
+    """`python -c args[0] args[1:]` with TRITON_INTERPRET=1 and `python_path`; fails the test
+    with the child's stderr unless it exits 0."""
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": python_path}
+    done = subprocess.run(
+        [sys.executable, "-c", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done

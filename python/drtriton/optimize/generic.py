@@ -31,6 +31,7 @@ How it is checked (every step must pass, else ModelNew keeps the example-shape k
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -171,7 +172,7 @@ def max_batch(example: FrontendResult, other: FrontendResult, batch: Batch) -> i
     for name, tensor in example.tensors.items():
         if name not in other.tensors:
             return f"value {name} is missing at batch {batch.other}"
-        small, large = _numel(tensor.shape), _numel(other.tensors[name].shape)
+        small, large = math.prod(tensor.shape), math.prod(other.tensors[name].shape)
         per_row, rest = divmod(large - small, batch.other - batch.example)
         if rest:
             return f"value {name} does not grow by whole rows with the batch"
@@ -181,13 +182,6 @@ def max_batch(example: FrontendResult, other: FrontendResult, batch: Batch) -> i
         bound = (INT32_ELEMENTS - fixed) // per_row
         limit = bound if limit is None else min(limit, bound)
     return INT32_ELEMENTS if limit is None else limit
-
-
-def _numel(shape: list[int]) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def attempt(code: str, frontend: FrontendResult, pieces: list[assemble.Piece],
