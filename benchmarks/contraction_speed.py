@@ -266,6 +266,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--limit", type=int, help="at most this many problems with a contraction per level"
     )
     ap.add_argument("--cap", type=int, help="cap module-level integers (shrink_kernelbench)")
+    ap.add_argument("--ids", type=int, nargs="+", help="only these problem ids")
+    ap.add_argument(
+        "--jobs", type=int, default=1,
+        help="operators verified at once (each verification's timing still holds the GPU alone)",
+    )  # fmt: skip
     ap.add_argument("--runs", type=int, default=30, help="timed rounds at least (GPU)")
     ap.add_argument("--no-compile", action="store_true", help="no torch.compile baseline")
     ap.add_argument("--out", help="write the rows as JSON here")
@@ -276,45 +281,72 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.limit = DRY_LIMIT if args.limit is None else args.limit
     if args.limit is not None and args.limit < 1:
         raise UserError(f"--limit must be positive, got {args.limit}")
+    if args.jobs < 1:
+        raise UserError(f"--jobs must be positive, got {args.jobs}")
     for level in args.levels:
         if not (args.problems / f"level{level}.jsonl").is_file():
             raise UserError(f"no problems at {args.problems / f'level{level}.jsonl'}")
     return args
 
 
+def selected_tasks(args: argparse.Namespace,
+                   unexported: list[dict[str, Any]]) -> list[tuple[dict[str, Any], str, str]]:  # fmt: skip
+    """(record, operator class, one-operator task) of every selected problem's contractions;
+    problems the frontend cannot export go to `unexported`."""
+    from shrink_kernelbench import shrink
+
+    out = []
+    for level in args.levels:
+        taken = 0
+        for record in load_problems(args.problems / f"level{level}.jsonl"):
+            if args.limit is not None and taken >= args.limit:
+                break
+            if args.ids and record["problem_id"] not in args.ids:
+                continue
+            code = record["code"] if args.cap is None else shrink(record["code"], args.cap)
+            try:
+                tasks = contraction_tasks(code)
+            except Exception as exc:  # any export failure: listed, the run goes on
+                reason = f"{type(exc).__name__}: {exc}"[:300]
+                unexported.append({**_identity(record), "reason": reason})
+                continue
+            taken += bool(tasks)
+            out.extend((record, cls, source) for cls, source in tasks)
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     if args.device == "cpu":  # before Triton's first import: the teacher's kernels run here too
         os.environ["TRITON_INTERPRET"] = "1"
-    from shrink_kernelbench import shrink
+    from concurrent.futures import ThreadPoolExecutor, as_completed
 
-    rows: list[dict[str, Any]] = []
     unexported: list[dict[str, Any]] = []
+    tasks = selected_tasks(args, unexported)
+    rows: list[dict[str, Any] | None] = [None] * len(tasks)
     with tempfile.TemporaryDirectory(prefix="drtriton-speed-") as folder:
-        for level in args.levels:
-            taken = 0
-            for record in load_problems(args.problems / f"level{level}.jsonl"):
-                if args.limit is not None and taken >= args.limit:
-                    break
-                code = record["code"] if args.cap is None else shrink(record["code"], args.cap)
-                try:
-                    tasks = contraction_tasks(code)
-                except Exception as exc:  # any export failure: listed, the run goes on
-                    reason = f"{type(exc).__name__}: {exc}"[:300]
-                    unexported.append({**_identity(record), "reason": reason})
-                    continue
-                taken += bool(tasks)
-                for cls, source in tasks:
-                    rows.append(measure(record, cls, source, args, folder, len(rows)))
-                    if args.out:
-                        write_rows(args.out, rows, unexported)
-                    print(f"L{level} {record['name']}: {rows[-1]['status']}", file=sys.stderr)
-    print_table(rows, unexported)
+        # Threads suffice: each verification runs its candidate in its own worker process, and
+        # the GPU lock (verify/gpu_lock.py) keeps every timed section alone on the GPU.
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            futures = {
+                pool.submit(measure, record, cls, source, args, folder, i): i
+                for i, (record, cls, source) in enumerate(tasks)
+            }
+            for future in as_completed(futures):
+                i = futures[future]
+                rows[i] = future.result()
+                done = [r for r in rows if r is not None]
+                if args.out:
+                    write_rows(args.out, done, unexported)
+                record = tasks[i][0]
+                print(f"L{record['level']} {record['name']}: {rows[i]['status']}", file=sys.stderr)
+    measured = [r for r in rows if r is not None]
+    print_table(measured, unexported)
     if args.out:
-        write_rows(args.out, rows, unexported)
-    if not rows:  # every problem failed to export, or none has a contraction: nothing measured
+        write_rows(args.out, measured, unexported)
+    if not measured:  # every problem failed to export, or none has a contraction: nothing measured
         print("error: no contraction was measured", file=sys.stderr)
         return 1
-    return 0 if all(r["status"] == "correct" for r in rows) else 1
+    return 0 if all(r["status"] == "correct" for r in measured) else 1
 
 
 def _identity(record: dict[str, Any]) -> dict[str, Any]:
