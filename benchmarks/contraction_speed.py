@@ -269,7 +269,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--ids", type=int, nargs="+", help="only these problem ids")
     ap.add_argument(
         "--jobs", type=int, default=1,
-        help="operators verified at once (each verification's timing still holds the GPU alone)",
+        help="operators verified at once, each in its own process (timings still hold the GPU "
+             "alone)",
     )  # fmt: skip
     ap.add_argument("--runs", type=int, default=30, help="timed rounds at least (GPU)")
     ap.add_argument("--no-compile", action="store_true", help="no torch.compile baseline")
@@ -318,15 +319,17 @@ def selected_tasks(args: argparse.Namespace,
 def run(args: argparse.Namespace) -> int:
     if args.device == "cpu":  # before Triton's first import: the teacher's kernels run here too
         os.environ["TRITON_INTERPRET"] = "1"
-    from concurrent.futures import ThreadPoolExecutor, as_completed
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
 
     unexported: list[dict[str, Any]] = []
     tasks = selected_tasks(args, unexported)
     rows: list[dict[str, Any] | None] = [None] * len(tasks)
     with tempfile.TemporaryDirectory(prefix="drtriton-speed-") as folder:
-        # Threads suffice: each verification runs its candidate in its own worker process, and
-        # the GPU lock (verify/gpu_lock.py) keeps every timed section alone on the GPU.
-        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        # Processes, not threads: the GPU lock (verify/gpu_lock.py), which keeps every timed
+        # section alone on the GPU, is one per process and serializes a process's threads.
+        spawn = multiprocessing.get_context("spawn")  # no CUDA state forked
+        with ProcessPoolExecutor(max_workers=args.jobs, mp_context=spawn) as pool:
             futures = {
                 pool.submit(measure, record, cls, source, args, folder, i): i
                 for i, (record, cls, source) in enumerate(tasks)

@@ -59,7 +59,14 @@ CORRECTIONS = {
     "bf16x3": [(MID, HI), (HI, MID)],
     "bf16x6": [(MID, MID), (LO, HI), (HI, LO), (MID, HI), (HI, MID)],
 }
-MODES = ("torch", "sgemm", "ieee", "bf16x3", "bf16x6")
+MODES = ("torch", "sgemm", "ieee", "bf16x3", "bf16x6", "fp16x3")
+# fp16x3 (the teacher's own split, core/codegen/emit_dot_split.cc): each fp32 operand scaled by
+# 2^-FP16_PRESCALE (exact), then hi = fp16(x), lo = fp16((x - hi) * 2^11): 22 significant bits
+# in two fp16 parts; the step is hi*hi + 2^-11 (hi*lo + lo*hi), three products where bf16x6 has
+# six. The prescale keeps operands up to 65504 * 2^8 = 1.7e7 finite; values too small for fp16's
+# normal range keep an absolute error under 4e-9 (lo holds what hi's subnormal spacing loses).
+FP16_PRESCALE = 8
+FP16_LO_SCALE = 11
 # (M, K, N): a first conv layer (3 x 3 x 3), a 3 x 3 conv over 64 channels, KernelBench's
 # 4096-long GEMMs, the 10,725-long transposed convolution the H200 teacher run lost with ieee,
 # and a 16k-long GEMM.
@@ -84,10 +91,23 @@ def split(x: torch.Tensor, parts: int) -> list[torch.Tensor]:
     return out
 
 
+def split_fp16(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """`x` as the fp16x3 parts (held in fp32): hi and the scaled lo (MODES' comment)."""
+    scaled = x * 2.0**-FP16_PRESCALE
+    hi = scaled.to(torch.float16).to(torch.float32)
+    lo = ((scaled - hi) * 2.0**FP16_LO_SCALE).to(torch.float16).to(torch.float32)
+    return hi, lo
+
+
 def step(a: torch.Tensor, b: torch.Tensor, mode: str) -> torch.Tensor:
     """One tl.dot of a BLOCK_K step, from a zero tile (module docstring)."""
     if mode == "ieee":
         return a @ b
+    if mode == "fp16x3":
+        (ah, al), (bh, bl) = split_fp16(a), split_fp16(b)
+        lo = torch.addmm(al @ bh, ah, bl)
+        hi = ah @ bh
+        return (hi + lo * 2.0**-FP16_LO_SCALE) * 2.0 ** (2 * FP16_PRESCALE)
     pa, pb = split(a, PARTS[mode]), split(b, PARTS[mode])
     tile = torch.zeros(a.shape[0], b.shape[1])
     for i, j in CORRECTIONS[mode]:

@@ -3,6 +3,10 @@ it never touches the float32 reference."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
+import pytest
 import torch
 
 from drtriton.verify.envelope import IntegerAlternatives
@@ -148,3 +152,40 @@ def test_inputs_that_redraw_differently_get_no_envelope() -> None:
     wrong = [refs[0].values[0] + 0.5, refs[0].values[1]]
     assert judge(wrong, refs[0], None, None) is not None
     assert draws == [1] and refs[0].exact is None  # float32 alone (the stricter) decided
+
+
+def test_inputs_too_large_for_the_gpus_share_are_evaluated_on_the_host() -> None:
+    reference = load_task(MODULE).build_reference(torch.device("cpu"), 0)
+    gpu = References(reference, torch.device("cuda"), 1.0, envelope_host_max_gb=4.0)
+    assert gpu._envelope_place(1 << 30) == "device"
+    assert gpu._envelope_place(3 << 30) == "host"
+    assert gpu._envelope_place(5 << 30) is None  # too large for the host too: float32 alone
+    assert References(reference, torch.device("cuda"), 1.0)._envelope_place(3 << 30) is None
+    # On the CPU the device is the host: no second place to go.
+    cpu = References(reference, torch.device("cpu"), 1.0, envelope_host_max_gb=4.0)
+    assert cpu._envelope_place(3 << 30) is None
+
+
+def test_a_host_evaluation_copies_the_model_to_the_host_and_lets_go_of_the_gpu(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from drtriton.verify import gpu_lock
+
+    task = load_task(MODULE)
+    reference = task.build_reference(torch.device("cpu"), 0)
+    evaluate = References(reference, torch.device("cpu"), 0.0, envelope_host_max_gb=1.0)
+    monkeypatch.setattr(evaluate, "_envelope_place", lambda nbytes: "host")
+    released: list[str] = []
+
+    @contextlib.contextmanager
+    def released_for(device: str) -> Iterator[None]:
+        released.append(device)
+        yield
+
+    monkeypatch.setattr(gpu_lock, "released", released_for)
+    expected = evaluate(task.make_inputs(0, 0))
+    assert evaluate.on_host and released == ["cpu"]  # the float64 run let go of the lock
+    assert all(p.dtype == torch.float64 and p.device.type == "cpu"
+               for p in evaluate.reference64.parameters())  # fmt: skip
+    assert expected.exact[0].dtype == torch.float64
+    assert (expected.exact[0] - expected.values[0].double()).abs().max() < 1e-5

@@ -312,3 +312,40 @@ def test_a_logged_hold_leaves_out_the_time_it_was_paused(
         time.sleep(0.05)
     (record,) = _logged(log_file)
     assert 0.04 <= record["held_s"] < 0.3, record
+
+
+def test_released_lets_a_writer_in_during_cpu_work_and_holds_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reader = GpuLock("0", tmp_path)
+    monkeypatch.setattr(gpu_lock, "_lock_for", lambda device: reader)
+    log: list[str] = []
+    with reader.hold(SHARED):
+        done = threading.Event()
+        with gpu_lock.released("cuda"):  # a float64 evaluation on the host
+            _in_thread(GpuLock("0", tmp_path), EXCLUSIVE, log, "writer", done)
+            assert _wait_for(log, "writer in")
+            done.set()
+            assert _wait_for(log, "writer out")
+        assert not reader.paused
+        late = threading.Event()
+        _in_thread(GpuLock("0", tmp_path), EXCLUSIVE, log, "late", late)
+        time.sleep(0.2)
+        assert "late in" not in log  # held again after the release
+    assert _wait_for(log, "late in")
+    late.set()
+
+
+def test_released_leaves_a_paused_hold_paused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lock = GpuLock("0", tmp_path)
+    monkeypatch.setattr(gpu_lock, "_lock_for", lambda device: lock)
+    with gpu_lock.released("cuda"):  # nothing held: nothing to let go
+        assert not lock.paused
+    with lock.hold(SHARED):
+        lock.pause()  # torch.compile compiling
+        with gpu_lock.released("cuda"):
+            assert lock.paused
+        assert lock.paused  # its own resume takes the hold back, not released's
+        lock.resume()

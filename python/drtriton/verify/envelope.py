@@ -51,14 +51,16 @@ def wants_float64(ref_outputs: list[Any], inputs: list[Any], model: Any) -> bool
     return all(t.dtype == torch.float32 for t in tensors if t.is_floating_point())
 
 
-def float64_model(reference: Callable[..., Any]) -> Callable[..., Any] | None:
-    """The reference to evaluate in float64: a float64 deep copy of a module, or the function."""
+def float64_model(reference: Callable[..., Any], host: bool = False) -> Callable[..., Any] | None:
+    """The reference to evaluate in float64: a float64 deep copy of a module (on the host with
+    `host`), or the function (which runs where its inputs are)."""
     if not isinstance(reference, torch.nn.Module):
         return reference
     try:
-        return copy.deepcopy(reference).double()
+        model = copy.deepcopy(reference).double()
     except Exception:  # an unpicklable attribute: no float64 evaluation, no envelope
         return None
+    return model.cpu() if host else model
 
 
 # One float32 rounding, relative: how far each input is moved for the float64 evaluation.

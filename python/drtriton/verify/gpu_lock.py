@@ -109,6 +109,14 @@ class GpuLock:
                     self._acquire(SHARED)
                     self._traded_s += time.monotonic() - traded
 
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    @property
+    def holding(self) -> bool:
+        return bool(self._held)
+
     def pause(self) -> None:
         """Releases this process's hold until `resume()` (the holds stay on the stack); does
         nothing when nothing is held or it is paused already."""
@@ -196,6 +204,23 @@ def totals() -> dict[str, float]:
     GPUs: what sharing a GPU costs a process (the evaluation records it per problem)."""
     return {"wait_s": round(sum(lock.wait_s for lock in _LOCKS.values()), 3),
             "exclusive_s": round(sum(lock.exclusive_s for lock in _LOCKS.values()), 3)}  # fmt: skip
+
+
+@contextlib.contextmanager
+def released(device: str) -> Iterator[None]:
+    """Within: this process's hold on `device`'s lock is let go, and taken back after: for
+    CPU-only work that falls inside a hold (a float64 evaluation on the host), which would
+    otherwise stall every timing queued on the GPU. Nothing when nothing is held or the hold is
+    paused already (torch.compile's compilation)."""
+    lock = _lock_for(device)
+    if lock is None or lock.paused or not lock.holding:
+        yield
+        return
+    lock.pause()
+    try:
+        yield
+    finally:
+        lock.resume()
 
 
 @contextlib.contextmanager

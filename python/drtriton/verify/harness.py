@@ -198,7 +198,8 @@ class _Judgement:
                 lambda: task.build_reference(self.device, opts.seed, opts.eval_mode, self.mode)
             )
             first = self.inputs.make(0)
-            references = References(reference, self.device, opts.envelope_max_gb, self.mode)
+            references = References(reference, self.device, opts.envelope_max_gb, self.mode,
+                                    envelope_host_max_gb=opts.envelope_host_max_gb)  # fmt: skip
             refs = [references(first, redraw=lambda: self.inputs.make(0))]
         with open(os.path.join(worker.workdir, TASK_FILE), "w") as f:
             f.write(task.source)

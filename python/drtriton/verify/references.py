@@ -12,7 +12,7 @@ from typing import Any
 import torch
 
 from drtriton.verify import compare as cmp
-from drtriton.verify import envelope
+from drtriton.verify import envelope, gpu_lock
 from drtriton.verify.channel import Rejected, WorkerChannel
 from drtriton.verify.precision import STRICT, Mode, in_mode, widened
 from drtriton.verify.task import fingerprint, to_device
@@ -50,10 +50,14 @@ class References:
     """
 
     def __init__(self, reference: Callable[..., Any], device: torch.device,
-                 envelope_max_gb: float = 2.0, mode: Mode = STRICT) -> None:  # fmt: skip
+                 envelope_max_gb: float = 2.0, mode: Mode = STRICT, *,
+                 envelope_host_max_gb: float = 0.0) -> None:  # fmt: skip
         self.reference, self.device, self.mode = reference, device, mode
         self.envelope_max_gb = envelope_max_gb
         self.envelope_max_bytes = envelope_max_gb * (1 << 30)
+        self.envelope_host_max_gb = envelope_host_max_gb
+        # True: the float64 evaluation runs on the host (inputs above envelope_max_gb on a GPU)
+        self.on_host = False
         self.seen: set[str] | None = None  # operators of the first evaluation
         self.reference64: Callable[..., Any] | None = None
         self._strict: References | None = None  # the strict float32 evaluation (other modes)
@@ -93,9 +97,10 @@ class References:
         if first:
             self.seen = seen
             deterministic = not seen & envelope.RANDOM
-            small = tensor_bytes(args) <= self.envelope_max_bytes
-            if deterministic and small and envelope.wants_float64(values, args, self.reference):
-                self.reference64 = envelope.float64_model(self.reference)
+            where = self._envelope_place(tensor_bytes(args))
+            if deterministic and where and envelope.wants_float64(values, args, self.reference):
+                self.on_host = where == "host"
+                self.reference64 = envelope.float64_model(self.reference, self.on_host)
         del args, out
         if self.reference64 is None:
             return offload(cmp.Expected(values))
@@ -146,11 +151,24 @@ class References:
                     strict = copy.deepcopy(strict).float()
                 except Exception:
                     return None
-            self._strict = References(strict, self.device, self.envelope_max_gb)
+            self._strict = References(strict, self.device, self.envelope_max_gb,
+                                      envelope_host_max_gb=self.envelope_host_max_gb)  # fmt: skip
         return self._strict
+
+    def _envelope_place(self, input_bytes: int) -> str | None:
+        """Where the float64 evaluation runs: "device", "host" (inputs too large for the GPU's
+        share, small enough for the host's) or None (no envelope)."""
+        if input_bytes <= self.envelope_max_bytes:
+            return "device"
+        host_max = self.envelope_host_max_gb * (1 << 30)
+        return "host" if self.device.type == "cuda" and input_bytes <= host_max else None
 
     def _float64(self, inputs: list[Any], values: list[Any]) -> list[Any] | None:
         assert self.reference64 is not None
+        if self.on_host:  # the copies to the host are GPU work (the caller's hold covers it)
+            host = to_device(inputs, torch.device("cpu"))
+            with gpu_lock.released(str(self.device)):  # CPU work: timings need not wait for it
+                return envelope.evaluate(self.reference64, host, values, cmp.flatten)
         # Float32 inputs are copied (to float64) by evaluate; anything else is copied here.
         private = [x if isinstance(x, torch.Tensor) and x.dtype == torch.float32
                    else to_device([x], self.device)[0] for x in inputs]  # fmt: skip
