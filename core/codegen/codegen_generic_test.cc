@@ -142,10 +142,10 @@ TEST(CodegenGenericTest, LinearTakesMNKAtRunTime) {
                 "num_pid_m = tl.cdiv(x0_s0 * x0_s1, BLOCK_M)",
                 "pid_b = pid // (num_pid_m * num_pid_n)", "mask_n = offs_n < x1_s0",
                 "while k0 < x0_s2:", "tl.dot(a, b, input_precision=DOT_PRECISION)", "k0 += BLOCK_K",
-                "dot_precision = \"bf16x6\" if x0.device.type == \"cuda\" else \"ieee\"",
+                "dot_precision = \"fp16x3\" if x0.device.type == \"cuda\" else \"ieee\"",
                 "t1 = torch.empty((x0_s0, x0_s1, x1_s0)",
                 "[(triton.cdiv(x0_s0 * x0_s1, 128) * triton.cdiv(x1_s0, 128),)]("});
-  EXPECT_EQ(IntLiterals(c), (std::set<std::string>{"8", "32", "128"}));  // GROUP_M, blocks
+  EXPECT_EQ(IntLiterals(c), (std::set<std::string>{"8", "64", "128"}));  // GROUP_M, blocks
 }
 
 TEST(CodegenGenericTest, PoolLengthsAreComputedInTheWrapper) {

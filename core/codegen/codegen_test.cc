@@ -175,19 +175,38 @@ TEST(CodegenTest, DepthwiseConvolutionSumsItsWindowWithoutDot) {
 }
 
 TEST(CodegenTest, LongReductionsSumInChunks) {
-  // K = 8192: 256 BLOCK_K steps of the split's fresh tiles > kSplitChunkedAbove, so chunks of
-  // 256 elements (sqrt(K) = 90, raised to the minimum of eight BLOCK_K of 32) go into a partial
-  // sum before the total.
+  // K = 16384: 256 BLOCK_K steps (fp16x3's 64) of fresh tiles > kSplitChunkedAbove, so chunks
+  // of 512 elements (sqrt(K) = 128, raised to the minimum of eight BLOCK_K) go into a partial
+  // sum before the total; each step is the split's products and one FMA into `part`.
   ExpectInOrder(
-      MustEmit(MatmulOf("torch.randn(64, 8192), torch.randn(8192, 32)")),
-      {"acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
-       "for kc in tl.range(0, 8192, 256):", "part = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
-       "for k0 in tl.range(kc, kc + 256, BLOCK_K):", "mask_a = mask_m & (offs_ka < 8192)",
-       "part += tl.dot(a, b, input_precision=DOT_PRECISION)", "acc += part", "tl.store("});
-  // K = 4096 (128 steps) keeps the one running sum, as in the measured 4096^3 matmul.
-  const std::string c = MustEmit(MatmulOf("torch.randn(64, 4096), torch.randn(4096, 32)"));
+      MustEmit(MatmulOf("torch.randn(64, 16384), torch.randn(16384, 32)")),
+      {"acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)", "for kc in tl.range(0, 16384, 512):",
+       "part = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
+       "for k0 in tl.range(kc, kc + 512, BLOCK_K):", "mask_a = mask_m & (offs_ka < 16384)",
+       "if DOT_PRECISION == \"fp16x3\":", "part += tl.dot(ah, bh, lo * 0.00048828125) * 65536.0",
+       "else:", "part += tl.dot(a, b, input_precision=DOT_PRECISION)", "acc += part", "tl.store("});
+  // K = 8192 (128 steps) keeps the one running sum, as in the measured 4096^3 matmul.
+  const std::string c = MustEmit(MatmulOf("torch.randn(64, 8192), torch.randn(8192, 32)"));
   EXPECT_EQ(Count(c, "part"), 0);
-  ExpectInOrder(c, {"for k0 in tl.range(0, 4096, BLOCK_K):", "acc += tl.dot(a, b"});
+  ExpectInOrder(
+      c, {"for k0 in tl.range(0, 8192, BLOCK_K):", "acc += tl.dot(ah, bh", "acc += tl.dot(a, b"});
+}
+
+TEST(CodegenTest, Fp16x3SplitsBothOperandsAndStartsEachStepFromZero) {
+  const std::string c = MustEmit(MatmulOf("torch.randn(64, 512), torch.randn(512, 32)"));
+  // The split's lines, in order: operands scaled by 2^-8, hi and the 2^11-scaled lo of each;
+  // the cross products from zero (no accumulator argument: the tensor cores' truncating adds
+  // never see the running sum), hi*hi on top, and one FMA into it.
+  ExpectInOrder(
+      c, {"sa = a * 0.00390625", "ah = sa.to(tl.float16)",
+          "al = ((sa - ah.to(tl.float32)) * 2048.0).to(tl.float16)", "sb = b * 0.00390625",
+          "bh = sb.to(tl.float16)", "bl = ((sb - bh.to(tl.float32)) * 2048.0).to(tl.float16)",
+          "lo = tl.dot(al, bh, tl.dot(ah, bl))",
+          "acc += tl.dot(ah, bh, lo * 0.00048828125) * 65536.0"});
+  EXPECT_EQ(Count(c, "tl.dot(ah, bh, acc"), 0);
+  EXPECT_EQ(Count(c, "BLOCK_K=64"), 1);
+  // The other splits are Triton's input_precision alone.
+  EXPECT_EQ(ChooseContraction(64, 32, 512, 1, 0, DotPrecision::kBf16x6).block_k, 32);
 }
 
 TEST(CodegenTest, ChunkingFollowsTheDotPrecision) {
@@ -206,7 +225,13 @@ TEST(CodegenTest, ChunkingFollowsTheDotPrecision) {
     EXPECT_EQ(sliced.chunk_k, 0);
   }
   EXPECT_EQ(ChooseContraction(64, 32, 4096, 1, 0).precision, kDefaultDotPrecision);
-  EXPECT_STREQ(DotPrecisionName(kDefaultDotPrecision), "bf16x6");
+  // fp16x3's steps are 64 long: chunked above 128 of them.
+  EXPECT_EQ(ChooseContraction(64, 32, 8192, 1, 0, DotPrecision::kFp16x3).chunk_k, 0);
+  EXPECT_EQ(ChooseContraction(64, 32, 8193, 1, 0, DotPrecision::kFp16x3).chunk_k, 512);
+  EXPECT_STREQ(DotPrecisionName(kDefaultDotPrecision), "fp16x3");
+  DotPrecision back = DotPrecision::kIeee;
+  EXPECT_TRUE(DotPrecisionFromName("fp16x3", &back));
+  EXPECT_EQ(back, DotPrecision::kFp16x3);
 }
 
 TEST(CodegenTest, MatrixVectorProductsStayOnTheFmaUnits) {
@@ -241,25 +266,25 @@ TEST(CodegenTest, FewTilesOfALongKAreSplitAcrossPrograms) {
   const ContractionConfig c = ChooseContraction(256, 256, 524288, 1, 0);
   EXPECT_EQ(c.block_m, 128);
   EXPECT_EQ(c.block_n, 128);
-  EXPECT_EQ(c.split_k, 64);  // 66 slices of 7968, rounded to whole chunks: 64 of 8192
+  EXPECT_EQ(c.split_k, 64);  // 8192 steps of 64 over 66 programs' worth, at least 128 a slice
   EXPECT_EQ(c.k_slice, 8192);
-  EXPECT_EQ(c.chunk_k, 256);
+  EXPECT_EQ(c.chunk_k, 0);  // 128 steps a slice: one running sum each
   EXPECT_EQ(c.k_slice % c.block_k, 0);
   // Enough tiles, a short K, or unknown sizes (generic mode): one kernel.
   EXPECT_EQ(ChooseContraction(4096, 4096, 4096, 1, 0).split_k, 1);
-  EXPECT_EQ(ChooseContraction(256, 256, 16384, 1, 0).split_k, 1);
+  EXPECT_EQ(ChooseContraction(256, 256, 32768, 1, 0).split_k, 1);  // 512 steps of 64
   EXPECT_EQ(ChooseContraction(kUnknownSize, kUnknownSize, kUnknownSize, 1, 0).split_k, 1);
   EXPECT_FALSE(ChooseContraction(kUnknownSize, kUnknownSize, kUnknownSize, 1, 0).narrow);
   // The partial kernel runs first, over (slice, tile) programs, and stores its tile in the
   // workspace; the output kernel adds the slices in order, then bias and epilogue.
-  const std::string s = MustEmit(MatmulOf("torch.randn(16, 20000), torch.randn(20000, 16)"));
+  const std::string s = MustEmit(MatmulOf("torch.randn(16, 40000), torch.randn(40000, 16)"));
   ExpectInOrder(s, {"def k0_matmul_part_kernel(", "pid_s = pid // 1",
-                    "for kc in tl.range(0, 5120, 256):", "k0 = pid_s * 5120 + kk",
+                    "for kc in tl.range(0, 10240, 512):", "k0 = pid_s * 10240 + kk",
                     "part += tl.dot(a, b, input_precision=DOT_PRECISION)",
                     "tl.store(k0_acc_ptr + pid_s * 256 + (pid_b * 16 + offs_m) * 16 + offs_n, acc",
                     "def k0_matmul_kernel(k0_acc_ptr,", "for sk in tl.range(0, 4):",
                     "acc += tl.load(k0_acc_ptr + sk * 256 + ws", "tl.store(t0_ptr",
-                    "dot_precision = \"bf16x6\" if x0.device.type == \"cuda\" else \"ieee\"",
+                    "dot_precision = \"fp16x3\" if x0.device.type == \"cuda\" else \"ieee\"",
                     "k0_acc = torch.empty((1024,)", "k0_matmul_part_kernel[(4,)](",
                     "DOT_PRECISION=dot_precision", "k0_matmul_kernel[(1,)](", "k0_acc, t0"});
   EXPECT_EQ(Count(s, "DOT_PRECISION=dot_precision"), 1);  // the output kernel has no tl.dot
@@ -281,7 +306,7 @@ TEST(CodegenTest, DotPrecisionIsAConstexprTheWrapperChooses) {
   EXPECT_EQ(Count(c, "dot_precision = "), 1);
   ExpectInOrder(c, {"def k0_matmul_kernel(", "GROUP_M: tl.constexpr, DOT_PRECISION: tl.constexpr):",
                     "def triton_fused_operator(x0, x1, x2):",
-                    "dot_precision = \"bf16x6\" if x0.device.type == \"cuda\" else \"ieee\"",
+                    "dot_precision = \"fp16x3\" if x0.device.type == \"cuda\" else \"ieee\"",
                     "k0_matmul_kernel[", "GROUP_M=8, DOT_PRECISION=dot_precision, num_warps=",
                     "DOT_PRECISION=dot_precision, num_warps="});
   // No tl.dot, no choice.

@@ -339,7 +339,30 @@ class ContractionWriter {
     // kDefaultDotPrecision), "ieee" in the CPU interpreter.  TF32 is 1e-3 off; tf32x3 (three
     // TF32 products) was measured on the H200 and still put a few elements of large-K
     // contractions past 1e-4 (15 of 3.1M in a linear with K ~ 2k), failing 19 of 21.
+    if (c_.precision != DotPrecision::kFp16x3) {
+      w.Line(sum + " += tl.dot(a, b, input_precision=DOT_PRECISION)");
+      return;
+    }
+    w.Open("if DOT_PRECISION == \"fp16x3\":");
+    WriteFp16x3Step(w, sum);
+    w.Dedent();
+    w.Open("else:");
     w.Line(sum + " += tl.dot(a, b, input_precision=DOT_PRECISION)");
+    w.Dedent();
+  }
+
+  // The fp16x3 split (heuristics.h): hi and lo parts of each operand scaled by 2^-8, the step's
+  // products from zero (hi*lo + lo*hi, then hi*hi on top of them, scaled back by 2^-11) and one
+  // FMA into the running sum, whose 2^16 undoes the two operands' 2^-8.
+  static void WriteFp16x3Step(PythonWriter& w, const std::string& sum) {
+    for (const char* x : {"a", "b"}) {
+      const std::string v(x);
+      w.Line("s" + v + " = " + v + " * 0.00390625");
+      w.Line(v + "h = s" + v + ".to(tl.float16)");
+      w.Line(v + "l = ((s" + v + " - " + v + "h.to(tl.float32)) * 2048.0).to(tl.float16)");
+    }
+    w.Line("lo = tl.dot(al, bh, tl.dot(ah, bl))");
+    w.Line(sum + " += tl.dot(ah, bh, lo * 0.00048828125) * 65536.0");
   }
 
   // Bias, the elementwise consumers and the store of the group's output.

@@ -133,12 +133,15 @@ const char* DotPrecisionName(DotPrecision precision) {
       return "bf16x3";
     case DotPrecision::kBf16x6:
       return "bf16x6";
+    case DotPrecision::kFp16x3:
+      return "fp16x3";
   }
   return "ieee";
 }
 
 bool DotPrecisionFromName(const std::string& name, DotPrecision* precision) {
-  for (DotPrecision p : {DotPrecision::kIeee, DotPrecision::kBf16x3, DotPrecision::kBf16x6}) {
+  for (DotPrecision p :
+       {DotPrecision::kIeee, DotPrecision::kBf16x3, DotPrecision::kBf16x6, DotPrecision::kFp16x3}) {
     if (name == DotPrecisionName(p)) {
       *precision = p;
       return true;
@@ -173,7 +176,7 @@ void ChooseNarrowTiles(int64_t m, int64_t n, int64_t k, ContractionConfig* c) {
 
 // Tensor-core (or FMA tl.dot) tiles: 128x128 for large outputs, halved for parallelism.
 void ChooseDotTiles(int64_t m, int64_t n, int64_t k, int64_t batch, int variant,
-                    ContractionConfig* c) {
+                    int64_t max_block_k, ContractionConfig* c) {
   // fp32 operand tiles of 128x128 with BLOCK_K 32 and 3 stages use
   // (128*32 + 32*128) * 4 B * 3 = 96 KB of shared memory, under the H200's 228 KB; tl.dot
   // needs every block dim >= 16.  Variants: 64x64, 128x64, 64x128.
@@ -182,7 +185,7 @@ void ChooseDotTiles(int64_t m, int64_t n, int64_t k, int64_t batch, int variant,
   const int v = variant % kNumVariants;
   c->block_m = std::clamp<int64_t>(NextPow2(m), 16, kM[v]);
   c->block_n = std::clamp<int64_t>(NextPow2(n), 16, kN[v]);
-  c->block_k = std::clamp<int64_t>(NextPow2(k), 16, 32);
+  c->block_k = std::clamp<int64_t>(NextPow2(k), 16, max_block_k);
   // Too few tiles for the 132 SMs: halve the larger tile dim for parallelism, down to 32; a
   // long K (a split-K candidate, ChooseSplitK) stops at 64, where a tile still feeds the
   // tensor cores, and gets its parallelism from the K slices instead.
@@ -231,7 +234,9 @@ ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t bat
   if (c.narrow)
     ChooseNarrowTiles(m, n, k, &c);
   else
-    ChooseDotTiles(m, n, k, batch, variant, &c);
+    ChooseDotTiles(
+        m, n, k, batch, variant,
+        c.precision == DotPrecision::kFp16x3 && k >= 4 * kSplitBlockK ? kSplitBlockK : 32, &c);
   c.launch.num_stages = 3;
   if (known) ChooseSplitK(m, n, k, batch, &c);
   // Accuracy of long reductions.  With ieee, `acc += tl.dot(...)` is one running fp32 FMA sum

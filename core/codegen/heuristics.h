@@ -42,28 +42,44 @@ int64_t OnePassLimit(int variant);
 // (BLOCK_R = 1) over BLOCK_O rows at once.
 RowsConfig ChooseSequentialRows(int64_t rows, int variant);
 
-// How tl.dot multiplies fp32 tiles on the GPU: Triton's `input_precision`.  The splits write
-// each fp32 operand as bf16 parts, hi = bf16(x), mid = bf16(x - hi), lo = bf16(x - hi - mid),
-// and add partial products made on the tensor cores in fp32 (Triton's F32DotTC pass): bf16x3
-// is hi*hi + hi*mid + mid*hi, bf16x6 adds mid*mid + hi*lo + lo*hi.  ieee is fp32 FMA on the
-// CUDA cores.  The CPU interpreter has no bf16 tl.dot (bf16x3/bf16x6 fail its precision check)
-// and always runs "ieee": the wrapper chooses at launch time (wrapper.cc).
-enum class DotPrecision { kIeee, kBf16x3, kBf16x6 };
-// Triton's spelling: "ieee", "bf16x3", "bf16x6"; and back (false for any other name).
+// How tl.dot multiplies fp32 tiles on the GPU.  ieee is fp32 FMA on the CUDA cores.  The bf16
+// splits are Triton's `input_precision`: each fp32 operand written as bf16 parts,
+// hi = bf16(x), mid = bf16(x - hi), lo = bf16(x - hi - mid), and partial products made on the
+// tensor cores in fp32 (Triton's F32DotTC pass): bf16x3 is hi*hi + hi*mid + mid*hi, bf16x6 adds
+// mid*mid + hi*lo + lo*hi.  fp16x3 is the teacher's own split (emit_contraction.cc writes it):
+// each operand scaled by 2^-8 (exact; operands up to 65504 * 2^8 = 1.7e7 stay finite), then
+// hi = fp16(x), lo = fp16((x - hi) * 2^11), 22 significant bits in two fp16 parts, and a step
+// is hi*hi + 2^-11 (hi*lo + lo*hi): three tensor-core products where bf16x6 has six.  Each
+// BLOCK_K step starts its products from zero and joins the accumulator by an fp32 FMA on the
+// CUDA cores: chained through the tensor cores (acc = tl.dot(hi, hi, acc)) the accumulator is
+// added with truncation, and on the H200 the error grew with K (4.9e-6 at 4096^3, 9.7e-6 at
+// K = 8192, against cuBLAS SGEMM's 1.1e-6 and 1.6e-6).  The CPU interpreter has no bf16 tl.dot
+// and runs "ieee" (its fp16 tl.dot works: tests run the fp16x3 arithmetic there too); the
+// wrapper chooses at launch time (wrapper.cc).
+enum class DotPrecision { kIeee, kBf16x3, kBf16x6, kFp16x3 };
+// "ieee", "bf16x3", "bf16x6", "fp16x3"; and back (false for any other name).
 const char* DotPrecisionName(DotPrecision precision);
 bool DotPrecisionFromName(const std::string& name, DotPrecision* precision);
 
-// The GPU precision of the teacher's contractions until measurement on the GPU chooses per
-// shape (issue 19).  An H200 (torch 2.11, Triton 3.6), plain Triton matmul of 4096^3:
-//   bf16x6  65.6 TFLOP/s, 1.28x cuBLAS strict-fp32 SGEMM (51 TFLOP/s); relative L2 error
-//           against float64 2.1e-7, below SGEMM's 1.1e-6.
-//   bf16x3  100 TFLOP/s, but 4.4e-6: on torch.randn inputs the verifier rejects it (the CPU
-//           emulation, benchmarks/dot_split_accuracy.py and tests/teach/test_dot_split.py:
-//           4.5e-6, outside 1e-4 even with the float64 envelope).
+// The GPU precision of the teacher's contractions.  An H200 (torch 2.11, Triton 3.6), plain
+// Triton matmuls of 4096^3, 2048x4096x8192 and 8192x8192x1024 on torch.randn inputs
+// (benchmarks/dot_split_speed.py, 2026-12-01; results/h200-2026-12-01-f):
+//   fp16x3  132-142 TFLOP/s with 128x128x64 tiles (2.6-2.8x cuBLAS strict-fp32 SGEMM's 51),
+//           with the accumulator chained through the tensor cores; the per-step FMA (above) is
+//           what the teacher emits, measured after.  The CPU emulation
+//           (benchmarks/dot_split_accuracy.py): 1.5e-7 - 4.2e-7 relative L2 error against
+//           float64, accepted by the verifier on all its input distributions.
+//   bf16x6  65-67 TFLOP/s (128x128x32), 72-73 (128x128x64); error 1.2e-7 - 2.9e-7.
+//   bf16x3  98-121 TFLOP/s, but 4.4e-6: the verifier rejects it (outside 1e-4 on torch.randn
+//           inputs even with the float64 envelope, benchmarks/dot_split_accuracy.py).
 //   tf32x3  35 TFLOP/s, below SGEMM; tf32 8e-4 (fails the 1e-4 tolerance).
 //   ieee    FMA units at about a third of SGEMM (KernelBench L1 4096^2 matmul: 7.78 ms
 //           against eager's 2.69).
-inline constexpr DotPrecision kDefaultDotPrecision = DotPrecision::kBf16x6;
+inline constexpr DotPrecision kDefaultDotPrecision = DotPrecision::kFp16x3;
+// BLOCK_K of fp16x3 tiles when K allows: 64 ran 3% faster than 32 on 4096^3 (0.982 against
+// 1.015 ms), bf16x6 10% (1.871 against 2.062); fp32 operand tiles of 128x64 and 64x128 in 3
+// stages take 192 KB of the H200's 228 KB of shared memory.
+inline constexpr int64_t kSplitBlockK = 64;
 
 struct ContractionConfig {
   int64_t block_m = 64, block_n = 64, block_k = 32;

@@ -121,14 +121,14 @@ def test_contraction_bounds_follow_the_teachers_dot_precision() -> None:
     from drtriton import _core
     from drtriton.search import lazy
 
-    assert _core.codegen_dot_precision() == "bf16x6"
-    # bf16x6: six bf16 tensor-core products per fp32 one, 989 / 6 = 165 TFLOP/s.
+    assert _core.codegen_dot_precision() == "fp16x3"
+    # fp16x3: three fp16 tensor-core products per fp32 one, 989 / 3 = 330 TFLOP/s; bf16x6 six.
+    assert math.isclose(lazy.dot_peak_flops("fp16x3"), 9.89e14 / 3)
     assert math.isclose(lazy.dot_peak_flops("bf16x6"), 9.89e14 / 6)
     assert lazy.dot_peak_flops("ieee") == lazy.PEAK_FP32_FLOPS
     fragment = _matmul_fragment(4096)  # 2 * 4096^3 FLOPs, compute-bound
     bound_s = (lazy.lower_bound_ms(fragment) - lazy.LAUNCH_MS) / 1e3
-    # A bound, still, for what the split measured on the H200: 65.6 TFLOP/s (2.10 ms), and
-    # for bf16x3's 100 TFLOP/s; at the CUDA-core peak (67) it would be 2.05 ms, no bound for
-    # a faster kernel.
-    assert bound_s <= 2 * 4096**3 / 100e12
-    assert math.isclose(bound_s, 2 * 4096**3 / (9.89e14 / 6), rel_tol=1e-9)
+    # A bound, still, for what the splits measured on the H200: fp16x3 142 TFLOP/s (0.97 ms);
+    # at the CUDA-core peak (67) it would be 2.05 ms, no bound for a faster kernel.
+    assert bound_s <= 2 * 4096**3 / 142e12
+    assert math.isclose(bound_s, 2 * 4096**3 / (9.89e14 / 3), rel_tol=1e-9)

@@ -10,12 +10,13 @@ best possible time is above what PyTorch takes for its operators is never worth 
 - A fragment's lower bound is what the hardware cannot beat: its memory traffic (inputs and
   outputs once, IR `bytes`) at peak bandwidth, its FLOPs at the peak of the arithmetic its kernel
   runs, plus one kernel launch. A GEMM or convolution multiplies on the tensor cores in the
-  teacher's tl.dot precision (core/codegen/heuristics.h, kDefaultDotPrecision: bf16x6, six bf16
-  products per fp32 one), so its FLOPs are bounded at the bf16 tensor-core peak over the split's
-  product count (`dot_peak_flops`: 165 TFLOP/s for bf16x6); other fragments at the fp32
-  CUDA-core peak. Why not the CUDA-core peak for all (as while tl.dot ran "ieee"): on the H200 a
-  plain bf16x6 Triton matmul already reached 65.6 TFLOP/s of its 67, bf16x3 100, and a tuned
-  kernel would beat such a bound, so winning fragments could be pruned unverified. The bound
+  teacher's tl.dot precision (core/codegen/heuristics.h, kDefaultDotPrecision: fp16x3, three
+  fp16 products per fp32 one), so its FLOPs are bounded at the 16-bit tensor-core peak over the
+  split's product count (`dot_peak_flops`: 330 TFLOP/s for fp16x3, 165 for bf16x6); other
+  fragments at the fp32 CUDA-core peak. Why not the CUDA-core peak for all (as while tl.dot ran
+  "ieee"): on the H200 a plain fp16x3 Triton matmul reached 142 TFLOP/s, bf16x6 73, bf16x3 121
+  (benchmarks/dot_split_speed.py), all beyond 67, so winning fragments could be pruned
+  unverified. The bound
   follows the teacher's precision: a policy's own bf16x3 kernel (accepted only where its inputs
   leave no cancellation, tests/teach/test_dot_split.py) could still beat it.
 - Fragments whose bound is not below their operators' PyTorch time are dropped (issue 6: "stop
@@ -38,13 +39,14 @@ from drtriton import _core
 from drtriton.errors import UserError
 
 # H200 SXM (NVIDIA's figures): HBM3e bandwidth, fp32 throughput without tensor cores, and dense
-# bf16 tensor-core throughput (989 TFLOP/s; 1979 is with 2:4 sparsity).
+# bf16 and fp16 tensor-core throughput (989 TFLOP/s each; 1979 is with 2:4 sparsity).
 PEAK_BYTES_PER_S = 4.8e12
 PEAK_FP32_FLOPS = 6.7e13
 PEAK_BF16_TENSOR_FLOPS = 9.89e14
 # Tensor-core products per fp32 product of each tl.dot precision (Triton's F32DotTC: bf16x3 is
-# hi*hi + hi*mid + mid*hi, bf16x6 adds mid*mid + hi*lo + lo*hi); "ieee" runs on the CUDA cores.
-SPLIT_PRODUCTS = {"bf16x3": 3, "bf16x6": 6}
+# hi*hi + hi*mid + mid*hi, bf16x6 adds mid*mid + hi*lo + lo*hi; the teacher's fp16x3 is
+# hi*hi + hi*lo + lo*hi in fp16); "ieee" runs on the CUDA cores.
+SPLIT_PRODUCTS = {"bf16x3": 3, "bf16x6": 6, "fp16x3": 3}
 # A Triton launch from Python, as CUDA events see it (the GPU idles while the launcher binds
 # arguments): about 10-30 us.  With a 3 us floor the first H200 run verified every fragment of
 # a small 4-operator model, since each measured kernel (~20 us) left every unmeasured bound
