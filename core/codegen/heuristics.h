@@ -64,11 +64,13 @@ bool DotPrecisionFromName(const std::string& name, DotPrecision* precision);
 // The GPU precision of the teacher's contractions.  An H200 (torch 2.11, Triton 3.6), plain
 // Triton matmuls of 4096^3, 2048x4096x8192 and 8192x8192x1024 on torch.randn inputs
 // (benchmarks/dot_split_speed.py, 2026-12-01; results/h200-2026-12-01-f):
-//   fp16x3  132-142 TFLOP/s with 128x128x64 tiles (2.6-2.8x cuBLAS strict-fp32 SGEMM's 51),
-//           with the accumulator chained through the tensor cores; the per-step FMA (above) is
-//           what the teacher emits, measured after.  The CPU emulation
-//           (benchmarks/dot_split_accuracy.py): 1.5e-7 - 4.2e-7 relative L2 error against
-//           float64, accepted by the verifier on all its input distributions.
+//   fp16x3  147-151 TFLOP/s with 128x128x64 tiles, 8 warps, 3 stages (2.9x cuBLAS strict-fp32
+//           SGEMM's 51), relative L2 error against float64 2.0e-7 - 2.4e-7 (SGEMM: 1.1e-6 -
+//           1.6e-6); 125-128 with BLOCK_K 32.  Chained through the tensor cores instead:
+//           133-142 TFLOP/s and 4.9e-6 - 9.7e-6.  The teacher's own kernels on KernelBench
+//           level-1 GEMMs: 124 TFLOP/s, 2.4x eager (contraction_speed.py).  The CPU emulation
+//           (benchmarks/dot_split_accuracy.py): 1.5e-7 - 4.2e-7, accepted by the verifier on
+//           all its input distributions.
 //   bf16x6  65-67 TFLOP/s (128x128x32), 72-73 (128x128x64); error 1.2e-7 - 2.9e-7.
 //   bf16x3  98-121 TFLOP/s, but 4.4e-6: the verifier rejects it (outside 1e-4 on torch.randn
 //           inputs even with the float64 envelope, benchmarks/dot_split_accuracy.py).
@@ -76,9 +78,9 @@ bool DotPrecisionFromName(const std::string& name, DotPrecision* precision);
 //   ieee    FMA units at about a third of SGEMM (KernelBench L1 4096^2 matmul: 7.78 ms
 //           against eager's 2.69).
 inline constexpr DotPrecision kDefaultDotPrecision = DotPrecision::kFp16x3;
-// BLOCK_K of fp16x3 tiles when K allows: 64 ran 3% faster than 32 on 4096^3 (0.982 against
-// 1.015 ms), bf16x6 10% (1.871 against 2.062); fp32 operand tiles of 128x64 and 64x128 in 3
-// stages take 192 KB of the H200's 228 KB of shared memory.
+// BLOCK_K of fp16x3 tiles when K allows: 64 ran 15% faster than 32 on 4096^3 (0.938 against
+// 1.102 ms), bf16x6 10% (1.902 against 2.104); fp32 operand tiles of 128x64 and 64x128 in 3
+// stages take 192 KB of the H200's 228 KB of shared memory (4 stages do not fit).
 inline constexpr int64_t kSplitBlockK = 64;
 
 struct ContractionConfig {
