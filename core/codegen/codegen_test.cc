@@ -209,6 +209,21 @@ TEST(CodegenTest, Fp16x3SplitsBothOperandsAndStartsEachStepFromZero) {
   EXPECT_EQ(ChooseContraction(64, 32, 512, 1, 0, DotPrecision::kBf16x6).block_k, 32);
 }
 
+TEST(CodegenTest, OnlyInlinedOperandsAreMaskedAgainBeforeTheProduct) {
+  // Loaded operands already hold 0.0 in masked lanes (their load's `other`); an inlined
+  // producer does not (exp(0) = 1), so its lanes are selected to 0.
+  const std::string plain = MustEmit(MatmulOf("torch.randn(40, 48), torch.randn(48, 24)"));
+  ExpectInOrder(plain, {"a = x0\n", "b = x1\n"});
+  EXPECT_EQ(Count(plain, "tl.where(mask_a"), 0);
+  const std::string fused =
+      MustEmit(MustParse("def fused_operator(x0, x1):\n"
+                         "    t0 = torch.exp(x0)\n"
+                         "    t1 = torch.matmul(t0, x1)\n"
+                         "    return t1\n",
+                         "torch.randn(40, 48), torch.randn(48, 24)"));
+  ExpectInOrder(fused, {"y1 = tl.exp(x0)", "a = tl.where(mask_a, y1, 0.0)", "b = x2\n"});
+}
+
 TEST(CodegenTest, ChunkingFollowsTheDotPrecision) {
   // ieee's running sum is one FMA chain over K: chunked above K = 1024 (kChunkedAbove).
   EXPECT_EQ(ChooseContraction(64, 32, 1024, 1, 0, DotPrecision::kIeee).chunk_k, 0);

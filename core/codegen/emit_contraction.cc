@@ -325,9 +325,16 @@ class ContractionWriter {
       eb.SetContiguousFlag("CONTIG");
     }
     const std::string bv = eb.Emit(s_.b, b.coords);
-    // Masked lanes must be exactly 0 for the products, whatever the inlined producers made.
-    w.Line("a = tl.where(mask_a, " + av + ", 0.0)");
-    w.Line("b = tl.where(mask_b, " + bv + ", 0.0)");
+    // Masked lanes must be exactly 0 for the products.  A loaded operand has them (its load's
+    // other=0.0); an inlined producer may make anything there (exp(0) = 1), so it is masked
+    // again.  The select costs one more instruction per element per step beside the split's
+    // six conversions: the H200's teacher GEMMs ran 124 TFLOP/s where a plain kernel without
+    // it ran 147 (results/h200-2026-12-01-f).
+    const auto zeroed = [&](ValueId v, const std::string& value, const std::string& mask) {
+      return ctx_.plan.materialized[v.index] ? value : "tl.where(" + mask + ", " + value + ", 0.0)";
+    };
+    w.Line("a = " + zeroed(s_.a, av, "mask_a"));
+    w.Line("b = " + zeroed(s_.b, bv, "mask_b"));
     if (c_.narrow) {
       // A narrow N or M (heuristics: kNarrowAtMost) or a depthwise convolution's one-channel
       // groups (ChooseWindowSum): a (BLOCK_M, BLOCK_K, BLOCK_N) product and a tree sum over K,
