@@ -144,8 +144,12 @@ TEST(CodegenGenericTest, LinearTakesMNKAtRunTime) {
                 "while k0 < x0_s2:", "tl.dot(a, b, input_precision=DOT_PRECISION)", "k0 += BLOCK_K",
                 "dot_precision = \"fp16x3\" if x0.device.type == \"cuda\" else \"ieee\"",
                 "t1 = torch.empty((x0_s0, x0_s1, x1_s0)",
-                "[(triton.cdiv(x0_s0 * x0_s1, 128) * triton.cdiv(x1_s0, 128),)]("});
-  EXPECT_EQ(IntLiterals(c), (std::set<std::string>{"8", "64", "128"}));  // GROUP_M, blocks
+                "[(triton.cdiv(x0_s0 * x0_s1, 128) * triton.cdiv(x1_s0, 128),)](",
+                // Runtime sizes: both operands' rows are checked (heuristics.h, kRowAlignment).
+                "k0_x0_repack = x0.stride(2) == 1 and x0.stride(1) % 16 != 0",
+                "(x0_s2 + 15) // 16 * 16", "k0_x1_rows_kernel[(triton.cdiv(x1_s0, 32)"});
+  // GROUP_M, blocks, and the row alignment (16, 15) and the copy's BLOCK_R (32).
+  EXPECT_EQ(IntLiterals(c), (std::set<std::string>{"8", "15", "16", "32", "64", "128"}));
 }
 
 TEST(CodegenGenericTest, PoolLengthsAreComputedInTheWrapper) {

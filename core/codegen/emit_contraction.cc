@@ -7,6 +7,7 @@
 // producers are recomputed per tile, and bias and elementwise consumers form the epilogue.
 // The convolutions' specs (stride phases of a transposed one, unclamped windows, the weight
 // as a matrix) are in conv_spec.cc.
+#include <algorithm>
 #include <cassert>
 #include <string>
 #include <utility>
@@ -138,16 +139,40 @@ void SplitIntoPhases(EmittedKernel& kernel, const ContractionSpec& s, const Cont
   if (!kernel.before.empty()) kernel.setup.clear();
 }
 
+// The operands the wrapper may copy into aligned rows (heuristics.h, kRowAlignment), each
+// once: a matmul's, bmm's or linear's operands that are candidate inputs, read as they are.
+// A convolution gathers windows of its input, whose rows the tiles do not follow.
+std::vector<ValueId> RepackedOperands(const GroupContext& ctx, const ContractionSpec& s,
+                                      const ContractionConfig& c) {
+  const Program& p = ctx.program;
+  const OpInfo& op = GetOp(p.node(ctx.group.anchor).op);
+  if (op.has(kConv) || op.has(kConvTranspose)) return {};
+  std::vector<ValueId> out;
+  for (ValueId v : {s.a, s.b}) {
+    const auto& inputs = p.inputs();
+    if (std::find(inputs.begin(), inputs.end(), v) == inputs.end()) continue;
+    if (std::find(out.begin(), out.end(), v) != out.end()) continue;  // x0 @ x0
+    const Dims dims = ctx.DimsOf(v);
+    if (dims.size() < 2) continue;
+    const int64_t rows = HeuristicSize(DimProduct(dims, 0, dims.size() - 1));
+    if (RepacksUnalignedRows(c, rows, HeuristicSize(dims.back()))) out.push_back(v);
+  }
+  return out;
+}
+
 // Writes a contraction's kernels: one kernel (K loop, then epilogue), or with split-K a
 // partial kernel per K slice (launched first, ContractionConfig::split_k) and a kernel that
 // adds the slices' partial tiles in order and runs the epilogue.  A transposed convolution's
 // stride phases launch the one kernel once per phase (SplitIntoPhases).
 class ContractionWriter {
  public:
-  ContractionWriter(const GroupContext& ctx, const ContractionSpec& s, const ContractionConfig& c)
+  // `repacked`: operands read from their RepackBuffer (EmitRepack), not the input itself.
+  ContractionWriter(const GroupContext& ctx, const ContractionSpec& s, const ContractionConfig& c,
+                    std::vector<ValueId> repacked)
       : ctx_(ctx),
         s_(s),
         c_(c),
+        repacked_(std::move(repacked)),
         m_(Product(s.m_shape)),
         k_(Product(s.k_shape)),
         batch_(Product(s.batch_shape)),
@@ -156,7 +181,7 @@ class ContractionWriter {
         batch_expr_(DimProduct(s.batch_dims)) {}
 
   EmittedKernel Single() {
-    KernelParams params(ctx_.program);
+    KernelParams params = Params();
     PythonWriter w(1);
     int counter = 0;
     const Tile t = WriteTile(w, params, /*sliced=*/false);
@@ -173,7 +198,7 @@ class ContractionWriter {
   EmittedKernel SplitK() {
     assert(!Phased() && !ctx_.generic() && "split-K needs one launch of literal sizes");
     const std::string slice_size = IntLiteral(batch_ * m_ * s_.n);
-    KernelParams part_params(ctx_.program);
+    KernelParams part_params = Params();
     PythonWriter pw(1);
     int counter = 0;
     const Tile pt = WriteTile(pw, part_params, /*sliced=*/true);
@@ -188,7 +213,7 @@ class ContractionWriter {
     part.setup.insert(part.setup.begin(),
                       ScratchAllocation(p, Workspace(), c_.split_k * batch_ * m_ * s_.n));
 
-    KernelParams params(p);
+    KernelParams params = Params();
     PythonWriter w(1);
     const Tile t = WriteTile(w, params, /*sliced=*/false);
     w.Line("acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)");
@@ -210,6 +235,12 @@ class ContractionWriter {
   struct Tile {
     Coords bc, mc;
   };
+
+  KernelParams Params() const {
+    KernelParams params(ctx_.program);
+    for (ValueId v : repacked_) params.Rebind(v, RepackBuffer(ctx_, v));
+    return params;
+  }
 
   bool Phased() const { return s_.phases > 1; }
   int64_t Tiles() const { return CeilDiv(m_, c_.block_m) * CeilDiv(s_.n, c_.block_n); }
@@ -424,6 +455,7 @@ class ContractionWriter {
   const GroupContext& ctx_;
   const ContractionSpec& s_;
   const ContractionConfig& c_;
+  const std::vector<ValueId> repacked_;
   const int64_t m_, k_, batch_;
   const std::string m_expr_, k_expr_, batch_expr_;
 };
@@ -447,8 +479,13 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
     c.split_k = 1;
     c.k_slice = 0;
   }
-  ContractionWriter writer(ctx, s, c);
-  return c.split_k > 1 ? writer.SplitK() : writer.Single();
+  std::vector<ValueId> repacked = RepackedOperands(ctx, s, c);
+  ContractionWriter writer(ctx, s, c, repacked);
+  EmittedKernel kernel = c.split_k > 1 ? writer.SplitK() : writer.Single();
+  std::vector<EmittedKernel> copies;
+  for (ValueId v : repacked) copies.push_back(EmitRepack(ctx, v));
+  kernel.before.insert(kernel.before.begin(), copies.begin(), copies.end());
+  return kernel;
 }
 
 }  // namespace drtriton::codegen

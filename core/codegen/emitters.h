@@ -1,6 +1,7 @@
 // Private to codegen/: one emitter per group kind (fusion.h), and the pieces they share.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,10 @@ std::string InputDevice(const Program& program);
 // inputs' device (a row split's partial statistics, split-K's partial tiles).
 std::string ScratchAllocation(const Program& program, const std::string& name, int64_t floats);
 
+// `torch.empty_strided(shape, strides, device=..., dtype=torch.<dtype>)` on the inputs' device.
+std::string StridedAllocation(const Program& program, const Dims& shape, const Dims& strides,
+                              const std::string& dtype);
+
 // `a.is_contiguous() and b.is_contiguous()` over the values a kernel reads through
 // KernelParams' flat paths (flat_values()), leaving out `fresh` (an output the wrapper has just
 // allocated, always contiguous; ValueId{} leaves out nothing); "" when none is left.
@@ -60,6 +65,16 @@ Result<EmittedKernel> EmitPointwise(const GroupContext& ctx);
 Result<EmittedKernel> EmitRows(const GroupContext& ctx);         // emit_rows.cc
 Result<EmittedKernel> EmitContraction(const GroupContext& ctx);  // emit_contraction.cc
 Result<EmittedKernel> EmitPool(const GroupContext& ctx);         // emit_pool.cc
+
+// The contraction operand `v` (a candidate input) copied into rows padded to kRowAlignment
+// elements (emit_repack.cc): a kernel to launch before the contraction, whose setup lines
+// decide from `v`'s strides whether to copy (EmittedKernel::guard) and bind RepackBuffer to
+// the padded buffer, or to `v` itself when its rows are aligned already.
+EmittedKernel EmitRepack(const GroupContext& ctx, ValueId v);
+// The size the heuristics see for `dim`: its literal, or kUnknownSize (a runtime size).
+int64_t HeuristicSize(const std::string& dim);
+// The wrapper variable holding `v`'s rows for the contraction of `ctx`: `k0_x0_rows`.
+std::string RepackBuffer(const GroupContext& ctx, ValueId v);
 
 // `for var in tl.range(0, bound, step):` for a literal bound.  A runtime bound (generic-shape
 // mode) opens `var = pid * 0` / `while var < bound:` instead, which CloseLoop steps: Triton

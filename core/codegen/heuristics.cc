@@ -298,4 +298,27 @@ ContractionConfig ChooseWindowSum(int64_t m, int64_t n, int64_t k, int variant) 
   return c;
 }
 
+// The narrow path (no tl.dot; M or N at most kNarrowAtMost) is memory-bound: a copy would add
+// a read and a write of the operand to the one read of it that the product needs.  A single row
+// has no row stride to align, and rows of at most kRowAlignment elements would grow by up to 16x
+// for little vector width.  Rows of a known multiple of kRowAlignment are aligned in a
+// contiguous input (every input the verifier and KernelBench pass); only a view into a wider
+// tensor would not be, so such shapes emit no check and their candidates stay as they were.
+// Runtime sizes (kUnknownSize) are checked.  A small operand pays one more launch (a few
+// microseconds, not measured): no size limit is set until that is measured.
+bool RepacksUnalignedRows(const ContractionConfig& c, int64_t rows, int64_t cols) {
+  const bool aligned = cols != kUnknownSize && cols % kRowAlignment == 0;
+  return !c.narrow && rows > 1 && cols > kRowAlignment && !aligned;
+}
+
+// 4096 elements a program, 32 per thread at 4 warps; 128-element row segments are 512 B of
+// fp32, whole cache lines per warp.  Smaller matrices shrink the tile to their own size.
+RepackConfig ChooseRepack(int64_t rows, int64_t cols) {
+  RepackConfig c;
+  c.block_c = std::min<int64_t>(128, NextPow2(cols));
+  c.block_r = std::min<int64_t>(4096 / c.block_c, NextPow2(rows));
+  c.launch.num_warps = 4;
+  return c;
+}
+
 }  // namespace drtriton::codegen

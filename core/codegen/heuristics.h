@@ -123,6 +123,29 @@ inline constexpr int64_t kSplitBelowPrograms = 132;
 inline constexpr int64_t kSplitAboveSteps = 512;
 inline constexpr int64_t kMinSliceSteps = 128;
 
+// Operand rows for tl.dot.  Triton specializes an integer kernel argument divisible by 16
+// (`tt.divisibility`) and only then vectorizes a tile's loads and copies it into shared memory
+// with 16-byte async copies; a row stride that is not (KernelBench L1 8: A 8205x2949,
+// B 2949x5921, row-major) leaves every operand element a 4-byte scalar load.  On the H200
+// (2026-12-01, results/h200-2026-12-01-f) that GEMM ran at 12.8 TFLOP/s (22.4 ms, eager 6.4)
+// where row strides of multiples of 16 reach ~124.  So the wrapper checks each operand that
+// is a plain read of a candidate input at run time (unit stride along its rows, a row stride
+// not a multiple of kRowAlignment elements) and copies such an operand into a buffer whose
+// rows are padded to kRowAlignment (emit_repack.cc); the padding is never read (the K and N
+// masks exclude it).  Predicted, not measured: the copy reads and writes 97 + 70 MB, ~0.1 ms
+// at 4 TB/s, against ~2.3 ms for the GEMM at the aligned rate instead of 22.4.
+inline constexpr int64_t kRowAlignment = 16;
+// Whether a contraction with configuration `c` checks an operand of `rows` rows of `cols`
+// elements (its last dim; rows is the product of the others) for unaligned rows at run time
+// (kUnknownSize: a runtime size).
+bool RepacksUnalignedRows(const ContractionConfig& c, int64_t rows, int64_t cols);
+// The copy kernel's tiles: BLOCK_R rows of BLOCK_C elements.
+struct RepackConfig {
+  int64_t block_r = 32, block_c = 128;
+  LaunchConfig launch;
+};
+RepackConfig ChooseRepack(int64_t rows, int64_t cols);
+
 // The size the heuristics assume for a dim known only at run time (generic-shape
 // candidates): a large problem, so that tiles take their full size and masks or loops
 // cover whatever smaller size comes.  2^24 keeps products of two such sizes in int64.

@@ -1,5 +1,6 @@
 // Text helpers shared by the emitters: literals, index decomposition, broadcasting.
 #include <algorithm>
+#include <cassert>
 #include <string>
 #include <utility>
 #include <vector>
@@ -81,9 +82,22 @@ void KernelParams::Add(std::string param, std::string arg) {
   args_.push_back(std::move(arg));
 }
 
+const std::string& KernelParams::TensorOf(ValueId v) const {
+  for (const auto& [value, tensor] : rebound_)
+    if (value == v) return tensor;
+  return program_.value(v).name;
+}
+
+void KernelParams::Rebind(ValueId v, std::string tensor) {
+  assert(std::find(params_.begin(), params_.end(), program_.value(v).name + "_ptr") ==
+             params_.end() &&
+         "Rebind before the value's first use");
+  rebound_.emplace_back(v, std::move(tensor));
+}
+
 std::string KernelParams::Pointer(ValueId v) {
   const std::string& name = program_.value(v).name;
-  Add(name + "_ptr", name);
+  Add(name + "_ptr", TensorOf(v));
   return name + "_ptr";
 }
 
@@ -94,6 +108,12 @@ std::string KernelParams::Scratch(const std::string& name) {
 
 std::string KernelParams::Stride(ValueId v, int dim) {
   const std::string& name = program_.value(v).name;
+  const std::string d = std::to_string(dim);
+  Add("stride_" + name + "_" + d, TensorOf(v) + ".stride(" + d + ")");
+  return "stride_" + name + "_" + d;
+}
+
+std::string KernelParams::ScratchStride(const std::string& name, int dim) {
   const std::string d = std::to_string(dim);
   Add("stride_" + name + "_" + d, name + ".stride(" + d + ")");
   return "stride_" + name + "_" + d;

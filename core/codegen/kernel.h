@@ -34,6 +34,9 @@ struct EmittedKernel {
   // and the allocation of its partials buffer).  One with empty text is another launch of this
   // kernel (a transposed convolution's other stride phases, PHASE=...).
   std::vector<EmittedKernel> before;
+  // A wrapper condition (a variable its setup lines bind): the launch runs only where it holds
+  // (a repack of unaligned rows, emit_repack.cc).  "" = always.
+  std::string guard;
 };
 
 // The runtime parameters of a kernel, in the order they are first needed: a tensor's
@@ -47,6 +50,12 @@ class KernelParams {
   std::string Scratch(const std::string& name);
   // Parameter name of `v`'s stride along `dim` (registered on first use).
   std::string Stride(ValueId v, int dim);
+  // The same for the scratch buffer `name`.
+  std::string ScratchStride(const std::string& name, int dim);
+  // From now on the wrapper passes `tensor` (a buffer holding `v`'s values, in a layout of its
+  // own) for `v`'s pointer and strides; the kernel's parameter names stay `v`'s.  Before any
+  // use of `v`.
+  void Rebind(ValueId v, std::string tensor);
   // Registers the runtime sizes `expr` mentions (generic-shape mode, sizes.h) as kernel
   // parameters named as in the wrapper, and returns `expr`.  Literals register nothing.
   std::string Sizes(const std::string& expr);
@@ -80,7 +89,10 @@ class KernelParams {
   void Add(std::string param, std::string arg);
   // `ptr + flat` for `v`, recorded in flat_values() (both flat paths above).
   std::string FlatAddress(ValueId v, const std::string& flat);
+  // The wrapper's tensor for a value (Rebind), its name otherwise.
+  const std::string& TensorOf(ValueId v) const;
   const Program& program_;
+  std::vector<std::pair<ValueId, std::string>> rebound_;
   std::vector<std::string> params_;
   std::vector<std::string> args_;
   std::vector<std::string> flat_coords_;

@@ -97,6 +97,12 @@ std::string ScratchAllocation(const Program& program, const std::string& name, i
          ", dtype=torch.float32)";
 }
 
+std::string StridedAllocation(const Program& program, const Dims& shape, const Dims& strides,
+                              const std::string& dtype) {
+  return "torch.empty_strided(" + ShapeTuple(shape) + ", " + ShapeTuple(strides) +
+         ", device=" + InputDevice(program) + ", dtype=" + TorchDtype(dtype) + ")";
+}
+
 std::string ContiguityCheck(const Program& program, const std::vector<ValueId>& flat,
                             ValueId fresh) {
   std::vector<std::string> checks;
@@ -181,7 +187,9 @@ std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launc
            ", dtype=" + TorchDtype(v.dtype) + ")");
     for (const auto& k : l.kernel.before) {
       for (const auto& line : k.setup) f.Line(line);
+      if (!k.guard.empty()) f.Open("if " + k.guard + ":");
       WriteLaunch(f, k, dots);
+      if (!k.guard.empty()) f.Dedent();
     }
     for (const auto& line : l.kernel.setup) f.Line(line);
     WriteLaunch(f, l.kernel, dots);

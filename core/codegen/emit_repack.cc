@@ -1,0 +1,103 @@
+// Copies of contraction operands into rows padded to kRowAlignment elements (heuristics.h:
+// why, and when).  The wrapper decides at run time, from the input's strides: inputs may come
+// strided, and only a unit-stride row whose stride is not a multiple of 16 elements is
+// copied.  A copy is one small kernel, BLOCK_R rows by BLOCK_C columns a program, reading the
+// input through its strides and writing the buffer's padded rows; the padding stays unwritten
+// and the contraction's K and N masks never read it.
+#include <cassert>
+#include <string>
+#include <vector>
+
+#include "codegen/emitters.h"
+#include "codegen/heuristics.h"
+
+namespace drtriton::codegen {
+namespace {
+
+// `(cols + 15) // 16 * 16`, folded for a literal.
+std::string PaddedRow(const std::string& cols) {
+  const std::string a = IntLiteral(kRowAlignment);
+  if (IsLiteral(cols)) return IntLiteral(CeilDiv(std::stoll(cols), kRowAlignment) * kRowAlignment);
+  return "(" + cols + " + " + IntLiteral(kRowAlignment - 1) + ") // " + a + " * " + a;
+}
+
+// The strides of a row-major buffer of `dims` whose last dim is padded (PaddedRow).
+Dims PaddedStrides(const Dims& dims) {
+  Dims strides(dims.size(), "1");
+  if (dims.size() < 2) return strides;
+  strides[dims.size() - 2] = PaddedRow(dims.back());
+  for (size_t d = dims.size() - 2; d-- > 0;)
+    strides[d] = DimProduct({Atom(strides[d + 1]), dims[d + 1]});
+  return strides;
+}
+
+std::string ShapeText(const Dims& dims) { return "(" + Join(dims, ", ") + ")"; }
+
+std::string Grid2D(const std::string& rows, const std::string& cols, const RepackConfig& c) {
+  const std::string br = IntLiteral(c.block_r), bc = IntLiteral(c.block_c);
+  if (IsLiteral(rows) && IsLiteral(cols))
+    return "(" + IntLiteral(CeilDiv(std::stoll(rows), c.block_r)) + ", " +
+           IntLiteral(CeilDiv(std::stoll(cols), c.block_c)) + ")";
+  return "(triton.cdiv(" + rows + ", " + br + "), triton.cdiv(" + cols + ", " + bc + "))";
+}
+
+}  // namespace
+
+int64_t HeuristicSize(const std::string& dim) {
+  return IsLiteral(dim) ? std::stoll(dim) : kUnknownSize;
+}
+
+std::string RepackBuffer(const GroupContext& ctx, ValueId v) {
+  const std::string& kernel = ctx.kernel_name;
+  return kernel.substr(0, kernel.find('_')) + "_" + ctx.program.value(v).name + "_rows";
+}
+
+EmittedKernel EmitRepack(const GroupContext& ctx, ValueId v) {
+  const Program& p = ctx.program;
+  const Value& value = p.value(v);
+  const Dims dims = ctx.DimsOf(v);
+  assert(dims.size() >= 2 && "a repacked operand is a matrix or a batch of them");
+  const size_t rank = dims.size();
+  const std::string rows = DimProduct(dims, 0, rank - 1), cols = dims.back();
+  const RepackConfig c = ChooseRepack(HeuristicSize(rows), HeuristicSize(cols));
+  const std::string buffer = RepackBuffer(ctx, v);
+
+  KernelParams params(p);
+  PythonWriter w(1);
+  w.Line("offs_r = " + ProgramId(0, ctx.wide) + " * BLOCK_R + " + Arange("BLOCK_R", ctx.wide) +
+         "[:, None]");
+  w.Line("offs_c = " + ProgramId(1, ctx.wide) + " * BLOCK_C + " + Arange("BLOCK_C", ctx.wide) +
+         "[None, :]");
+  const std::string rows_param = params.Sizes(rows);  // in this order: the parameters'
+  const std::string cols_param = params.Sizes(cols);
+  w.Line("mask = (offs_r < " + rows_param + ") & (offs_c < " + cols_param + ")");
+  const Dims leading(dims.begin(), dims.end() - 1);
+  std::vector<std::string> coords = DecomposeDims(w, "offs_r", leading, "rc");
+  coords.push_back("offs_c");
+  w.Line("x = tl.load(" + params.Address(v, coords, "(offs_r + offs_c) * 0") + ", mask=mask)");
+  const std::string out = params.Scratch(buffer);
+  const std::string row_stride = params.ScratchStride(buffer, static_cast<int>(rank - 2));
+  w.Line("tl.store(" + out + " + offs_r * " + row_stride + " + offs_c, x, mask=mask)");
+
+  EmittedKernel k;
+  k.name = buffer + "_kernel";
+  k.text =
+      KernelText(k.name,
+                 value.name + " " + ShapeText(dims) + " into rows padded to a multiple of " +
+                     IntLiteral(kRowAlignment) + " elements (aligned loads in the contraction)",
+                 params, {"BLOCK_R", "BLOCK_C"}, w.str());
+  k.call_args = params.args();
+  k.constexprs = {"BLOCK_R=" + IntLiteral(c.block_r), "BLOCK_C=" + IntLiteral(c.block_c)};
+  k.grid = Grid2D(rows, cols, c);
+  k.launch = c.launch;
+  const std::string flag = buffer.substr(0, buffer.rfind("_rows")) + "_repack";
+  const std::string row = std::to_string(rank - 2), col = std::to_string(rank - 1);
+  k.setup = {flag + " = " + value.name + ".stride(" + col + ") == 1 and " + value.name +
+                 ".stride(" + row + ") % " + IntLiteral(kRowAlignment) + " != 0",
+             buffer + " = " + StridedAllocation(p, dims, PaddedStrides(dims), value.dtype) +
+                 " if " + flag + " else " + value.name};
+  k.guard = flag;
+  return k;
+}
+
+}  // namespace drtriton::codegen
