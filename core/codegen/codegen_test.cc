@@ -331,49 +331,52 @@ TEST(CodegenTest, DotPrecisionIsAConstexprTheWrapperChooses) {
 }
 
 TEST(CodegenTest, UnalignedOperandRowsAreCopiedIntoPaddedRowsWhenTheirStridesSaySo) {
-  // K = 37 and N = 21: contiguous rows 37 and 21 elements apart, which Triton loads a scalar
-  // at a time (heuristics.h, kRowAlignment).  The wrapper checks each input's strides at run
-  // time, copies it into rows of 48 (32) elements, and passes the copy to the matmul.
-  const std::string c = MustEmit(MatmulOf("torch.randn(40, 37), torch.randn(37, 21)"));
+  // K = 1037 and N = 1029: contiguous rows 1037 and 1029 elements apart, which Triton loads a
+  // scalar at a time (heuristics.h, kRowAlignment).  The wrapper checks each input's strides
+  // at run time, copies it into rows of 1040 elements, and passes the copy to the matmul.
+  const std::string c = MustEmit(MatmulOf("torch.randn(1024, 1037), torch.randn(1037, 1029)"));
   EXPECT_EQ(Count(c, "@triton.jit"), 3);
-  ExpectInOrder(
-      c,
-      {"def k0_x0_rows_kernel(x0_ptr, stride_x0_0, stride_x0_1, k0_x0_rows_ptr, "
-       "stride_k0_x0_rows_0, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):",
-       "mask = (offs_r < 40) & (offs_c < 37)",
-       "x = tl.load(x0_ptr + rc0 * stride_x0_0 + offs_c * stride_x0_1",
-       "tl.store(k0_x0_rows_ptr + offs_r * stride_k0_x0_rows_0 + offs_c, x, mask=mask)",
-       "def k0_x1_rows_kernel(", "mask = (offs_r < 37) & (offs_c < 21)",
-       // The matmul kernel itself is unchanged: its parameters keep the inputs' names.
-       "def k0_matmul_kernel(x0_ptr, stride_x0_0, stride_x0_1, x1_ptr,",
-       "def triton_fused_operator(x0, x1):",
-       "k0_x0_repack = x0.stride(1) == 1 and x0.stride(0) % 16 != 0",
-       "k0_x0_rows = torch.empty_strided((40, 37), (48, 1), device=x0.device, "
-       "dtype=torch.float32) if k0_x0_repack else x0",
-       "if k0_x0_repack:", "    k0_x0_rows_kernel[(1, 1)](",
-       "x0, x0.stride(0), x0.stride(1), k0_x0_rows, k0_x0_rows.stride(0), BLOCK_R=64, BLOCK_C=64",
-       "k0_x1_repack = x1.stride(1) == 1 and x1.stride(0) % 16 != 0",
-       "torch.empty_strided((37, 21), (32, 1)", "if k0_x1_repack:", "k0_x1_rows_kernel[(1, 1)](",
-       "k0_matmul_kernel[(1,)](",
-       "k0_x0_rows, k0_x0_rows.stride(0), k0_x0_rows.stride(1), k0_x1_rows, "
-       "k0_x1_rows.stride(0), k0_x1_rows.stride(1), t0,"});
+  ExpectInOrder(c,
+                {"def k0_x0_rows_kernel(x0_ptr, stride_x0_0, stride_x0_1, k0_x0_rows_ptr, "
+                 "stride_k0_x0_rows_0, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):",
+                 "mask = (offs_r < 1024) & (offs_c < 1037)",
+                 "x = tl.load(x0_ptr + rc0 * stride_x0_0 + offs_c * stride_x0_1",
+                 "tl.store(k0_x0_rows_ptr + offs_r * stride_k0_x0_rows_0 + offs_c, x, mask=mask)",
+                 "def k0_x1_rows_kernel(", "mask = (offs_r < 1037) & (offs_c < 1029)",
+                 // The matmul kernel itself is unchanged: its parameters keep the inputs' names.
+                 "def k0_matmul_kernel(x0_ptr, stride_x0_0, stride_x0_1, x1_ptr,",
+                 "def triton_fused_operator(x0, x1):",
+                 "k0_x0_repack = x0.stride(1) == 1 and x0.stride(0) % 16 != 0",
+                 "k0_x0_rows = torch.empty_strided((1024, 1037), (1040, 1), device=x0.device, "
+                 "dtype=torch.float32) if k0_x0_repack else x0",
+                 "if k0_x0_repack:", "    k0_x0_rows_kernel[(32, 9)](",
+                 "x0, x0.stride(0), x0.stride(1), k0_x0_rows, k0_x0_rows.stride(0), BLOCK_R=32, "
+                 "BLOCK_C=128",
+                 "k0_x1_repack = x1.stride(1) == 1 and x1.stride(0) % 16 != 0",
+                 "torch.empty_strided((1037, 1029), (1040, 1)",
+                 "if k0_x1_repack:", "k0_x1_rows_kernel[(33, 9)](", "k0_matmul_kernel[(144,)](",
+                 "k0_x0_rows, k0_x0_rows.stride(0), k0_x0_rows.stride(1), k0_x1_rows, "
+                 "k0_x1_rows.stride(0), k0_x1_rows.stride(1), t0,"});
 
   // A batch of matrices (bmm, linear's leading dims): the row index spans the leading dims,
-  // and the buffer's batch stride is its padded rows' (20 x 48).
+  // and the buffer's batch stride is its padded rows' (400 x 1040).
   const std::string b =
       MustEmit(MustParse("def fused_operator(x0, x1):\n"
                          "    t0 = torch.bmm(x0, x1)\n"
                          "    return t0\n",
-                         "torch.randn(3, 20, 37), torch.randn(3, 37, 32)"));
-  ExpectInOrder(b, {"def k0_x0_rows_kernel(", "mask = (offs_r < 60) & (offs_c < 37)",
-                    "rc0 = (offs_r // 20)", "rc1 = offs_r % 20",
+                         "torch.randn(3, 400, 1037), torch.randn(3, 1037, 32)"));
+  ExpectInOrder(b, {"def k0_x0_rows_kernel(", "mask = (offs_r < 1200) & (offs_c < 1037)",
+                    "rc0 = (offs_r // 400)", "rc1 = offs_r % 400",
                     "x0_ptr + rc0 * stride_x0_0 + rc1 * stride_x0_1 + offs_c * stride_x0_2",
                     "offs_r * stride_k0_x0_rows_1 + offs_c",
                     "k0_x0_repack = x0.stride(2) == 1 and x0.stride(1) % 16 != 0",
-                    "torch.empty_strided((3, 20, 37), (960, 48, 1)", "k0_bmm_kernel["});
+                    "torch.empty_strided((3, 400, 1037), (416000, 1040, 1)", "k0_bmm_kernel["});
   // x1's rows of 32 are aligned in any contiguous input: no check, no copy.
   EXPECT_EQ(Count(b, "x1_repack"), 0);
   EXPECT_EQ(Count(b, "@triton.jit"), 2);
+  // Operands under kRepackMinElements are read as they are: the copy's launch would cost more.
+  const std::string small = MustEmit(MatmulOf("torch.randn(40, 37), torch.randn(37, 21)"));
+  EXPECT_EQ(Count(small, "_rows"), 0);
 }
 
 TEST(CodegenTest, AlignedNarrowAndConvolutionOperandsAreNotCopied) {

@@ -304,11 +304,15 @@ ContractionConfig ChooseWindowSum(int64_t m, int64_t n, int64_t k, int variant) 
 // for little vector width.  Rows of a known multiple of kRowAlignment are aligned in a
 // contiguous input (every input the verifier and KernelBench pass); only a view into a wider
 // tensor would not be, so such shapes emit no check and their candidates stay as they were.
-// Runtime sizes (kUnknownSize) are checked.  A small operand pays one more launch (a few
-// microseconds, not measured): no size limit is set until that is measured.
+// Runtime sizes (kUnknownSize) are checked.  An operand under kRepackMinElements (4 MB) is
+// read as it is: its copy is one more launch (~5 us on the H200) for a GEMM that takes tens of
+// microseconds at most (a KernelBench level-2 linear of 128 x 1024 x 512); L1 8's operands
+// are 24M and 17M elements.  The limit is a prediction, not measured.
 bool RepacksUnalignedRows(const ContractionConfig& c, int64_t rows, int64_t cols) {
   const bool aligned = cols != kUnknownSize && cols % kRowAlignment == 0;
-  return !c.narrow && rows > 1 && cols > kRowAlignment && !aligned;
+  const bool known = rows != kUnknownSize && cols != kUnknownSize;
+  const bool small = known && rows * cols < kRepackMinElements;
+  return !c.narrow && rows > 1 && cols > kRowAlignment && !aligned && !small;
 }
 
 // 4096 elements a program, 32 per thread at 4 warps; 128-element row segments are 512 B of

@@ -135,6 +135,8 @@ inline constexpr int64_t kMinSliceSteps = 128;
 // masks exclude it).  Predicted, not measured: the copy reads and writes 97 + 70 MB, ~0.1 ms
 // at 4 TB/s, against ~2.3 ms for the GEMM at the aligned rate instead of 22.4.
 inline constexpr int64_t kRowAlignment = 16;
+// Operands smaller than this (elements) are never copied (RepacksUnalignedRows says why).
+inline constexpr int64_t kRepackMinElements = int64_t{1} << 20;
 // Whether a contraction with configuration `c` checks an operand of `rows` rows of `cols`
 // elements (its last dim; rows is the product of the others) for unaligned rows at run time
 // (kUnknownSize: a runtime size).
