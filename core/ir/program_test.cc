@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "ir/build.h"
@@ -106,6 +107,23 @@ TEST(ProgramTest, IndexResultsAreInt64AndCostEightBytes) {
   ExpectError(p.AddNode(Op("relu"), {t0.value()}, {}, "t1"), "int64");
 }
 
+TEST(ProgramTest, ComparisonsAreBoolAndOnlyWhereReadsThem) {
+  Program p = TwoInputs();
+  auto mask = p.AddNode(Op("gt"), {X(p, 0), X(p, 0)}, {}, "t0");
+  ASSERT_TRUE(mask.ok()) << mask.error().ToString();
+  EXPECT_EQ(p.value(mask.value()).dtype, "bool");
+  auto picked = p.AddNode(Op("where"), {mask.value(), X(p, 0), X(p, 1)}, {}, "t1");
+  ASSERT_TRUE(picked.ok()) << picked.error().ToString();
+  EXPECT_EQ(p.value(picked.value()).dtype, "float32");
+  p.SetOutputs({mask.value(), picked.value()});
+  const double x0 = NumElements(p.value(X(p, 0)).shape), x1 = NumElements(p.value(X(p, 1)).shape);
+  const double out = NumElements(p.value(picked.value()).shape);
+  EXPECT_DOUBLE_EQ(p.bytes(), (x0 + x1) * 4 + x0 * 1 + out * 4);
+  ExpectError(p.AddNode(Op("relu"), {mask.value()}, {}, "t2"), "bool");
+  ExpectError(p.AddNode(Op("where"), {X(p, 0), X(p, 0), X(p, 1)}, {}, "t2"), "takes bool");
+  ExpectError(p.AddNode(Op("where"), {mask.value(), mask.value(), X(p, 1)}, {}, "t2"), "bool");
+}
+
 TEST(ProgramTest, AddInputChecks) {
   Program p;
   ExpectError(p.AddInput("x0", {2, 3}, Op("relu")), "create operator");
@@ -206,6 +224,11 @@ TEST(BuildTest, SingleOpProgramForEveryComputeOperator) {
       continue;
     }
     auto program = SingleOpProgram(id);
+    const auto params = op.params;
+    if (std::any_of(params.begin(), params.end(), [](const Param& q) { return q.boolean; })) {
+      EXPECT_FALSE(program.ok()) << op.name << ": no program input is bool";
+      continue;
+    }
     ASSERT_TRUE(program.ok()) << op.name << ": " << program.error().ToString();
     const Program& p = program.value();
     EXPECT_EQ(p.level(), 1);

@@ -374,7 +374,8 @@ class Lowering:
             else:
                 text = self._operand(value)
                 tensor = self.tensors.get(text or "") or self._pending.get(text or "")
-                if tensor is None or tensor.dtype != "float32":
+                # where's condition is bool (a comparison's result); every other tensor float32
+                if tensor is None or tensor.dtype != ("bool" if param["boolean"] else "float32"):
                     return None
                 operands.append(text)
                 if param["positive"] or (k == 0 and "positive_input" in entry["traits"]):
@@ -394,13 +395,16 @@ class Lowering:
         """The parser's spelling of `call` (as the Tensor's name slot: see _checked_line) and
         its result's shape, or None when the IR rejects it."""
         unique = list(dict.fromkeys(operands))
+        tensors = [self.tensors.get(n) or self._pending[n] for n in unique]
         makes = [
-            ("torch.rand" if n in positive else "torch.randn")
-            + _shape_args((self.tensors.get(n) or self._pending[n]).shape)
-            for n in unique
+            ("torch.rand" if n in positive else "torch.randn") + _shape_args(t.shape)
+            for n, t in zip(unique, tensors, strict=True)
         ]
+        # No program input is bool: a bool operand is made by a comparison of a float input.
+        params = [f"{n}_src" if t.dtype == "bool" else n for n, t in zip(unique, tensors, strict=True)]
+        lines = [Line(n, f"torch.eq({n}_src, {n}_src)", None) for n, t in zip(unique, tensors, strict=True) if t.dtype == "bool"]
         ok, program, _ = _core.parse(
-            render_task(unique, [Line(result, call, None)], [result], makes)
+            render_task(params, [*lines, Line(result, call, None)], [result], makes)
         )
         if not ok:
             return None
