@@ -241,7 +241,9 @@ def _vector_norm(a: dict[str, Any]) -> list[Step] | None:
         return None
     rank = len(_shape(a["self"]))
     dims = _dims(a.get("dim"), rank) or list(range(rank - 1, -1, -1))
-    keep = bool(a.get("keepdim", False))
+    # Over every dim the norm is 0-d, which the catalog's sqrt does not take: it is computed
+    # with the dims kept ([1] * rank), which lower.py accepts for a value that only broadcasts.
+    keep = bool(a.get("keepdim", False)) or len(dims) == rank
     first = (
         ("mul", {"input": a["self"], "other": a["self"]})
         if a["ord"] == 2

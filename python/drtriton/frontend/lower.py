@@ -310,7 +310,11 @@ class Lowering:
             lines.append(line)
         val = node.meta.get("val")
         last = self._pending[lines[-1].result]
-        if isinstance(val, torch.Tensor) and list(val.shape) != list(last.shape):
+        if (
+            isinstance(val, torch.Tensor)
+            and list(val.shape) != list(last.shape)
+            and not _broadcasts_alike(node, last.shape)
+        ):
             self._pending.clear()  # e.g. a [1] scalar constant broadcast against a 0-d tensor
             return False
         for line in lines:
@@ -464,6 +468,26 @@ def _only_elementwise_operand(node: torch.fx.Node) -> bool:
         others = [a for a in user.args[:2] if a is not node]
         ranks = [o.meta["val"].dim() for o in others if isinstance(o, torch.fx.Node)]
         if len(ranks) != 1 or ranks[0] < 1:
+            return False
+    return True
+
+
+def _broadcasts_alike(node: torch.fx.Node, shape: list[int]) -> bool:
+    """A 0-d `node` may be held as `shape` (all ones) where no output is it and every user
+    combines it elementwise with a tensor of rank >= len(shape): broadcasting then gives
+    the same result (x / torch.norm(x))."""
+    val = node.meta.get("val")
+    if val.dim() != 0 or any(d != 1 for d in shape) or _is_output(node) or not node.users:
+        return False
+    for user in node.users:
+        target = user.target
+        if not isinstance(target, torch._ops.OpOverload):
+            return False
+        if f"{_op_name(target)}.{target._overloadname}" not in _ELEMENTWISE_BINARY:
+            return False
+        others = [a for a in user.args[:2] if a is not node]
+        ranks = [o.meta["val"].dim() for o in others if isinstance(o, torch.fx.Node)]
+        if len(ranks) != 1 or ranks[0] < len(shape):
             return False
     return True
 
