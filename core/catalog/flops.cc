@@ -70,7 +70,8 @@ double CountBytes(const OpInfo& op, const OpArgs& args, const Shape& out, int el
   double in_bytes = 0;
   for (size_t k = 0; k < args.tensors.size(); ++k) {
     const bool boolean = op.params[static_cast<size_t>(tensor_params[k])].boolean;
-    in_bytes += Elements(args.tensors[k] ? &*args.tensors[k] : nullptr) * (boolean ? 1 : elem_bytes);
+    in_bytes +=
+        Elements(args.tensors[k] ? &*args.tensors[k] : nullptr) * (boolean ? 1 : elem_bytes);
   }
   const int out_bytes = op.has(kIndexResult) ? 8 : op.has(kBoolResult) ? 1 : elem_bytes;
   return in_bytes + static_cast<double>(NumElements(out)) * out_bytes;

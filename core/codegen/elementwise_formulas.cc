@@ -108,7 +108,8 @@ std::string NanOfLanes(const std::string& acc) {
 
 std::string ElementwiseFormula(const OpInfo& op, const std::vector<std::string>& ins,
                                const std::vector<AttrValue>& attrs) {
-  if (ins.size() == 3 && op.name == "where") return "tl.where(" + ins[0] + ", " + ins[1] + ", " + ins[2] + ")";
+  if (ins.size() == 3 && op.name == "where")
+    return "tl.where(" + ins[0] + ", " + ins[1] + ", " + ins[2] + ")";
   if (ins.size() == 2) return Binary(op.name, ins[0], ins[1]);
   if (ins.size() == 1) return Unary(op.name, ins[0], attrs);
   return "";

@@ -78,7 +78,9 @@ def test_a_bool_result_keeps_its_dtype_in_the_program():
 def test_logical_operators_on_masks_stay_pytorch_calls():
     """A comparison of bools, or arithmetic on one, has no catalog spelling (the catalog's
     operators take float32): it stays an opaque call and the program is still right."""
-    code = module_task("", "m = x > 0\nreturn torch.logical_not(m).float() * x\n", "torch.randn(3, 4)")
+    code = module_task(
+        "", "m = x > 0\nreturn torch.logical_not(m).float() * x\n", "torch.randn(3, 4)"
+    )
     result = from_module_source(code)
     assert not result.fully_mapped
     assert check_equivalence(code, result).ok

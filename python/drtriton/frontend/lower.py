@@ -405,8 +405,14 @@ class Lowering:
             for n, t in zip(unique, tensors, strict=True)
         ]
         # No program input is bool: a bool operand is made by a comparison of a float input.
-        params = [f"{n}_src" if t.dtype == "bool" else n for n, t in zip(unique, tensors, strict=True)]
-        lines = [Line(n, f"torch.eq({n}_src, {n}_src)", None) for n, t in zip(unique, tensors, strict=True) if t.dtype == "bool"]
+        params = [
+            f"{n}_src" if t.dtype == "bool" else n for n, t in zip(unique, tensors, strict=True)
+        ]
+        lines = [
+            Line(n, f"torch.eq({n}_src, {n}_src)", None)
+            for n, t in zip(unique, tensors, strict=True)
+            if t.dtype == "bool"
+        ]
         ok, program, _ = _core.parse(
             render_task(params, [*lines, Line(result, call, None)], [result], makes)
         )
