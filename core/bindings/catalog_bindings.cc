@@ -1,8 +1,8 @@
 // Binds the operator catalog as plain dicts: the CLI prints them as JSON and the Python
 // tests walk them, so plain data beats wrapped C++ objects here.
-#include <nanobind/stl/string.h>
-
 #include <string>
+
+#include <nanobind/stl/string.h>
 
 #include "bindings.h"
 #include "catalog/catalog.h"
@@ -15,56 +15,40 @@ namespace {
 
 const char* ParamKindName(ParamKind kind) {
   switch (kind) {
-    case ParamKind::kTensor:
-      return "tensor";
-    case ParamKind::kOptionalTensor:
-      return "optional_tensor";
-    case ParamKind::kAttr:
-      return "attr";
+    case ParamKind::kTensor: return "tensor";
+    case ParamKind::kOptionalTensor: return "optional_tensor";
+    case ParamKind::kAttr: return "attr";
   }
   return "attr";
 }
 
 const char* AttrTypeName(AttrType type) {
   switch (type) {
-    case AttrType::kNone:
-      return "none";
-    case AttrType::kBool:
-      return "bool";
-    case AttrType::kInt:
-      return "int";
-    case AttrType::kFloat:
-      return "float";
-    case AttrType::kIntList:
-      return "int_list";
-    case AttrType::kString:
-      return "str";
+    case AttrType::kNone: return "none";
+    case AttrType::kBool: return "bool";
+    case AttrType::kInt: return "int";
+    case AttrType::kFloat: return "float";
+    case AttrType::kIntList: return "int_list";
+    case AttrType::kString: return "str";
   }
   return "none";
 }
 
 const char* DomainName(AttrDomain domain) {
   switch (domain) {
-    case AttrDomain::kChoices:
-      return "choices";
-    case AttrDomain::kIntRange:
-      return "range";
-    case AttrDomain::kDim:
-      return "dim";
-    case AttrDomain::kFree:
-      return "free";
+    case AttrDomain::kChoices: return "choices";
+    case AttrDomain::kIntRange: return "range";
+    case AttrDomain::kDim: return "dim";
+    case AttrDomain::kFree: return "free";
   }
   return "free";
 }
 
 const char* AuxShapeName(AuxShape aux) {
   switch (aux) {
-    case AuxShape::kFree:
-      return "free";
-    case AuxShape::kChannels:
-      return "channels";
-    case AuxShape::kNormalized:
-      return "normalized";
+    case AuxShape::kFree: return "free";
+    case AuxShape::kChannels: return "channels";
+    case AuxShape::kNormalized: return "normalized";
   }
   return "free";
 }
@@ -142,18 +126,12 @@ nb::dict OpToDict(const OpInfo& op) {
 
 nb::object AttrToPython(const AttrValue& value) {
   switch (value.type) {
-    case AttrType::kNone:
-      return nb::none();
-    case AttrType::kBool:
-      return nb::bool_(value.b);
-    case AttrType::kInt:
-      return nb::int_(value.i);
-    case AttrType::kFloat:
-      return nb::float_(value.f);
-    case AttrType::kString:
-      return nb::str(value.s.c_str());
-    case AttrType::kIntList:
-      return ShapeToPython(value.ints);
+    case AttrType::kNone: return nb::none();
+    case AttrType::kBool: return nb::bool_(value.b);
+    case AttrType::kInt: return nb::int_(value.i);
+    case AttrType::kFloat: return nb::float_(value.f);
+    case AttrType::kString: return nb::str(value.s.c_str());
+    case AttrType::kIntList: return ShapeToPython(value.ints);
   }
   return nb::none();
 }

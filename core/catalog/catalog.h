@@ -21,52 +21,50 @@ enum class OpKind { kCompute, kCreate };
 
 // Traits group operators the way passes ask about them (tinygrad's GroupOp, MLIR traits).
 enum Trait : uint32_t {
-  kElementwise = 1u << 0,  // output element i depends on input elements i (after broadcast)
+  kElementwise = 1u << 0,    // output element i depends on input elements i (after broadcast)
   kUnary = 1u << 1,
   kBinary = 1u << 2,
   kActivation = 1u << 3,
-  kReduction = 1u << 4,    // removes (or keeps as size 1) one dimension
-  kScan = 1u << 5,         // cumulative along one dimension, shape preserved
-  kContraction = 1u << 6,  // matmul, bmm, linear
+  kReduction = 1u << 4,      // removes (or keeps as size 1) one dimension
+  kScan = 1u << 5,           // cumulative along one dimension, shape preserved
+  kContraction = 1u << 6,    // matmul, bmm, linear
   kNormalization = 1u << 7,
   kPooling = 1u << 8,
   kConv = 1u << 9,
   kConvTranspose = 1u << 10,
-  kLayout = 1u << 11,       // moves data without arithmetic (transpose)
-  kIndexResult = 1u << 12,  // produces int64 indices (argmax, argmin)
-  kPositiveInput =
-      1u << 13,             // first input must be positive (log, sqrt); Param::positive says which
-  kCreateTrait = 1u << 14,  // creates a tensor from a shape (program inputs)
-  kRowwise = 1u << 15,      // reduces along `dim` and broadcasts back (softmax, log_softmax)
+  kLayout = 1u << 11,        // moves data without arithmetic (transpose)
+  kIndexResult = 1u << 12,   // produces int64 indices (argmax, argmin)
+  kPositiveInput = 1u << 13, // first input must be positive (log, sqrt); Param::positive says which
+  kCreateTrait = 1u << 14,   // creates a tensor from a shape (program inputs)
+  kRowwise = 1u << 15,       // reduces along `dim` and broadcasts back (softmax, log_softmax)
   // Reached through the frontend only: the synthesizer does not sample it (the layout
-  // operators of real models: reshape, permute, narrow, select, flip, pad, triu, tril,
-  // broadcast_to).
+  // operators of real models: reshape, permute, narrow, select, flip, pad, triu, tril, broadcast_to).
   kFrontendOnly = 1u << 16,
-  kBoolResult = 1u << 17,  // produces a bool tensor (comparisons), as PyTorch does
+  kBoolResult = 1u << 17,    // produces a bool tensor (comparisons), as PyTorch does
 };
 
 // How the output shape follows from the inputs; the synthesizer posts one constraint
 // model per rule (catalog/shape_rules.cc documents each), the IR infers shapes with it.
 enum class ShapeRule {
-  kCreate,         // shape given by the attributes
-  kBroadcast,      // n-ary elementwise: right-aligned, each dim equal or 1
-  kReduce,         // drop `dim` (or keep as 1 with keepdim)
-  kReduceAll,      // reduce over dim=None -> scalar (not used by the synthesizer)
-  kSameAsInput,    // softmax, log_softmax, cumsum, cumprod, normalizations
-  kMatmul,         // torch.matmul semantics for rank >= 2 inputs, batch dims broadcast
-  kBmm,            // (B, M, K) x (B, K, N)
-  kLinear,         // (..., K) x (N, K) [+ (N,)]
-  kTranspose,      // swap two dims
-  kConv,           // F.convNd, spatial_dims = N
-  kConvTranspose,  // F.conv_transposeNd
-  kPool,           // F.max_poolNd / F.avg_poolNd
-  kAdaptivePool,   // F.adaptive_avg_poolNd
-  kReshape,        // same elements, another shape (one -1 inferred)
-  kPermute,        // dims reordered by a permutation
-  kNarrow,         // a contiguous range [start, start + length) of one dim
-  kSelect,         // one index of one dim, the dim removed
-  kPad,            // constant padding (before, after) per dim, last dim first
-  kExpand,         // broadcast_to: size-1 dims (and new leading dims) repeated
+  kCreate,          // shape given by the attributes
+  kBroadcast,       // n-ary elementwise: right-aligned, each dim equal or 1
+  kReduce,          // drop `dim` (or keep as 1 with keepdim)
+  kReduceAll,       // reduce over dim=None -> scalar (not used by the synthesizer)
+  kSameAsInput,     // softmax, log_softmax, cumsum, cumprod, normalizations
+  kMatmul,          // torch.matmul semantics for rank >= 2 inputs, batch dims broadcast
+  kBmm,             // (B, M, K) x (B, K, N)
+  kLinear,          // (..., K) x (N, K) [+ (N,)]
+  kTranspose,       // swap two dims
+  kConv,            // F.convNd, spatial_dims = N
+  kConvTranspose,   // F.conv_transposeNd
+  kPool,            // F.max_poolNd / F.avg_poolNd
+  kAdaptivePool,    // F.adaptive_avg_poolNd
+  kReshape,         // same elements, another shape (one -1 inferred)
+  kPermute,         // dims reordered by a permutation
+  kNarrow,          // a contiguous range [start, start + length) of one dim
+  kSelect,          // one index of one dim, the dim removed
+  kPad,             // constant padding (before, after) per dim, last dim first
+  kExpand,          // broadcast_to: size-1 dims (and new leading dims) repeated
 };
 
 enum class ParamKind { kTensor, kOptionalTensor, kAttr };
@@ -86,7 +84,7 @@ struct Param {
   AttrSpec attr;          // for kAttr
   bool positive = false;  // tensor must hold positive values (running_var); programs use torch.rand
   bool keyword_only = false;  // printed as name=value (PyTorch declares it after `*`)
-  bool boolean = false;       // a bool tensor (where's condition); every other tensor is float32
+  bool boolean = false;  // a bool tensor (where's condition); every other tensor is float32
   AuxShape aux = AuxShape::kFree;  // for tensors: shape fixed by the first input
 };
 
@@ -98,15 +96,15 @@ struct OpExample {
 };
 
 struct OpInfo {
-  std::string name;  // catalog name, unique: "conv2d", "relu", "randn"
+  std::string name;         // catalog name, unique: "conv2d", "relu", "randn"
   OpKind kind = OpKind::kCompute;
-  std::string torch;                 // fully qualified callable: "torch.nn.functional.conv2d"
-  std::string spelling;              // as printed in programs: "F.conv2d", "torch.relu"
+  std::string torch;        // fully qualified callable: "torch.nn.functional.conv2d"
+  std::string spelling;     // as printed in programs: "F.conv2d", "torch.relu"
   std::vector<std::string> aliases;  // other accepted spellings ("torch.sigmoid", "F.sigmoid")
   std::vector<Param> params;
   ShapeRule rule = ShapeRule::kBroadcast;
-  int spatial_dims = 0;  // 1, 2 or 3 for conv/pool rules
-  int min_rank = 0;      // rank bounds of the first tensor input
+  int spatial_dims = 0;     // 1, 2 or 3 for conv/pool rules
+  int min_rank = 0;         // rank bounds of the first tensor input
   int max_rank = 8;
   uint32_t traits = 0;
   // FLOPs convention (docs/flops.md): contraction and convolution count 2 per
@@ -114,12 +112,12 @@ struct OpInfo {
   // flops_per_element per element of their reference tensor (output for elementwise,
   // input for reductions, scans and normalizations).
   double flops_per_element = 1.0;
-  std::string doc;  // one line for `drtriton ops`
+  std::string doc;          // one line for `drtriton ops`
   OpExample example;
 
   bool has(Trait t) const { return (traits & t) != 0; }
-  int arity() const;      // required tensor inputs
-  int max_arity() const;  // required + optional tensor inputs
+  int arity() const;        // required tensor inputs
+  int max_arity() const;    // required + optional tensor inputs
   int num_attrs() const;
   // Index into params of the k-th tensor / attribute parameter.
   std::vector<int> tensor_param_indices() const;
