@@ -26,6 +26,10 @@ import drtriton  # noqa: E402
 
 OPS = {op["name"]: op for op in _core.ops()}
 COMPUTE = sorted(name for name, op in OPS.items() if op["kind"] == "compute")
+# Operators with a bool tensor parameter (where's condition): no program input is bool, so
+# they have no one-operator program; test_where_matches_torch builds the condition instead.
+BOOL_INPUT = {n for n in COMPUTE if any(p.get("boolean") for p in OPS[n]["params"])}
+FLOAT_INPUT = sorted(set(COMPUTE) - BOOL_INPUT)
 
 # docs/flops.md, written out again here so that a change to a catalog factor must be a
 # change to the document too.
@@ -33,6 +37,7 @@ DOC_FLOPS_PER_ELEMENT = {
     **dict.fromkeys(
         "add sub mul div maximum minimum pow exp log abs sqrt neg relu tanh".split(), 1
     ),
+    **dict.fromkeys("eq ne lt le gt ge where".split(), 1),
     **dict.fromkeys("clamp hardtanh leaky_relu".split(), 2),
     "sigmoid": 3,
     **dict.fromkeys("elu hardsigmoid silu".split(), 4),
@@ -117,7 +122,7 @@ def test_names_resolve_in_torch():
             assert callable(obj), spelling
 
 
-@pytest.mark.parametrize("name", COMPUTE)
+@pytest.mark.parametrize("name", FLOAT_INPUT)
 def test_example_matches_torch(name):
     op = OPS[name]
     text = drtriton.example_program(name)
@@ -143,7 +148,11 @@ def test_example_matches_torch(name):
 
 @pytest.mark.parametrize(
     ("name", "alias"),
-    [(name, alias) for name in COMPUTE for alias in (OPS[name]["torch"], *OPS[name]["aliases"])],
+    [
+        (name, alias)
+        for name in FLOAT_INPUT
+        for alias in (OPS[name]["torch"], *OPS[name]["aliases"])
+    ],
 )
 def test_aliases_are_the_same_operator(name, alias):
     """A program spelled with an alias parses to the same operator and computes the same
@@ -158,6 +167,35 @@ def test_aliases_are_the_same_operator(name, alias):
     inputs, fn = _run(text)
     aliased_inputs, aliased_fn = _run(aliased)
     torch.testing.assert_close(aliased_fn(*aliased_inputs), fn(*inputs))
+
+
+def test_bool_inputs_are_where_alone():
+    assert BOOL_INPUT == {"where"}
+    with pytest.raises(drtriton.ProgramError, match="bool"):
+        drtriton.example_program("where")
+
+
+def test_where_matches_torch():
+    """where reads a comparison's bool result: shapes, dtypes, FLOPs and bytes against torch
+    (the condition broadcasts against both branches)."""
+    text = (
+        "import torch\n\ndef fused_operator(x0, x1, x2, x3):\n"
+        "    t0 = torch.gt(x0, x1)\n    t1 = torch.where(t0, x2, x3)\n    return t0, t1\n\n"
+        "def get_inputs():\n    return [torch.randn(3, 1), torch.randn(1), torch.randn(2, 3, 4),"
+        " torch.randn(4)]\n"
+    )
+    program = drtriton.parse(text)
+    assert program.ops == ["gt", "where"]
+    inputs, fn = _run(text)
+    mask, out = fn(*inputs)
+    assert program.dtypes == {**program.dtypes, "t0": "bool", "t1": "float32"}
+    assert [list(mask.shape), list(out.shape)] == [program.shapes["t0"], program.shapes["t1"]]
+    assert program.flops == mask.numel() + out.numel()
+    # Fused: the four float inputs once, the bool mask (1 byte) and the float result out.
+    assert program.bytes == sum(t.numel() * 4 for t in inputs) + mask.numel() + out.numel() * 4
+    bad = text.replace("torch.where(t0, x2, x3)", "torch.where(x2, t0, x3)")
+    with pytest.raises(drtriton.ProgramError, match="bool"):
+        drtriton.parse(bad)
 
 
 # --- Randomized agreement with torch. ----------------------------------------------------
@@ -255,7 +293,7 @@ _DELIBERATELY_STRICTER = re.compile(
 )
 
 
-@pytest.mark.parametrize("name", COMPUTE)
+@pytest.mark.parametrize("name", FLOAT_INPUT)
 def test_random_arguments_agree_with_torch(name):
     op = OPS[name]
     rng = random.Random(name)

@@ -60,6 +60,7 @@ nb::dict ParamToDict(const Param& p) {
   if (p.kind != ParamKind::kAttr) {
     d["required"] = p.kind == ParamKind::kTensor;
     d["positive"] = p.positive;
+    d["boolean"] = p.boolean;
     d["aux"] = AuxShapeName(p.aux);
     return d;
   }

@@ -40,6 +40,7 @@ enum Trait : uint32_t {
   // Reached through the frontend only: the synthesizer does not sample it (the layout
   // operators of real models: reshape, permute, narrow, select, flip, pad, triu, tril, broadcast_to).
   kFrontendOnly = 1u << 16,
+  kBoolResult = 1u << 17,    // produces a bool tensor (comparisons), as PyTorch does
 };
 
 // How the output shape follows from the inputs; the synthesizer posts one constraint
@@ -83,6 +84,7 @@ struct Param {
   AttrSpec attr;          // for kAttr
   bool positive = false;  // tensor must hold positive values (running_var); programs use torch.rand
   bool keyword_only = false;  // printed as name=value (PyTorch declares it after `*`)
+  bool boolean = false;  // a bool tensor (where's condition); every other tensor is float32
   AuxShape aux = AuxShape::kFree;  // for tensors: shape fixed by the first input
 };
 
@@ -143,7 +145,7 @@ Result<Shape> InferShape(const OpInfo& op, const OpArgs& args);
 // (contractions and convolutions as torch's FlopCounterMode).
 double CountFlops(const OpInfo& op, const OpArgs& args, const Shape& out);
 // Bytes read and written by one application at `elem_bytes` per element (int64 results of
-// kIndexResult operators count 8).
+// kIndexResult operators count 8, bool results of kBoolResult operators 1).
 double CountBytes(const OpInfo& op, const OpArgs& args, const Shape& out, int elem_bytes = 4);
 
 // The same for the attribute domains and shapes of one application: true when the

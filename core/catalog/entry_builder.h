@@ -29,6 +29,11 @@ inline Param PositiveTensor(std::string name, AuxShape aux = AuxShape::kFree) {
   p.positive = true;
   return p;
 }
+inline Param BoolTensor(std::string name) {
+  Param p = Tensor(std::move(name));
+  p.boolean = true;
+  return p;
+}
 inline Param OptionalTensor(std::string name, AuxShape aux = AuxShape::kFree) {
   Param p = Tensor(std::move(name), aux);
   p.kind = ParamKind::kOptionalTensor;

@@ -64,10 +64,17 @@ double CountFlops(const OpInfo& op, const OpArgs& args, const Shape& out) {
 }
 
 double CountBytes(const OpInfo& op, const OpArgs& args, const Shape& out, int elem_bytes) {
-  double in_elems = 0;
-  for (const auto& t : args.tensors) in_elems += Elements(t ? &*t : nullptr);
-  const int out_bytes = op.has(kIndexResult) ? 8 : elem_bytes;  // int64 indices
-  return in_elems * elem_bytes + static_cast<double>(NumElements(out)) * out_bytes;
+  // A bool tensor (where's condition, a comparison's result) is one byte per element; int64
+  // indices eight.
+  const std::vector<int> tensor_params = op.tensor_param_indices();
+  double in_bytes = 0;
+  for (size_t k = 0; k < args.tensors.size(); ++k) {
+    const bool boolean = op.params[static_cast<size_t>(tensor_params[k])].boolean;
+    in_bytes +=
+        Elements(args.tensors[k] ? &*args.tensors[k] : nullptr) * (boolean ? 1 : elem_bytes);
+  }
+  const int out_bytes = op.has(kIndexResult) ? 8 : op.has(kBoolResult) ? 1 : elem_bytes;
+  return in_bytes + static_cast<double>(NumElements(out)) * out_bytes;
 }
 
 bool InSynthDomain(const OpInfo& op, const OpArgs& args) {

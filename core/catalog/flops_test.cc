@@ -34,6 +34,17 @@ TEST(FlopsTest, ContractionsCountTwoPerMultiplyAdd) {
   EXPECT_EQ(Count("linear", {Shape{4}, Shape{6, 4}, std::nullopt}).flops, 48.0);
 }
 
+TEST(FlopsTest, BoolTensorsCountOneBytePerElement) {
+  // gt: two float inputs (12 + 3 elements), a bool (4, 3) output.
+  const Counts gt = Count("gt", {Shape{4, 3}, Shape{3}});
+  EXPECT_EQ(gt.flops, 12.0);
+  EXPECT_EQ(gt.bytes, (12.0 + 3) * 4 + 12 * 1);
+  // where: a bool (3, 1) condition, float (2, 3, 4) and (4,) branches, a float (2, 3, 4) result.
+  const Counts where = Count("where", {Shape{3, 1}, Shape{2, 3, 4}, Shape{4}});
+  EXPECT_EQ(where.flops, 24.0);
+  EXPECT_EQ(where.bytes, 3.0 * 1 + (24.0 + 4) * 4 + 24 * 4);
+}
+
 TEST(FlopsTest, ConvolutionsMatchFlopCounterMode) {
   // 2 * N * C_out * H_out * W_out * (C_in / g) * k * k = 2 * 2 * 6 * 64 * 2 * 9
   EXPECT_EQ(

@@ -42,6 +42,15 @@ Entry Binary(std::string name, std::string torch, double flops, std::string doc)
   return e;
 }
 
+// A comparison: a bool tensor of input OP other, broadcast, as torch.eq and friends return.
+// Frontend-only: masks of real models (causal attention's `bias == 0`); the synthesizer's
+// programs are float32 throughout.
+Entry Comparison(std::string name, std::string doc) {
+  Entry e = Binary(name, "torch." + name, 1, std::move(doc));
+  e.Traits(kElementwise | kBinary | kBoolResult | kFrontendOnly);
+  return e;
+}
+
 }  // namespace
 
 void AddElementwiseOps(std::vector<OpInfo>& out) {
@@ -76,6 +85,23 @@ void AddElementwiseOps(std::vector<OpInfo>& out) {
   out.push_back(Unary("sqrt", "torch.sqrt", "torch.sqrt", kPositiveInput, 1, "square root, x > 0")
                     .Params({PositiveTensor("input")}));
   out.push_back(Unary("neg", "torch.neg", "torch.neg", 0, 1, "-x").Alias({"torch.negative"}));
+
+  // Comparisons (bool results) and the selection that reads them.  masked_fill(x, m, v) is
+  // where(m, v, x) with v a one-element constant (the frontend's spelling of a number).
+  out.push_back(Comparison("eq", "input == other, a bool tensor"));
+  out.push_back(Comparison("ne", "input != other (true where either is NaN), a bool tensor"));
+  out.push_back(Comparison("lt", "input < other, a bool tensor").Alias({"torch.less"}));
+  out.push_back(Comparison("le", "input <= other, a bool tensor").Alias({"torch.less_equal"}));
+  out.push_back(Comparison("gt", "input > other, a bool tensor").Alias({"torch.greater"}));
+  out.push_back(Comparison("ge", "input >= other, a bool tensor").Alias({"torch.greater_equal"}));
+  out.push_back(Entry("where", "torch.where", "torch.where")
+                    .Params({BoolTensor("condition"), Tensor("input"), Tensor("other")})
+                    .Rule(ShapeRule::kBroadcast)
+                    .Rank(1, kMaxElementwiseRank)
+                    .Traits(kElementwise | kFrontendOnly)
+                    .Flops(1)
+                    .Doc("input where condition else other, broadcast (condition: bool)")
+                    .Example({{3, 1}, {2, 3, 4}, {4}}));
 
   // Activations available as torch.* (and F.*).
   out.push_back(Unary("relu", "torch.relu", "torch.relu", kActivation, 1, "max(x, 0)")

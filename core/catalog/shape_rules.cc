@@ -373,6 +373,7 @@ std::vector<std::string> TraitNames(uint32_t traits) {
       {kCreateTrait, "create"},
       {kRowwise, "rowwise"},
       {kFrontendOnly, "frontend_only"},
+      {kBoolResult, "bool_result"},
   };
   std::vector<std::string> names;
   for (const auto& [t, n] : kNames)

@@ -44,6 +44,13 @@ std::string Binary(const std::string& name, const std::string& a, const std::str
   if (name == "div") return a + " / " + b;
   if (name == "maximum") return NanMax(a, b);
   if (name == "minimum") return NanMin(a, b);
+  // Comparisons are IEEE, as torch's: false against NaN, except != which is true.
+  if (name == "eq") return "(" + a + " == " + b + ")";
+  if (name == "ne") return "(" + a + " != " + b + ")";
+  if (name == "lt") return "(" + a + " < " + b + ")";
+  if (name == "le") return "(" + a + " <= " + b + ")";
+  if (name == "gt") return "(" + a + " > " + b + ")";
+  if (name == "ge") return "(" + a + " >= " + b + ")";
   return "";
 }
 
@@ -101,6 +108,8 @@ std::string NanOfLanes(const std::string& acc) {
 
 std::string ElementwiseFormula(const OpInfo& op, const std::vector<std::string>& ins,
                                const std::vector<AttrValue>& attrs) {
+  if (ins.size() == 3 && op.name == "where")
+    return "tl.where(" + ins[0] + ", " + ins[1] + ", " + ins[2] + ")";
   if (ins.size() == 2) return Binary(op.name, ins[0], ins[1]);
   if (ins.size() == 1) return Unary(op.name, ins[0], attrs);
   return "";

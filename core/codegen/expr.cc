@@ -48,7 +48,8 @@ std::string ExprEmitter::Emit(ValueId v, const std::vector<std::string>& coords)
 
 void ExprEmitter::EmitLoad(const std::string& var, ValueId v,
                            const std::vector<std::string>& coords) {
-  const std::string other = program_.value(v).dtype == "int64" ? "0" : "0.0";
+  const std::string& dtype = program_.value(v).dtype;
+  const std::string other = dtype == "int64" ? "0" : dtype == "bool" ? "False" : "0.0";
   auto load = [&](const std::string& address) {
     return var + " = tl.load(" + address + ", mask=" + mask_ + ", other=" + other + ")";
   };

@@ -18,6 +18,11 @@ Result<Program> SingleOpProgram(OpId op_id) {
                      std::to_string(op.example.inputs.size()) + " input shapes for " +
                      std::to_string(tensor_params.size()) + " tensor parameters");
   }
+  for (int k : tensor_params) {
+    const Param& param = op.params[static_cast<size_t>(k)];
+    if (param.boolean)  // program inputs are float32 (randn, rand): a bool is a comparison's
+      return MakeError(op.name + ": '" + param.name + "' is bool, which no program input is");
+  }
   const OpId randn = FindOp("torch.randn");
   const OpId rand = FindOp("torch.rand");
   Program program;

@@ -158,10 +158,12 @@ Result<OpArgs> CheckTensors(const Program& program, const OpInfo& op,
                        "' is not a value of this program");
     }
     const Value& v = program.value(tensors[k]);
-    // Index results (argmax) are outputs only: no compute operator here reads int64.
-    if (v.dtype != "float32") {
-      return MakeError(op.spelling + ": '" + v.name + "' holds " + v.dtype +
-                       " indices, which operators cannot take as input");
+    // Index results (argmax) are outputs only: no compute operator here reads int64.  A bool
+    // tensor (a comparison's result) is where's condition and nothing else.
+    const std::string want = param.boolean ? "bool" : "float32";
+    if (v.dtype != want) {
+      return MakeError(op.spelling + ": '" + v.name + "' holds " + v.dtype + ", but '" +
+                       param.name + "' takes " + want);
     }
     args.tensors.emplace_back(v.shape);
   }
@@ -291,7 +293,7 @@ Result<ValueId> Program::AddNode(OpId op_id, std::vector<ValueId> tensors,
   Value result;
   result.name = std::move(result_name);
   result.shape = std::move(shape).value();
-  result.dtype = op.has(kIndexResult) ? "int64" : "float32";
+  result.dtype = op.has(kIndexResult) ? "int64" : op.has(kBoolResult) ? "bool" : "float32";
   result.producer = NodeId{static_cast<int32_t>(nodes_.size())};
   auto id = AddValue(std::move(result));
   if (!id) return fail(id.error().message);
@@ -339,7 +341,7 @@ double Program::bytes() const {
   auto count = [&](ValueId id) {
     if (!Contains(id) || !seen.insert(id.index).second) return;
     const Value& v = value(id);
-    const double elem_bytes = v.dtype == "int64" ? 8 : 4;
+    const double elem_bytes = v.dtype == "int64" ? 8 : v.dtype == "bool" ? 1 : 4;
     total += elem_bytes * static_cast<double>(NumElements(v.shape));
   };
   for (ValueId id : inputs_) count(id);

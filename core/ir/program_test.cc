@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "ir/build.h"
@@ -23,6 +24,11 @@ Program TwoInputs() {
   EXPECT_TRUE(p.AddInput("x0", {4, 8}, Op("randn")).ok());
   EXPECT_TRUE(p.AddInput("x1", {1, 8}, Op("rand")).ok());
   return p;
+}
+
+// where's condition: no program input is bool, so SingleOpProgram builds none for it.
+bool HasBoolParam(const OpInfo& op) {
+  return std::any_of(op.params.begin(), op.params.end(), [](const Param& q) { return q.boolean; });
 }
 
 ValueId X(const Program& p, int k) { return p.inputs().at(static_cast<size_t>(k)); }
@@ -104,6 +110,23 @@ TEST(ProgramTest, IndexResultsAreInt64AndCostEightBytes) {
   p.SetOutputs({t0.value()});
   EXPECT_DOUBLE_EQ(p.bytes(), (32 + 8) * 4 + 4 * 8);
   ExpectError(p.AddNode(Op("relu"), {t0.value()}, {}, "t1"), "int64");
+}
+
+TEST(ProgramTest, ComparisonsAreBoolAndOnlyWhereReadsThem) {
+  Program p = TwoInputs();
+  auto mask = p.AddNode(Op("gt"), {X(p, 0), X(p, 0)}, {}, "t0");
+  ASSERT_TRUE(mask.ok()) << mask.error().ToString();
+  EXPECT_EQ(p.value(mask.value()).dtype, "bool");
+  auto picked = p.AddNode(Op("where"), {mask.value(), X(p, 0), X(p, 1)}, {}, "t1");
+  ASSERT_TRUE(picked.ok()) << picked.error().ToString();
+  EXPECT_EQ(p.value(picked.value()).dtype, "float32");
+  p.SetOutputs({mask.value(), picked.value()});
+  const double x0 = NumElements(p.value(X(p, 0)).shape), x1 = NumElements(p.value(X(p, 1)).shape);
+  const double out = NumElements(p.value(picked.value()).shape);
+  EXPECT_DOUBLE_EQ(p.bytes(), (x0 + x1) * 4 + x0 * 1 + out * 4);
+  ExpectError(p.AddNode(Op("relu"), {mask.value()}, {}, "t2"), "bool");
+  ExpectError(p.AddNode(Op("where"), {X(p, 0), X(p, 0), X(p, 1)}, {}, "t2"), "takes bool");
+  ExpectError(p.AddNode(Op("where"), {mask.value(), mask.value(), X(p, 1)}, {}, "t2"), "bool");
 }
 
 TEST(ProgramTest, AddInputChecks) {
@@ -206,6 +229,10 @@ TEST(BuildTest, SingleOpProgramForEveryComputeOperator) {
       continue;
     }
     auto program = SingleOpProgram(id);
+    if (HasBoolParam(op)) {
+      EXPECT_FALSE(program.ok()) << op.name << ": no program input is bool";
+      continue;
+    }
     ASSERT_TRUE(program.ok()) << op.name << ": " << program.error().ToString();
     const Program& p = program.value();
     EXPECT_EQ(p.level(), 1);
@@ -227,7 +254,7 @@ TEST(BuildTest, SingleOpProgramForEveryComputeOperator) {
 TEST(BuildTest, SingleOpProgramUsesRandForPositiveInputs) {
   for (OpId id = 0; id < static_cast<OpId>(Catalog().size()); ++id) {
     const OpInfo& op = GetOp(id);
-    if (op.kind != OpKind::kCompute) continue;
+    if (op.kind != OpKind::kCompute || HasBoolParam(op)) continue;
     auto program = SingleOpProgram(id);
     ASSERT_TRUE(program.ok()) << op.name;
     const std::vector<int> tensor_params = op.tensor_param_indices();

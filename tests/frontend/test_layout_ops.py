@@ -9,6 +9,8 @@ from test_frontend import module_task
 
 from drtriton import parse
 from drtriton.frontend import check_equivalence, from_module_source
+from drtriton.teach import emit
+from drtriton.verify import verify
 
 CASES = {
     # name: (init, forward, inputs, expected catalog operators)
@@ -74,6 +76,13 @@ CASES = {
         "return x / torch.linalg.vector_norm(x, 2, dim=(1, 2), keepdim=True)\n",
         "torch.randn(2, 3, 4)",
         ["mul", "sum", "sum", "sqrt", "div"],
+    ),
+    # KernelBench level 1, 37: the 0-d norm is held as [1, 1, 1] (it only broadcasts).
+    "frobenius_norm_over_all_dims": (
+        "",
+        "return x / torch.norm(x, p='fro')\n",
+        "torch.randn(2, 3, 4)",
+        ["mul", "sum", "sum", "sum", "sqrt", "div"],
     ),
     "l1_norm_over_rows": (
         "",
@@ -173,4 +182,26 @@ def test_a_split_of_an_integer_tensor_stays_a_pytorch_call():
     result = from_module_source(code)
     assert not result.fully_mapped
     assert any("torch.narrow(" in line.call for line in result.lines if line.opaque)
+    assert check_equivalence(code, result).ok
+
+
+def test_a_norm_over_all_dims_verifies_in_the_interpreter():
+    init, forward, inputs, _ = CASES["frobenius_norm_over_all_dims"]
+    text = from_module_source(module_task(init, forward, inputs)).program_text
+    assert parse(text).shapes[parse(text).outputs[0]] == [2, 3, 4]
+    verdict = verify(text, emit(text), device="cpu", input_seed=0)
+    assert verdict.correct, verdict.reason
+
+
+@pytest.mark.parametrize(
+    "forward",
+    [
+        "return torch.norm(x, p='fro')\n",  # returned: a program returns what PyTorch does
+        "return torch.norm(x, p='fro') * x[0, 0]\n",  # a rank-1 partner broadcasts otherwise
+    ],
+)
+def test_a_0d_norm_that_does_not_only_broadcast_stays_a_pytorch_call(forward):
+    code = module_task("", forward, "torch.randn(2, 3, 4)")
+    result = from_module_source(code)
+    assert not result.fully_mapped
     assert check_equivalence(code, result).ok

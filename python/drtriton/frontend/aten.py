@@ -241,7 +241,9 @@ def _vector_norm(a: dict[str, Any]) -> list[Step] | None:
         return None
     rank = len(_shape(a["self"]))
     dims = _dims(a.get("dim"), rank) or list(range(rank - 1, -1, -1))
-    keep = bool(a.get("keepdim", False))
+    # Over every dim the norm is 0-d, which the catalog's sqrt does not take: it is computed
+    # with the dims kept ([1] * rank), which lower.py accepts for a value that only broadcasts.
+    keep = bool(a.get("keepdim", False)) or len(dims) == rank
     first = (
         ("mul", {"input": a["self"], "other": a["self"]})
         if a["ord"] == 2
@@ -249,6 +251,20 @@ def _vector_norm(a: dict[str, Any]) -> list[Step] | None:
     )
     sums = [("sum", {"input": PREVIOUS, "dim": d, "keepdim": keep}) for d in dims]
     return [first, *sums, *([("sqrt", {"input": PREVIOUS})] if a["ord"] == 2 else [])]
+
+
+def _where(a: dict[str, Any]) -> list[Step] | None:
+    """torch.where(condition, self, other): a number branch becomes a constant (lower.py)."""
+    if not _is_tensor(a["condition"]):
+        return None
+    return _one("where", condition=a["condition"], input=a["self"], other=a["other"])
+
+
+def _masked_fill(a: dict[str, Any]) -> list[Step] | None:
+    """x.masked_fill(mask, value) = where(mask, value, x); value a number or a 0-d constant."""
+    if not (_is_tensor(a["mask"]) and _is_tensor(a["self"])):
+        return None
+    return _one("where", condition=a["mask"], input=a["value"], other=a["self"])
 
 
 def _string_padding(a: dict[str, Any]) -> list[int] | None:
@@ -365,6 +381,9 @@ _UNARY = [
     "silu",
 ]
 
+# Comparisons: bool results, read by where (masked_fill) or returned as PyTorch returns them.
+_COMPARISONS = ["eq", "ne", "lt", "le", "gt", "ge"]
+
 ATEN_TO_CATALOG: dict[Any, Entry] = {
     aten.add.Tensor: _binary("add"),
     aten.sub.Tensor: _binary("sub"),
@@ -375,6 +394,16 @@ ATEN_TO_CATALOG: dict[Any, Entry] = {
     aten.div.Tensor_mode: _binary("div"),
     aten.maximum.default: _binary("maximum"),
     aten.minimum.default: _binary("minimum"),
+    **{
+        getattr(getattr(aten, name), form): _binary(name)
+        for name in _COMPARISONS
+        for form in ("Tensor", "Scalar")
+    },
+    aten.where.self: _where,
+    aten.where.ScalarSelf: _where,
+    aten.where.ScalarOther: _where,
+    aten.masked_fill.Scalar: _masked_fill,
+    aten.masked_fill.Tensor: _masked_fill,
     aten.pow.Tensor_Scalar: _pow,
     aten.clamp.default: _clamp,
     **{getattr(aten, name).default: _unary(name) for name in _UNARY},

@@ -310,7 +310,11 @@ class Lowering:
             lines.append(line)
         val = node.meta.get("val")
         last = self._pending[lines[-1].result]
-        if isinstance(val, torch.Tensor) and list(val.shape) != list(last.shape):
+        if (
+            isinstance(val, torch.Tensor)
+            and list(val.shape) != list(last.shape)
+            and not _broadcasts_alike(node, last.shape)
+        ):
             self._pending.clear()  # e.g. a [1] scalar constant broadcast against a 0-d tensor
             return False
         for line in lines:
@@ -374,7 +378,8 @@ class Lowering:
             else:
                 text = self._operand(value)
                 tensor = self.tensors.get(text or "") or self._pending.get(text or "")
-                if tensor is None or tensor.dtype != "float32":
+                # where's condition is bool (a comparison's result); every other tensor float32
+                if tensor is None or tensor.dtype != ("bool" if param["boolean"] else "float32"):
                     return None
                 operands.append(text)
                 if param["positive"] or (k == 0 and "positive_input" in entry["traits"]):
@@ -394,13 +399,22 @@ class Lowering:
         """The parser's spelling of `call` (as the Tensor's name slot: see _checked_line) and
         its result's shape, or None when the IR rejects it."""
         unique = list(dict.fromkeys(operands))
+        tensors = [self.tensors.get(n) or self._pending[n] for n in unique]
         makes = [
-            ("torch.rand" if n in positive else "torch.randn")
-            + _shape_args((self.tensors.get(n) or self._pending[n]).shape)
-            for n in unique
+            ("torch.rand" if n in positive else "torch.randn") + _shape_args(t.shape)
+            for n, t in zip(unique, tensors, strict=True)
+        ]
+        # No program input is bool: a bool operand is made by a comparison of a float input.
+        params = [
+            f"{n}_src" if t.dtype == "bool" else n for n, t in zip(unique, tensors, strict=True)
+        ]
+        lines = [
+            Line(n, f"torch.eq({n}_src, {n}_src)", None)
+            for n, t in zip(unique, tensors, strict=True)
+            if t.dtype == "bool"
         ]
         ok, program, _ = _core.parse(
-            render_task(unique, [Line(result, call, None)], [result], makes)
+            render_task(params, [*lines, Line(result, call, None)], [result], makes)
         )
         if not ok:
             return None
@@ -460,6 +474,26 @@ def _only_elementwise_operand(node: torch.fx.Node) -> bool:
         others = [a for a in user.args[:2] if a is not node]
         ranks = [o.meta["val"].dim() for o in others if isinstance(o, torch.fx.Node)]
         if len(ranks) != 1 or ranks[0] < 1:
+            return False
+    return True
+
+
+def _broadcasts_alike(node: torch.fx.Node, shape: list[int]) -> bool:
+    """A 0-d `node` may be held as `shape` (all ones) where no output is it and every user
+    combines it elementwise with a tensor of rank >= len(shape): broadcasting then gives
+    the same result (x / torch.norm(x))."""
+    val = node.meta.get("val")
+    if val.dim() != 0 or any(d != 1 for d in shape) or _is_output(node) or not node.users:
+        return False
+    for user in node.users:
+        target = user.target
+        if not isinstance(target, torch._ops.OpOverload):
+            return False
+        if f"{_op_name(target)}.{target._overloadname}" not in _ELEMENTWISE_BINARY:
+            return False
+        others = [a for a in user.args[:2] if a is not node]
+        ranks = [o.meta["val"].dim() for o in others if isinstance(o, torch.fx.Node)]
+        if len(ranks) != 1 or ranks[0] < len(shape):
             return False
     return True
 
