@@ -116,6 +116,13 @@ struct OpInfo {
   OpExample example;
 
   bool has(Trait t) const { return (traits & t) != 0; }
+  // A bool tensor parameter (where's condition): no program input is bool, so such an
+  // operator has no one-operator program; it only ever reads a comparison's result.
+  bool has_bool_param() const {
+    for (const Param& q : params)
+      if (q.boolean) return true;
+    return false;
+  }
   int arity() const;        // required tensor inputs
   int max_arity() const;    // required + optional tensor inputs
   int num_attrs() const;

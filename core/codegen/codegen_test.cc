@@ -476,7 +476,9 @@ TEST(CodegenTest, MatmulUsesDotWithBroadcastBatch) {
 
 TEST(CodegenTest, EveryCatalogOperatorEmits) {
   for (OpId id = 0; id < static_cast<OpId>(Catalog().size()); ++id) {
-    if (GetOp(id).kind != OpKind::kCompute) continue;
+    // where's bool condition: no program input is bool, so it has no one-operator program
+    // (tests/frontend/test_masks.py emits and verifies it after a comparison).
+    if (GetOp(id).kind != OpKind::kCompute || GetOp(id).has_bool_param()) continue;
     auto p = SingleOpProgram(id);
     ASSERT_TRUE(p.ok()) << GetOp(id).name;
     EXPECT_TRUE(UnsupportedOps(p.value()).empty()) << GetOp(id).name;

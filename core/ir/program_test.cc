@@ -26,11 +26,6 @@ Program TwoInputs() {
   return p;
 }
 
-// where's condition: no program input is bool, so SingleOpProgram builds none for it.
-bool HasBoolParam(const OpInfo& op) {
-  return std::any_of(op.params.begin(), op.params.end(), [](const Param& q) { return q.boolean; });
-}
-
 ValueId X(const Program& p, int k) { return p.inputs().at(static_cast<size_t>(k)); }
 
 void ExpectError(const Result<ValueId>& r, const std::string& fragment) {
@@ -229,7 +224,7 @@ TEST(BuildTest, SingleOpProgramForEveryComputeOperator) {
       continue;
     }
     auto program = SingleOpProgram(id);
-    if (HasBoolParam(op)) {
+    if (op.has_bool_param()) {
       EXPECT_FALSE(program.ok()) << op.name << ": no program input is bool";
       continue;
     }
@@ -254,7 +249,7 @@ TEST(BuildTest, SingleOpProgramForEveryComputeOperator) {
 TEST(BuildTest, SingleOpProgramUsesRandForPositiveInputs) {
   for (OpId id = 0; id < static_cast<OpId>(Catalog().size()); ++id) {
     const OpInfo& op = GetOp(id);
-    if (op.kind != OpKind::kCompute || HasBoolParam(op)) continue;
+    if (op.kind != OpKind::kCompute || op.has_bool_param()) continue;
     auto program = SingleOpProgram(id);
     ASSERT_TRUE(program.ok()) << op.name;
     const std::vector<int> tensor_params = op.tensor_param_indices();
