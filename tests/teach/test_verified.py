@@ -110,13 +110,13 @@ CASES = {
         "x0, x1",
         "torch.randn(1, 1), torch.randn(1)",
     ),
-    # Split-K (one tile, 513 BLOCK_K steps: 4 slices, heuristics.cc ChooseSplitK): the partial
+    # Split-K (one tile, 513 BLOCK_K steps of 64: 4 slices, heuristics.cc ChooseSplitK): the partial
     # kernel's workspace, the in-order sum of the slices, then bias and epilogue.  More split
     # and narrow cases, run once each, are in test_interpreter_dot.py.
     "linear_split_k": task(
         ["t0 = F.linear(x0, x1, x2)", "t1 = torch.tanh(t0)"],
         "x0, x1, x2",
-        "torch.randn(16, 16416), torch.randn(24, 16416), torch.randn(24)",
+        "torch.randn(16, 32832), torch.randn(24, 32832), torch.randn(24)",
     ),
     # The narrow path (M at most 4: a product and tl.sum, no tl.dot).
     "vector_times_matrix": task(
