@@ -15,4 +15,5 @@ ctest --test-dir build/test --output-on-failure -j "$(nproc)"
 
 python3 -m ruff check python tests benchmarks examples
 python3 -m ruff format --check python tests benchmarks examples
-python3 -m pytest -q tests
+# One test process per core (pytest-xdist); the slowest tests are listed, for the next trim.
+python3 -m pytest -q -n auto --durations=15 tests
