@@ -465,6 +465,12 @@ def _only_elementwise_operand(node: torch.fx.Node) -> bool:
     val = node.meta.get("val")
     if not isinstance(val, torch.Tensor) or val.dim() != 0 or not val.is_floating_point():
         return False
+    return _users_combine_elementwise(node, 1)
+
+
+def _users_combine_elementwise(node: torch.fx.Node, min_rank: int) -> bool:
+    """Every user of `node` is an elementwise binary operator whose other operand is one
+    tensor of rank >= min_rank."""
     for user in node.users:
         target = user.target
         if not isinstance(target, torch._ops.OpOverload):
@@ -473,7 +479,7 @@ def _only_elementwise_operand(node: torch.fx.Node) -> bool:
             return False
         others = [a for a in user.args[:2] if a is not node]
         ranks = [o.meta["val"].dim() for o in others if isinstance(o, torch.fx.Node)]
-        if len(ranks) != 1 or ranks[0] < 1:
+        if len(ranks) != 1 or ranks[0] < min_rank:
             return False
     return True
 
@@ -485,17 +491,7 @@ def _broadcasts_alike(node: torch.fx.Node, shape: list[int]) -> bool:
     val = node.meta.get("val")
     if val.dim() != 0 or any(d != 1 for d in shape) or _is_output(node) or not node.users:
         return False
-    for user in node.users:
-        target = user.target
-        if not isinstance(target, torch._ops.OpOverload):
-            return False
-        if f"{_op_name(target)}.{target._overloadname}" not in _ELEMENTWISE_BINARY:
-            return False
-        others = [a for a in user.args[:2] if a is not node]
-        ranks = [o.meta["val"].dim() for o in others if isinstance(o, torch.fx.Node)]
-        if len(ranks) != 1 or ranks[0] < len(shape):
-            return False
-    return True
+    return _users_combine_elementwise(node, len(shape))
 
 
 # Copies and aliases that change nothing but identity: looked through to find a constant.
