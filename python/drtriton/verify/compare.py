@@ -45,8 +45,9 @@ every element: where the two differ, float32 rounding decides a near-tie and eac
 answer; where they agree (almost everywhere) ref32 alone is the answer. There is no envelope
 when the float64 evaluation failed or differs in structure (envelope.py falls back to ref32
 alone), for tasks that draw random numbers (two evaluations differ by more than rounding), for
-tasks whose inputs exceed Options.envelope_max_gb (2 GB by default: the float64 copies would not
-fit beside the other verifications on the GPU), and for outputs that are not float32.
+tasks whose inputs exceed Options.envelope_host_max_gb (16 GB by default; above
+Options.envelope_max_gb, 2 GB, the float64 evaluation runs on the host instead of the GPU, where
+its copies would not fit beside the other verifications), and for outputs that are not float32.
 
 Default tolerances: atol = rtol = 1e-4 for fp32/fp64 (DESIGN.md), 1e-2 for fp16/bf16; both are
 configurable and then apply to every dtype. Integer and bool outputs must match exactly.
