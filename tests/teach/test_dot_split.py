@@ -42,7 +42,10 @@ def rows(bench: ModuleType) -> dict[tuple[Any, ...], Any]:
 
 
 def test_parts_are_bf16_and_sum_back_to_the_operand(bench: ModuleType) -> None:
-    x = torch.randn(100_000) * torch.logspace(-20, 20, 100_000)
+    # Seeded, and no zeros (|x| / |x| of an exact 0 is NaN): the tests of a process share the
+    # global generator, whose state depends on which tests ran before (pytest-xdist).
+    gen = torch.Generator().manual_seed(0)
+    x = (torch.rand(100_000, generator=gen) + 0.5) * torch.logspace(-20, 20, 100_000)
     hi, mid, lo = bench.split(x, 3)
     for part in (hi, mid, lo):
         assert torch.equal(part.to(torch.bfloat16).to(torch.float32), part)
@@ -110,7 +113,9 @@ def test_long_split_sums_are_chunked_where_one_sum_would_lose_to_fp32(bench: Mod
 def test_fp16x3_parts_are_fp16_and_hold_22_bits(bench: ModuleType) -> None:
     # Operands from 0.016 (2^-14, fp16's smallest normal, after the 2^-8 prescale) to 1.6e7
     # (below 65504 * 2^8).
-    x = torch.randn(100_000).sign() * torch.logspace(-1.8, 7.2, 100_000)
+    gen = torch.Generator().manual_seed(0)
+    signs = torch.randint(0, 2, (100_000,), generator=gen) * 2.0 - 1.0  # +-1, never 0
+    x = signs * torch.logspace(-1.8, 7.2, 100_000)
     hi, lo = bench.split_fp16(x)
     for part in (hi, lo):
         assert torch.isfinite(part).all()
@@ -118,7 +123,7 @@ def test_fp16x3_parts_are_fp16_and_hold_22_bits(bench: ModuleType) -> None:
     back = (hi + lo * 2.0**-bench.FP16_LO_SCALE) * 2.0**bench.FP16_PRESCALE
     assert float(((back - x).abs() / x.abs()).max()) <= 2.0**-21
     # Smaller operands fall below fp16's normal range: an absolute error under 4e-9 instead.
-    tiny = torch.randn(10_000).sign() * torch.logspace(-9, -1.8, 10_000)
+    tiny = signs[:10_000] * torch.logspace(-9, -1.8, 10_000)
     th, tl_ = bench.split_fp16(tiny)
     back = (th + tl_ * 2.0**-bench.FP16_LO_SCALE) * 2.0**bench.FP16_PRESCALE
     assert float((back - tiny).abs().max()) < 4e-9
