@@ -31,14 +31,9 @@ Dims PaddedStrides(const Dims& dims) {
   return strides;
 }
 
-std::string ShapeText(const Dims& dims) { return "(" + Join(dims, ", ") + ")"; }
-
 std::string Grid2D(const std::string& rows, const std::string& cols, const RepackConfig& c) {
-  const std::string br = IntLiteral(c.block_r), bc = IntLiteral(c.block_c);
-  if (IsLiteral(rows) && IsLiteral(cols))
-    return "(" + IntLiteral(CeilDiv(std::stoll(rows), c.block_r)) + ", " +
-           IntLiteral(CeilDiv(std::stoll(cols), c.block_c)) + ")";
-  return "(triton.cdiv(" + rows + ", " + br + "), triton.cdiv(" + cols + ", " + bc + "))";
+  return "(" + BlocksOf(rows, IntLiteral(c.block_r)) + ", " +
+         BlocksOf(cols, IntLiteral(c.block_c)) + ")";
 }
 
 }  // namespace
@@ -83,7 +78,7 @@ EmittedKernel EmitRepack(const GroupContext& ctx, ValueId v) {
   k.name = buffer + "_kernel";
   k.text =
       KernelText(k.name,
-                 value.name + " " + ShapeText(dims) + " into rows padded to a multiple of " +
+                 value.name + " " + ShapeTuple(dims) + " into rows padded to a multiple of " +
                      IntLiteral(kRowAlignment) + " elements (aligned loads in the contraction)",
                  params, {"BLOCK_R", "BLOCK_C"}, w.str());
   k.call_args = params.args();

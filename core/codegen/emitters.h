@@ -34,9 +34,15 @@ struct GroupContext {
   }
 };
 
-// The grid of a 1-D launch over `count` programs' worth of work in blocks of `block` (a
-// literal or a wrapper variable): "(4,)" when both are literals, else a triton.cdiv.
+// The programs along one grid axis for `count` elements in blocks of `block` (each a literal
+// or a wrapper expression): "4" when both are literals, else a triton.cdiv.
+std::string BlocksOf(const std::string& count, const std::string& block);
+// The grid of a 1-D launch over `count` programs' worth of work in blocks of `block`: "(4,)"
+// or "(triton.cdiv(n, 128),)".
 std::string Grid1D(const std::string& count, const std::string& block);
+// A wrapper's Python tuple of dims: "(a, b)", and "(a,)" for one; of a concrete shape's sizes.
+std::string ShapeTuple(const Dims& dims);
+std::string ShapeTuple(const Shape& shape);
 
 // The wrapper's expression for the device the program runs on: its first input's
 // (`x0.device`), or 'cuda' for a program without inputs.

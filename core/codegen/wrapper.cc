@@ -10,7 +10,6 @@
 #include "codegen/emitters.h"
 
 namespace drtriton::codegen {
-namespace {
 
 std::string ShapeTuple(const Dims& dims) {
   if (dims.size() == 1) return "(" + dims[0] + ",)";
@@ -18,6 +17,8 @@ std::string ShapeTuple(const Dims& dims) {
 }
 
 std::string ShapeTuple(const Shape& shape) { return ShapeTuple(LiteralDims(shape)); }
+
+namespace {
 
 std::string TorchDtype(const std::string& dtype) { return "torch." + dtype; }
 
@@ -152,10 +153,14 @@ void CloseLoop(PythonWriter& w, const std::string& var, const std::string& bound
   w.Dedent();
 }
 
-std::string Grid1D(const std::string& count, const std::string& block) {
+std::string BlocksOf(const std::string& count, const std::string& block) {
   if (IsLiteral(count) && IsLiteral(block))
-    return "(" + IntLiteral(CeilDiv(std::stoll(count), std::stoll(block))) + ",)";
-  return "(triton.cdiv(" + count + ", " + block + "),)";
+    return IntLiteral(CeilDiv(std::stoll(count), std::stoll(block)));
+  return "triton.cdiv(" + count + ", " + block + ")";
+}
+
+std::string Grid1D(const std::string& count, const std::string& block) {
+  return "(" + BlocksOf(count, block) + ",)";
 }
 
 std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launches,
