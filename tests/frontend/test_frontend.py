@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from drtriton import parse
@@ -22,6 +24,26 @@ def module_task(init: str, forward: str, inputs: str, init_inputs: str = "") -> 
         f"def get_inputs():\n    return [{inputs}]\n\n"
         f"def get_init_inputs():\n    return [{init_inputs}]\n"
     )
+
+
+def assert_maps_and_reproduces(code: str, ops: list[str] | None = None) -> None:
+    """`code` maps fully onto the catalog (onto `ops`, in order, when given) and the mapped
+    program reproduces the module's outputs."""
+    result = from_module_source(code)
+    assert result.fully_mapped, result.source
+    if ops is not None:
+        assert parse(result.program_text).ops == ops, result.program_text
+    equivalence = check_equivalence(code, result)
+    assert equivalence.ok, equivalence.reason
+
+
+def assert_stays_partly_pytorch(code: str) -> Any:
+    """`code` keeps some PyTorch call (no catalog spelling) and still reproduces the module;
+    returns the export result."""
+    result = from_module_source(code)
+    assert not result.fully_mapped
+    assert check_equivalence(code, result).ok
+    return result
 
 
 LINEAR_RELU = module_task(

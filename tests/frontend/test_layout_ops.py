@@ -5,7 +5,7 @@ module (check_equivalence runs both)."""
 from __future__ import annotations
 
 import pytest
-from test_frontend import module_task
+from test_frontend import assert_maps_and_reproduces, assert_stays_partly_pytorch, module_task
 
 from drtriton import parse
 from drtriton.frontend import check_equivalence, from_module_source
@@ -152,13 +152,7 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_layout_operator_maps_and_reproduces_the_module(name):
     init, forward, inputs, ops = CASES[name]
-    code = module_task(init, forward, inputs)
-    result = from_module_source(code)
-    assert result.fully_mapped, result.source
-    if ops is not None:
-        assert parse(result.program_text).ops == ops, result.program_text
-    equivalence = check_equivalence(code, result)
-    assert equivalence.ok, equivalence.reason
+    assert_maps_and_reproduces(module_task(init, forward, inputs), ops)
 
 
 def test_a_copy_of_an_input_returned_stays_a_pytorch_call():
@@ -170,19 +164,16 @@ def test_a_copy_of_an_input_returned_stays_a_pytorch_call():
 
 
 def test_a_slice_with_a_step_stays_a_pytorch_call():
-    code = module_task("", "return torch.relu(x)[:, ::2]\n", "torch.randn(2, 6)")
-    result = from_module_source(code)
-    assert not result.fully_mapped
-    assert check_equivalence(code, result).ok
+    assert_stays_partly_pytorch(
+        module_task("", "return torch.relu(x)[:, ::2]\n", "torch.randn(2, 6)")
+    )
 
 
 def test_a_split_of_an_integer_tensor_stays_a_pytorch_call():
     code = module_task("", "a, b = x.int().split(3, dim=1)\nreturn a.float() + 1.0\n",
                        "torch.randn(2, 5)")  # fmt: skip
-    result = from_module_source(code)
-    assert not result.fully_mapped
+    result = assert_stays_partly_pytorch(code)
     assert any("torch.narrow(" in line.call for line in result.lines if line.opaque)
-    assert check_equivalence(code, result).ok
 
 
 def test_a_norm_over_all_dims_verifies_in_the_interpreter():
@@ -201,7 +192,4 @@ def test_a_norm_over_all_dims_verifies_in_the_interpreter():
     ],
 )
 def test_a_0d_norm_that_does_not_only_broadcast_stays_a_pytorch_call(forward):
-    code = module_task("", forward, "torch.randn(2, 3, 4)")
-    result = from_module_source(code)
-    assert not result.fully_mapped
-    assert check_equivalence(code, result).ok
+    assert_stays_partly_pytorch(module_task("", forward, "torch.randn(2, 3, 4)"))

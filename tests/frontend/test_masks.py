@@ -6,10 +6,10 @@ interpreter."""
 from __future__ import annotations
 
 import pytest
-from test_frontend import module_task
+from test_frontend import assert_maps_and_reproduces, assert_stays_partly_pytorch, module_task
 
 from drtriton import parse
-from drtriton.frontend import check_equivalence, from_module_source
+from drtriton.frontend import from_module_source
 from drtriton.teach import emit, unsupported_ops
 from drtriton.verify import verify
 
@@ -52,12 +52,7 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_mask_maps_and_reproduces_the_module(name):
     init, forward, inputs, ops = CASES[name]
-    code = module_task(init, forward, inputs)
-    result = from_module_source(code)
-    assert result.fully_mapped, result.source
-    assert parse(result.program_text).ops == ops, result.program_text
-    equivalence = check_equivalence(code, result)
-    assert equivalence.ok, equivalence.reason
+    assert_maps_and_reproduces(module_task(init, forward, inputs), ops)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -81,6 +76,4 @@ def test_logical_operators_on_masks_stay_pytorch_calls():
     code = module_task(
         "", "m = x > 0\nreturn torch.logical_not(m).float() * x\n", "torch.randn(3, 4)"
     )
-    result = from_module_source(code)
-    assert not result.fully_mapped
-    assert check_equivalence(code, result).ok
+    assert_stays_partly_pytorch(code)
