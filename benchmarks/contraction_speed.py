@@ -113,6 +113,12 @@ def schedule(candidate: str) -> str:
     return kind + (f" + split-K {found.group(1)}" if found else "")
 
 
+def operand_layout(candidate: str) -> str:
+    """"channels-last" when the wrapper copies a convolution's operands channels-last first
+    (heuristics.h, ConvReadsChannelsLast), "as given" otherwise."""
+    return "channels-last" if "_cl_kernel[" in candidate else "as given"
+
+
 def relative_error(out: Any, ref64: Any) -> float:
     scale = float(ref64.norm())
     return float((out.double() - ref64).norm()) / scale if scale > 0 else float("nan")
@@ -167,12 +173,13 @@ def measure(record: dict[str, Any], cls: str, source: str, args: argparse.Namesp
         "flops": float(facts["flops"]),
     }
     try:
-        candidate = emit(source)
+        candidate = emit(source, variant=args.variant)
     except UserError as exc:
         return {**row, "status": "unsupported", "reason": str(exc)}
     row["shape"] = kernel_shape(candidate)
     row["precision"] = dot_precision(candidate, args.device)
     row["schedule"] = schedule(candidate)
+    row["layout"] = operand_layout(candidate)
     opts = Options(device=args.device, runs=args.runs, compile_baseline=not args.no_compile)
     began = time.monotonic()
     try:
@@ -214,9 +221,9 @@ def print_table(rows: list[dict[str, Any]], unexported: list[dict[str, Any]]) ->
     )
     print(
         "| L | problem | op | M x N x K | GFLOP | status | ms | eager | compile | x eager "
-        "| x compile | TFLOP/s | of ceiling | err | eager err | precision | schedule |"
+        "| x compile | TFLOP/s | of ceiling | err | eager err | precision | schedule | layout |"
     )
-    print("|" + "---|" * 17)
+    print("|" + "---|" * 18)
     for r in rows:
         cells = [
             str(r["level"]),
@@ -236,6 +243,7 @@ def print_table(rows: list[dict[str, Any]], unexported: list[dict[str, Any]]) ->
             fmt(r.get("eager_err64"), ".1e"),
             r.get("precision") or "-",
             r.get("schedule") or "-",
+            r.get("layout") or "-",
         ]
         print("| " + " | ".join(cells) + " |")
     for r in rows:
@@ -273,6 +281,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
              "alone)",
     )  # fmt: skip
     ap.add_argument("--runs", type=int, default=30, help="timed rounds at least (GPU)")
+    ap.add_argument(
+        "--variant", type=int, default=0,
+        help="the teacher's configuration variant (heuristics.h; 1 keeps convolutions NCHW)",
+    )
     ap.add_argument("--no-compile", action="store_true", help="no torch.compile baseline")
     ap.add_argument("--out", help="write the rows as JSON here")
     args = ap.parse_args(argv)

@@ -129,13 +129,13 @@ TEST(CodegenTest, ConvLoadsAreNotClampedAndItsWeightIsAMatrix) {
 
 TEST(CodegenTest, TransposedConvolutionIsOneDenseConvolutionPerStridePhase) {
   // Stride 2, padding 1, kernel 3: phase 0 of a dim takes kernel offset 1 alone, phase 1
-  // offsets 0 and 2, so the phases' K are 4 * {1, 2} * {1, 2} and no product is by a
-  // structural zero.
+  // offsets 0 and 2, so the phases' K are 3 * {1, 2} * {1, 2} and no product is by a
+  // structural zero.  (3 input channels: NCHW operands, K ordered (channel, offsets).)
   const std::string c =
       MustEmit(MustParse("def fused_operator(x0, x1):\n"
                          "    t0 = F.conv_transpose2d(x0, x1, None, 2, 1, 1)\n"
                          "    return t0\n",
-                         "torch.randn(2, 4, 5, 5), torch.randn(4, 3, 3, 3)"));
+                         "torch.randn(2, 3, 5, 5), torch.randn(3, 3, 3, 3)"));
   ExpectInOrder(
       c,
       {"PHASE: tl.constexpr):", "launched per stride phase (PHASE of 4)",
@@ -143,7 +143,7 @@ TEST(CodegenTest, TransposedConvolutionIsOneDenseConvolutionPerStridePhase) {
        "shift0: tl.constexpr = (phase0 + 1 - first_k0) // 2",
        "taps0: tl.constexpr = (3 - first_k0 + 1) // 2", "outs0: tl.constexpr = (11 - phase0) // 2",
        "phase1: tl.constexpr = PHASE % 2", "mask_m = offs_m < 2 * outs0 * outs1",
-       "for k0 in tl.range(0, 4 * taps0 * taps1, BLOCK_K):", "sp0 = mc1 + shift0 - ka1",
+       "for k0 in tl.range(0, 3 * taps0 * taps1, BLOCK_K):", "sp0 = mc1 + shift0 - ka1",
        "ok0 = (sp0 < 5)",  // i = j + shift - t never goes below 0 here
        "ib2 = first_k0 + kb1 * 2", "oc2 = phase0 + mc1 * 2", "PHASE=0", "PHASE=1", "PHASE=2",
        "PHASE=3"});
@@ -155,9 +155,60 @@ TEST(CodegenTest, TransposedConvolutionIsOneDenseConvolutionPerStridePhase) {
       MustEmit(MustParse("def fused_operator(x0, x1):\n"
                          "    t0 = F.conv_transpose1d(x0, x1, None, 1, 1, 0, 1, 2)\n"
                          "    return t0\n",
-                         "torch.randn(2, 4, 5), torch.randn(4, 3, 3)"));
+                         "torch.randn(2, 3, 5), torch.randn(3, 3, 3)"));
   EXPECT_EQ(Count(s1, "PHASE"), 0);
   ExpectInOrder(s1, {"sp0 = mc1 + 1 - ka1 * 2", "ok0 = (sp0 >= 0) & (sp0 < 5)"});
+}
+
+TEST(CodegenTest, ConvolutionsWithChannelsInWholeVectorsReadChannelsLastCopies) {
+  // 8 input channels: the wrapper copies input and weight with channels unit-stride (the
+  // copies' strides (960, 1, 96, 8) and (72, 1, 24, 8)), K runs (kh, kw, ci), and the conv
+  // reads both copies at literal strides, the weight as its (C_out, K) rows.
+  const std::string c =
+      MustEmit(MustParse("def fused_operator(x0, x1):\n"
+                         "    t0 = F.conv2d(x0, x1, None, 1, 1)\n"
+                         "    return t0\n",
+                         "torch.randn(2, 8, 10, 12), torch.randn(16, 8, 3, 3)"));
+  EXPECT_EQ(Count(c, "@triton.jit"), 3);
+  ExpectInOrder(
+      c, {"def k0_x0_cl_kernel(x0_ptr,", "BLOCK_C: tl.constexpr, CONTIG: tl.constexpr):",
+          "mask = (offs_r < 120) & (offs_c < 8)", "if CONTIG:",
+          "x = tl.load(x0_ptr + n * 960 + offs_c * 120 + offs_r, mask=mask)", "else:",
+          "tl.store(k0_x0_cl_ptr + n * 960 + offs_r * 8 + offs_c, x, mask=mask)",
+          "def k0_x1_cl_kernel(", "def k0_conv2d_kernel(x0_ptr, x1_ptr,", "ka0 = (offs_ka // 24)",
+          "ka2 = offs_ka % 8", "sp0 = mc1 + ka0 - 1",
+          "tl.load(x0_ptr + mc0 * 960 + ka2 + sp0 * 96 + sp1 * 8", "if CONTIG:",
+          "tl.load(x1_ptr + offs_n * 72 + offs_kb", "def triton_fused_operator(x0, x1):",
+          "k0_x0_cl = torch.empty_strided((2, 8, 10, 12), (960, 1, 96, 8)",
+          "contig = x0.is_contiguous()", "k0_x0_cl_kernel[(2, 1)](", "CONTIG=contig",
+          "k0_x1_cl = torch.empty_strided((16, 8, 3, 3), (72, 1, 24, 8)", "k0_x1_cl_kernel[(16, 1)](",
+          "k0_conv2d_kernel[", "k0_x0_cl, k0_x1_cl, t0,", "CONTIG=True"});
+  // A transposed convolution's weight (C_in, C_out, *k) is copied with its output channels
+  // unit-stride: B's tile runs along N.
+  const std::string t =
+      MustEmit(MustParse("def fused_operator(x0, x1):\n"
+                         "    t0 = F.conv_transpose2d(x0, x1, None, 2, 1, 1)\n"
+                         "    return t0\n",
+                         "torch.randn(2, 4, 5, 5), torch.randn(4, 3, 3, 3)"));
+  ExpectInOrder(t, {"sp0 = mc1 + shift0 - ka0", "ib2 = first_k0 + kb0 * 2",
+                    "tl.load(x1_ptr + kb2 * 27 + offs_n + ib2 * 9 + ib3 * 3",
+                    "k0_x1_cl = torch.empty_strided((4, 3, 3, 3), (27, 1, 9, 3)"});
+  // Variant 1 keeps NCHW, for the search to time both; 3 channels cannot fill a vector.
+  CodegenOptions nchw;
+  nchw.variant = 1;
+  EXPECT_EQ(Count(MustEmit(MustParse("def fused_operator(x0, x1):\n"
+                                     "    t0 = F.conv2d(x0, x1, None, 1, 1)\n"
+                                     "    return t0\n",
+                                     "torch.randn(2, 8, 10, 12), torch.randn(16, 8, 3, 3)"),
+                           nchw),
+                  "_cl"),
+            0);
+  EXPECT_EQ(Count(MustEmit(MustParse("def fused_operator(x0, x1):\n"
+                                     "    t0 = F.conv2d(x0, x1, None, 1, 1)\n"
+                                     "    return t0\n",
+                                     "torch.randn(2, 3, 10, 12), torch.randn(16, 3, 3, 3)")),
+                  "_cl"),
+            0);
 }
 
 TEST(CodegenTest, DepthwiseConvolutionSumsItsWindowWithoutDot) {

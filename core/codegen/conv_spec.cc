@@ -25,7 +25,12 @@
 // for sm_90 on the CPU (Triton 3.6 make_ttgir, 16-byte-aligned pointers, conv2d 64 -> 128
 // channels 3x3 on 32x32): the flat weight tile becomes cp.async copies of contiguity 4 (16
 // bytes), the strided one contiguity 1; the input tile stays at 1 (its m = (n, oh, ow) is cut
-// by // and %; a channels-last repack would be the next step).  No GPU timing yet.
+// by // and %).  Hence channels-last copies (heuristics.h, ConvReadsChannelsLast): where the
+// input channels per group are a multiple of 4, the wrapper copies input and weight with the
+// channel dim unit-stride (EmitChannelsLast), K is ordered (kernel offsets, input channel), and
+// the kernel reads the copies at literal strides.  Compiled the same way (conv2d 8 -> 16
+// channels 3x3, padding 1; conv_transpose2d 32 -> 64, stride 2), both operand tiles become
+// cp.async copies of contiguity 4, the input's along K and a transposed weight's along N.
 #include <algorithm>
 #include <cassert>
 #include <numeric>
@@ -242,6 +247,15 @@ std::string PhaseM(const ConvGeometry& g, const std::vector<TransposedDim>& tds,
   return DimProduct(m);
 }
 
+// Whether the convolution reads channels-last copies of its operands (heuristics.h): both are
+// tensors (an inlined producer has no memory to copy) and the sizes are literals.
+bool ReadsChannelsLast(const GroupContext& ctx, const Node& node, const ConvGeometry& g,
+                       bool window_sum) {
+  const auto& stored = ctx.plan.materialized;
+  return !ctx.generic() && stored[node.tensors[0].index] && stored[node.tensors[1].index] &&
+         ConvReadsChannelsLast(g.cin_g, window_sum, ctx.variant);
+}
+
 }  // namespace
 
 ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpose) {
@@ -259,12 +273,19 @@ ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpo
                                : ConvWindow(g, d, literal));
 
   ContractionSpec s;
+  // One input channel per group (depthwise, with any channel multiplier): K is the window
+  // alone (9 for 3x3) and N the multiplier (usually 1), so tl.dot's 16 x 16 minimum would
+  // multiply 16 * 16 / (9 * 1) = 28x the products that count.
+  s.window_sum = g.groups > 1 && g.cin_g == 1;
+  // K is (input channel, kernel offsets) for NCHW operands and (kernel offsets, input
+  // channel) for channels-last copies, whose channels are then the K tile's unit stride.
+  const bool cl = ReadsChannelsLast(ctx, node, g, s.window_sum);
+  const size_t chan_k = cl ? nsp : 0;
+  const auto sp_k = [cl](size_t d) { return cl ? d : 1 + d; };
   if (g.groups > 1) s.batch_shape = {g.groups};
   if (g.batched) s.m_shape = {ctx.program.value(node.tensors[0]).shape[0]};
-  s.k_shape = {g.cin_g};
   if (g.groups > 1) s.batch_dims = {IntLiteral(g.groups)};
   if (g.batched) s.m_dims = {in_d[0]};
-  s.k_dims = {g.cin_g_dim};
   // Per spatial dim: M and K lengths (the longest phase's for the heuristics) and names.
   int64_t inner = 1;
   std::vector<int64_t> inner_of(nsp, 1);
@@ -280,16 +301,18 @@ ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpo
     s.m_dims.push_back(ph ? "outs" + std::to_string(d) : g.out_sp_d[d]);
     s.k_dims.push_back(ph ? "taps" + std::to_string(d) : g.k_sp_d[d]);
   }
+  s.k_shape.insert(s.k_shape.begin() + static_cast<std::ptrdiff_t>(chan_k), g.cin_g);
+  s.k_dims.insert(s.k_dims.begin() + static_cast<std::ptrdiff_t>(chan_k), g.cin_g_dim);
   s.n = g.cout_g;
   s.n_dim = g.cout_g_dim;
   s.operand_dims = g.in_sp_d;
   s.a = node.tensors[0];
   s.b = node.tensors[1];
   s.bias = node.tensors[2];
-  // One input channel per group (depthwise, with any channel multiplier): K is the window
-  // alone (9 for 3x3) and N the multiplier (usually 1), so tl.dot's 16 x 16 minimum would
-  // multiply 16 * 16 / (9 * 1) = 28x the products that count.
-  s.window_sum = g.groups > 1 && g.cin_g == 1;
+  // The channel dims: the input's after its batch dim; dim 1 of both weights, (C_out,
+  // C_in / groups, *k) and (C_in, C_out / groups, *k): the conv's becomes the (C_out, K)
+  // matrix below, the conv_transpose's a B unit-stride along N.
+  if (cl) s.channels_last = {{s.a, lead}, {s.b, 1}};
   if (phased) {
     s.phases = inner;
     s.phase_lines = [=](PythonWriter& w, KernelParams& params) {
@@ -305,12 +328,13 @@ ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpo
   s.a_at = [=](PythonWriter& w, const Coords& bc, const Coords& mc, const Coords& kc) {
     Operand o;
     if (g.batched) o.coords.push_back(mc[0]);
-    const std::string chan = Sum({ScaledBy(group(bc), g.cin_g_dim), kc[0]});
-    if (chan != "0" && chan != kc[0]) w.Line("ci = " + chan);
-    o.coords.push_back(chan != "0" && chan != kc[0] ? "ci" : chan);
+    const std::string kci = kc[chan_k];
+    const std::string chan = Sum({ScaledBy(group(bc), g.cin_g_dim), kci});
+    if (chan != "0" && chan != kci) w.Line("ci = " + chan);
+    o.coords.push_back(chan != "0" && chan != kci ? "ci" : chan);
     std::vector<std::string> valid;
     for (size_t d = 0; d < nsp; ++d) {
-      const std::string oc = mc[lead + d], kk = kc[1 + d], x = std::to_string(d);
+      const std::string oc = mc[lead + d], kk = kc[sp_k(d)], x = std::to_string(d);
       const std::string i = "sp" + x;
       const TransposedDim& td = tds[d];
       if (!transpose)  // i = o * stride - pad + k * dilation
@@ -334,17 +358,20 @@ ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpo
     Operand o;
     const std::string gr = group(bc);
     if (!transpose)
-      o.coords = {Sum({ScaledBy(gr, g.cout_g_dim), n}), kc[0]};
+      o.coords = {Sum({ScaledBy(gr, g.cout_g_dim), n}), kc[chan_k]};
     else
-      o.coords = {Sum({ScaledBy(gr, g.cin_g_dim), kc[0]}), n};
+      o.coords = {Sum({ScaledBy(gr, g.cin_g_dim), kc[chan_k]}), n};
     for (size_t d = 0; d < nsp; ++d) {
       const bool ph = transpose && g.stride[d] > 1;
       const std::string first_k = tds[d].step > 1 ? "first_k" + std::to_string(d) : "0";
-      o.coords.push_back(ph ? Sum({first_k, Scaled(kc[1 + d], tds[d].step)}) : kc[1 + d]);
+      const std::string kk = kc[sp_k(d)];
+      o.coords.push_back(ph ? Sum({first_k, Scaled(kk, tds[d].step)}) : kk);
     }
     return o;
   };
-  if (!transpose) {  // (C_out, C_in / groups, *k) contiguous: row co, column k
+  // (C_out, C_in / groups, *k) contiguous, or its channels-last copy (C_out, *k, C_in / groups)
+  // with K in the same order: row co, column k.
+  if (!transpose) {
     const std::string k_len = DimProduct(s.k_dims);
     s.b_flat = [=](const Coords& bc, const std::string& k, const std::string& n) {
       const std::string row = Sum({ScaledBy(group(bc), g.cout_g_dim), n});

@@ -239,10 +239,17 @@ class ContractionWriter {
   KernelParams Params() const {
     KernelParams params(ctx_.program);
     for (ValueId v : repacked_) params.Rebind(v, RepackBuffer(ctx_, v));
+    for (const auto& [v, dim] : s_.channels_last)
+      params.RebindLaidOut(v, ChannelsLastBuffer(ctx_, v),
+                           ChannelsLastStrides(ctx_.program.value(v).shape, dim));
     return params;
   }
 
   bool Phased() const { return s_.phases > 1; }
+  bool ReadsCopy(ValueId v) const {
+    return std::any_of(s_.channels_last.begin(), s_.channels_last.end(),
+                       [v](const auto& c) { return c.first == v; });
+  }
   int64_t Tiles() const { return CeilDiv(m_, c_.block_m) * CeilDiv(s_.n, c_.block_n); }
 
   // The workspace buffer of the partial tiles (one per kernel group, as rows_split.cc's).
@@ -429,8 +436,14 @@ class ContractionWriter {
     dot = dot && !c_.narrow;
     std::vector<std::string> constexprs = {"BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"};
     if (dot) constexprs.push_back("DOT_PRECISION");
-    const std::string check = ContiguityCheck(p, params.flat_values());
-    if (!check.empty()) constexprs.push_back("CONTIG");
+    // A channels-last copy is laid out as its flat reads expect (a conv weight's (C_out, K)
+    // rows): no check, CONTIG is True.
+    std::vector<ValueId> checked;
+    for (ValueId v : params.flat_values())
+      if (!ReadsCopy(v)) checked.push_back(v);
+    const std::string check = ContiguityCheck(p, checked);
+    const bool flat = !params.flat_values().empty();
+    if (flat) constexprs.push_back("CONTIG");
     if (Phased()) constexprs.push_back("PHASE");
     // Sizes as the heuristics saw them (the longest phase's), or the runtime expressions.
     const bool literal = !ctx_.generic();
@@ -445,7 +458,10 @@ class ContractionWriter {
     kernel.call_args = params.args();
     kernel.constexprs = {"BLOCK_M=" + IntLiteral(c_.block_m), "BLOCK_N=" + IntLiteral(c_.block_n),
                          "BLOCK_K=" + IntLiteral(c_.block_k), "GROUP_M=" + IntLiteral(c_.group_m)};
-    if (!check.empty()) SetContiguityFlag(kernel, check);
+    if (!check.empty())
+      SetContiguityFlag(kernel, check);
+    else if (flat)
+      kernel.constexprs.push_back("CONTIG=True");
     kernel.grid = grid;
     kernel.launch = c_.launch;
     if (dot) kernel.dot_precision = DotPrecisionName(c_.precision);
@@ -484,6 +500,7 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   EmittedKernel kernel = c.split_k > 1 ? writer.SplitK() : writer.Single();
   std::vector<EmittedKernel> copies;
   for (ValueId v : repacked) copies.push_back(EmitRepack(ctx, v));
+  for (const auto& [v, dim] : s.channels_last) copies.push_back(EmitChannelsLast(ctx, v, dim));
   kernel.before.insert(kernel.before.begin(), copies.begin(), copies.end());
   return kernel;
 }

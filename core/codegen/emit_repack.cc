@@ -95,4 +95,84 @@ EmittedKernel EmitRepack(const GroupContext& ctx, ValueId v) {
   return k;
 }
 
+// The channel dim 1, each later dim the channels times the positions after it, each earlier dim
+// one sample's C * P times the samples after it.
+Dims ChannelsLastStrides(const Shape& shape, size_t channel) {
+  Dims strides(shape.size(), "1");
+  int64_t inner = shape[channel];
+  for (size_t d = shape.size(); d-- > channel + 1;) {
+    strides[d] = IntLiteral(inner);
+    inner *= shape[d];
+  }
+  for (size_t d = channel; d-- > 0;) {
+    strides[d] = IntLiteral(inner);
+    inner *= shape[d];
+  }
+  return strides;
+}
+
+std::string ChannelsLastBuffer(const GroupContext& ctx, ValueId v) {
+  const std::string& kernel = ctx.kernel_name;
+  return kernel.substr(0, kernel.find('_')) + "_" + ctx.program.value(v).name + "_cl";
+}
+
+// One program copies BLOCK_R positions x BLOCK_C channels of one sample n (heuristics.h,
+// ChooseChannelsLast): grid (samples x position blocks, channel blocks).  A contiguous source
+// is read at `n * C * P + c * P + p`, any other through its strides; the copy is written at
+// `n * C * P + p * C + c`.
+EmittedKernel EmitChannelsLast(const GroupContext& ctx, ValueId v, size_t channel) {
+  assert(!ctx.generic() && "channels-last copies have literal sizes");
+  const Program& p = ctx.program;
+  const Value& value = p.value(v);
+  const Shape& shape = value.shape;
+  assert(channel < shape.size());
+  const Shape lead(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(channel));
+  const Shape after(shape.begin() + static_cast<std::ptrdiff_t>(channel) + 1, shape.end());
+  const int64_t samples = Product(lead), chans = shape[channel], positions = Product(after);
+  const RepackConfig c = ChooseChannelsLast(positions, chans);
+  const int64_t blocks_r = CeilDiv(positions, c.block_r);
+  const std::string buffer = ChannelsLastBuffer(ctx, v);
+  const std::string cp = IntLiteral(chans * positions), pl = IntLiteral(positions);
+  const std::string cl = IntLiteral(chans);
+
+  KernelParams params(p);
+  PythonWriter w(1);
+  w.Line("pid = " + ProgramId(0, ctx.wide));
+  w.Line("n = pid // " + IntLiteral(blocks_r));
+  w.Line("offs_r = (pid % " + IntLiteral(blocks_r) + ") * BLOCK_R + " +
+         Arange("BLOCK_R", ctx.wide) + "[:, None]");
+  w.Line("offs_c = " + ProgramId(1, ctx.wide) + " * BLOCK_C + " + Arange("BLOCK_C", ctx.wide) +
+         "[None, :]");
+  w.Line("mask = (offs_r < " + pl + ") & (offs_c < " + cl + ")");
+  const std::string src = params.Pointer(v);
+  w.Open("if CONTIG:");
+  w.Line("x = tl.load(" + src + " + n * " + cp + " + offs_c * " + pl + " + offs_r, mask=mask)");
+  w.Dedent();
+  w.Open("else:");
+  std::vector<std::string> coords = DecomposeDims(w, "n", LiteralDims(lead), "nc");
+  coords.push_back("offs_c");
+  const std::vector<std::string> at = DecomposeDims(w, "offs_r", LiteralDims(after), "rc");
+  coords.insert(coords.end(), at.begin(), at.end());
+  w.Line("x = tl.load(" + params.Address(v, coords, "(offs_r + offs_c) * 0") + ", mask=mask)");
+  w.Dedent();
+  w.Line("tl.store(" + params.Scratch(buffer) + " + n * " + cp + " + offs_r * " + cl +
+         " + offs_c, x, mask=mask)");
+
+  EmittedKernel k;
+  k.name = buffer + "_kernel";
+  k.text = KernelText(k.name,
+                      value.name + " " + ShapeTuple(shape) + " copied channels-last (dim " +
+                          std::to_string(channel) + " unit-stride) for the contraction's loads",
+                      params, {"BLOCK_R", "BLOCK_C", "CONTIG"}, w.str());
+  k.call_args = params.args();
+  k.constexprs = {"BLOCK_R=" + IntLiteral(c.block_r), "BLOCK_C=" + IntLiteral(c.block_c)};
+  k.setup = {buffer + " = " + StridedAllocation(p, LiteralDims(shape),
+                                                ChannelsLastStrides(shape, channel), value.dtype)};
+  SetContiguityFlag(k, ContiguityCheck(p, {v}));
+  k.grid = "(" + IntLiteral(samples * blocks_r) + ", " + IntLiteral(CeilDiv(chans, c.block_c)) +
+           ")";
+  k.launch = c.launch;
+  return k;
+}
+
 }  // namespace drtriton::codegen

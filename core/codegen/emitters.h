@@ -77,6 +77,16 @@ Result<EmittedKernel> EmitPool(const GroupContext& ctx);         // emit_pool.cc
 // decide from `v`'s strides whether to copy (EmittedKernel::guard) and bind RepackBuffer to
 // the padded buffer, or to `v` itself when its rows are aligned already.
 EmittedKernel EmitRepack(const GroupContext& ctx, ValueId v);
+// `v` copied into a channels-last buffer of its own shape: dim `channel` becomes unit-stride and
+// the dims after it follow in order, each strided by the channels (NCHW -> NHWC for an input,
+// (C_out, C_in, *k) -> (C_out, *k, C_in) for a conv weight).  The wrapper allocates the buffer
+// (ChannelsLastBuffer) and launches the copy before the contraction, which reads the buffer
+// through its strides.  Literal sizes only.
+EmittedKernel EmitChannelsLast(const GroupContext& ctx, ValueId v, size_t channel);
+// The strides of that buffer, for `shape` (literals).
+Dims ChannelsLastStrides(const Shape& shape, size_t channel);
+// The wrapper variable of that buffer: `k0_x0_cl`.
+std::string ChannelsLastBuffer(const GroupContext& ctx, ValueId v);
 // The size the heuristics see for `dim`: its literal, or kUnknownSize (a runtime size).
 int64_t HeuristicSize(const std::string& dim);
 // The wrapper variable holding `v`'s rows for the contraction of `ctx`: `k0_x0_rows`.

@@ -325,4 +325,19 @@ RepackConfig ChooseRepack(int64_t rows, int64_t cols) {
   return c;
 }
 
+bool ConvReadsChannelsLast(int64_t channels_per_group, bool window_sum, int variant) {
+  return !window_sum && variant != 1 && channels_per_group % kChannelsLastMultiple == 0;
+}
+
+// A program transposes BLOCK_R positions x BLOCK_C channels (4096 elements, 32 per thread at 4
+// warps): loads run along positions (unit stride in NCHW) and stores along channels, each a
+// row of at least 16 bytes; Triton converts the tile's layout between them in shared memory.
+RepackConfig ChooseChannelsLast(int64_t positions, int64_t channels) {
+  RepackConfig c;
+  c.block_c = std::clamp<int64_t>(NextPow2(channels), 4, 64);
+  c.block_r = std::min<int64_t>(4096 / c.block_c, std::max<int64_t>(16, NextPow2(positions)));
+  c.launch.num_warps = 4;
+  return c;
+}
+
 }  // namespace drtriton::codegen

@@ -148,6 +148,23 @@ struct RepackConfig {
 };
 RepackConfig ChooseRepack(int64_t rows, int64_t cols);
 
+// Convolutions (conv and conv_transpose) read channels-last copies of their input and weight
+// (emit_repack.cc, EmitChannelsLast) with K ordered (kernel offset, input channel): a K tile
+// then runs along unit-stride channels, which Triton loads 16 bytes at a time, where the
+// (channel, kernel offset) order of NCHW tensors gathers 4-byte elements through div/mod
+// index arithmetic.  On the H200 (2026-12-01/02, results/h200-2026-12-01-f and -02) NCHW
+// implicit GEMMs ran at 3-22 TFLOP/s with padding or fewer than 64 output channels and 62-65
+// without padding (KernelBench L2 1, L2 4, L1 67), against ~150 for the aligned GEMMs of the
+// same split.  Runs of channels must hold whole 16-byte vectors (a multiple of 4 fp32 per
+// group; 3-channel images keep NCHW); depthwise convolutions (window sums) keep NCHW; so do
+// generic-shape candidates (the copy's layout is fixed from literal sizes) and inlined
+// operands (no tensor to copy).  The copy reads and writes the input once (L1 55's 1 GB
+// input: ~0.5 ms at 4 TB/s against a 14 ms conv).  Variant 1 keeps NCHW, so the search has
+// both layouts to time.
+inline constexpr int64_t kChannelsLastMultiple = 4;
+bool ConvReadsChannelsLast(int64_t channels_per_group, bool window_sum, int variant);
+// The channels-last copy's tiles: BLOCK_R positions by BLOCK_C channels of one sample.
+RepackConfig ChooseChannelsLast(int64_t positions, int64_t channels);
 // The size the heuristics assume for a dim known only at run time (generic-shape
 // candidates): a large problem, so that tiles take their full size and masks or loops
 // cover whatever smaller size comes.  2^24 keeps products of two such sizes in int64.

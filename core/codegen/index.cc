@@ -106,7 +106,14 @@ std::string KernelParams::Scratch(const std::string& name) {
   return name + "_ptr";
 }
 
+void KernelParams::RebindLaidOut(ValueId v, std::string tensor, std::vector<std::string> strides) {
+  Rebind(v, std::move(tensor));
+  laid_out_.emplace_back(v, std::move(strides));
+}
+
 std::string KernelParams::Stride(ValueId v, int dim) {
+  for (const auto& [value, strides] : laid_out_)
+    if (value == v) return strides[static_cast<size_t>(dim)];
   const std::string& name = program_.value(v).name;
   const std::string d = std::to_string(dim);
   Add("stride_" + name + "_" + d, TensorOf(v) + ".stride(" + d + ")");
@@ -150,7 +157,8 @@ std::string KernelParams::Address(ValueId v, const std::vector<std::string>& coo
     if (coords[d] == "0") continue;
     const bool simple = coords[d].find(' ') == std::string::npos;
     const std::string c = simple ? coords[d] : "(" + coords[d] + ")";
-    e += " + " + c + " * " + Stride(v, static_cast<int>(d));
+    const std::string stride = Stride(v, static_cast<int>(d));
+    e += " + " + (stride == "1" ? c : c + " * " + stride);
     any = true;
   }
   if (!zero.empty() && (zero.find('+') != std::string::npos || !any)) e += " + " + zero;

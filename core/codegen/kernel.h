@@ -56,6 +56,11 @@ class KernelParams {
   // own) for `v`'s pointer and strides; the kernel's parameter names stay `v`'s.  Before any
   // use of `v`.
   void Rebind(ValueId v, std::string tensor);
+  // Rebind to a buffer whose strides are known when the kernel is written (a copy the wrapper
+  // allocates in a fixed layout): the addresses hold them as literals, so Triton's alignment
+  // analysis sees their divisibility (it specializes a stride argument only when it is 1 or a
+  // multiple of 16, and a channels-last row of 8 channels is neither).
+  void RebindLaidOut(ValueId v, std::string tensor, std::vector<std::string> strides);
   // Registers the runtime sizes `expr` mentions (generic-shape mode, sizes.h) as kernel
   // parameters named as in the wrapper, and returns `expr`.  Literals register nothing.
   std::string Sizes(const std::string& expr);
@@ -93,6 +98,7 @@ class KernelParams {
   const std::string& TensorOf(ValueId v) const;
   const Program& program_;
   std::vector<std::pair<ValueId, std::string>> rebound_;
+  std::vector<std::pair<ValueId, std::vector<std::string>>> laid_out_;
   std::vector<std::string> params_;
   std::vector<std::string> args_;
   std::vector<std::string> flat_coords_;

@@ -90,7 +90,12 @@ class Case:
 
 
 def random_case(
-    rng: random.Random, dims: int, generic: bool, depthwise: bool = False, transpose: bool = True
+    rng: random.Random,
+    dims: int,
+    generic: bool,
+    depthwise: bool = False,
+    transpose: bool = True,
+    cin_g: int | None = None,
 ) -> Case:
     while True:
         stride = tuple(rng.choice([1, 2, 2, 3]) for _ in range(dims))
@@ -111,7 +116,7 @@ def random_case(
             groups=rng.choice([2, 3, 4] if depthwise else [1, 1, 2]),
             kernel=kernel,
             size=size,
-            cin_g=1 if depthwise else rng.randint(1, 3),
+            cin_g=cin_g or (1 if depthwise else rng.randint(1, 3)),
             cout_g=rng.randint(1, 2 if depthwise else 3),
             batch=rng.choice([None, 1, 2]),
             bias=rng.random() < 0.5,
@@ -139,6 +144,14 @@ def cases() -> list[Case]:
             for dims in (1, 2, 3)
             for generic in (False, True)
         ]
+    # Input channels per group a multiple of 4: both operands are read from channels-last
+    # copies, with K ordered (kernel offset, input channel) (heuristics.h, ConvReadsChannelsLast).
+    out += [
+        random_case(rng, dims, False, transpose=transpose, cin_g=rng.choice([4, 8]))
+        for dims in (1, 2, 3)
+        for transpose in (False, True)
+        for _ in range(2)
+    ]
     # The KernelBench pattern (stride 2, pad 1, kernel 3, output_padding 1), where the phases'
     # contributing-offset counts differ (2 and 1 per dim), and dilation sharing the stride's
     # factor (phases that no kernel offset reaches get the bias alone).
@@ -210,6 +223,18 @@ def test_depthwise_and_narrow_kernels_have_no_dot(i: int) -> None:
     narrow = case.window_sum or (sizes is not None and min(map(int, sizes.groups())) <= 4)
     assert ("tl.dot(" in text) != narrow
     assert ("tl.sum(a[:, :, None] * b[None, :, :], axis=1)" in text) == narrow
+
+
+@pytest.mark.parametrize("i", range(len(CASES)))
+def test_channels_last_copies_where_channels_fill_vectors(i: int) -> None:
+    case = CASES[i]
+    text = emit(case.source(), generic_shapes=case.generic)
+    copied = not case.generic and not case.window_sum and case.cin_g % 4 == 0
+    assert ("_cl_kernel[" in text) == copied
+    if copied:  # input and weight, each copied once, then read at literal strides
+        assert text.count("_cl_kernel[") == 2
+        conv = text.split("def k0_conv")[1].split("def triton_fused_operator")[0]
+        assert "stride_x0" not in conv and "stride_x1" not in conv
 
 
 @pytest.mark.parametrize("i", [i for i, case in enumerate(CASES) if case.transpose])
