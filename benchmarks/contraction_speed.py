@@ -50,7 +50,7 @@ if not os.environ.get("PYTHONPATH"):
     sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "benchmarks"))  # shrink_kernelbench
 
-from drtriton.errors import UserError  # noqa: E402
+from drtriton.errors import ResourceError, UserError  # noqa: E402
 
 KERNELBENCH = pathlib.Path("/work/shared/kernelbench")
 # cuBLAS SGEMM with TF32 off on the H200 (torch 2.11): 51 TFLOP/s on 4096^3, 8192x8192x1024 and
@@ -184,7 +184,9 @@ def measure(record: dict[str, Any], cls: str, source: str, args: argparse.Namesp
     began = time.monotonic()
     try:
         verdict = verify(source, candidate, options=opts)
-    except (UserError, RuntimeError) as exc:  # torch.OutOfMemoryError is a RuntimeError
+    # torch.OutOfMemoryError is a RuntimeError; the harness's own out-of-memory a ResourceError
+    # (several --jobs processes share the GPU's memory): the row says so, the others go on.
+    except (UserError, RuntimeError, ResourceError) as exc:
         return {**row, "status": "error", "reason": f"{type(exc).__name__}: {exc}"[:300]}
     row.update(
         status=verdict.status,
