@@ -90,7 +90,7 @@ def contraction_tasks(code: str) -> list[tuple[str, str]]:
 
 def kernel_shape(candidate: str) -> str:
     """The contraction as the teacher's kernel sees it: "M x N x K" (and "batch b")."""
-    found = re.search(r"# \w+: M=(\S+) N=(\S+) K=(\S+) batch=(\S+)", candidate)
+    found = re.search(r"# \w+: M=(\S+) N=(\S+) K=(\S+) batch=([^\s,]+)", candidate)
     if not found:
         return "?"
     m, n, k, batch = found.groups()

@@ -170,19 +170,31 @@ TEST(CodegenTest, ConvolutionsWithChannelsInWholeVectorsReadChannelsLastCopies) 
                          "    return t0\n",
                          "torch.randn(2, 8, 10, 12), torch.randn(16, 8, 3, 3)"));
   EXPECT_EQ(Count(c, "@triton.jit"), 3);
-  ExpectInOrder(
-      c, {"def k0_x0_cl_kernel(x0_ptr,", "BLOCK_C: tl.constexpr, CONTIG: tl.constexpr):",
-          "mask = (offs_r < 120) & (offs_c < 8)", "if CONTIG:",
-          "x = tl.load(x0_ptr + n * 960 + offs_c * 120 + offs_r, mask=mask)", "else:",
-          "tl.store(k0_x0_cl_ptr + n * 960 + offs_r * 8 + offs_c, x, mask=mask)",
-          "def k0_x1_cl_kernel(", "def k0_conv2d_kernel(x0_ptr, x1_ptr,", "ka0 = (offs_ka // 24)",
-          "ka2 = offs_ka % 8", "sp0 = mc1 + ka0 - 1",
-          "tl.load(x0_ptr + mc0 * 960 + ka2 + sp0 * 96 + sp1 * 8", "if CONTIG:",
-          "tl.load(x1_ptr + offs_n * 72 + offs_kb", "def triton_fused_operator(x0, x1):",
-          "k0_x0_cl = torch.empty_strided((2, 8, 10, 12), (960, 1, 96, 8)",
-          "contig = x0.is_contiguous()", "k0_x0_cl_kernel[(2, 1)](", "CONTIG=contig",
-          "k0_x1_cl = torch.empty_strided((16, 8, 3, 3), (72, 1, 24, 8)", "k0_x1_cl_kernel[(16, 1)](",
-          "k0_conv2d_kernel[", "k0_x0_cl, k0_x1_cl, t0,", "CONTIG=True"});
+  ExpectInOrder(c, {"def k0_x0_cl_kernel(x0_ptr,",
+                    "BLOCK_C: tl.constexpr, CONTIG: tl.constexpr):",
+                    "mask = (offs_r < 120) & (offs_c < 8)",
+                    "if CONTIG:",
+                    "x = tl.load(x0_ptr + n * 960 + offs_c * 120 + offs_r, mask=mask)",
+                    "else:",
+                    "tl.store(k0_x0_cl_ptr + n * 960 + offs_r * 8 + offs_c, x, mask=mask)",
+                    "def k0_x1_cl_kernel(",
+                    "def k0_conv2d_kernel(x0_ptr, x1_ptr,",
+                    "ka0 = (offs_ka // 24)",
+                    "ka2 = offs_ka % 8",
+                    "sp0 = mc1 + ka0 - 1",
+                    "tl.load(x0_ptr + mc0 * 960 + ka2 + sp0 * 96 + sp1 * 8",
+                    "if CONTIG:",
+                    "tl.load(x1_ptr + offs_n * 72 + offs_kb",
+                    "def triton_fused_operator(x0, x1):",
+                    "k0_x0_cl = torch.empty_strided((2, 8, 10, 12), (960, 1, 96, 8)",
+                    "contig = x0.is_contiguous()",
+                    "k0_x0_cl_kernel[(2, 1)](",
+                    "CONTIG=contig",
+                    "k0_x1_cl = torch.empty_strided((16, 8, 3, 3), (72, 1, 24, 8)",
+                    "k0_x1_cl_kernel[(16, 1)](",
+                    "k0_conv2d_kernel[",
+                    "k0_x0_cl, k0_x1_cl, t0,",
+                    "CONTIG=True"});
   // A transposed convolution's weight (C_in, C_out, *k) is copied with its output channels
   // unit-stride: B's tile runs along N.
   const std::string t =

@@ -166,11 +166,12 @@ EmittedKernel EmitChannelsLast(const GroupContext& ctx, ValueId v, size_t channe
                       params, {"BLOCK_R", "BLOCK_C", "CONTIG"}, w.str());
   k.call_args = params.args();
   k.constexprs = {"BLOCK_R=" + IntLiteral(c.block_r), "BLOCK_C=" + IntLiteral(c.block_c)};
-  k.setup = {buffer + " = " + StridedAllocation(p, LiteralDims(shape),
-                                                ChannelsLastStrides(shape, channel), value.dtype)};
+  k.setup = {
+      buffer + " = " +
+      StridedAllocation(p, LiteralDims(shape), ChannelsLastStrides(shape, channel), value.dtype)};
   SetContiguityFlag(k, ContiguityCheck(p, {v}));
-  k.grid = "(" + IntLiteral(samples * blocks_r) + ", " + IntLiteral(CeilDiv(chans, c.block_c)) +
-           ")";
+  k.grid =
+      "(" + IntLiteral(samples * blocks_r) + ", " + IntLiteral(CeilDiv(chans, c.block_c)) + ")";
   k.launch = c.launch;
   return k;
 }
