@@ -234,7 +234,7 @@ TEST(CodegenTest, DepthwiseConvolutionSumsItsWindowWithoutDot) {
   EXPECT_EQ(Count(c, "DOT_PRECISION"), 0);
   ExpectInOrder(c, {"# conv2d: M=128 N=2 K=9 batch=4", "for k0 in tl.range(0, 9, BLOCK_K):",
                     "ci = bc0", "acc += tl.sum(a[:, :, None] * b[None, :, :], axis=1)",
-                    "BLOCK_M=128, BLOCK_N=2, BLOCK_K=16", "num_warps=4,"});
+                    "BLOCK_M=128, BLOCK_N=2, BLOCK_K=1", "num_warps=4,"});
 }
 
 TEST(CodegenTest, LongReductionsSumInChunks) {

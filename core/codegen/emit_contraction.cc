@@ -485,8 +485,8 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   const int64_t m = Product(s.m_shape), k = Product(s.k_shape), batch = Product(s.batch_shape);
   // Generic mode: the tiles of a large problem for every shape (masks cover the edges).
   const int64_t u = kUnknownSize;
-  ContractionConfig c = s.window_sum    ? (ctx.generic() ? ChooseWindowSum(u, u, u, ctx.variant)
-                                                         : ChooseWindowSum(m, s.n, k, ctx.variant))
+  ContractionConfig c = s.window_sum    ? (ctx.generic() ? ChooseWindowSum(u, u, ctx.variant)
+                                                         : ChooseWindowSum(m, s.n, ctx.variant))
                         : ctx.generic() ? ChooseContraction(u, u, u, 1, ctx.variant)
                                         : ChooseContraction(m, s.n, k, batch, ctx.variant);
   // Stride phases are separate launches of one kernel, each its own M (the heuristics saw the

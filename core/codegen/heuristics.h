@@ -107,7 +107,7 @@ ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t bat
                                     DotPrecision precision = kDefaultDotPrecision);
 // Depthwise convolutions (one input channel per group, conv_spec.cc): window sums through the
 // narrow path, whose N (channels per group) and K (the window) are too small for tl.dot.
-ContractionConfig ChooseWindowSum(int64_t m, int64_t n, int64_t k, int variant);
+ContractionConfig ChooseWindowSum(int64_t m, int64_t n, int variant);
 // Contractions whose running fp32 sum is longer than this sum it in chunks
 // (ContractionConfig::chunk_k).  The sum has K terms with ieee and K / BLOCK_K with a split.
 inline constexpr int64_t kChunkedAbove = 1024;
