@@ -89,7 +89,9 @@ TEST(CodegenTest, ConvWithEpilogueIsOneKernel) {
       "    t2 = torch.add(t1, x2)\n"
       "    return t2\n",
       "torch.randn(2, 3, 8, 8), torch.randn(8, 3, 3, 3), torch.randn(1, 8, 1, 1)");
-  const std::string c = MustEmit(p);
+  CodegenOptions nchw;  // the operands as given (3 channels are copied channels-last otherwise)
+  nchw.variant = 1;
+  const std::string c = MustEmit(p, nchw);
   EXPECT_EQ(Count(c, "@triton.jit"), 1);
   ExpectInOrder(c, {"def k0_conv2d_kernel(", "# conv2d: M=128 N=8 K=27 batch=1",
                     "for k0 in tl.range(0, 27, BLOCK_K):", "ok0 = (sp0 >= 0) & (sp0 < 8)",
@@ -97,18 +99,21 @@ TEST(CodegenTest, ConvWithEpilogueIsOneKernel) {
                     "tl.maximum(acc, 0.0, propagate_nan=tl.PropagateNan.ALL)", "tl.store(t2_ptr"});
   EXPECT_EQ(Count(c, "torch.empty("), 1);  // only the output is stored
   // Without epilogue fusion the conv result is stored and a pointwise kernel follows.
-  CodegenOptions unfused;
+  CodegenOptions unfused = nchw;
   unfused.fuse_epilogue = false;
   EXPECT_EQ(Count(MustEmit(p, unfused), "@triton.jit"), 2);
 }
 
 TEST(CodegenTest, ConvLoadsAreNotClampedAndItsWeightIsAMatrix) {
-  // Padding 1: both sides of the window are tested, and the masked load does the rest.
-  const std::string padded =
-      MustEmit(MustParse("def fused_operator(x0, x1):\n"
-                         "    t0 = F.conv2d(x0, x1, None, 1, 1)\n"
-                         "    return t0\n",
-                         "torch.randn(2, 3, 8, 8), torch.randn(4, 3, 3, 3)"));
+  // Padding 1: both sides of the window are tested, and the masked load does the rest.  NCHW
+  // operands (variant 1; 3 channels are copied channels-last otherwise).
+  CodegenOptions nchw;
+  nchw.variant = 1;
+  const std::string padded = MustEmit(MustParse("def fused_operator(x0, x1):\n"
+                                                "    t0 = F.conv2d(x0, x1, None, 1, 1)\n"
+                                                "    return t0\n",
+                                                "torch.randn(2, 3, 8, 8), torch.randn(4, 3, 3, 3)"),
+                                      nchw);
   EXPECT_EQ(Count(padded, "tl.where(ok"), 0);
   ExpectInOrder(padded,
                 {"CONTIG: tl.constexpr", "sp0 = mc1 + ka1 - 1", "ok0 = (sp0 >= 0) & (sp0 < 8)",
@@ -205,7 +210,7 @@ TEST(CodegenTest, ConvolutionsWithChannelsInWholeVectorsReadChannelsLastCopies) 
   ExpectInOrder(t, {"sp0 = mc1 + shift0 - ka0", "ib2 = first_k0 + kb0 * 2",
                     "tl.load(x1_ptr + kb2 * 27 + offs_n + ib2 * 9 + ib3 * 3",
                     "k0_x1_cl = torch.empty_strided((4, 3, 3, 3), (27, 1, 9, 3)"});
-  // Variant 1 keeps NCHW, for the search to time both; 3 channels cannot fill a vector.
+  // Variant 1 keeps NCHW, for the search to time both.
   CodegenOptions nchw;
   nchw.variant = 1;
   EXPECT_EQ(Count(MustEmit(MustParse("def fused_operator(x0, x1):\n"
@@ -215,10 +220,32 @@ TEST(CodegenTest, ConvolutionsWithChannelsInWholeVectorsReadChannelsLastCopies) 
                            nchw),
                   "_cl"),
             0);
+  // 3 channels (an RGB input): the copies add a zero channel, K = 9 x 4, and the conv reads
+  // the 4-channel rows unmasked.
+  const std::string rgb =
+      MustEmit(MustParse("def fused_operator(x0, x1):\n"
+                         "    t0 = F.conv2d(x0, x1, None, 1, 1)\n"
+                         "    return t0\n",
+                         "torch.randn(2, 3, 10, 12), torch.randn(16, 3, 3, 3)"));
+  ExpectInOrder(rgb, {"copied channels-last (dim 1 unit-stride, zeros up to 4 channels)",
+                      "mask = (offs_r < 120) & (offs_c < 3)",
+                      "x = tl.load(x0_ptr + n * 360 + offs_c * 120 + offs_r, mask=mask, other=0.0)",
+                      "tl.store(k0_x0_cl_ptr + n * 480 + offs_r * 4 + offs_c, x, "
+                      "mask=(offs_r < 120) & (offs_c < 4))",
+                      "# conv2d: M=240 N=16 K=36", "for k0 in tl.range(0, 36, BLOCK_K):", "sp1 * 4",
+                      "k0_x0_cl = torch.empty_strided((2, 4, 10, 12), (480, 1, 48, 4)",
+                      "k0_x1_cl = torch.empty_strided((16, 4, 3, 3), (36, 1, 12, 4)"});
+  // Not with groups (each group's channels would need their own zeros), nor 2 channels of 4.
+  EXPECT_EQ(Count(MustEmit(MustParse("def fused_operator(x0, x1):\n"
+                                     "    t0 = F.conv2d(x0, x1, None, 1, 1, 1, 2)\n"
+                                     "    return t0\n",
+                                     "torch.randn(2, 6, 10, 12), torch.randn(16, 3, 3, 3)")),
+                  "_cl"),
+            0);
   EXPECT_EQ(Count(MustEmit(MustParse("def fused_operator(x0, x1):\n"
                                      "    t0 = F.conv2d(x0, x1, None, 1, 1)\n"
                                      "    return t0\n",
-                                     "torch.randn(2, 3, 10, 12), torch.randn(16, 3, 3, 3)")),
+                                     "torch.randn(2, 2, 10, 12), torch.randn(16, 2, 3, 3)")),
                   "_cl"),
             0);
 }

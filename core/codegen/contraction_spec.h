@@ -48,10 +48,10 @@ struct ContractionSpec {
   // Multiply-accumulate through tl.sum instead of tl.dot (ChooseWindowSum): a depthwise
   // convolution's N and K are too small for tl.dot's 16-wide tiles, which would be mostly zeros.
   bool window_sum = false;
-  // Operands the kernel reads from channels-last copies (heuristics.h, ConvReadsChannelsLast),
-  // each with the dim that becomes unit-stride: the wrapper copies them first
-  // (EmitChannelsLast) and the kernel addresses the copies through their own strides.
-  std::vector<std::pair<ValueId, size_t>> channels_last;
+  // Operands the kernel reads from channels-last copies (heuristics.h, ConvChannelsLast): the
+  // wrapper copies them first (EmitChannelsLast) and the kernel addresses the copies at their
+  // literal strides.
+  std::vector<ChannelsLastCopy> channels_last;
   int64_t phases = 1;
   std::function<void(PythonWriter&, KernelParams&)> phase_lines;
   std::function<std::string(int64_t phase)> phase_m;

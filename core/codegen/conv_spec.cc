@@ -247,13 +247,15 @@ std::string PhaseM(const ConvGeometry& g, const std::vector<TransposedDim>& tds,
   return DimProduct(m);
 }
 
-// Whether the convolution reads channels-last copies of its operands (heuristics.h): both are
-// tensors (an inlined producer has no memory to copy) and the sizes are literals.
-bool ReadsChannelsLast(const GroupContext& ctx, const Node& node, const ConvGeometry& g,
-                       bool window_sum) {
+// The channels per group of the channels-last copies of the operands (heuristics.h), 0 for
+// NCHW: both are tensors (an inlined producer has no memory to copy) and the sizes are
+// literals.  Zero channels are added only to a direct convolution of one group, whose padded
+// channel dim is the input's and the weight's dim 1 alike.
+int64_t ChannelsLastOf(const GroupContext& ctx, const Node& node, const ConvGeometry& g,
+                       bool window_sum, bool transpose) {
   const auto& stored = ctx.plan.materialized;
-  return !ctx.generic() && stored[node.tensors[0].index] && stored[node.tensors[1].index] &&
-         ConvReadsChannelsLast(g.cin_g, window_sum, ctx.variant);
+  if (ctx.generic() || !stored[node.tensors[0].index] || !stored[node.tensors[1].index]) return 0;
+  return ConvChannelsLast(g.cin_g, window_sum, !transpose && g.groups == 1, ctx.variant);
 }
 
 }  // namespace
@@ -279,7 +281,12 @@ ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpo
   s.window_sum = g.groups > 1 && g.cin_g == 1;
   // K is (input channel, kernel offsets) for NCHW operands and (kernel offsets, input
   // channel) for channels-last copies, whose channels are then the K tile's unit stride.
-  const bool cl = ReadsChannelsLast(ctx, node, g, s.window_sum);
+  const int64_t cl_channels = ChannelsLastOf(ctx, node, g, s.window_sum, transpose);
+  const bool cl = cl_channels > 0;
+  // The K length of the input channels: with zero channels added, the copies' (no mask: the
+  // copies hold zeros there).
+  const int64_t cin_k = cl ? cl_channels : g.cin_g;
+  const std::string cin_k_dim = cin_k == g.cin_g ? g.cin_g_dim : IntLiteral(cin_k);
   const size_t chan_k = cl ? nsp : 0;
   const auto sp_k = [cl](size_t d) { return cl ? d : 1 + d; };
   if (g.groups > 1) s.batch_shape = {g.groups};
@@ -301,8 +308,8 @@ ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpo
     s.m_dims.push_back(ph ? "outs" + std::to_string(d) : g.out_sp_d[d]);
     s.k_dims.push_back(ph ? "taps" + std::to_string(d) : g.k_sp_d[d]);
   }
-  s.k_shape.insert(s.k_shape.begin() + static_cast<std::ptrdiff_t>(chan_k), g.cin_g);
-  s.k_dims.insert(s.k_dims.begin() + static_cast<std::ptrdiff_t>(chan_k), g.cin_g_dim);
+  s.k_shape.insert(s.k_shape.begin() + static_cast<std::ptrdiff_t>(chan_k), cin_k);
+  s.k_dims.insert(s.k_dims.begin() + static_cast<std::ptrdiff_t>(chan_k), cin_k_dim);
   s.n = g.cout_g;
   s.n_dim = g.cout_g_dim;
   s.operand_dims = g.in_sp_d;
@@ -312,7 +319,11 @@ ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpo
   // The channel dims: the input's after its batch dim; dim 1 of both weights, (C_out,
   // C_in / groups, *k) and (C_in, C_out / groups, *k): the conv's becomes the (C_out, K)
   // matrix below, the conv_transpose's a B unit-stride along N.
-  if (cl) s.channels_last = {{s.a, lead}, {s.b, 1}};
+  // The conv's weight channels are its input channels (padded alike); the conv_transpose's are
+  // its output channels per group (never padded).
+  // The input's channel dim holds every group's (padded only with one group).
+  const int64_t in_channels = cin_k == g.cin_g ? g.cin_g * g.groups : cin_k;
+  if (cl) s.channels_last = {{s.a, lead, in_channels}, {s.b, 1, transpose ? g.cout_g : cin_k}};
   if (phased) {
     s.phases = inner;
     s.phase_lines = [=](PythonWriter& w, KernelParams& params) {

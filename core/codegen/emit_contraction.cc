@@ -239,16 +239,16 @@ class ContractionWriter {
   KernelParams Params() const {
     KernelParams params(ctx_.program);
     for (ValueId v : repacked_) params.Rebind(v, RepackBuffer(ctx_, v));
-    for (const auto& [v, dim] : s_.channels_last)
-      params.RebindLaidOut(v, ChannelsLastBuffer(ctx_, v),
-                           ChannelsLastStrides(ctx_.program.value(v).shape, dim));
+    for (const ChannelsLastCopy& copy : s_.channels_last)
+      params.RebindLaidOut(copy.value, ChannelsLastBuffer(ctx_, copy.value),
+                           ChannelsLastStrides(ctx_.program, copy));
     return params;
   }
 
   bool Phased() const { return s_.phases > 1; }
   bool ReadsCopy(ValueId v) const {
     return std::any_of(s_.channels_last.begin(), s_.channels_last.end(),
-                       [v](const auto& c) { return c.first == v; });
+                       [v](const ChannelsLastCopy& c) { return c.value == v; });
   }
   int64_t Tiles() const { return CeilDiv(m_, c_.block_m) * CeilDiv(s_.n, c_.block_n); }
 
@@ -500,7 +500,8 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   EmittedKernel kernel = c.split_k > 1 ? writer.SplitK() : writer.Single();
   std::vector<EmittedKernel> copies;
   for (ValueId v : repacked) copies.push_back(EmitRepack(ctx, v));
-  for (const auto& [v, dim] : s.channels_last) copies.push_back(EmitChannelsLast(ctx, v, dim));
+  for (const ChannelsLastCopy& copy : s.channels_last)
+    copies.push_back(EmitChannelsLast(ctx, copy));
   kernel.before.insert(kernel.before.begin(), copies.begin(), copies.end());
   return kernel;
 }

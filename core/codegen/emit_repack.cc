@@ -95,16 +95,24 @@ EmittedKernel EmitRepack(const GroupContext& ctx, ValueId v) {
   return k;
 }
 
+// The copy's shape: `value`'s, with the channel dim widened to `channels`.
+Shape CopyShape(const Program& program, const ChannelsLastCopy& copy) {
+  Shape shape = program.value(copy.value).shape;
+  shape[copy.channel] = copy.channels;
+  return shape;
+}
+
 // The channel dim 1, each later dim the channels times the positions after it, each earlier dim
 // one sample's C * P times the samples after it.
-Dims ChannelsLastStrides(const Shape& shape, size_t channel) {
+Dims ChannelsLastStrides(const Program& program, const ChannelsLastCopy& copy) {
+  const Shape shape = CopyShape(program, copy);
   Dims strides(shape.size(), "1");
-  int64_t inner = shape[channel];
-  for (size_t d = shape.size(); d-- > channel + 1;) {
+  int64_t inner = shape[copy.channel];
+  for (size_t d = shape.size(); d-- > copy.channel + 1;) {
     strides[d] = IntLiteral(inner);
     inner *= shape[d];
   }
-  for (size_t d = channel; d-- > 0;) {
+  for (size_t d = copy.channel; d-- > 0;) {
     strides[d] = IntLiteral(inner);
     inner *= shape[d];
   }
@@ -119,21 +127,23 @@ std::string ChannelsLastBuffer(const GroupContext& ctx, ValueId v) {
 // One program copies BLOCK_R positions x BLOCK_C channels of one sample n (heuristics.h,
 // ChooseChannelsLast): grid (samples x position blocks, channel blocks).  A contiguous source
 // is read at `n * C * P + c * P + p`, any other through its strides; the copy is written at
-// `n * C * P + p * C + c`.
-EmittedKernel EmitChannelsLast(const GroupContext& ctx, ValueId v, size_t channel) {
+// `n * C' * P + p * C' + c` (C' >= C: the added channels are written as zeros).
+EmittedKernel EmitChannelsLast(const GroupContext& ctx, const ChannelsLastCopy& copy) {
   assert(!ctx.generic() && "channels-last copies have literal sizes");
   const Program& p = ctx.program;
+  const ValueId v = copy.value;
+  const size_t channel = copy.channel;
   const Value& value = p.value(v);
   const Shape& shape = value.shape;
-  assert(channel < shape.size());
+  assert(channel < shape.size() && copy.channels >= shape[channel]);
   const Shape lead(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(channel));
   const Shape after(shape.begin() + static_cast<std::ptrdiff_t>(channel) + 1, shape.end());
   const int64_t samples = Product(lead), chans = shape[channel], positions = Product(after);
-  const RepackConfig c = ChooseChannelsLast(positions, chans);
+  const int64_t wide = copy.channels;  // the copy's channels
+  const RepackConfig c = ChooseChannelsLast(positions, wide);
   const int64_t blocks_r = CeilDiv(positions, c.block_r);
   const std::string buffer = ChannelsLastBuffer(ctx, v);
-  const std::string cp = IntLiteral(chans * positions), pl = IntLiteral(positions);
-  const std::string cl = IntLiteral(chans);
+  const std::string pl = IntLiteral(positions);
 
   KernelParams params(p);
   PythonWriter w(1);
@@ -143,35 +153,41 @@ EmittedKernel EmitChannelsLast(const GroupContext& ctx, ValueId v, size_t channe
          Arange("BLOCK_R", ctx.wide) + "[:, None]");
   w.Line("offs_c = " + ProgramId(1, ctx.wide) + " * BLOCK_C + " + Arange("BLOCK_C", ctx.wide) +
          "[None, :]");
-  w.Line("mask = (offs_r < " + pl + ") & (offs_c < " + cl + ")");
+  const std::string read = "(offs_r < " + pl + ") & (offs_c < " + IntLiteral(chans) + ")";
+  w.Line("mask = " + read);
   const std::string src = params.Pointer(v);
+  const std::string zeros = wide > chans ? ", other=0.0" : "";
   w.Open("if CONTIG:");
-  w.Line("x = tl.load(" + src + " + n * " + cp + " + offs_c * " + pl + " + offs_r, mask=mask)");
+  w.Line("x = tl.load(" + src + " + n * " + IntLiteral(chans * positions) + " + offs_c * " + pl +
+         " + offs_r, mask=mask" + zeros + ")");
   w.Dedent();
   w.Open("else:");
   std::vector<std::string> coords = DecomposeDims(w, "n", LiteralDims(lead), "nc");
   coords.push_back("offs_c");
   const std::vector<std::string> at = DecomposeDims(w, "offs_r", LiteralDims(after), "rc");
   coords.insert(coords.end(), at.begin(), at.end());
-  w.Line("x = tl.load(" + params.Address(v, coords, "(offs_r + offs_c) * 0") + ", mask=mask)");
+  w.Line("x = tl.load(" + params.Address(v, coords, "(offs_r + offs_c) * 0") + ", mask=mask" +
+         zeros + ")");
   w.Dedent();
-  w.Line("tl.store(" + params.Scratch(buffer) + " + n * " + cp + " + offs_r * " + cl +
-         " + offs_c, x, mask=mask)");
+  const std::string write =
+      wide > chans ? "(offs_r < " + pl + ") & (offs_c < " + IntLiteral(wide) + ")" : "mask";
+  w.Line("tl.store(" + params.Scratch(buffer) + " + n * " + IntLiteral(wide * positions) +
+         " + offs_r * " + IntLiteral(wide) + " + offs_c, x, mask=" + write + ")");
 
+  const Shape copied = CopyShape(p, copy);
+  std::string what = value.name + " " + ShapeTuple(shape) + " copied channels-last (dim " +
+                     std::to_string(channel) + " unit-stride";
+  if (wide > chans) what += ", zeros up to " + IntLiteral(wide) + " channels";
   EmittedKernel k;
   k.name = buffer + "_kernel";
-  k.text = KernelText(k.name,
-                      value.name + " " + ShapeTuple(shape) + " copied channels-last (dim " +
-                          std::to_string(channel) + " unit-stride) for the contraction's loads",
-                      params, {"BLOCK_R", "BLOCK_C", "CONTIG"}, w.str());
+  k.text = KernelText(k.name, what + ") for the contraction's loads", params,
+                      {"BLOCK_R", "BLOCK_C", "CONTIG"}, w.str());
   k.call_args = params.args();
   k.constexprs = {"BLOCK_R=" + IntLiteral(c.block_r), "BLOCK_C=" + IntLiteral(c.block_c)};
-  k.setup = {
-      buffer + " = " +
-      StridedAllocation(p, LiteralDims(shape), ChannelsLastStrides(shape, channel), value.dtype)};
+  k.setup = {buffer + " = " +
+             StridedAllocation(p, LiteralDims(copied), ChannelsLastStrides(p, copy), value.dtype)};
   SetContiguityFlag(k, ContiguityCheck(p, {v}));
-  k.grid =
-      "(" + IntLiteral(samples * blocks_r) + ", " + IntLiteral(CeilDiv(chans, c.block_c)) + ")";
+  k.grid = "(" + IntLiteral(samples * blocks_r) + ", " + IntLiteral(CeilDiv(wide, c.block_c)) + ")";
   k.launch = c.launch;
   return k;
 }

@@ -77,14 +77,20 @@ Result<EmittedKernel> EmitPool(const GroupContext& ctx);         // emit_pool.cc
 // decide from `v`'s strides whether to copy (EmittedKernel::guard) and bind RepackBuffer to
 // the padded buffer, or to `v` itself when its rows are aligned already.
 EmittedKernel EmitRepack(const GroupContext& ctx, ValueId v);
-// `v` copied into a channels-last buffer of its own shape: dim `channel` becomes unit-stride and
-// the dims after it follow in order, each strided by the channels (NCHW -> NHWC for an input,
-// (C_out, C_in, *k) -> (C_out, *k, C_in) for a conv weight).  The wrapper allocates the buffer
-// (ChannelsLastBuffer) and launches the copy before the contraction, which reads the buffer
-// through its strides.  Literal sizes only.
-EmittedKernel EmitChannelsLast(const GroupContext& ctx, ValueId v, size_t channel);
-// The strides of that buffer, for `shape` (literals).
-Dims ChannelsLastStrides(const Shape& shape, size_t channel);
+// A channels-last copy of `value`: dim `channel` becomes unit-stride and the dims after it follow
+// in order, each strided by the channels (NCHW -> NHWC for an input, (C_out, C_in, *k) ->
+// (C_out, *k, C_in) for a conv weight).  `channels` (at least the dim's size) adds zero channels
+// up to it, so that rows of channels fill whole 16-byte vectors.
+struct ChannelsLastCopy {
+  ValueId value;
+  size_t channel = 1;
+  int64_t channels = 0;
+};
+// The wrapper allocates the copy's buffer (ChannelsLastBuffer) and launches the copy before the
+// contraction, which reads the buffer at literal strides.  Literal sizes only.
+EmittedKernel EmitChannelsLast(const GroupContext& ctx, const ChannelsLastCopy& copy);
+// The strides of that buffer (literals).
+Dims ChannelsLastStrides(const Program& program, const ChannelsLastCopy& copy);
 // The wrapper variable of that buffer: `k0_x0_cl`.
 std::string ChannelsLastBuffer(const GroupContext& ctx, ValueId v);
 // The size the heuristics see for `dim`: its literal, or kUnknownSize (a runtime size).

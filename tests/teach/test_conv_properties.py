@@ -145,12 +145,18 @@ def cases() -> list[Case]:
             for generic in (False, True)
         ]
     # Input channels per group a multiple of 4: both operands are read from channels-last
-    # copies, with K ordered (kernel offset, input channel) (heuristics.h, ConvReadsChannelsLast).
+    # copies, with K ordered (kernel offset, input channel) (heuristics.h, ConvChannelsLast);
+    # 3, 6 or 7 channels of a one-group convolution are copied with zero channels up to 4 or 8.
     out += [
         random_case(rng, dims, False, transpose=transpose, cin_g=rng.choice([4, 8]))
         for dims in (1, 2, 3)
         for transpose in (False, True)
         for _ in range(2)
+    ]
+    out += [
+        random_case(rng, dims, False, transpose=False, cin_g=cin_g)
+        for dims in (1, 2, 3)
+        for cin_g in (3, 6, 7)
     ]
     # The KernelBench pattern (stride 2, pad 1, kernel 3, output_padding 1), where the phases'
     # contributing-offset counts differ (2 and 1 per dim), and dilation sharing the stride's
@@ -229,7 +235,11 @@ def test_depthwise_and_narrow_kernels_have_no_dot(i: int) -> None:
 def test_channels_last_copies_where_channels_fill_vectors(i: int) -> None:
     case = CASES[i]
     text = emit(case.source(), generic_shapes=case.generic)
-    copied = not case.generic and not case.window_sum and case.cin_g % 4 == 0
+    padded = -(-case.cin_g // 4) * 4
+    # Zero channels up to a multiple of 4 for a one-group direct convolution, at most a third.
+    paddable = not case.transpose and case.groups == 1 and 3 * padded <= 4 * case.cin_g
+    fills = case.cin_g % 4 == 0 or paddable
+    copied = not case.generic and not case.window_sum and fills
     assert ("_cl_kernel[" in text) == copied
     if copied:  # input and weight, each copied once, then read at literal strides
         assert text.count("_cl_kernel[") == 2
