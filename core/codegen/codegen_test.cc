@@ -29,6 +29,11 @@ Program OneOp(const std::string& call, const std::string& input) {
   return MustParse("def fused_operator(x0):\n    t0 = " + call + "\n    return t0\n", input);
 }
 
+// One operator on x0 and x1: `call` is its PyTorch spelling, e.g. "F.conv2d(x0, x1, None, 1, 1)".
+Program TwoInputOp(const std::string& call, const std::string& inputs) {
+  return MustParse("def fused_operator(x0, x1):\n    t0 = " + call + "\n    return t0\n", inputs);
+}
+
 // x0 @ x1 alone, on the given inputs.
 Program MatmulOf(const std::string& inputs) {
   return MustParse(
@@ -169,11 +174,8 @@ TEST(CodegenTest, ConvolutionsWithChannelsInWholeVectorsReadChannelsLastCopies) 
   // 8 input channels: the wrapper copies input and weight with channels unit-stride (the
   // copies' strides (960, 1, 96, 8) and (72, 1, 24, 8)), K runs (kh, kw, ci), and the conv
   // reads both copies at literal strides, the weight as its (C_out, K) rows.
-  const std::string c =
-      MustEmit(MustParse("def fused_operator(x0, x1):\n"
-                         "    t0 = F.conv2d(x0, x1, None, 1, 1)\n"
-                         "    return t0\n",
-                         "torch.randn(2, 8, 10, 12), torch.randn(16, 8, 3, 3)"));
+  const std::string c = MustEmit(TwoInputOp("F.conv2d(x0, x1, None, 1, 1)",
+                                            "torch.randn(2, 8, 10, 12), torch.randn(16, 8, 3, 3)"));
   EXPECT_EQ(Count(c, "@triton.jit"), 3);
   ExpectInOrder(c, {"def k0_x0_cl_kernel(x0_ptr,",
                     "BLOCK_C: tl.constexpr, CONTIG: tl.constexpr):",
@@ -202,31 +204,23 @@ TEST(CodegenTest, ConvolutionsWithChannelsInWholeVectorsReadChannelsLastCopies) 
                     "CONTIG=True"});
   // A transposed convolution's weight (C_in, C_out, *k) is copied with its output channels
   // unit-stride: B's tile runs along N.
-  const std::string t =
-      MustEmit(MustParse("def fused_operator(x0, x1):\n"
-                         "    t0 = F.conv_transpose2d(x0, x1, None, 2, 1, 1)\n"
-                         "    return t0\n",
-                         "torch.randn(2, 4, 5, 5), torch.randn(4, 3, 3, 3)"));
+  const std::string t = MustEmit(TwoInputOp("F.conv_transpose2d(x0, x1, None, 2, 1, 1)",
+                                            "torch.randn(2, 4, 5, 5), torch.randn(4, 3, 3, 3)"));
   ExpectInOrder(t, {"sp0 = mc1 + shift0 - ka0", "ib2 = first_k0 + kb0 * 2",
                     "tl.load(x1_ptr + kb2 * 27 + offs_n + ib2 * 9 + ib3 * 3",
                     "k0_x1_cl = torch.empty_strided((4, 3, 3, 3), (27, 1, 9, 3)"});
   // Variant 1 keeps NCHW, for the search to time both.
   CodegenOptions nchw;
   nchw.variant = 1;
-  EXPECT_EQ(Count(MustEmit(MustParse("def fused_operator(x0, x1):\n"
-                                     "    t0 = F.conv2d(x0, x1, None, 1, 1)\n"
-                                     "    return t0\n",
-                                     "torch.randn(2, 8, 10, 12), torch.randn(16, 8, 3, 3)"),
+  EXPECT_EQ(Count(MustEmit(TwoInputOp("F.conv2d(x0, x1, None, 1, 1)",
+                                      "torch.randn(2, 8, 10, 12), torch.randn(16, 8, 3, 3)"),
                            nchw),
                   "_cl"),
             0);
   // 3 channels (an RGB input): the copies add a zero channel, K = 9 x 4, and the conv reads
   // the 4-channel rows unmasked.
-  const std::string rgb =
-      MustEmit(MustParse("def fused_operator(x0, x1):\n"
-                         "    t0 = F.conv2d(x0, x1, None, 1, 1)\n"
-                         "    return t0\n",
-                         "torch.randn(2, 3, 10, 12), torch.randn(16, 3, 3, 3)"));
+  const std::string rgb = MustEmit(TwoInputOp(
+      "F.conv2d(x0, x1, None, 1, 1)", "torch.randn(2, 3, 10, 12), torch.randn(16, 3, 3, 3)"));
   ExpectInOrder(rgb, {"copied channels-last (dim 1 unit-stride, zeros up to 4 channels)",
                       "mask = (offs_r < 120) & (offs_c < 3)",
                       "x = tl.load(x0_ptr + n * 360 + offs_c * 120 + offs_r, mask=mask, other=0.0)",
@@ -236,16 +230,12 @@ TEST(CodegenTest, ConvolutionsWithChannelsInWholeVectorsReadChannelsLastCopies) 
                       "k0_x0_cl = torch.empty_strided((2, 4, 10, 12), (480, 1, 48, 4)",
                       "k0_x1_cl = torch.empty_strided((16, 4, 3, 3), (36, 1, 12, 4)"});
   // Not with groups (each group's channels would need their own zeros), nor 2 channels of 4.
-  EXPECT_EQ(Count(MustEmit(MustParse("def fused_operator(x0, x1):\n"
-                                     "    t0 = F.conv2d(x0, x1, None, 1, 1, 1, 2)\n"
-                                     "    return t0\n",
-                                     "torch.randn(2, 6, 10, 12), torch.randn(16, 3, 3, 3)")),
+  EXPECT_EQ(Count(MustEmit(TwoInputOp("F.conv2d(x0, x1, None, 1, 1, 1, 2)",
+                                      "torch.randn(2, 6, 10, 12), torch.randn(16, 3, 3, 3)")),
                   "_cl"),
             0);
-  EXPECT_EQ(Count(MustEmit(MustParse("def fused_operator(x0, x1):\n"
-                                     "    t0 = F.conv2d(x0, x1, None, 1, 1)\n"
-                                     "    return t0\n",
-                                     "torch.randn(2, 2, 10, 12), torch.randn(16, 2, 3, 3)")),
+  EXPECT_EQ(Count(MustEmit(TwoInputOp("F.conv2d(x0, x1, None, 1, 1)",
+                                      "torch.randn(2, 2, 10, 12), torch.randn(16, 2, 3, 3)")),
                   "_cl"),
             0);
 }
