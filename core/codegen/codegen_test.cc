@@ -249,9 +249,10 @@ TEST(CodegenTest, DepthwiseConvolutionSumsItsWindowWithoutDot) {
                          "torch.randn(2, 4, 8, 8), torch.randn(8, 1, 3, 3)"));
   EXPECT_EQ(Count(c, "tl.dot("), 0);
   EXPECT_EQ(Count(c, "DOT_PRECISION"), 0);
-  ExpectInOrder(c, {"# conv2d: M=128 N=2 K=9 batch=4", "for k0 in tl.range(0, 9, BLOCK_K):",
-                    "ci = bc0", "acc += tl.sum(a[:, :, None] * b[None, :, :], axis=1)",
-                    "BLOCK_M=128, BLOCK_N=2, BLOCK_K=1", "num_warps=4,"});
+  ExpectInOrder(
+      c, {"# conv2d: M=128 N=2 K=9 batch=4", "for k0 in tl.range(0, 9, BLOCK_K):", "ci = bc0",
+          "lanes += a[:, :, None] * b[None, :, :]", "acc += tl.sum(lanes, axis=1)",
+          "BLOCK_M=128, BLOCK_N=2, BLOCK_K=1", "num_warps=4,"});
 }
 
 TEST(CodegenTest, LongReductionsSumInChunks) {
@@ -350,10 +351,12 @@ TEST(CodegenTest, MatrixVectorProductsStayOnTheFmaUnits) {
   EXPECT_EQ(Count(e, "tl.dot"), 0);
   EXPECT_EQ(Count(e, "DOT_PRECISION"), 0);
   EXPECT_EQ(Count(e, "dot_precision"), 0);
-  ExpectInOrder(e, {"for k0 in tl.range(0, 256, BLOCK_K):",
-                    "acc += tl.sum(a[:, :, None] * b[None, :, :], axis=1)", "BLOCK_N=1"});
+  ExpectInOrder(e,
+                {"for k0 in tl.range(0, 256, BLOCK_K):", "lanes += a[:, :, None] * b[None, :, :]",
+                 "acc += tl.sum(lanes, axis=1)", "BLOCK_N=1"});
   const std::string v = MustEmit(MatmulOf("torch.randn(2, 256), torch.randn(256, 64)"));
-  ExpectInOrder(v, {"acc += tl.sum(a[:, :, None] * b[None, :, :], axis=1)", "BLOCK_M=2"});
+  ExpectInOrder(
+      v, {"lanes += a[:, :, None] * b[None, :, :]", "acc += tl.sum(lanes, axis=1)", "BLOCK_M=2"});
 }
 
 TEST(CodegenTest, FewTilesOfALongKAreSplitAcrossPrograms) {

@@ -65,7 +65,7 @@ CASES = {
         "torch.randn(8, 70000), torch.randn(70000, 1)",
     ),
 }
-SPLIT = {"bmm_split_k": "tl.dot", "matrix_vector_split_k": "tl.sum(a[:, :, None] * b[None, :, :]"}
+SPLIT = {"bmm_split_k": "tl.dot", "matrix_vector_split_k": "+= a[:, :, None] * b[None, :, :]"}
 NARROW = {"matrix_vector_split_k"}
 
 # Every other case's M and N are 16 or more: thinner products stay on ieee (heuristics.cc).
