@@ -94,6 +94,11 @@ void AddElementwiseOps(std::vector<OpInfo>& out) {
   out.push_back(Comparison("le", "input <= other, a bool tensor").Alias({"torch.less_equal"}));
   out.push_back(Comparison("gt", "input > other, a bool tensor").Alias({"torch.greater"}));
   out.push_back(Comparison("ge", "input >= other, a bool tensor").Alias({"torch.greater_equal"}));
+  // The negation of a mask (the "safe softmax" of scaled_dot_product_attention: rows whose
+  // scores are all -inf); bool in, bool out, as torch.logical_not of a bool tensor.
+  out.push_back(Unary("logical_not", "torch.logical_not", "torch.logical_not",
+                      kBoolResult | kFrontendOnly, 1, "not input, a bool tensor (input: bool)")
+                    .Params({BoolTensor("input")}));
   out.push_back(Entry("where", "torch.where", "torch.where")
                     .Params({BoolTensor("condition"), Tensor("input"), Tensor("other")})
                     .Rule(ShapeRule::kBroadcast)
