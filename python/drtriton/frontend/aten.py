@@ -59,11 +59,7 @@ def _binary(op: str) -> Entry:
             return None
         if a.get("rounding_mode") is not None:
             return None
-        steps = _one(op, input=a["self"], other=a["other"])
-        zero_d = [_is_tensor(v) and not _shape(v) for v in (a["self"], a["other"])]
-        if any(zero_d) and any(numbers):  # a loss's total / n: the [1] constant made it [1]
-            steps.append(("reshape", {"input": PREVIOUS, "shape": []}))
-        return steps
+        return _one(op, input=a["self"], other=a["other"])
 
     return entry
 
