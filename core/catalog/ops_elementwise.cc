@@ -9,7 +9,9 @@
 namespace drtriton::catalog_internal {
 namespace {
 
-constexpr int kMaxElementwiseRank = 5;
+// The layout operators' rank: real models combine rank-6 views elementwise (Mamba's chunked
+// einsums); the synthesizer's default bounds stop at rank 5 (synth/bounds.h).
+constexpr int kMaxElementwiseRank = 6;
 
 Entry Unary(std::string name, std::string torch, std::string spelling, uint32_t traits,
             double flops, std::string doc) {

@@ -43,6 +43,10 @@ TEST(ShapeRulesTest, Broadcast) {
   ExpectShape(Infer("pow", {Shape{2, 3}}, {F(2.0)}), {2, 3});
   ExpectError(Infer("add", {Shape{4, 8}, Shape{3, 8}}), "add", "do not broadcast");
   ExpectError(Infer("add", {Shape{4, 8}, Shape{3, 8}}), "add", "(4, 8)");  // shapes named
+  // Rank 6, as the layout operators (rank-6 views of real models), and no further.
+  ExpectShape(Infer("mul", {Shape{2, 2, 8, 1, 16, 4}, Shape{2, 2, 8, 1, 1, 4}}),
+              {2, 2, 8, 1, 16, 4});
+  ExpectError(Infer("relu", {Shape{1, 2, 1, 2, 1, 2, 1}}), "relu", "rank");
 }
 
 TEST(ShapeRulesTest, Layout) {
@@ -61,11 +65,11 @@ TEST(ShapeRulesTest, Layout) {
   ExpectError(Infer("select", {Shape{2, 6}}, {I(0), I(2)}), "select", "index out of range");
   ExpectShape(Infer("flip", {Shape{2, 6}}, {L({0, -1})}), {2, 6});
   ExpectError(Infer("flip", {Shape{2, 6}}, {L({1, -1})}), "flip", "repeat");
-  ExpectShape(Infer("pad", {Shape{2, 3, 4}}, {L({1, 2, 0, 3}), AttrValue::String("constant"),
-                                             F(0.0)}),
-              {2, 6, 7});
-  ExpectError(Infer("pad", {Shape{2, 3}}, {L({1}), AttrValue::String("constant"), F(0.0)}),
-              "pad", "pairs");
+  ExpectShape(
+      Infer("pad", {Shape{2, 3, 4}}, {L({1, 2, 0, 3}), AttrValue::String("constant"), F(0.0)}),
+      {2, 6, 7});
+  ExpectError(Infer("pad", {Shape{2, 3}}, {L({1}), AttrValue::String("constant"), F(0.0)}), "pad",
+              "pairs");
   ExpectError(Infer("pad", {Shape{2, 3}}, {L({-1, 0}), AttrValue::String("constant"), F(0.0)}),
               "pad", ">= 0");
   ExpectShape(Infer("triu", {Shape{3, 4}}, {I(0)}), {3, 4});

@@ -55,7 +55,7 @@ CASES = {
         "torch.randn(2, 3, 5, 4)",
         [
             *["mul", "mul", "transpose", "mul", "matmul", "softmax", "eq", "logical_not"],
-            *["where", "amax", "gt", "logical_not", "broadcast_to", "where", "matmul"],
+            *["where", "amax", "ne", "logical_not", "broadcast_to", "where", "matmul"],
             *["permute", "permute"],
         ],
     ),
@@ -63,7 +63,7 @@ CASES = {
         "",
         "return torch.where((x > 0.5).any(dim=1, keepdim=True), x, 0.0)\n",
         "torch.randn(4, 3, 5)",
-        ["gt", "where", "amax", "gt", "where"],
+        ["gt", "where", "amax", "ne", "where"],
     ),
     "logical_not_of_a_mask": (
         "",
@@ -77,6 +77,15 @@ CASES = {
         "y = torch.log(x)\nreturn torch.where(torch.isnan(y), 0.0, y)\n",
         "torch.randn(3, 6)",
         ["log", "ne", "where"],
+    ),
+    # Mamba's segment-sum mask: a bool triangle made in forward (torch.ones(dtype=bool) is
+    # full(True)), negated, filling -inf (KernelBench level 3, 49).
+    "bool_triangle_mask": (
+        "",
+        "t = x.size(-1)\nmask = torch.tril(torch.ones(t, t, device=x.device, dtype=bool))\n"
+        "return torch.exp(x.masked_fill(~mask, -torch.inf))\n",
+        "torch.randn(2, 4, 4)",
+        ["broadcast_to", "ne", "where", "tril", "ne", "logical_not", "where", "exp"],
     ),
     "full_like_branch": (
         "",

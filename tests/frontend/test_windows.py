@@ -54,6 +54,12 @@ CASES = {
         "torch.randn(2, 6, 6, 4)",
         ["reshape", "permute", "reshape", "tanh"],
     ),
+    # Elementwise operators take rank 6 too (Mamba's chunked einsums multiply rank-6 views).
+    "rank6_elementwise": (
+        "a = x.view(2, 2, 3, 2, 3, 4)\nreturn torch.relu(a) * a[:, :, :1]\n",
+        "torch.randn(2, 6, 6, 4)",
+        ["reshape", "relu", "narrow", "mul"],
+    ),
 }
 
 

@@ -325,7 +325,7 @@ def _isnan(a: dict[str, Any]) -> list[Step]:
 
 def _any(a: dict[str, Any]) -> list[Step] | None:
     """any(mask, dim) of a bool mask: the largest of where(mask, 1.0, 0.0) along each dim
-    (innermost first, as _reduction), then > 0.0: a bool result again."""
+    (innermost first, as _reduction), then != 0.0: a bool result again."""
     rank = len(_shape(a["self"]))
     dims = _dims(a.get("dim"), rank)
     if dims is None or a["self"].meta["val"].dtype != torch.bool:
@@ -333,7 +333,7 @@ def _any(a: dict[str, Any]) -> list[Step] | None:
     keep = bool(a.get("keepdim", False))
     maxima = [("amax", {"input": PREVIOUS, "dim": d, "keepdim": keep}) for d in dims]
     ones = ("where", {"condition": a["self"], "input": 1.0, "other": 0.0})
-    return [ones, *maxima, ("gt", {"input": PREVIOUS, "other": 0.0})]
+    return [ones, *maxima, _as_bool(PREVIOUS)]
 
 
 def _full_like(a: dict[str, Any]) -> list[Step] | None:
@@ -346,6 +346,37 @@ def _full_like(a: dict[str, Any]) -> list[Step] | None:
     if not _is_number(value) or not _shape(a["self"]):
         return None
     return _one("broadcast_to", input=value, size=_shape(a["self"]))
+
+
+def _full(a: dict[str, Any]) -> list[Step] | None:
+    """torch.full(size, v) made in forward: the constant broadcast to `size`; a bool one
+    (torch.ones(T, T, dtype=bool), a mask's start) as the float 0/1 constant != 0."""
+    size, value, dtype = list(a["size"]), a["fill_value"], a.get("dtype")
+    if not size or not isinstance(value, int | float):
+        return None
+    if dtype is torch.bool:
+        return [("broadcast_to", {"input": float(bool(value)), "size": size}), _as_bool(PREVIOUS)]
+    if dtype not in (None, torch.float32) or isinstance(value, bool):
+        return None
+    return _one("broadcast_to", input=value, size=size)
+
+
+def _as_bool(source: Any) -> Step:
+    """A float 0/1 tensor back to the bool mask it holds."""
+    return ("ne", {"input": source, "other": 0.0})
+
+
+def _triangle(op: str) -> Entry:
+    """triu/tril; of a bool mask (causal masks made with dtype=bool) through its float 0/1
+    copy, as the catalog's triangles take float32 (the zeroed part reads false)."""
+
+    def entry(a: dict[str, Any]) -> list[Step]:
+        if a["self"].meta["val"].dtype != torch.bool:
+            return _one(op, input=a["self"], diagonal=a["diagonal"])
+        ones = ("where", {"condition": a["self"], "input": 1.0, "other": 0.0})
+        return [ones, (op, {"input": PREVIOUS, "diagonal": a["diagonal"]}), _as_bool(PREVIOUS)]
+
+    return entry
 
 
 def _where(a: dict[str, Any]) -> list[Step] | None:
@@ -552,8 +583,9 @@ ATEN_TO_CATALOG: dict[Any, Entry] = {
     aten.expand.default: lambda a: _one("broadcast_to", input=a["self"], size=list(a["size"])),
     aten.clamp_min.default: lambda a: _clamp({"self": a["self"], "min": a["min"], "max": None}),
     aten.clamp_max.default: lambda a: _clamp({"self": a["self"], "min": None, "max": a["max"]}),
-    aten.triu.default: _unary("triu", diagonal="diagonal"),
-    aten.tril.default: _unary("tril", diagonal="diagonal"),
+    aten.triu.default: _triangle("triu"),
+    aten.tril.default: _triangle("tril"),
+    aten.full.default: _full,
     aten.constant_pad_nd.default: _pad,
     aten.pad.default: _pad,
     aten.cat.default: _cat,
