@@ -65,11 +65,11 @@ TEST(ShapeRulesTest, Layout) {
   ExpectError(Infer("select", {Shape{2, 6}}, {I(0), I(2)}), "select", "index out of range");
   ExpectShape(Infer("flip", {Shape{2, 6}}, {L({0, -1})}), {2, 6});
   ExpectError(Infer("flip", {Shape{2, 6}}, {L({1, -1})}), "flip", "repeat");
-  ExpectShape(
-      Infer("pad", {Shape{2, 3, 4}}, {L({1, 2, 0, 3}), AttrValue::String("constant"), F(0.0)}),
-      {2, 6, 7});
-  ExpectError(Infer("pad", {Shape{2, 3}}, {L({1}), AttrValue::String("constant"), F(0.0)}), "pad",
-              "pairs");
+  ExpectShape(Infer("pad", {Shape{2, 3, 4}}, {L({1, 2, 0, 3}), AttrValue::String("constant"),
+                                             F(0.0)}),
+              {2, 6, 7});
+  ExpectError(Infer("pad", {Shape{2, 3}}, {L({1}), AttrValue::String("constant"), F(0.0)}),
+              "pad", "pairs");
   ExpectError(Infer("pad", {Shape{2, 3}}, {L({-1, 0}), AttrValue::String("constant"), F(0.0)}),
               "pad", ">= 0");
   ExpectShape(Infer("triu", {Shape{3, 4}}, {I(0)}), {3, 4});
