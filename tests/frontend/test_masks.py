@@ -87,6 +87,12 @@ CASES = {
         "torch.randn(2, 4, 4)",
         ["broadcast_to", "ne", "where", "tril", "ne", "logical_not", "where", "exp"],
     ),
+    "full_in_forward": (
+        "",
+        "return x * torch.full((3, 4), 2.5, device=x.device) + torch.zeros(3, 4, device=x.device)\n",
+        "torch.randn(2, 3, 4)",
+        ["broadcast_to", "mul", "broadcast_to", "add"],
+    ),
     "full_like_branch": (
         "",
         "return torch.where(x > 0.0, x, torch.full_like(x, 2.5))\n",
@@ -128,11 +134,11 @@ def test_arithmetic_on_masks_stays_a_pytorch_call():
 
 def test_any_and_full_like_of_other_dtypes_stay_pytorch_calls():
     """any over every dim is 0-d (the IR's elementwise operators take rank 1 and up), and an
-    integer full_like is no float32 value: both stay PyTorch calls."""
+    integer full_like or full (an int fill value) is no float32 value: they stay PyTorch."""
     code = module_task(
         "",
         "m = (x > 0.0).any()\nk = torch.full_like(x, 3, dtype=torch.int64)\n"
-        "return torch.where(m, x, 0.0), k\n",
+        "return torch.where(m, x, 0.0), k, torch.full((3, 4), 2, device=x.device)\n",
         "torch.randn(3, 4)",
     )
     assert_stays_partly_pytorch(code)

@@ -180,7 +180,7 @@ def _flatten_shape(a: dict[str, Any]) -> list[int]:
 
 def _slice(a: dict[str, Any]) -> list[Step] | None:
     """x[..., start:end:step] (ATen clamps end to the size, as Python does): a narrow, and for
-    a step above 1 every step-th element of it (_every_step)."""
+    a step above 1 every step-th element of it (_windows of one element)."""
     shape = _shape(a["self"])
     dim = a["dim"] % len(shape)
     size = shape[dim]
@@ -356,7 +356,8 @@ def _full(a: dict[str, Any]) -> list[Step] | None:
         return None
     if dtype is torch.bool:
         return [("broadcast_to", {"input": float(bool(value)), "size": size}), _as_bool(PREVIOUS)]
-    if dtype not in (None, torch.float32) or isinstance(value, bool):
+    # No dtype: PyTorch's from the value (an int is int64, which the IR does not compute).
+    if dtype is not torch.float32 and not (dtype is None and isinstance(value, float)):
         return None
     return _one("broadcast_to", input=value, size=size)
 
