@@ -55,6 +55,10 @@ TEST(ShapeRulesTest, Layout) {
   ExpectError(Infer("reshape", {Shape{2, 3}}, {L({4, -1})}), "reshape", "does not divide");
   ExpectError(Infer("reshape", {Shape{2, 3}}, {L({-1, -1})}), "reshape", "second -1");
   ExpectError(Infer("reshape", {Shape{2, 3}}, {L({7})}), "reshape", "another size");
+  // One element to and from its 0-d view (a reduction over every dim, then arithmetic).
+  ExpectShape(Infer("reshape", {Shape{}}, {L({1})}), {1});
+  ExpectShape(Infer("reshape", {Shape{1, 1}}, {L({})}), {});
+  ExpectError(Infer("reshape", {Shape{2}}, {L({})}), "reshape", "another size");
   ExpectShape(Infer("permute", {Shape{2, 3, 4}}, {L({-1, 0, 1})}), {4, 2, 3});
   ExpectError(Infer("permute", {Shape{2, 3, 4}}, {L({0, 0, 1})}), "permute", "repeat");
   ExpectError(Infer("permute", {Shape{2, 3, 4}}, {L({1, 0})}), "permute", "each of the 3");

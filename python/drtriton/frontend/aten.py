@@ -59,9 +59,27 @@ def _binary(op: str) -> Entry:
             return None
         if a.get("rounding_mode") is not None:
             return None
+        zero_d = [_is_tensor(v) and not _shape(v) for v in (a["self"], a["other"])]
+        if any(zero_d) and all(z or n for z, n in zip(zero_d, numbers, strict=True)):
+            return _zero_d_binary(op, a["self"], a["other"])
         return _one(op, input=a["self"], other=a["other"])
 
     return entry
+
+
+def _zero_d_binary(op: str, a: Any, b: Any) -> list[Step]:
+    """op of 0-d tensors and numbers (a loss's total / n): in the one-element views, as the
+    catalog's elementwise operators take rank 1 and up, then back to 0-d."""
+    steps: list[Step] = []
+    operands = []
+    for value in (a, b):
+        if _is_tensor(value):
+            steps.append(("reshape", {"input": value, "shape": [1]}))
+            value = Ref(len(steps) - 1)
+        operands.append(value)
+    steps.append((op, {"input": operands[0], "other": operands[1]}))
+    steps.append(("reshape", {"input": PREVIOUS, "shape": []}))
+    return steps
 
 
 def _unary(op: str, **renames: str) -> Entry:
