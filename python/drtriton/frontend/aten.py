@@ -59,12 +59,19 @@ def _binary(op: str) -> Entry:
             return None
         if a.get("rounding_mode") is not None:
             return None
-        zero_d = [_is_tensor(v) and not _shape(v) for v in (a["self"], a["other"])]
+        zero_d = [_is_zero_d(v) for v in (a["self"], a["other"])]
         if any(zero_d) and all(z or n for z, n in zip(zero_d, numbers, strict=True)):
             return _zero_d_binary(op, a["self"], a["other"])
         return _one(op, input=a["self"], other=a["other"])
 
     return entry
+
+
+def _is_zero_d(value: Any) -> bool:
+    """A 0-d tensor node (not a Python-number argument's placeholder, whose value is a float:
+    scalars.py)."""
+    val = value.meta.get("val") if _is_tensor(value) else None
+    return isinstance(val, torch.Tensor) and val.dim() == 0
 
 
 def _zero_d_binary(op: str, a: Any, b: Any) -> list[Step]:
