@@ -37,7 +37,7 @@ DOC_FLOPS_PER_ELEMENT = {
     **dict.fromkeys(
         "add sub mul div maximum minimum pow exp log abs sqrt neg relu tanh".split(), 1
     ),
-    **dict.fromkeys("eq ne lt le gt ge where".split(), 1),
+    **dict.fromkeys("eq ne lt le gt ge logical_not where".split(), 1),
     **dict.fromkeys("clamp hardtanh leaky_relu".split(), 2),
     "sigmoid": 3,
     **dict.fromkeys("elu hardsigmoid silu".split(), 4),
@@ -169,10 +169,29 @@ def test_aliases_are_the_same_operator(name, alias):
     torch.testing.assert_close(aliased_fn(*aliased_inputs), fn(*inputs))
 
 
-def test_bool_inputs_are_where_alone():
-    assert BOOL_INPUT == {"where"}
+def test_bool_inputs_are_where_and_logical_not_alone():
+    assert BOOL_INPUT == {"where", "logical_not"}
+    for name in sorted(BOOL_INPUT):
+        with pytest.raises(drtriton.ProgramError, match="bool"):
+            drtriton.example_program(name)
+
+
+def test_logical_not_matches_torch():
+    """logical_not reads a comparison's bool result and gives a bool one (1 byte each)."""
+    text = (
+        "import torch\n\ndef fused_operator(x0, x1):\n"
+        "    t0 = torch.gt(x0, x1)\n    t1 = torch.logical_not(t0)\n    return t1\n\n"
+        "def get_inputs():\n    return [torch.randn(3, 4), torch.randn(4)]\n"
+    )
+    program = drtriton.parse(text)
+    assert program.ops == ["gt", "logical_not"]
+    inputs, fn = _run(text)
+    out = fn(*inputs)
+    assert out.dtype == torch.bool and program.dtypes["t1"] == "bool"
+    torch.testing.assert_close(out, ~(inputs[0] > inputs[1]))
+    assert program.flops == 2 * out.numel()
     with pytest.raises(drtriton.ProgramError, match="bool"):
-        drtriton.example_program("where")
+        drtriton.parse(text.replace("torch.logical_not(t0)", "torch.logical_not(x0)"))
 
 
 def test_where_matches_torch():

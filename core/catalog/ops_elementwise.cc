@@ -9,7 +9,9 @@
 namespace drtriton::catalog_internal {
 namespace {
 
-constexpr int kMaxElementwiseRank = 5;
+// The layout operators' rank: real models combine rank-6 views elementwise (Mamba's chunked
+// einsums); the synthesizer's default bounds stop at rank 5 (synth/bounds.h).
+constexpr int kMaxElementwiseRank = 6;
 
 Entry Unary(std::string name, std::string torch, std::string spelling, uint32_t traits,
             double flops, std::string doc) {
@@ -94,6 +96,11 @@ void AddElementwiseOps(std::vector<OpInfo>& out) {
   out.push_back(Comparison("le", "input <= other, a bool tensor").Alias({"torch.less_equal"}));
   out.push_back(Comparison("gt", "input > other, a bool tensor").Alias({"torch.greater"}));
   out.push_back(Comparison("ge", "input >= other, a bool tensor").Alias({"torch.greater_equal"}));
+  // The negation of a mask (the "safe softmax" of scaled_dot_product_attention: rows whose
+  // scores are all -inf); bool in, bool out, as torch.logical_not of a bool tensor.
+  out.push_back(Unary("logical_not", "torch.logical_not", "torch.logical_not",
+                      kBoolResult | kFrontendOnly, 1, "not input, a bool tensor (input: bool)")
+                    .Params({BoolTensor("input")}));
   out.push_back(Entry("where", "torch.where", "torch.where")
                     .Params({BoolTensor("condition"), Tensor("input"), Tensor("other")})
                     .Rule(ShapeRule::kBroadcast)

@@ -32,7 +32,7 @@ void AddLayoutOps(std::vector<OpInfo>& out) {
       Layout("reshape", "the same elements in row-major order, another shape (-1: inferred)")
           .Params({Tensor("input"), Attr("shape", IntListAttr())})
           .Rule(ShapeRule::kReshape)
-          .Rank(1, 8)
+          .Rank(0, 8)  // 0-d in and out: one element (a reduction over every dim)
           .Example({{2, 3, 4}}, {L({6, -1})}));
   out.push_back(Layout("permute", "reorder the dims: out.shape[k] = input.shape[dims[k]]")
                     .Params({Tensor("input"), Attr("dims", IntListAttr())})

@@ -55,8 +55,9 @@ Result<Shape> InferReshape(const Call& call) {
     if (total % known != 0) return call.Fail("shape " + List(out) + " does not divide the input");
     out[static_cast<size_t>(inferred)] = total / known;
   }
+  // [] is the 0-d view of one element: a reduction over every dim is 0-d, and the frontend
+  // does its arithmetic with a number (a loss's total / n) in the one-element view.
   if (NumElements(out) != total) return call.Fail("shape " + List(out) + " has another size");
-  if (out.empty()) return call.Fail("shape [] would be 0-d (the IR has no 0-d tensors)");
   return out;
 }
 

@@ -43,6 +43,10 @@ TEST(ShapeRulesTest, Broadcast) {
   ExpectShape(Infer("pow", {Shape{2, 3}}, {F(2.0)}), {2, 3});
   ExpectError(Infer("add", {Shape{4, 8}, Shape{3, 8}}), "add", "do not broadcast");
   ExpectError(Infer("add", {Shape{4, 8}, Shape{3, 8}}), "add", "(4, 8)");  // shapes named
+  // Rank 6, as the layout operators (rank-6 views of real models), and no further.
+  ExpectShape(Infer("mul", {Shape{2, 2, 8, 1, 16, 4}, Shape{2, 2, 8, 1, 1, 4}}),
+              {2, 2, 8, 1, 16, 4});
+  ExpectError(Infer("relu", {Shape{1, 2, 1, 2, 1, 2, 1}}), "relu", "rank");
 }
 
 TEST(ShapeRulesTest, Layout) {
@@ -51,6 +55,10 @@ TEST(ShapeRulesTest, Layout) {
   ExpectError(Infer("reshape", {Shape{2, 3}}, {L({4, -1})}), "reshape", "does not divide");
   ExpectError(Infer("reshape", {Shape{2, 3}}, {L({-1, -1})}), "reshape", "second -1");
   ExpectError(Infer("reshape", {Shape{2, 3}}, {L({7})}), "reshape", "another size");
+  // One element to and from its 0-d view (a reduction over every dim, then arithmetic).
+  ExpectShape(Infer("reshape", {Shape{}}, {L({1})}), {1});
+  ExpectShape(Infer("reshape", {Shape{1, 1}}, {L({})}), {});
+  ExpectError(Infer("reshape", {Shape{2}}, {L({})}), "reshape", "another size");
   ExpectShape(Infer("permute", {Shape{2, 3, 4}}, {L({-1, 0, 1})}), {4, 2, 3});
   ExpectError(Infer("permute", {Shape{2, 3, 4}}, {L({0, 0, 1})}), "permute", "repeat");
   ExpectError(Infer("permute", {Shape{2, 3, 4}}, {L({1, 0})}), "permute", "each of the 3");

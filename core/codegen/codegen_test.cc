@@ -43,6 +43,20 @@ Program MatmulOf(const std::string& inputs) {
       inputs);
 }
 
+TEST(CodegenTest, LogicalNotOfAComparisonSelectsInTheSameKernel) {
+  // The "safe softmax" mask: where(not (x == y), x, 0.0) fuses into one elementwise kernel.
+  const Program p = MustParse(
+      "def fused_operator(x0, x1):\n"
+      "    t0 = torch.eq(x0, x1)\n"
+      "    t1 = torch.logical_not(t0)\n"
+      "    t2 = torch.where(t1, x0, x1)\n"
+      "    return t2\n",
+      "torch.randn(4, 8), torch.randn(1, 8)");
+  const std::string c = MustEmit(p);
+  EXPECT_EQ(Count(c, "@triton.jit"), 1);
+  ExpectInOrder(c, {" == ", " == 0)", "tl.where("});
+}
+
 TEST(CodegenTest, ElementwiseChainIsOneStridedMaskedKernel) {
   const Program p = MustParse(
       "def fused_operator(x0, x1):\n"

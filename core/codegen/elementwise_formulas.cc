@@ -61,6 +61,7 @@ std::string Unary(const std::string& name, const std::string& x,
   if (name == "abs") return "tl.abs(" + x + ")";
   if (name == "sqrt") return "tl.sqrt(" + x + ")";
   if (name == "neg") return "-" + x;
+  if (name == "logical_not") return "(" + x + " == 0)";  // a bool lane: true is 1
   if (name == "relu") return NanMax(x, "0.0");
   if (name == "sigmoid") return "tl.sigmoid(" + x + ")";
   if (name == "tanh") return Tanh(x);

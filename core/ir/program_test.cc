@@ -124,6 +124,17 @@ TEST(ProgramTest, ComparisonsAreBoolAndOnlyWhereReadsThem) {
   ExpectError(p.AddNode(Op("where"), {mask.value(), mask.value(), X(p, 1)}, {}, "t2"), "bool");
 }
 
+TEST(ProgramTest, LogicalNotReadsAndGivesBool) {
+  Program p = TwoInputs();
+  auto mask = p.AddNode(Op("eq"), {X(p, 0), X(p, 1)}, {}, "t0");
+  ASSERT_TRUE(mask.ok()) << mask.error().ToString();
+  auto negated = p.AddNode(Op("logical_not"), {mask.value()}, {}, "t1");
+  ASSERT_TRUE(negated.ok()) << negated.error().ToString();
+  EXPECT_EQ(p.value(negated.value()).dtype, "bool");
+  EXPECT_EQ(p.value(negated.value()).shape, p.value(mask.value()).shape);
+  ExpectError(p.AddNode(Op("logical_not"), {X(p, 0)}, {}, "t2"), "takes bool");
+}
+
 TEST(ProgramTest, AddInputChecks) {
   Program p;
   ExpectError(p.AddInput("x0", {2, 3}, Op("relu")), "create operator");

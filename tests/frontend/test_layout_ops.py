@@ -84,6 +84,22 @@ CASES = {
         "torch.randn(2, 3, 4)",
         ["mul", "sum", "sum", "sum", "sqrt", "div"],
     ),
+    # A 0-d total combined with numbers: in the one-element view, then 0-d again (the
+    # module returns it 0-d).
+    "zero_d_total_and_numbers": (
+        "",
+        "return x.sum() / 8.0 - 1.0\n",
+        "torch.randn(2, 3, 4)",
+        ["sum", "sum", "sum", "reshape", "div", "reshape", "reshape", "sub", "reshape"],
+    ),
+    # KernelBench level 1, 98: kl_div's 'batchmean' is the 0-d total / the batch size.
+    "kl_div_batchmean": (
+        "",
+        "p = torch.softmax(x, -1)\nq = torch.softmax(x * 2.0, -1)\n"
+        "return torch.nn.functional.kl_div(torch.log(p), q, reduction='batchmean')\n",
+        "torch.randn(4, 6)",
+        None,
+    ),
     "l1_norm_over_rows": (
         "",
         "return x / torch.linalg.vector_norm(x, 1, dim=1, keepdim=True)\n",
@@ -163,10 +179,11 @@ def test_a_copy_of_an_input_returned_stays_a_pytorch_call():
     assert check_equivalence(code, result).ok
 
 
-def test_a_slice_with_a_step_stays_a_pytorch_call():
-    assert_stays_partly_pytorch(
-        module_task("", "return torch.relu(x)[:, ::2]\n", "torch.randn(2, 6)")
-    )
+def test_a_slice_with_a_step_maps_to_layout_operators():
+    """Every second column: split the dim into (3, 2) and select the first (test_windows.py
+    has the ragged and offset forms)."""
+    code = module_task("", "return torch.relu(x)[:, ::2]\n", "torch.randn(2, 6)")
+    assert_maps_and_reproduces(code, ["relu", "reshape", "select"])
 
 
 def test_a_split_of_an_integer_tensor_stays_a_pytorch_call():
@@ -180,6 +197,15 @@ def test_a_norm_over_all_dims_verifies_in_the_interpreter():
     init, forward, inputs, _ = CASES["frobenius_norm_over_all_dims"]
     text = from_module_source(module_task(init, forward, inputs)).program_text
     assert parse(text).shapes[parse(text).outputs[0]] == [2, 3, 4]
+    verdict = verify(text, emit(text), device="cpu", input_seed=0)
+    assert verdict.correct, verdict.reason
+
+
+@pytest.mark.parametrize("name", ["zero_d_total_and_numbers", "kl_div_batchmean"])
+def test_a_0d_total_with_numbers_verifies_in_the_interpreter(name):
+    init, forward, inputs, _ = CASES[name]
+    text = from_module_source(module_task(init, forward, inputs)).program_text
+    assert parse(text).shapes[parse(text).outputs[0]] == []
     verdict = verify(text, emit(text), device="cpu", input_seed=0)
     assert verdict.correct, verdict.reason
 

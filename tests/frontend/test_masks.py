@@ -46,6 +46,59 @@ CASES = {
         "torch.randn(3, 4)",
         ["tanh", "ge", "lt", "ne", "eq"],
     ),
+    # scaled_dot_product_attention's "safe softmax": rows of all -inf scores give 0, not NaN
+    # (logical_not, any over the last dim and full_like in its decomposition; KernelBench
+    # level 1 97, level 3 28 and 32).
+    "safe_softmax_attention": (
+        "",
+        "return torch.nn.functional.scaled_dot_product_attention(x, x * 0.5, x)\n",
+        "torch.randn(2, 3, 5, 4)",
+        [
+            *["mul", "mul", "transpose", "mul", "matmul", "softmax", "eq", "logical_not"],
+            *["where", "amax", "ne", "logical_not", "broadcast_to", "where", "matmul"],
+            *["permute", "permute"],
+        ],
+    ),
+    "any_of_a_mask": (
+        "",
+        "return torch.where((x > 0.5).any(dim=1, keepdim=True), x, 0.0)\n",
+        "torch.randn(4, 3, 5)",
+        ["gt", "where", "amax", "ne", "where"],
+    ),
+    "logical_not_of_a_mask": (
+        "",
+        "return torch.where(~(x > 0.0), x, x * 3.0), torch.logical_not(x < 0.5)\n",
+        "torch.randn(3, 6)",
+        ["gt", "logical_not", "mul", "where", "lt", "logical_not"],
+    ),
+    # kl_div's NaN guard: isnan(x) is x != x.
+    "isnan_guard": (
+        "",
+        "y = torch.log(x)\nreturn torch.where(torch.isnan(y), 0.0, y)\n",
+        "torch.randn(3, 6)",
+        ["log", "ne", "where"],
+    ),
+    # Mamba's segment-sum mask: a bool triangle made in forward (torch.ones(dtype=bool) is
+    # full(True)), negated, filling -inf (KernelBench level 3, 49).
+    "bool_triangle_mask": (
+        "",
+        "t = x.size(-1)\nmask = torch.tril(torch.ones(t, t, device=x.device, dtype=bool))\n"
+        "return torch.exp(x.masked_fill(~mask, -torch.inf))\n",
+        "torch.randn(2, 4, 4)",
+        ["broadcast_to", "ne", "where", "tril", "ne", "logical_not", "where", "exp"],
+    ),
+    "full_in_forward": (
+        "",
+        "return x * torch.full((3, 4), 2.5, device=x.device) + torch.zeros(3, 4, device=x.device)\n",
+        "torch.randn(2, 3, 4)",
+        ["broadcast_to", "mul", "broadcast_to", "add"],
+    ),
+    "full_like_branch": (
+        "",
+        "return torch.where(x > 0.0, x, torch.full_like(x, 2.5))\n",
+        "torch.randn(2, 3, 4)",
+        ["gt", "broadcast_to", "where"],
+    ),
 }
 
 
@@ -70,10 +123,22 @@ def test_a_bool_result_keeps_its_dtype_in_the_program():
     assert {program.dtypes[o] for o in program.outputs} == {"bool"}
 
 
-def test_logical_operators_on_masks_stay_pytorch_calls():
-    """A comparison of bools, or arithmetic on one, has no catalog spelling (the catalog's
-    operators take float32): it stays an opaque call and the program is still right."""
+def test_arithmetic_on_masks_stays_a_pytorch_call():
+    """Arithmetic on a bool (its float copy) has no catalog spelling (the catalog's
+    arithmetic takes float32): it stays an opaque call and the program is still right."""
     code = module_task(
         "", "m = x > 0\nreturn torch.logical_not(m).float() * x\n", "torch.randn(3, 4)"
+    )
+    assert_stays_partly_pytorch(code)
+
+
+def test_any_and_full_like_of_other_dtypes_stay_pytorch_calls():
+    """any over every dim is 0-d (the IR's elementwise operators take rank 1 and up), and an
+    integer full_like or full (an int fill value) is no float32 value: they stay PyTorch."""
+    code = module_task(
+        "",
+        "m = (x > 0.0).any()\nk = torch.full_like(x, 3, dtype=torch.int64)\n"
+        "return torch.where(m, x, 0.0), k, torch.full((3, 4), 2, device=x.device)\n",
+        "torch.randn(3, 4)",
     )
     assert_stays_partly_pytorch(code)

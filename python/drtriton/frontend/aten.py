@@ -59,9 +59,34 @@ def _binary(op: str) -> Entry:
             return None
         if a.get("rounding_mode") is not None:
             return None
+        zero_d = [_is_zero_d(v) for v in (a["self"], a["other"])]
+        if any(zero_d) and all(z or n for z, n in zip(zero_d, numbers, strict=True)):
+            return _zero_d_binary(op, a["self"], a["other"])
         return _one(op, input=a["self"], other=a["other"])
 
     return entry
+
+
+def _is_zero_d(value: Any) -> bool:
+    """A 0-d tensor node (not a Python-number argument's placeholder, whose value is a float:
+    scalars.py)."""
+    val = value.meta.get("val") if _is_tensor(value) else None
+    return isinstance(val, torch.Tensor) and val.dim() == 0
+
+
+def _zero_d_binary(op: str, a: Any, b: Any) -> list[Step]:
+    """op of 0-d tensors and numbers (a loss's total / n): in the one-element views, as the
+    catalog's elementwise operators take rank 1 and up, then back to 0-d."""
+    steps: list[Step] = []
+    operands = []
+    for value in (a, b):
+        if _is_tensor(value):
+            steps.append(("reshape", {"input": value, "shape": [1]}))
+            value = Ref(len(steps) - 1)
+        operands.append(value)
+    steps.append((op, {"input": operands[0], "other": operands[1]}))
+    steps.append(("reshape", {"input": PREVIOUS, "shape": []}))
+    return steps
 
 
 def _unary(op: str, **renames: str) -> Entry:
@@ -127,13 +152,18 @@ def _t(a: dict[str, Any]) -> list[Step] | None:
 
 
 def _permute(a: dict[str, Any]) -> list[Step] | None:
+    return [_permute_step(a["self"], list(a["dims"]))]
+
+
+def _permute_step(source: Any, dims: list[int]) -> Step:
     """A permutation that swaps exactly two dims is a transpose (the synthesizer's operator,
-    so the program reads as the paper's); any other is a permute."""
-    dims = [d % len(a["dims"]) for d in a["dims"]]
+    so the program reads as the paper's) where transpose takes the rank; any other is a
+    permute (rank-6 window partitions of Swin models swap two dims too)."""
+    dims = [d % len(dims) for d in dims]
     moved = [i for i, d in enumerate(dims) if d != i]
-    if len(moved) != 2:
-        return _one("permute", input=a["self"], dims=dims)
-    return _one("transpose", input=a["self"], dim0=moved[0], dim1=moved[1])
+    if len(moved) != 2 or len(dims) > catalog_op("transpose")["max_rank"]:
+        return ("permute", {"input": source, "dims": dims})
+    return ("transpose", {"input": source, "dim0": moved[0], "dim1": moved[1]})
 
 
 def _shape(node: Any) -> list[int]:
@@ -174,14 +204,74 @@ def _flatten_shape(a: dict[str, Any]) -> list[int]:
 
 
 def _slice(a: dict[str, Any]) -> list[Step] | None:
-    """x[..., start:end] with step 1 (ATen clamps end to the size, as Python does)."""
-    if a["step"] != 1:
-        return None
-    size = _shape(a["self"])[a["dim"]]
+    """x[..., start:end:step] (ATen clamps end to the size, as Python does): a narrow, and for
+    a step above 1 every step-th element of it (_windows of one element)."""
+    shape = _shape(a["self"])
+    dim = a["dim"] % len(shape)
+    size = shape[dim]
     start = 0 if a["start"] is None else a["start"]
     end = size if a["end"] is None else a["end"]
     start, end = (min(max(v + size if v < 0 else v, 0), size) for v in (start, end))
-    return _one("narrow", input=a["self"], dim=a["dim"], start=start, length=end - start)
+    step = a["step"]
+    narrow = ("narrow", {"input": a["self"], "dim": dim, "start": start, "length": end - start})
+    if step == 1:
+        return [narrow]
+    if step < 1 or end <= start:
+        return None
+    shape[dim] = end - start
+    whole = start == 0 and end == size
+    return [
+        *([] if whole else [narrow]),
+        *_windows(a["self"] if whole else PREVIOUS, shape, dim, step, 1),
+    ]
+
+
+def _windows(source: Any, shape: list[int], dim: int, step: int, size: int) -> list[Step]:
+    """Windows of `size` elements starting every `step` (size <= step) along `dim` of `source`
+    (of `shape`), as layout steps: zero-pad the dim to whole steps, split it into (windows,
+    step), keep the first `size` of each (size 1: select them, dropping the dim).  The
+    padding lies past every window's end, so no result element reads it."""
+    n = shape[dim]
+    count = (n - size) // step + 1
+    steps: list[Step] = []
+    if count * step != n:
+        extra = count * step - n
+        if extra > 0:
+            pad = [0, 0] * (len(shape) - 1 - dim) + [0, extra]
+            steps.append(("pad", {"input": source, "pad": pad, "value": 0.0}))
+        else:
+            steps.append(
+                ("narrow", {"input": source, "dim": dim, "start": 0, "length": count * step})
+            )
+        source = PREVIOUS
+    split = [*shape[:dim], count, step, *shape[dim + 1 :]]
+    steps.append(("reshape", {"input": source, "shape": split}))
+    if size == 1:
+        steps.append(("select", {"input": PREVIOUS, "dim": dim + 1, "index": 0}))
+    elif size < step:
+        steps.append(("narrow", {"input": PREVIOUS, "dim": dim + 1, "start": 0, "length": size}))
+    return steps
+
+
+def _unfold(a: dict[str, Any]) -> list[Step] | None:
+    """x.unfold(dim, size, step): windows of `size` every `step` along dim, the window index
+    in place of dim and the window's elements as a new last dim.  Windows that do not overlap
+    (size <= step: image patches, ViT's) are layout steps; overlapping ones stay PyTorch."""
+    shape = _shape(a["self"])
+    if not shape:
+        return None
+    dim, size, step = a["dimension"] % len(shape), a["size"], a["step"]
+    if not 1 <= size <= min(step, shape[dim]):
+        return None
+    steps = _windows(a["self"], shape, dim, step, size)
+    if size == 1:  # a window of one: the element itself, then a trailing dim of 1
+        out = [*shape[:dim], (shape[dim] - 1) // step + 1, *shape[dim + 1 :], 1]
+        return [*steps, ("reshape", {"input": PREVIOUS, "shape": out})]
+    rank = len(shape) + 1  # the window's elements at dim + 1, moved to the end
+    order = [*range(dim + 1), *range(dim + 2, rank), dim + 1]
+    if order == list(range(rank)):  # unfold of the last dim: the window is last already
+        return steps
+    return [*steps, _permute_step(PREVIOUS, order)]
 
 
 def _pad(a: dict[str, Any]) -> list[Step] | None:
@@ -251,6 +341,68 @@ def _vector_norm(a: dict[str, Any]) -> list[Step] | None:
     )
     sums = [("sum", {"input": PREVIOUS, "dim": d, "keepdim": keep}) for d in dims]
     return [first, *sums, *([("sqrt", {"input": PREVIOUS})] if a["ord"] == 2 else [])]
+
+
+def _isnan(a: dict[str, Any]) -> list[Step]:
+    """isnan(x) is x != x: IEEE's one value unequal to itself."""
+    return _one("ne", input=a["self"], other=a["self"])
+
+
+def _any(a: dict[str, Any]) -> list[Step] | None:
+    """any(mask, dim) of a bool mask: the largest of where(mask, 1.0, 0.0) along each dim
+    (innermost first, as _reduction), then != 0.0: a bool result again."""
+    rank = len(_shape(a["self"]))
+    dims = _dims(a.get("dim"), rank)
+    if dims is None or a["self"].meta["val"].dtype != torch.bool:
+        return None
+    keep = bool(a.get("keepdim", False))
+    maxima = [("amax", {"input": PREVIOUS, "dim": d, "keepdim": keep}) for d in dims]
+    ones = ("where", {"condition": a["self"], "input": 1.0, "other": 0.0})
+    return [ones, *maxima, _as_bool(PREVIOUS)]
+
+
+def _full_like(a: dict[str, Any]) -> list[Step] | None:
+    """full_like(x, v) of a float32 x (zeros_like and ones_like decompose to it): the constant
+    v broadcast to x's shape; other dtypes stay PyTorch (the IR computes float32)."""
+    dtype = a.get("dtype")
+    if a["self"].meta["val"].dtype != torch.float32 or dtype not in (None, torch.float32):
+        return None
+    value = a["fill_value"]
+    if not _is_number(value) or not _shape(a["self"]):
+        return None
+    return _one("broadcast_to", input=value, size=_shape(a["self"]))
+
+
+def _full(a: dict[str, Any]) -> list[Step] | None:
+    """torch.full(size, v) made in forward: the constant broadcast to `size`; a bool one
+    (torch.ones(T, T, dtype=bool), a mask's start) as the float 0/1 constant != 0."""
+    size, value, dtype = list(a["size"]), a["fill_value"], a.get("dtype")
+    if not size or not isinstance(value, int | float):
+        return None
+    if dtype is torch.bool:
+        return [("broadcast_to", {"input": float(bool(value)), "size": size}), _as_bool(PREVIOUS)]
+    # No dtype: PyTorch's from the value (an int is int64, which the IR does not compute).
+    if dtype is not torch.float32 and not (dtype is None and isinstance(value, float)):
+        return None
+    return _one("broadcast_to", input=value, size=size)
+
+
+def _as_bool(source: Any) -> Step:
+    """A float 0/1 tensor back to the bool mask it holds."""
+    return ("ne", {"input": source, "other": 0.0})
+
+
+def _triangle(op: str) -> Entry:
+    """triu/tril; of a bool mask (causal masks made with dtype=bool) through its float 0/1
+    copy, as the catalog's triangles take float32 (the zeroed part reads false)."""
+
+    def entry(a: dict[str, Any]) -> list[Step]:
+        if a["self"].meta["val"].dtype != torch.bool:
+            return _one(op, input=a["self"], diagonal=a["diagonal"])
+        ones = ("where", {"condition": a["self"], "input": 1.0, "other": 0.0})
+        return [ones, (op, {"input": PREVIOUS, "diagonal": a["diagonal"]}), _as_bool(PREVIOUS)]
+
+    return entry
 
 
 def _where(a: dict[str, Any]) -> list[Step] | None:
@@ -404,6 +556,13 @@ ATEN_TO_CATALOG: dict[Any, Entry] = {
     aten.where.ScalarOther: _where,
     aten.masked_fill.Scalar: _masked_fill,
     aten.masked_fill.Tensor: _masked_fill,
+    aten.isnan.default: _isnan,
+    aten.logical_not.default: _unary("logical_not"),
+    aten.bitwise_not.default: _unary("logical_not"),  # of a bool tensor; lower.py checks
+    aten.any.dim: _any,
+    aten.any.dims: _any,
+    aten.full_like.default: _full_like,
+    aten.unfold.default: _unfold,
     aten.pow.Tensor_Scalar: _pow,
     aten.clamp.default: _clamp,
     **{getattr(aten, name).default: _unary(name) for name in _UNARY},
@@ -450,8 +609,9 @@ ATEN_TO_CATALOG: dict[Any, Entry] = {
     aten.expand.default: lambda a: _one("broadcast_to", input=a["self"], size=list(a["size"])),
     aten.clamp_min.default: lambda a: _clamp({"self": a["self"], "min": a["min"], "max": None}),
     aten.clamp_max.default: lambda a: _clamp({"self": a["self"], "min": None, "max": a["max"]}),
-    aten.triu.default: _unary("triu", diagonal="diagonal"),
-    aten.tril.default: _unary("tril", diagonal="diagonal"),
+    aten.triu.default: _triangle("triu"),
+    aten.tril.default: _triangle("tril"),
+    aten.full.default: _full,
     aten.constant_pad_nd.default: _pad,
     aten.pad.default: _pad,
     aten.cat.default: _cat,

@@ -401,18 +401,19 @@ class Lowering:
         unique = list(dict.fromkeys(operands))
         tensors = [self.tensors.get(n) or self._pending[n] for n in unique]
         makes = [
-            ("torch.rand" if n in positive else "torch.randn") + _shape_args(t.shape)
+            ("torch.rand" if n in positive else "torch.randn") + _shape_args(t.shape or [1])
             for n, t in zip(unique, tensors, strict=True)
         ]
-        # No program input is bool: a bool operand is made by a comparison of a float input.
-        params = [
-            f"{n}_src" if t.dtype == "bool" else n for n, t in zip(unique, tensors, strict=True)
-        ]
-        lines = [
-            Line(n, f"torch.eq({n}_src, {n}_src)", None)
+        # No program input is bool or 0-d: a bool operand is made by a comparison of a float
+        # input, a 0-d one by the sum of a one-element input (a reduction over every dim).
+        made = {"bool": "torch.eq({0}, {0})", "0-d": "torch.sum({0}, 0)"}
+        kinds = {
+            n: "bool" if t.dtype == "bool" else "0-d"
             for n, t in zip(unique, tensors, strict=True)
-            if t.dtype == "bool"
-        ]
+            if t.dtype == "bool" or not t.shape
+        }
+        params = [f"{n}_src" if n in kinds else n for n in unique]
+        lines = [Line(n, made[kind].format(f"{n}_src"), None) for n, kind in kinds.items()]
         ok, program, _ = _core.parse(
             render_task(params, [*lines, Line(result, call, None)], [result], makes)
         )
