@@ -114,8 +114,8 @@ def schedule(candidate: str) -> str:
 
 
 def operand_layout(candidate: str) -> str:
-    """"channels-last" when the wrapper copies a convolution's operands channels-last first
-    (heuristics.h, ConvReadsChannelsLast), "as given" otherwise."""
+    """The string "channels-last" when the wrapper copies a convolution's operands channels-last
+    first (heuristics.h, ConvChannelsLast), "as given" otherwise."""
     return "channels-last" if "_cl_kernel[" in candidate else "as given"
 
 
@@ -284,7 +284,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )  # fmt: skip
     ap.add_argument("--runs", type=int, default=30, help="timed rounds at least (GPU)")
     ap.add_argument(
-        "--variant", type=int, default=0,
+        "--variant",
+        type=int,
+        default=0,
         help="the teacher's configuration variant (heuristics.h; 1 keeps convolutions NCHW)",
     )
     ap.add_argument("--no-compile", action="store_true", help="no torch.compile baseline")

@@ -25,7 +25,7 @@
 // for sm_90 on the CPU (Triton 3.6 make_ttgir, 16-byte-aligned pointers, conv2d 64 -> 128
 // channels 3x3 on 32x32): the flat weight tile becomes cp.async copies of contiguity 4 (16
 // bytes), the strided one contiguity 1; the input tile stays at 1 (its m = (n, oh, ow) is cut
-// by // and %).  Hence channels-last copies (heuristics.h, ConvReadsChannelsLast): where the
+// by // and %).  Hence channels-last copies (heuristics.h, ConvChannelsLast): where the
 // input channels per group are a multiple of 4, the wrapper copies input and weight with the
 // channel dim unit-stride (EmitChannelsLast), K is ordered (kernel offsets, input channel), and
 // the kernel reads the copies at literal strides.  Compiled the same way (conv2d 8 -> 16

@@ -58,7 +58,9 @@ def test_shape_precision_and_rates(tool: ModuleType) -> None:
         'dot_precision = "fp16x3" if x0.device.type == "cuda" else "ieee"\n'
     )
     assert tool.kernel_shape(candidate) == "128x4x27 b2"
-    phased = "    # conv_transpose3d: M=96 N=8 K=64 batch=1, launched per stride phase (PHASE of 8)\n"
+    phased = (
+        "    # conv_transpose3d: M=96 N=8 K=64 batch=1, launched per stride phase (PHASE of 8)\n"
+    )
     assert tool.kernel_shape(phased) == "96x8x64"
     assert tool.operand_layout("k0_x0_cl_kernel[(2, 1)](") == "channels-last"
     assert tool.operand_layout(candidate) == "as given"
