@@ -199,6 +199,30 @@ def output_dir(text: str) -> Path:
     return path
 
 
+def input_file(text: str) -> Path:
+    """A file the command reads: it exists, is a regular file and is readable (sft found a
+    missing --data only after loading its model)."""
+    path = Path(text)
+    kind = _is_dir(path)
+    if kind is None:
+        raise argparse.ArgumentTypeError(f"{text!r}: no such file")
+    if kind:
+        raise argparse.ArgumentTypeError(f"{text!r} is a directory, not a file")
+    if not os.access(path, os.R_OK):
+        raise argparse.ArgumentTypeError(f"{text!r} is not readable")
+    return path
+
+
+def checkpoint_dir(text: str) -> Path:
+    """A local model checkpoint (Hugging Face layout): a directory holding config.json."""
+    path = Path(text)
+    if not _is_dir(path):
+        raise argparse.ArgumentTypeError(f"{text!r}: not a model checkpoint (not a directory)")
+    if not (path / "config.json").is_file():
+        raise argparse.ArgumentTypeError(f"{text!r}: not a model checkpoint (no config.json)")
+    return path
+
+
 def as_str(check: Callable[[str], Path], *, empty_ok: bool = False) -> Callable[[str], str]:
     """`check` for a path option kept as a str, as the train configs' fields are; with
     `empty_ok`, '' (their "unset" default) passes unchecked."""
