@@ -223,6 +223,28 @@ def checkpoint_dir(text: str) -> Path:
     return path
 
 
+def one_of(*words: str) -> Callable[[str], str]:
+    """A word from a fixed list (a config field typed str, as train/args.py makes them)."""
+
+    def word(text: str) -> str:
+        if text not in words:
+            raise argparse.ArgumentTypeError(f"must be one of {', '.join(words)}, not {text!r}")
+        return text
+
+    word.__name__ = "one_of"
+    return word
+
+
+def policy_spec(text: str) -> str:
+    """`template` or `hf:PATH`, PATH a checkpoint directory."""
+    if text == "template":
+        return text
+    if not text.startswith("hf:") or len(text) == 3:
+        raise argparse.ArgumentTypeError(f"must be template or hf:PATH, not {text!r}")
+    checkpoint_dir(text[3:])
+    return text
+
+
 def as_str(check: Callable[[str], Path], *, empty_ok: bool = False) -> Callable[[str], str]:
     """`check` for a path option kept as a str, as the train configs' fields are; with
     `empty_ok`, '' (their "unset" default) passes unchecked."""

@@ -122,7 +122,7 @@ def _register_synthetic(sub: argparse._SubParsersAction) -> None:
     )
     s.add_argument("programs", type=Path, help="program records (JSONL: id, level, source)")
     _common(s, "parallel verifications (default: one per GPU on cuda, half the cores on cpu)")
-    s.add_argument("--policy", default="template",
+    s.add_argument("--policy", type=c.policy_spec, default="template",
                    help="`template` (the C++ teacher, default) or `hf:PATH` (a local checkpoint)")  # fmt: skip
     s.add_argument("--variants", type=c.positive_int, default=1,
                    help="candidates per program, >= 1; a program counts as its best (default: 1)")  # fmt: skip

@@ -18,8 +18,12 @@ _OUT_DIR = c.as_str(c.output_dir)
 _METRICS = c.as_str(c.output_file, empty_ok=True)
 _IN = c.as_str(c.input_file)
 _CKPT = c.as_str(c.checkpoint_dir)
+# Words passed on to accelerate and transformers, which would fail only after the model loads.
+_MIXED = c.one_of("no", "bf16", "fp16")
+_DTYPE = c.one_of("auto", "float32", "bfloat16", "float16")
+_LOSS = c.one_of("drpo", "grpo")
 SFT_CHECKS = {
-    "model": _CKPT, "data": _IN, "out": _OUT_DIR, "metrics": _METRICS, "epochs": c.positive_float,
+    "model": _CKPT, "data": _IN, "out": _OUT_DIR, "mixed_precision": _MIXED, "dtype": _DTYPE, "metrics": _METRICS, "epochs": c.positive_float,
     "max_steps": c.non_negative_int, "lr": c.positive_float, "warmup": c.unit_interval,
     "weight_decay": c.non_negative_float, "batch_size": c.positive_int,
     "grad_accum": c.positive_int, "max_len": c.positive_int, "max_grad_norm": c.positive_float,
@@ -34,7 +38,8 @@ SFT_DATA_CHECKS = {
 }  # fmt: skip
 RL_CHECKS = {
     "model": _CKPT, "programs": _IN, "heldout": c.as_str(c.input_file, empty_ok=True),
-    "out": _OUT_DIR, "metrics": _METRICS, "heldout_per_level": c.non_negative_int,
+    "out": _OUT_DIR, "metrics": _METRICS, "loss": _LOSS, "mixed_precision": _MIXED,
+    "dtype": _DTYPE, "heldout_per_level": c.non_negative_int,
     "steps": c.positive_int, "prompts_per_step": c.positive_int, "group_size": c.positive_int,
     "lr": c.positive_float, "updates_per_batch": c.positive_int,
     "warmup_updates": c.non_negative_int, "micro_batch": c.positive_int,
@@ -50,7 +55,7 @@ RL_CHECKS = {
     "sync_every": c.non_negative_int,
 }  # fmt: skip
 RECIPE_CHECKS = {
-    "out": _OUT_DIR, "work": c.as_str(c.output_dir, empty_ok=True),
+    "out": _OUT_DIR, "rl_loss": _LOSS, "work": c.as_str(c.output_dir, empty_ok=True),
     "minutes": c.positive_float, "device": c.device_or_auto, "sft_share": c.unit_interval,
     "vocab_size": c.positive_int, "hidden_size": c.positive_int, "layers": c.positive_int,
     "heads": c.positive_int, "kv_heads": c.positive_int, "intermediate_size": c.positive_int,
