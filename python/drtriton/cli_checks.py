@@ -199,6 +199,52 @@ def output_dir(text: str) -> Path:
     return path
 
 
+def input_file(text: str) -> Path:
+    """A file the command reads: it exists, is a regular file and is readable (sft found a
+    missing --data only after loading its model)."""
+    path = Path(text)
+    kind = _is_dir(path)
+    if kind is None:
+        raise argparse.ArgumentTypeError(f"{text!r}: no such file")
+    if kind:
+        raise argparse.ArgumentTypeError(f"{text!r} is a directory, not a file")
+    if not os.access(path, os.R_OK):
+        raise argparse.ArgumentTypeError(f"{text!r} is not readable")
+    return path
+
+
+def checkpoint_dir(text: str) -> Path:
+    """A local model checkpoint (Hugging Face layout): a directory holding config.json."""
+    path = Path(text)
+    if not _is_dir(path):
+        raise argparse.ArgumentTypeError(f"{text!r}: not a model checkpoint (not a directory)")
+    if not (path / "config.json").is_file():
+        raise argparse.ArgumentTypeError(f"{text!r}: not a model checkpoint (no config.json)")
+    return path
+
+
+def one_of(*words: str) -> Callable[[str], str]:
+    """A word from a fixed list (a config field typed str, as train/args.py makes them)."""
+
+    def word(text: str) -> str:
+        if text not in words:
+            raise argparse.ArgumentTypeError(f"must be one of {', '.join(words)}, not {text!r}")
+        return text
+
+    word.__name__ = "one_of"
+    return word
+
+
+def policy_spec(text: str) -> str:
+    """`template` or `hf:PATH`, PATH a checkpoint directory."""
+    if text == "template":
+        return text
+    if not text.startswith("hf:") or len(text) == 3:
+        raise argparse.ArgumentTypeError(f"must be template or hf:PATH, not {text!r}")
+    checkpoint_dir(text[3:])
+    return text
+
+
 def as_str(check: Callable[[str], Path], *, empty_ok: bool = False) -> Callable[[str], str]:
     """`check` for a path option kept as a str, as the train configs' fields are; with
     `empty_ok`, '' (their "unset" default) passes unchecked."""

@@ -91,7 +91,7 @@ def test_synthetic_user_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str
     programs.write_text(json.dumps({"id": "a", "level": 1, "source": RELU_TANH}) + "\n")
     bad = drtriton("eval", "synthetic", str(programs), "--out", str(tmp_path / "o"),
                    "--policy", "gpt")  # fmt: skip
-    assert bad.returncode == 2 and "--policy must be" in bad.stderr
+    assert bad.returncode == 2 and "argument --policy: must be template or hf:PATH" in bad.stderr
     variants = drtriton("eval", "synthetic", str(programs), "--out", str(tmp_path / "o"),
                         "--variants", "0")  # fmt: skip
     assert variants.returncode == 2 and "--variants: must be an integer >= 1" in variants.stderr

@@ -230,3 +230,15 @@ def test_zero_dim_parameter_used_otherwise_stays_zero_dim():
     result = from_module_source(code)
     assert not any(i.as_one_element for i in result.inputs)
     assert check_equivalence(code, result).ok
+
+
+def test_an_export_shows_no_torch_leafspec_future_warning():
+    """Issue 22 item 10: every optimize run printed torch's own `isinstance(treespec,
+    LeafSpec)` FutureWarning; the frontend silences exactly that one around torch.export."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        from_module_source(LINEAR_RELU)
+    leafspec = [w for w in caught if "LeafSpec" in str(w.message)]
+    assert leafspec == []

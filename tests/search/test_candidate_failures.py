@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Any
 
 import pytest
 import torch
@@ -207,3 +208,46 @@ def test_each_verification_judged_now_leaves_its_cost_and_a_cached_one_none() ->
         "request_s": {"warm": 21.0, "run": 4.5},
     }  # fmt: skip
     assert costs_summed([]) == {"verifications": 0}
+
+
+def test_the_real_verifiers_resource_error_loses_the_fragment_not_the_search() -> None:
+    """Issue 22 item 12, through the real verifier: search's own judge (a Verifier in a
+    sandboxed worker) raises drtriton.errors.ResourceError when the worker cannot draw the
+    inputs (on the H200 a level-1 norm and a level-2 conv_transpose chain ended as
+    optimize_error this way); _try_candidates records it and asks the next candidate."""
+    from pathlib import Path
+
+    from drtriton.search.search import _judge
+    from drtriton.verify import Verifier
+
+    verify_dir = Path(__file__).resolve().parents[1] / "verify"
+    task = (
+        (verify_dir / "tasks" / "add_relu.py")
+        .read_text()
+        .replace(
+            "def get_inputs():\n",
+            "def get_inputs():\n"
+            "    import os\n"
+            "    if os.environ.get('DRT_VERIFY_DIR'):  # only in the worker: the harness's failure\n"
+            "        raise torch.OutOfMemoryError('CUDA out of memory. Tried to allocate 1.75 GiB.')\n",
+        )
+    )
+    honest = (verify_dir / "honest" / "add_relu.py").read_text()
+
+    class HonestTwice:
+        def candidates(self, task_source: str, k: int) -> list[str]:
+            return [honest, honest + "\n# the same kernel, another text\n"]
+
+    class Uncached(VerdictCache):  # the cache keys on the program text, which a hook breaks
+        def get(self, task: str, candidate: str, judge: Any) -> dict:
+            return judge(task, candidate)
+
+    config = SearchConfig(device="cpu", verify_timeout=60.0)
+    result = FragmentResult(0, 1, task)
+    with Verifier() as verifier:
+        cost = _try_candidates(result, HonestTwice(), config, Uncached(),
+                               _judge(config, verifier))  # fmt: skip
+    assert math.isinf(cost) and result.candidate is None and result.tried == 2
+    assert len(result.outcomes) == 2
+    for outcome in result.outcomes:
+        assert outcome.startswith("out_of_memory: the harness ran out of GPU memory"), outcome

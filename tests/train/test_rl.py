@@ -166,7 +166,7 @@ def test_cli_user_errors_and_tiny_model(tiny_model, programs, pairs_file, tmp_pa
     assert "not a model checkpoint" in capsys.readouterr().err
     bad = ["rl", "--model", str(tiny_model), "--programs", str(programs), "--out",
            str(tmp_path / "o"), "--loss", "ppo"]  # fmt: skip
-    assert main(bad) == 2 and "drpo or grpo" in capsys.readouterr().err
+    assert main(bad) == 2 and "drpo, grpo" in capsys.readouterr().err
     out = tmp_path / "tiny"
     assert main(["tiny-model", str(pairs_file), "--out", str(out), "--vocab-size", "300"]) == 0
     assert (out / "config.json").is_file() and (out / "tokenizer.json").is_file()

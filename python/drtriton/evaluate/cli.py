@@ -30,8 +30,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     s = sub.add_parser("summarize", help="rebuild summary.md and speedup.png from results.jsonl",
                        description="Rebuild DIR/summary.md and DIR/speedup.png from "
                        "DIR/results.jsonl (e.g. after copying results back from a GPU machine).")  # fmt: skip
-    s.add_argument("dir", type=Path, help="an evaluation directory (holds results.jsonl)")
+    s.add_argument("dir", type=_evaluation_dir,
+                   help="an evaluation directory (holds results.jsonl)")  # fmt: skip
     s.set_defaults(func=run_summarize)
+
+
+def _evaluation_dir(text: str) -> Path:
+    """An existing directory that summarize can write summary.md and speedup.png into."""
+    path = c.output_dir(text)
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r}: not a directory")
+    return path
 
 
 def _common(p: argparse.ArgumentParser, workers_help: str) -> None:
@@ -113,7 +122,7 @@ def _register_synthetic(sub: argparse._SubParsersAction) -> None:
     )
     s.add_argument("programs", type=Path, help="program records (JSONL: id, level, source)")
     _common(s, "parallel verifications (default: one per GPU on cuda, half the cores on cpu)")
-    s.add_argument("--policy", default="template",
+    s.add_argument("--policy", type=c.policy_spec, default="template",
                    help="`template` (the C++ teacher, default) or `hf:PATH` (a local checkpoint)")  # fmt: skip
     s.add_argument("--variants", type=c.positive_int, default=1,
                    help="candidates per program, >= 1; a program counts as its best (default: 1)")  # fmt: skip

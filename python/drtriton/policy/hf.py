@@ -48,8 +48,12 @@ def load_model(path: str | Path, dtype: str = "auto", device: str | None = None)
 
     if not Path(path).is_dir():
         raise UserError(f"model checkpoint {path} is not a directory")
-    tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-    model = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype, local_files_only=True)
+    try:  # a directory that is not a whole checkpoint (no tokenizer, an empty config.json)
+        tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+        model = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype, local_files_only=True)
+    except (OSError, ValueError, KeyError) as exc:
+        reason = " ".join(str(exc).split())[:300]
+        raise UserError(f"model checkpoint {path} cannot be loaded: {reason}") from None
     if device:
         model.to(device)
     return model, tokenizer

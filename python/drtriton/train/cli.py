@@ -16,8 +16,14 @@ from drtriton.train.args import add_arguments, from_namespace
 # one-line usage error before a model loads, not a traceback, or a run that never ends.
 _OUT_DIR = c.as_str(c.output_dir)
 _METRICS = c.as_str(c.output_file, empty_ok=True)
+_IN = c.as_str(c.input_file)
+_CKPT = c.as_str(c.checkpoint_dir)
+# Words passed on to accelerate and transformers, which would fail only after the model loads.
+_MIXED = c.one_of("no", "bf16", "fp16")
+_DTYPE = c.one_of("auto", "float32", "bfloat16", "float16")
+_LOSS = c.one_of("drpo", "grpo")
 SFT_CHECKS = {
-    "out": _OUT_DIR, "metrics": _METRICS, "epochs": c.positive_float,
+    "model": _CKPT, "data": _IN, "out": _OUT_DIR, "mixed_precision": _MIXED, "dtype": _DTYPE, "metrics": _METRICS, "epochs": c.positive_float,
     "max_steps": c.non_negative_int, "lr": c.positive_float, "warmup": c.unit_interval,
     "weight_decay": c.non_negative_float, "batch_size": c.positive_int,
     "grad_accum": c.positive_int, "max_len": c.positive_int, "max_grad_norm": c.positive_float,
@@ -31,7 +37,9 @@ SFT_DATA_CHECKS = {
     "dim_min": c.non_negative_int,
 }  # fmt: skip
 RL_CHECKS = {
-    "out": _OUT_DIR, "metrics": _METRICS, "heldout_per_level": c.non_negative_int,
+    "model": _CKPT, "programs": _IN, "heldout": c.as_str(c.input_file, empty_ok=True),
+    "out": _OUT_DIR, "metrics": _METRICS, "loss": _LOSS, "mixed_precision": _MIXED,
+    "dtype": _DTYPE, "heldout_per_level": c.non_negative_int,
     "steps": c.positive_int, "prompts_per_step": c.positive_int, "group_size": c.positive_int,
     "lr": c.positive_float, "updates_per_batch": c.positive_int,
     "warmup_updates": c.non_negative_int, "micro_batch": c.positive_int,
@@ -47,7 +55,7 @@ RL_CHECKS = {
     "sync_every": c.non_negative_int,
 }  # fmt: skip
 RECIPE_CHECKS = {
-    "out": _OUT_DIR, "work": c.as_str(c.output_dir, empty_ok=True),
+    "out": _OUT_DIR, "rl_loss": _LOSS, "work": c.as_str(c.output_dir, empty_ok=True),
     "minutes": c.positive_float, "device": c.device_or_auto, "sft_share": c.unit_interval,
     "vocab_size": c.positive_int, "hidden_size": c.positive_int, "layers": c.positive_int,
     "heads": c.positive_int, "kv_heads": c.positive_int, "intermediate_size": c.positive_int,
@@ -111,7 +119,6 @@ def run_sft(args: argparse.Namespace) -> int:
     from drtriton.train.sft import SFTConfig, train
 
     cfg = from_namespace(SFTConfig, args)
-    _check_model(cfg.model)
     metrics = train(cfg)
     print(json.dumps(metrics))
     return 0
@@ -140,8 +147,3 @@ def run_tiny(args: argparse.Namespace) -> int:
     make_tiny(corpus_from_records(records), args.out, cfg)
     print(args.out)
     return 0
-
-
-def _check_model(path: str) -> None:
-    if not (Path(path) / "config.json").is_file():
-        raise UserError(f"{path}: not a model checkpoint (no config.json)")

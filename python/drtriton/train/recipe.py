@@ -167,10 +167,11 @@ def answer_tokens(model_dir: Path, pairs: list[dict]) -> list[int]:
     """Token counts of the SFT targets: sizes the generation budget."""
     from transformers import AutoTokenizer
 
-    from drtriton.train.data import target_text
+    from drtriton.train.data import target_text, usable_pair
 
     tok = AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
-    return [len(tok(target_text(r), add_special_tokens=False)["input_ids"]) + 1 for r in pairs]
+    return [len(tok(target_text(r), add_special_tokens=False)["input_ids"]) + 1
+            for r in pairs if usable_pair(r)]  # fmt: skip
 
 
 def run_sft(cfg: RecipeConfig, model_dir: Path, out_dir: Path, minutes: float, device: str,
@@ -256,6 +257,11 @@ def run(cfg: RecipeConfig, verifier: Any = None) -> dict[str, Any]:
     pairs, programs = _records(cfg.pairs), _records(cfg.programs)
     if cfg.extra_pairs:
         pairs += _records(cfg.extra_pairs)
+    from drtriton.train.data import usable_pair
+
+    if not any(usable_pair(r) for r in pairs):  # e.g. program records given as --pairs
+        raise UserError(f"{cfg.pairs}: no verified pairs (records with a source and a "
+                        "completion that no verdict rejects)")  # fmt: skip
     heldout = _heldout(_records(cfg.heldout), cfg.eval_per_level)
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
