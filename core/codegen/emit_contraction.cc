@@ -246,10 +246,6 @@ class ContractionWriter {
   }
 
   bool Phased() const { return s_.phases > 1; }
-  bool ReadsCopy(ValueId v) const {
-    return std::any_of(s_.channels_last.begin(), s_.channels_last.end(),
-                       [v](const ChannelsLastCopy& c) { return c.value == v; });
-  }
   int64_t Tiles() const { return CeilDiv(m_, c_.block_m) * CeilDiv(s_.n, c_.block_n); }
 
   // The workspace buffer of the partial tiles (one per kernel group, as rows_split.cc's).
@@ -452,10 +448,9 @@ class ContractionWriter {
     if (dot) constexprs.push_back("DOT_PRECISION");
     // A channels-last copy is laid out as its flat reads expect (a conv weight's (C_out, K)
     // rows): no check, CONTIG is True.
-    std::vector<ValueId> checked;
-    for (ValueId v : params.flat_values())
-      if (!ReadsCopy(v)) checked.push_back(v);
-    const std::string check = ContiguityCheck(p, checked);
+    std::vector<ValueId> copies;
+    for (const ChannelsLastCopy& copy : s_.channels_last) copies.push_back(copy.value);
+    const std::string check = ContiguityCheck(p, params.flat_values(), copies);
     const bool flat = !params.flat_values().empty();
     if (flat) constexprs.push_back("CONTIG");
     if (Phased()) constexprs.push_back("PHASE");

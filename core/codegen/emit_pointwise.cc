@@ -90,7 +90,7 @@ Result<EmittedKernel> EmitPointwise(const GroupContext& ctx) {
   // A trial on a copy of the parameters tells which values the fast body reads flat.
   KernelParams trial = params;
   PointwiseBody(ctx, dims, trial, 1, /*contiguous=*/true);
-  const std::string check = ContiguityCheck(p, trial.flat_values(), ctx.group.output);
+  const std::string check = ContiguityCheck(p, trial.flat_values(), {ctx.group.output});
   std::vector<std::string> constexprs = {"BLOCK"};
   std::string body = w.str();
   if (check.empty()) {

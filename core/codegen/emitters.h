@@ -56,10 +56,11 @@ std::string StridedAllocation(const Program& program, const Dims& shape, const D
                               const std::string& dtype);
 
 // `a.is_contiguous() and b.is_contiguous()` over the values a kernel reads through
-// KernelParams' flat paths (flat_values()), leaving out `fresh` (an output the wrapper has just
-// allocated, always contiguous; ValueId{} leaves out nothing); "" when none is left.
+// KernelParams' flat paths (flat_values()), leaving out `fresh` (buffers the wrapper has just
+// allocated in the layout the flat reads expect: an output, a channels-last copy); "" when none
+// is left.
 std::string ContiguityCheck(const Program& program, const std::vector<ValueId>& flat,
-                            ValueId fresh = ValueId{});
+                            const std::vector<ValueId>& fresh = {});
 // Passes the kernel's CONTIG constexpr from `check` (a wrapper line `contig = <check>`).
 void SetContiguityFlag(EmittedKernel& kernel, const std::string& check);
 

@@ -105,10 +105,11 @@ std::string StridedAllocation(const Program& program, const Dims& shape, const D
 }
 
 std::string ContiguityCheck(const Program& program, const std::vector<ValueId>& flat,
-                            ValueId fresh) {
+                            const std::vector<ValueId>& fresh) {
   std::vector<std::string> checks;
   for (ValueId v : flat)
-    if (!(v == fresh)) checks.push_back(program.value(v).name + ".is_contiguous()");
+    if (std::find(fresh.begin(), fresh.end(), v) == fresh.end())
+      checks.push_back(program.value(v).name + ".is_contiguous()");
   return Join(checks, " and ");
 }
 
