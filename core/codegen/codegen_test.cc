@@ -345,14 +345,16 @@ TEST(CodegenTest, ChunkingFollowsTheDotPrecision) {
 }
 
 TEST(CodegenTest, MatrixVectorProductsStayOnTheFmaUnits) {
-  // N = 1 (KernelBench L1 4's GEMV): the narrow path, no tl.dot, split over K (64 row tiles
-  // of 32 for 132 SMs), each slice chunked (8192 steps of 128 / 5 slices > 128 sums).
+  // N = 1 (KernelBench L1 4's GEMV): the narrow path, no tl.dot, split over K into 16
+  // programs per SM (64 row tiles of 32 x 33 slices, rounded to whole chunks of 1024: 32),
+  // each slice chunked (8192 steps of 128 / 33 slices > 128 sums).
   const ContractionConfig gemv = ChooseContraction(2048, 1, 1048576, 1, 0);
   EXPECT_TRUE(gemv.narrow);
   EXPECT_EQ(gemv.block_n, 1);
   EXPECT_EQ(gemv.block_k, 128);
   EXPECT_EQ(gemv.block_m, 32);
-  EXPECT_EQ(gemv.split_k, 5);
+  EXPECT_EQ(gemv.split_k, 32);
+  EXPECT_EQ(gemv.k_slice, 32768);
   EXPECT_EQ(gemv.k_slice % gemv.chunk_k, 0);
   EXPECT_GE(gemv.split_k * gemv.k_slice, 1048576);
   EXPECT_LT((gemv.split_k - 1) * gemv.k_slice, 1048576);  // no empty slice

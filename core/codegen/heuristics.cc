@@ -207,11 +207,23 @@ void ChooseDotTiles(int64_t m, int64_t n, int64_t k, int64_t batch, int variant,
 // 132 SMs; 64 slices of 8,192 (whole chunks, ChooseContraction) make 256 programs (up to 32x
 // from the SMs alone) for a workspace of 64 x 256 KB = 16 MB, written and read once (a few
 // microseconds at 4 TB/s).
+//
+// The narrow path (a GEMV) is memory-bound and wants many programs instead: KernelBench L1 4
+// (2048 x 1 x 1,048,576, 8.6 GB of A) split to two waves was 320 programs of 27 MB, 2.4 per
+// SM, so the SMs holding three ran 1.5x longer than those holding two; measured 4.23-4.29 ms
+// on the H200 (2.0 TB/s, against 4.3 TB/s copy; eager 2.31 ms).  kNarrowMinPrograms (16 per
+// SM) leaves at most one program in 16 of imbalance: 2,048 programs of 4 MB there (64 row
+// tiles x 32 slices of 32,768, whole chunks), a 512 KB workspace.  Predicted ~2.3 ms (3.7
+// TB/s); not measured yet.
+constexpr int64_t kNarrowMinPrograms = 132 * 16;
+
 void ChooseSplitK(int64_t m, int64_t n, int64_t k, int64_t batch, ContractionConfig* c) {
   const int64_t programs = CeilDiv(m, c->block_m) * CeilDiv(n, c->block_n) * batch;
   const int64_t steps = CeilDiv(k, c->block_k);
-  if (programs >= kSplitBelowPrograms || steps <= kSplitAboveSteps) return;
-  int64_t split = std::min(CeilDiv(kMinPrograms, programs), steps / kMinSliceSteps);
+  const int64_t wanted = c->narrow ? kNarrowMinPrograms : kMinPrograms;
+  const int64_t below = c->narrow ? kNarrowMinPrograms : kSplitBelowPrograms;
+  if (programs >= below || steps <= kSplitAboveSteps) return;
+  int64_t split = std::min(CeilDiv(wanted, programs), steps / kMinSliceSteps);
   split = std::min(split, std::max<int64_t>(1, kMaxWorkspaceFloats / (m * n * batch)));
   if (split < 2) return;
   c->k_slice = CeilDiv(steps, split) * c->block_k;
