@@ -142,7 +142,10 @@ TEST(CodegenGenericTest, LinearTakesMNKAtRunTime) {
                 "num_pid_m = tl.cdiv(x0_s0 * x0_s1, BLOCK_M)",
                 "pid_b = pid // (num_pid_m * num_pid_n)", "mask_n = offs_n < x1_s0",
                 "while k0 < x0_s2:", "tl.dot(a, b, input_precision=DOT_PRECISION)", "k0 += BLOCK_K",
-                "dot_precision = \"fp16x3\" if x0.device.type == \"cuda\" else \"ieee\"",
+                "dot_precision = \"fp16x3\" if torch.get_float32_matmul_precision() == \"highest\" "
+                "else \"tf32\"",
+                "dot_precision = \"bf16\" if float_dtype == torch.bfloat16 else \"fp16\"",
+                "if x0.device.type != \"cuda\" and dot_precision != \"fp16\":",
                 "t1 = torch.empty((x0_s0, x0_s1, x1_s0)",
                 "[(triton.cdiv(x0_s0 * x0_s1, 128) * triton.cdiv(x1_s0, 128),)](",
                 // Runtime sizes: both operands' rows are checked (heuristics.h, kRowAlignment).

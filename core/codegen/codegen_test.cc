@@ -67,17 +67,16 @@ TEST(CodegenTest, ElementwiseChainIsOneStridedMaskedKernel) {
   const std::string c = MustEmit(p);
   EXPECT_EQ(Count(c, "@triton.jit"), 1);
   ExpectInOrder(
-      c,
-      {"import triton.language as tl",
-       "def k0_relu_kernel(x0_ptr, stride_x0_0, stride_x0_1, x1_ptr, stride_x1_1, "
-       "t1_ptr, stride_t1_0, stride_t1_1, BLOCK: tl.constexpr, CONTIG: tl.constexpr):",
-       "offs = pid * BLOCK + tl.arange(0, BLOCK)", "mask = offs < 32", "c0 = (offs // 8)",
-       "c1 = offs % 8", "tl.load(x0_ptr + c0 * stride_x0_0 + c1 * stride_x0_1, mask=mask",
-       "tl.load(x1_ptr + c1 * stride_x1_1, mask=mask",  // broadcast dim: no stride
-       " + ", "tl.maximum(", "tl.store(t1_ptr + c0 * stride_t1_0", "mask=mask)",
-       "def triton_fused_operator(x0, x1):", "assert tuple(x0.shape) == (4, 8)",
-       "t1 = torch.empty((4, 8), device=x0.device, dtype=torch.float32)", "k0_relu_kernel[(1,)](",
-       "x0, x0.stride(0), x0.stride(1), x1, x1.stride(1)", "BLOCK=32", "return t1"});
+      c, {"import triton.language as tl",
+          "def k0_relu_kernel(x0_ptr, stride_x0_0, stride_x0_1, x1_ptr, stride_x1_1, "
+          "t1_ptr, stride_t1_0, stride_t1_1, BLOCK: tl.constexpr, CONTIG: tl.constexpr):",
+          "offs = pid * BLOCK + tl.arange(0, BLOCK)", "mask = offs < 32", "c0 = (offs // 8)",
+          "c1 = offs % 8", "tl.load(x0_ptr + c0 * stride_x0_0 + c1 * stride_x0_1, mask=mask",
+          "tl.load(x1_ptr + c1 * stride_x1_1, mask=mask",  // broadcast dim: no stride
+          " + ", "tl.maximum(", "tl.store(t1_ptr + c0 * stride_t1_0", "mask=mask)",
+          "def triton_fused_operator(x0, x1):", "assert tuple(x0.shape) == (4, 8)",
+          "t1 = torch.empty((4, 8), device=x0.device, dtype=float_dtype)", "k0_relu_kernel[(1,)](",
+          "x0, x0.stride(0), x0.stride(1), x1, x1.stride(1)", "BLOCK=32", "return t1"});
 }
 
 TEST(CodegenTest, OneElementInputsLoadAsScalars) {
@@ -398,15 +397,19 @@ TEST(CodegenTest, FewTilesOfALongKAreSplitAcrossPrograms) {
                     "tl.store(k0_acc_ptr + pid_s * 256 + (pid_b * 16 + offs_m) * 16 + offs_n, acc",
                     "def k0_matmul_kernel(k0_acc_ptr,", "for sk in tl.range(0, 4):",
                     "acc += tl.load(k0_acc_ptr + sk * 256 + ws", "tl.store(t0_ptr",
-                    "dot_precision = \"fp16x3\" if x0.device.type == \"cuda\" else \"ieee\"",
+                    "dot_precision = \"fp16x3\" if torch.get_float32_matmul_precision() == "
+                    "\"highest\" else \"tf32\"",
+                    "dot_precision = \"bf16\" if float_dtype == torch.bfloat16 else \"fp16\"",
+                    "if x0.device.type != \"cuda\" and dot_precision != \"fp16\":",
                     "k0_acc = torch.empty((1024,)", "k0_matmul_part_kernel[(4,)](",
                     "DOT_PRECISION=dot_precision", "k0_matmul_kernel[(1,)](", "k0_acc, t0"});
   EXPECT_EQ(Count(s, "DOT_PRECISION=dot_precision"), 1);  // the output kernel has no tl.dot
 }
 
 TEST(CodegenTest, DotPrecisionIsAConstexprTheWrapperChooses) {
-  // Two contractions: both kernels take DOT_PRECISION, the wrapper chooses it once (the split
-  // on a GPU, ieee for the CPU interpreter, which has no bf16 tl.dot) before the launches.
+  // Two contractions: both kernels take DOT_PRECISION, the wrapper chooses it once before the
+  // launches: the split on a GPU in strict fp32, tf32 where torch's matmul precision allows
+  // it, the half inputs' own dtype, ieee for the CPU interpreter (no bf16 tl.dot there).
   const std::string c =
       MustEmit(MustParse("def fused_operator(x0, x1, x2):\n"
                          "    t0 = torch.matmul(x0, x1)\n"
@@ -416,11 +419,18 @@ TEST(CodegenTest, DotPrecisionIsAConstexprTheWrapperChooses) {
                          "torch.randn(32, 16), torch.randn(16, 32), torch.randn(16, 32)"));
   EXPECT_EQ(Count(c, "DOT_PRECISION: tl.constexpr"), 2);
   EXPECT_EQ(Count(c, "tl.dot(a, b, input_precision=DOT_PRECISION)"), 2);
+  EXPECT_EQ(Count(c, "tl.dot(a.to(tl.bfloat16), b.to(tl.bfloat16))"), 2);
+  EXPECT_EQ(Count(c, "tl.dot(a.to(tl.float16), b.to(tl.float16))"), 2);
+  EXPECT_EQ(Count(c, "float_dtype = x0.dtype"), 1);
+  EXPECT_EQ(Count(c, ", other=0.0).to(tl.float32)"), 4);  // the operands, loaded as float32
   EXPECT_EQ(Count(c, "input_precision=\""), 0);
-  EXPECT_EQ(Count(c, "dot_precision = "), 1);
+  EXPECT_EQ(Count(c, "if float_dtype == torch.bfloat16 or float_dtype == torch.float16:"), 1);
   ExpectInOrder(c, {"def k0_matmul_kernel(", "GROUP_M: tl.constexpr, DOT_PRECISION: tl.constexpr):",
                     "def triton_fused_operator(x0, x1, x2):",
-                    "dot_precision = \"fp16x3\" if x0.device.type == \"cuda\" else \"ieee\"",
+                    "dot_precision = \"fp16x3\" if torch.get_float32_matmul_precision() == "
+                    "\"highest\" else \"tf32\"",
+                    "dot_precision = \"bf16\" if float_dtype == torch.bfloat16 else \"fp16\"",
+                    "if x0.device.type != \"cuda\" and dot_precision != \"fp16\":",
                     "k0_matmul_kernel[", "GROUP_M=8, DOT_PRECISION=dot_precision, num_warps=",
                     "DOT_PRECISION=dot_precision, num_warps="});
   // No tl.dot, no choice.
@@ -447,7 +457,7 @@ TEST(CodegenTest, UnalignedOperandRowsAreCopiedIntoPaddedRowsWhenTheirStridesSay
                  "def triton_fused_operator(x0, x1):",
                  "k0_x0_repack = x0.stride(1) == 1 and x0.stride(0) % 16 != 0",
                  "k0_x0_rows = torch.empty_strided((1024, 1037), (1040, 1), device=x0.device, "
-                 "dtype=torch.float32) if k0_x0_repack else x0",
+                 "dtype=x0.dtype) if k0_x0_repack else x0",
                  "if k0_x0_repack:", "    k0_x0_rows_kernel[(32, 9)](",
                  "x0, x0.stride(0), x0.stride(1), k0_x0_rows, k0_x0_rows.stride(0), BLOCK_R=32, "
                  "BLOCK_C=128",

@@ -394,13 +394,25 @@ class ContractionWriter {
     // kDefaultDotPrecision), "ieee" in the CPU interpreter.  TF32 is 1e-3 off; tf32x3 (three
     // TF32 products) was measured on the H200 and still put a few elements of large-K
     // contractions past 1e-4 (15 of 3.1M in a linear with K ~ 2k), failing 19 of 21.
-    if (c_.precision != DotPrecision::kFp16x3) {
+    // The wrapper chooses a split kernel's precision at launch (wrapper.cc WriteSplitChoice):
+    // half inputs multiply in their own dtype on the tensor cores (the operands were loaded
+    // as float32 and convert back exactly; a fused prologue's float32 result is rounded as
+    // PyTorch rounds its half output), float32 ones by the split, TF32 or ieee.
+    if (c_.precision == DotPrecision::kIeee) {
       w.Line(sum + " += tl.dot(a, b, input_precision=DOT_PRECISION)");
       return;
     }
-    w.Open("if DOT_PRECISION == \"fp16x3\":");
-    WriteFp16x3Step(w, sum);
+    w.Open("if DOT_PRECISION == \"bf16\":");
+    w.Line(sum + " += tl.dot(a.to(tl.bfloat16), b.to(tl.bfloat16))");
     w.Dedent();
+    w.Open("elif DOT_PRECISION == \"fp16\":");
+    w.Line(sum + " += tl.dot(a.to(tl.float16), b.to(tl.float16))");
+    w.Dedent();
+    if (c_.precision == DotPrecision::kFp16x3) {
+      w.Open("elif DOT_PRECISION == \"fp16x3\":");
+      WriteFp16x3Step(w, sum);
+      w.Dedent();
+    }
     w.Open("else:");
     w.Line(sum + " += tl.dot(a, b, input_precision=DOT_PRECISION)");
     w.Dedent();

@@ -89,8 +89,8 @@ EmittedKernel EmitRepack(const GroupContext& ctx, ValueId v) {
   const std::string row = std::to_string(rank - 2), col = std::to_string(rank - 1);
   k.setup = {flag + " = " + value.name + ".stride(" + col + ") == 1 and " + value.name +
                  ".stride(" + row + ") % " + IntLiteral(kRowAlignment) + " != 0",
-             buffer + " = " + StridedAllocation(p, dims, PaddedStrides(dims), value.dtype) +
-                 " if " + flag + " else " + value.name};
+             buffer + " = " + StridedAllocation(p, dims, PaddedStrides(dims), value.name) + " if " +
+                 flag + " else " + value.name};
   k.guard = flag;
   return k;
 }
@@ -185,7 +185,7 @@ EmittedKernel EmitChannelsLast(const GroupContext& ctx, const ChannelsLastCopy& 
   k.call_args = params.args();
   k.constexprs = {"BLOCK_R=" + IntLiteral(c.block_r), "BLOCK_C=" + IntLiteral(c.block_c)};
   k.setup = {buffer + " = " +
-             StridedAllocation(p, LiteralDims(copied), ChannelsLastStrides(p, copy), value.dtype)};
+             StridedAllocation(p, LiteralDims(copied), ChannelsLastStrides(p, copy), value.name)};
   SetContiguityFlag(k, ContiguityCheck(p, {v}));
   k.grid = "(" + IntLiteral(samples * blocks_r) + ", " + IntLiteral(CeilDiv(wide, c.block_c)) + ")";
   k.launch = c.launch;

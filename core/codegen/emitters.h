@@ -51,9 +51,11 @@ std::string InputDevice(const Program& program);
 // inputs' device (a row split's partial statistics, split-K's partial tiles).
 std::string ScratchAllocation(const Program& program, const std::string& name, int64_t floats);
 
-// `torch.empty_strided(shape, strides, device=..., dtype=torch.<dtype>)` on the inputs' device.
+// `torch.empty_strided(shape, strides, device=..., dtype=<like>.dtype)` on the inputs' device:
+// a copy of the wrapper's tensor `like` (an input at the mode's dtype, or a float32
+// intermediate), in its dtype.
 std::string StridedAllocation(const Program& program, const Dims& shape, const Dims& strides,
-                              const std::string& dtype);
+                              const std::string& like);
 
 // `a.is_contiguous() and b.is_contiguous()` over the values a kernel reads through
 // KernelParams' flat paths (flat_values()), leaving out `fresh` (buffers the wrapper has just

@@ -8,6 +8,15 @@
 #include "codegen/layout.h"
 
 namespace drtriton::codegen {
+namespace {
+
+// A floating value is computed in float32 whatever its stored dtype (bf16 and fp16 modes:
+// wrapper.cc TorchDtype); Triton drops the conversion where it already is float32.
+std::string ToFloat32(const std::string& dtype) {
+  return dtype == "float32" ? ".to(tl.float32)" : "";
+}
+
+}  // namespace
 
 std::string ExprEmitter::NewVar(const std::string& stem) {
   return stem + std::to_string(counter_++);
@@ -35,7 +44,7 @@ std::string ExprEmitter::Emit(ValueId v, const std::vector<std::string>& coords)
   std::string var;
   if (materialized_[v.index] && scalar_loads_ && Product(value.shape) == 1) {
     var = NewVar("x");
-    w_.Line(var + " = tl.load(" + params_.Address(v, coords, "") + ")");
+    w_.Line(var + " = tl.load(" + params_.Address(v, coords, "") + ")" + ToFloat32(value.dtype));
   } else if (materialized_[v.index]) {
     var = NewVar("x");
     EmitLoad(var, v, coords);
@@ -51,7 +60,8 @@ void ExprEmitter::EmitLoad(const std::string& var, ValueId v,
   const std::string& dtype = program_.value(v).dtype;
   const std::string other = dtype == "int64" ? "0" : dtype == "bool" ? "False" : "0.0";
   auto load = [&](const std::string& address) {
-    return var + " = tl.load(" + address + ", mask=" + mask_ + ", other=" + other + ")";
+    return var + " = tl.load(" + address + ", mask=" + mask_ + ", other=" + other + ")" +
+           ToFloat32(dtype);
   };
   const std::string flat = contiguous_flag_.empty() ? "" : params_.ContiguousAddress(v, coords);
   if (flat.empty()) {

@@ -22,6 +22,30 @@ namespace {
 
 std::string TorchDtype(const std::string& dtype) { return "torch." + dtype; }
 
+// The dtype of a stored value.  One candidate serves every precision mode
+// (verify/precision.py): its kernels load float32, bfloat16 or float16, compute in float32 and
+// store at the pointer's dtype (tl.store converts).  The program's floating outputs take the
+// inputs' dtype (`float_dtype`, WriteFloatDtype), as PyTorch's would; intermediates between
+// kernels stay float32, unrounded: in bf16 a conv output rounded before a group norm is off by
+// 2^-9 of ~9 on uniform inputs, which the normalization blew up to 0.27 against 0.29 (511 of
+// 2048 elements past 1e-2) where the float32 evaluation the verifier also judges by has it
+// exact.  Index and mask tensors keep their dtype.
+std::string StoredDtype(const Program& p, ValueId v) {
+  const std::vector<ValueId>& outs = p.outputs();
+  const bool output = std::find(outs.begin(), outs.end(), v) != outs.end();
+  return output && p.value(v).dtype == "float32" ? "float_dtype" : TorchDtype(p.value(v).dtype);
+}
+
+// `float_dtype`: the first floating input's dtype, float32 where there is none.
+void WriteFloatDtype(PythonWriter& w, const Program& p) {
+  for (ValueId in : p.inputs()) {
+    if (p.value(in).dtype != "float32") continue;
+    w.Line("float_dtype = " + p.value(in).name + ".dtype");
+    return;
+  }
+  w.Line("float_dtype = torch.float32");
+}
+
 // Generic-shape mode: the sizes come from the inputs (`x0_s0, x0_s1 = x0.shape`; the
 // unpacking checks the rank), and a dim that is 1 in the program must stay 1 because the
 // kernels read it as a broadcast dim.
@@ -53,20 +77,43 @@ std::string DotPrecisionVar(const std::vector<std::string>& used, const std::str
   return !used.empty() && used[0] == precision ? "dot_precision" : "dot_precision_" + precision;
 }
 
-// One line per GPU precision the kernels use: the precision itself on a GPU, "ieee" on the CPU.
+// The precision a split kernel's tl.dot runs at, chosen at launch (emit_contraction.cc's
+// WriteDotStep has a branch for each):
+// - half inputs (bf16, fp16 modes): the operands' own dtype on the tensor cores, fp32 sums;
+// - float32 where PyTorch may use TF32 (`torch.get_float32_matmul_precision()` is not
+//   "highest": the tf32 mode sets it for the whole worker, baselines included, and a user's
+//   `torch.set_float32_matmul_precision("high")` does too): "tf32", as torch.matmul would;
+// - strict float32: the split (`gpu`, heuristics.h kDefaultDotPrecision).
 // Triton runs kernels on CPU tensors only in its interpreter (TRITON_INTERPRET=1), whose tl.dot
-// refuses bf16x3 and bf16x6 (and computes bf16 operands wrongly); the static rules keep `os`
-// and `triton.knobs` out of candidates, so the inputs' device is what tells the two apart.
+// refuses bf16x3 and bf16x6 and computes bf16 operands wrongly, so there a bf16 or float32
+// product is "ieee" on float32 operands (fp16 ones it computes right).  The static rules keep
+// `os`, `triton.knobs` and `torch.backends` out of candidates: the inputs' device and dtype and
+// the matmul precision are what tell the cases apart.
+void WriteSplitChoice(PythonWriter& w, const std::string& var, const std::string& gpu,
+                      const std::string& device) {
+  w.Line(var + " = \"" + gpu +
+         "\" if torch.get_float32_matmul_precision() == \"highest\" else \"tf32\"");
+  w.Open("if float_dtype == torch.bfloat16 or float_dtype == torch.float16:");
+  w.Line(var + " = \"bf16\" if float_dtype == torch.bfloat16 else \"fp16\"");
+  w.Dedent();
+  if (device == "'cuda'") return;
+  w.Open("if " + device + ".type != \"cuda\" and " + var + " != \"fp16\":");
+  w.Line(var + " = \"ieee\"");
+  w.Dedent();
+}
+
+// One choice per GPU precision the kernels use: "ieee" stays "ieee" (float32 operands, the
+// FMA units: M or N under 16); a split is chosen at launch (WriteSplitChoice).
 std::vector<std::string> WriteDotPrecisions(PythonWriter& w, const std::vector<Launch>& launches,
                                             const std::string& device) {
   std::vector<std::string> used;
   auto write = [&](const std::string& p) {
     if (p.empty() || std::find(used.begin(), used.end(), p) != used.end()) return;
     used.push_back(p);
-    const std::string gpu = "\"" + p + "\"";
-    const bool same = device == "'cuda'" || p == "ieee";  // no choice to make at launch
-    w.Line(DotPrecisionVar(used, p) + " = " +
-           (same ? gpu : gpu + " if " + device + ".type == \"cuda\" else \"ieee\""));
+    if (p == "ieee")
+      w.Line(DotPrecisionVar(used, p) + " = \"ieee\"");
+    else
+      WriteSplitChoice(w, DotPrecisionVar(used, p), p, device);
   };
   for (const auto& l : launches) {
     for (const auto& k : l.kernel.before) write(k.dot_precision);  // split-K's partial kernel
@@ -99,9 +146,9 @@ std::string ScratchAllocation(const Program& program, const std::string& name, i
 }
 
 std::string StridedAllocation(const Program& program, const Dims& shape, const Dims& strides,
-                              const std::string& dtype) {
+                              const std::string& like) {
   return "torch.empty_strided(" + ShapeTuple(shape) + ", " + ShapeTuple(strides) +
-         ", device=" + InputDevice(program) + ", dtype=" + TorchDtype(dtype) + ")";
+         ", device=" + InputDevice(program) + ", dtype=" + like + ".dtype)";
 }
 
 std::string ContiguityCheck(const Program& program, const std::vector<ValueId>& flat,
@@ -185,12 +232,13 @@ std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launc
   } else
     WriteChecks(f, p);
   const std::string device = InputDevice(p);
+  WriteFloatDtype(f, p);
   const std::vector<std::string> dots = WriteDotPrecisions(f, launches, device);
   for (const auto& l : launches) {
     const Value& v = p.value(l.output);
     const std::string shape = syms ? ShapeTuple(syms->values[l.output.index]) : ShapeTuple(v.shape);
     f.Line(v.name + " = torch.empty(" + shape + ", device=" + device +
-           ", dtype=" + TorchDtype(v.dtype) + ")");
+           ", dtype=" + StoredDtype(p, l.output) + ")");
     for (const auto& k : l.kernel.before) {
       for (const auto& line : k.setup) f.Line(line);
       if (!k.guard.empty()) f.Open("if " + k.guard + ":");

@@ -132,3 +132,34 @@ def test_contraction_bounds_follow_the_teachers_dot_precision() -> None:
     # at the CUDA-core peak (67) it would be 2.05 ms, no bound for a faster kernel.
     assert bound_s <= 2 * 4096**3 / 142e12
     assert math.isclose(bound_s, 2 * 4096**3 / (9.89e14 / 3), rel_tol=1e-9)
+
+
+def test_contraction_bounds_follow_the_precision_mode() -> None:
+    from drtriton.search import lazy
+
+    fragment = _matmul_fragment(4096)
+    flops = 2 * 4096**3
+
+    def bound_s(precision: str) -> float:
+        return (lazy.lower_bound_ms(fragment, precision) - lazy.LAUNCH_MS) / 1e3
+
+    # Half inputs multiply on the 16-bit tensor cores themselves, TF32 at half their rate: a
+    # strict-fp32 bound (the split's 330 TFLOP/s) would be no bound for either.
+    assert math.isclose(bound_s("bf16"), flops / 9.89e14, rel_tol=1e-9)
+    assert math.isclose(bound_s("fp16"), bound_s("bf16"))
+    assert math.isclose(bound_s("tf32"), flops / 4.94e14, rel_tol=1e-9)
+    assert bound_s("bf16") < bound_s("tf32") < bound_s("fp32")
+    # A memory-bound fragment moves half the bytes in the half modes.
+    relu = _relu_fragment()
+    assert math.isclose(lazy.lower_bound_ms(relu, "bf16") - lazy.LAUNCH_MS,
+                        (lazy.lower_bound_ms(relu) - lazy.LAUNCH_MS) / 2)  # fmt: skip
+
+
+def _relu_fragment() -> dict:
+    from drtriton import _core
+
+    task = (
+        "import torch\n\ndef fused_operator(x0):\n    t0 = torch.relu(x0)\n"
+        "    return t0\n\ndef get_inputs():\n    return [torch.randn(4096, 4096)]\n"
+    )
+    return next(f for f in _core.fragments(task, 1))

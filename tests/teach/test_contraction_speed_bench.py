@@ -55,7 +55,7 @@ def test_dry_run_verifies_a_gemm_and_a_conv(tmp_path: pathlib.Path, child_python
 def test_shape_precision_and_rates(tool: ModuleType) -> None:
     candidate = (
         "    # conv2d: M=128 N=4 K=27 batch=2\n"
-        'dot_precision = "fp16x3" if x0.device.type == "cuda" else "ieee"\n'
+        'dot_precision = "fp16x3" if torch.get_float32_matmul_precision() == "highest" else "tf32"\n'
     )
     assert tool.kernel_shape(candidate) == "128x4x27 b2"
     phased = (

@@ -40,7 +40,8 @@ def test_candidate_is_python_with_kernels_and_wrapper() -> None:
     assert "input_precision=DOT_PRECISION" in text
     assert 'dot_precision = "ieee"\n' in text
     wider = emit(SOFTMAX_MLP.replace("torch.randn(8, 32)", "torch.randn(16, 32)"))
-    assert 'dot_precision = "fp16x3" if x0.device.type == "cuda" else "ieee"' in wider
+    assert 'dot_precision = "fp16x3" if torch.get_float32_matmul_precision() ' in wider
+    assert 'if x0.device.type != "cuda" and dot_precision != "fp16":' in wider
 
 
 def test_candidate_passes_the_static_rules() -> None:

@@ -69,7 +69,11 @@ SPLIT = {"bmm_split_k": "tl.dot", "matrix_vector_split_k": "+= a[:, :, None] * b
 NARROW = {"matrix_vector_split_k"}
 
 # Every other case's M and N are 16 or more: thinner products stay on ieee (heuristics.cc).
-GPU_CHOICE = 'if x0.device.type == "cuda" else "ieee"'
+# The wrapper's last word on the CPU (wrapper.cc WriteSplitChoice): a float32 or bf16 product
+# is "ieee" there; the forced variants below replace it with their precision.
+GPU_CHOICE = (
+    'if x0.device.type != "cuda" and dot_precision != "fp16":\n        dot_precision = "ieee"'
+)
 
 PROBE = r"""
 import json, pathlib, sys
@@ -123,7 +127,7 @@ def probe(
             else (("fp16x3",) if name not in NARROW else ())
         )
         for precision in forced_here:
-            forced = candidate.replace(f'"fp16x3" {GPU_CHOICE}', f'"{precision}"')
+            forced = candidate.replace(GPU_CHOICE, f'dot_precision = "{precision}"')
             assert forced != candidate
             (folder / f"cand_{name}__{precision}.py").write_text(forced)
     return interpreted_probe(PROBE, folder)

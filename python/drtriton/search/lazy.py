@@ -43,6 +43,10 @@ from drtriton.errors import UserError
 PEAK_BYTES_PER_S = 4.8e12
 PEAK_FP32_FLOPS = 6.7e13
 PEAK_BF16_TENSOR_FLOPS = 9.89e14
+PEAK_TF32_TENSOR_FLOPS = 4.94e14  # dense, half the bf16 rate
+# The IR counts 4 bytes an element; in the half modes (verify/precision.py) the teacher's
+# inputs and outputs are 2 (its float32 intermediates stay inside the fragment's kernels).
+HALF_MODE_BYTES = 0.5
 # Tensor-core products per fp32 product of each tl.dot precision (Triton's F32DotTC: bf16x3 is
 # hi*hi + hi*mid + mid*hi, bf16x6 adds mid*mid + hi*lo + lo*hi; the teacher's fp16x3 is
 # hi*hi + hi*lo + lo*hi in fp16); "ieee" runs on the CUDA cores.
@@ -148,14 +152,27 @@ def dot_peak_flops(precision: str) -> float:
     return PEAK_BF16_TENSOR_FLOPS / SPLIT_PRODUCTS[precision]
 
 
-def lower_bound_ms(fragment: dict[str, Any]) -> float:
-    """The fragment's optimistic time (module docstring): traffic at peak bandwidth or FLOPs at
-    the peak of its arithmetic, whichever is slower, plus a launch."""
+def contraction_peak_flops(precision: str = "fp32") -> float:
+    """The FLOP rate no teacher contraction can exceed in the verifier's precision mode: the
+    split's in strict fp32, TF32's where the mode allows it, the 16-bit tensor cores' own where
+    the inputs are half (the wrapper's choice at launch, core/codegen/wrapper.cc)."""
+    if precision in ("bf16", "fp16"):
+        return PEAK_BF16_TENSOR_FLOPS
+    if precision == "tf32":
+        return PEAK_TF32_TENSOR_FLOPS
+    return dot_peak_flops(_core.codegen_dot_precision())
+
+
+def lower_bound_ms(fragment: dict[str, Any], precision: str = "fp32") -> float:
+    """The fragment's optimistic time (module docstring) in the verifier's `precision` mode:
+    traffic at peak bandwidth or FLOPs at the peak of its arithmetic, whichever is slower,
+    plus a launch."""
     flops = float(_core.parse(fragment["source"])[1]["flops"])
     peak = PEAK_FP32_FLOPS
     if fragment_class(fragment) != "memory":  # a GEMM or convolution: tensor cores
-        peak = dot_peak_flops(_core.codegen_dot_precision())
-    seconds = max(float(fragment["bytes"]) / PEAK_BYTES_PER_S, flops / peak)
+        peak = contraction_peak_flops(precision)
+    traffic = float(fragment["bytes"]) * (HALF_MODE_BYTES if precision in ("bf16", "fp16") else 1)
+    seconds = max(traffic / PEAK_BYTES_PER_S, flops / peak)
     return 1e3 * seconds + LAUNCH_MS
 
 

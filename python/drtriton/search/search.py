@@ -414,8 +414,10 @@ def _search_lazy(
     pace = pace or Pace(config.deadline)
     calibration.refresh()  # other processes may have measured since the last run
     by_span = {lazy.Span(f["start"], f["end"]): f for f in fragments}
-    bound = lazy.lower_bound_ms if on_gpu else _modelled
-    raw = {span: bound(f) for span, f in by_span.items()}
+    raw = {
+        span: lazy.lower_bound_ms(f, config.precision) if on_gpu else _modelled(f)
+        for span, f in by_span.items()
+    }
     classes = {span: lazy.fragment_class(f) for span, f in by_span.items()} if on_gpu else {}
     bounds = {span: raw[span] * calibration.scale(classes.get(span, "")) for span in raw}
     results = {
