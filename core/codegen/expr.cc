@@ -10,8 +10,9 @@
 namespace drtriton::codegen {
 namespace {
 
-// A floating value is computed in float32 whatever its stored dtype (bf16 and fp16 modes:
-// wrapper.cc TorchDtype); Triton drops the conversion where it already is float32.
+// A floating value is computed in float32 whatever its stored dtype (the bf16 and fp16 modes'
+// inputs and outputs: wrapper.cc StoredDtype); Triton drops the conversion where it already
+// is float32.
 std::string ToFloat32(const std::string& dtype) {
   return dtype == "float32" ? ".to(tl.float32)" : "";
 }

@@ -37,6 +37,7 @@ from typing import Any
 
 from drtriton import _core
 from drtriton.errors import UserError
+from drtriton.verify.precision import mode
 
 # H200 SXM (NVIDIA's figures): HBM3e bandwidth, fp32 throughput without tensor cores, and dense
 # bf16 and fp16 tensor-core throughput (989 TFLOP/s each; 1979 is with 2:4 sparsity).
@@ -156,9 +157,10 @@ def contraction_peak_flops(precision: str = "fp32") -> float:
     """The FLOP rate no teacher contraction can exceed in the verifier's precision mode: the
     split's in strict fp32, TF32's where the mode allows it, the 16-bit tensor cores' own where
     the inputs are half (the wrapper's choice at launch, core/codegen/wrapper.cc)."""
-    if precision in ("bf16", "fp16"):
+    m = mode(precision)
+    if m.casts:
         return PEAK_BF16_TENSOR_FLOPS
-    if precision == "tf32":
+    if m.tf32:
         return PEAK_TF32_TENSOR_FLOPS
     return dot_peak_flops(_core.codegen_dot_precision())
 
@@ -171,7 +173,7 @@ def lower_bound_ms(fragment: dict[str, Any], precision: str = "fp32") -> float:
     peak = PEAK_FP32_FLOPS
     if fragment_class(fragment) != "memory":  # a GEMM or convolution: tensor cores
         peak = contraction_peak_flops(precision)
-    traffic = float(fragment["bytes"]) * (HALF_MODE_BYTES if precision in ("bf16", "fp16") else 1)
+    traffic = float(fragment["bytes"]) * (HALF_MODE_BYTES if mode(precision).casts else 1)
     seconds = max(traffic / PEAK_BYTES_PER_S, flops / peak)
     return 1e3 * seconds + LAUNCH_MS
 
