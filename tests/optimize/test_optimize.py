@@ -91,3 +91,25 @@ def test_cli_writes_model_and_report(tmp_path: pathlib.Path) -> None:
     code = main(["optimize", str(tmp_path / "lone.py"), "--out", str(out), "--report", str(report)])
     assert code == 1 and not out.exists()
     assert "no Triton kernel" in report.read_text()
+
+
+# A Python number in a line kept in PyTorch after the kernels (erf is not in the catalog).
+SCALED_OPAQUE = model(
+    "self.shift = nn.Parameter(torch.randn(d_out))\nself.fc = nn.Linear(d_in, d_out)",
+    "return torch.erf(torch.relu(self.fc(x)) + self.shift) * 0.5",
+)
+
+
+def test_half_precision_model_new_keeps_the_inputs_dtype() -> None:
+    """In fp16 the graph's numbers are one-element tensors in the inputs' dtype: a float32 one
+    would promote the PyTorch line's product to float32 (the task returns float16), and the
+    drop-in wrapper serves the inputs the kernels were verified on (float16), not the trace's."""
+    import dataclasses
+
+    result = optimize_source(SCALED_OPAQUE, dataclasses.replace(CONFIG, precision="fp16"))
+    assert result.error is None, result.error
+    assert result.verdict["status"] == "correct", result.verdict
+    assert result.verdict["precision"] == "fp16"
+    assert "dtype=torch.float32, device=x0.device)" not in result.model_new
+    assert "torch.full((1,), 0.5, dtype=x0.dtype, device=x0.device)" in result.model_new
+    assert "_DRTRITON_TENSORS = {0: ((None, 16), 'float16')}" in result.model_new

@@ -38,6 +38,11 @@ class Tensor:
     dtype: str  # "float32", "int64", ...
 
 
+# Module-attribute target of the one-element constant that holds a Python number of the graph
+# (`x * 0.5`): a runtime scalar of the kernels, which ModelNew creates in the inputs' dtype.
+SCALAR_TARGET = "drtriton_scalar_"
+
+
 @dataclass
 class Input(Tensor):
     # "user" | "parameter" | "buffer" | "constant" (a plain tensor attribute) | "scalar" (a
@@ -325,9 +330,9 @@ class Lowering:
 
     def _scalar(self, value: float) -> str:
         """The constant input holding `value` (one per distinct value)."""
-        target = f"drtriton_scalar_{float(value)!r}".replace(".", "_").replace("-", "m")
+        target = f"{SCALAR_TARGET}{float(value)!r}".replace(".", "_").replace("-", "m")
         target = re.sub(r"\W", "_", target)
-        name = "c_" + target.removeprefix("drtriton_scalar_")
+        name = "c_" + target.removeprefix(SCALAR_TARGET)
         if target not in self.scalars:
             self.scalars[target] = torch.tensor([float(value)], dtype=torch.float32)
             self.inputs.append(Input(name, [1], "float32", "constant", target))

@@ -327,10 +327,12 @@ def _serving(model: Any, code: str, frontend: Any, config: OptimizeConfig) -> An
     """What ModelNew's kernels serve (optimize/serving.py): the user's argument names, the
     example shapes, and the optimization's mode when the model's output depends on it."""
     from drtriton.optimize import serving
+    from drtriton.verify.precision import mode
 
     names = serving.user_arguments(model, assemble.signature(frontend))
     training = config.mode == "train" if serving.mode_dependent(model, code) else None
-    return assemble.serving_of(frontend, names, training)
+    m = mode(config.precision)  # the kernels were verified on inputs cast to its dtype
+    return assemble.serving_of(frontend, names, training, m.dtype if m.casts else None)
 
 
 def _traffic(pieces: list[assemble.Piece], found_by_run: dict[int, Any], n_ops: int
