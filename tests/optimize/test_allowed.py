@@ -44,3 +44,28 @@ def test_a_kept_relu_allows_no_product() -> None:
     allowed = set(allowed_ops(frontend, kept, "cpu"))
     assert "relu" in allowed
     assert not allowed & PRODUCT_FAMILY
+
+
+def test_the_probe_runs_in_the_precision_modes_dtype(monkeypatch) -> None:
+    # What a kept line dispatches can depend on the dtype (a bf16 F.batch_norm reaches
+    # native_batch_norm on the H200, a float32 one cudnn_batch_norm): the probe's floating
+    # inputs are the mode's.
+    import torch
+
+    from drtriton.optimize import allowed as module
+    from drtriton.verify.poison import DispatchRecord
+
+    dtypes: set[torch.dtype] = set()
+
+    class Spy(DispatchRecord):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            dtypes.update(a.dtype for a in args if isinstance(a, torch.Tensor))
+            return super().__torch_dispatch__(func, types, args, kwargs)
+
+    monkeypatch.setattr(module, "DispatchRecord", Spy)
+    frontend, kept = _kept("relu")
+    assert "relu" in allowed_ops(frontend, kept, "cpu", "bf16")
+    assert dtypes == {torch.bfloat16}
+    dtypes.clear()
+    allowed_ops(frontend, kept, "cpu")
+    assert dtypes == {torch.float32}

@@ -79,3 +79,25 @@ def test_plan_and_stitch():
     namespace: dict = {}
     exec(compile(hybrid, "<hybrid>", "exec"), namespace)
     assert "f1_helper" in namespace
+
+
+def test_the_hybrid_probe_runs_the_kept_lines_in_the_precision_modes_dtype(monkeypatch):
+    # A kept line's dispatch can depend on the dtype (optimize/allowed.py): the probe's
+    # floating inputs are the verifier's mode's.
+    import torch
+
+    from drtriton.search import hybrid
+    from drtriton.verify.poison import DispatchRecord
+
+    dtypes: set = set()
+
+    class Spy(DispatchRecord):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            dtypes.update(a.dtype for a in args if isinstance(a, torch.Tensor))
+            return super().__torch_dispatch__(func, types, args, kwargs)
+
+    monkeypatch.setattr(hybrid, "DispatchRecord", Spy)
+    cover = [{"start": 0, "end": 2, "fused": True}, {"start": 2, "end": 4, "fused": False}]
+    plan = _core.plan_hybrid(TASK, cover)
+    assert "log" in hybrid.kept_packets(TASK, plan, "cpu", "fp16")
+    assert dtypes == {torch.float16}

@@ -7,7 +7,10 @@ the lines kept in PyTorch.  Opaque lines also contribute the name their
 `torch.ops.aten.<name>.<overload>` spelling carries, in case their dispatch differs.
 
 A kept matrix product allows its whole family (poison.allowed_packets says why). The probe
-runs on the GPU and holds its lock shared (gpu_lock.py: no GPU work outside a hold).
+runs on the GPU and holds its lock shared (gpu_lock.py: no GPU work outside a hold), on
+floating inputs in the precision mode's dtype: a bf16 F.batch_norm dispatches
+native_batch_norm on the H200 where a float32 one reaches cudnn_batch_norm (KernelBench L2 11
+came back not_genuine in bf16 for the name the float32 probe had not seen).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ import torch.nn.functional as F
 from drtriton.frontend import FrontendResult, Line
 from drtriton.verify import gpu_lock
 from drtriton.verify.poison import DispatchRecord, allowed_packets
+from drtriton.verify.precision import cast
+from drtriton.verify.precision import mode as precision_mode
 
 
 def spelled_name(line: Line) -> str | None:
@@ -34,10 +39,15 @@ def _zeros(shape: list[int], dtype: str, device: str) -> torch.Tensor:
     return torch.zeros(shape, dtype=getattr(torch, dtype), device=device)
 
 
-def allowed_ops(frontend: FrontendResult, kept: set[str], device: str) -> tuple[str, ...]:
-    """ATen overload packets dispatched by the lines whose results are in `kept`."""
+def allowed_ops(frontend: FrontendResult, kept: set[str], device: str,
+                precision: str = "fp32") -> tuple[str, ...]:  # fmt: skip
+    """ATen overload packets dispatched by the lines whose results are in `kept`, with the
+    inputs of the verifier's `precision` mode."""
     names = {n for line in frontend.lines if line.result in kept for n in [spelled_name(line)] if n}
-    values: dict[str, Any] = {i.name: _zeros(i.shape, i.dtype, device) for i in frontend.inputs}
+    zeros = cast(
+        [_zeros(i.shape, i.dtype, device) for i in frontend.inputs], precision_mode(precision)
+    )
+    values: dict[str, Any] = {i.name: z for i, z in zip(frontend.inputs, zeros, strict=True)}
     record = DispatchRecord()
     with torch.no_grad(), gpu_lock.hold(device, gpu_lock.SHARED):
         for line in frontend.lines:

@@ -277,7 +277,8 @@ def _optimize(
     model = _load_model(code, config)
     attributes = assemble.module_attributes(model)
     serving = _serving(model, code, frontend, config)
-    allow = allowed_ops(frontend, _kept_results(pieces, found_by_run), _probe_device(config))
+    kept = _kept_results(pieces, found_by_run)
+    allow = allowed_ops(frontend, kept, _probe_device(config), config.precision)
     generic = _any_batch(code, frontend, pieces, found_by_run, attributes, serving, allow,
                          config, deadline, say)  # fmt: skip
     result.shapes = {"served": (generic.serving or serving).shapes(), "why": generic.why,

@@ -19,20 +19,25 @@ import torch.nn.functional as F
 from drtriton import _core
 from drtriton.verify import Verifier, gpu_lock
 from drtriton.verify.poison import DispatchRecord, allowed_packets
+from drtriton.verify.precision import cast, mode
 
 
-def kept_packets(task: str, plan: dict[str, Any], device: str) -> tuple[str, ...]:
-    """The ATen overload packets the PyTorch lines of `plan` (_core.plan_hybrid) dispatch."""
+def kept_packets(task: str, plan: dict[str, Any], device: str,
+                 precision: str = "fp32") -> tuple[str, ...]:  # fmt: skip
+    """The ATen overload packets the PyTorch lines of `plan` (_core.plan_hybrid) dispatch, on
+    inputs of the verifier's `precision` mode (optimize/allowed.py says why the dtype counts)."""
     facts = _core.parse(task)[1]
     record = DispatchRecord()
     with torch.no_grad(), gpu_lock.hold(device, gpu_lock.SHARED):
         for segment in plan["segments"]:
             if segment["fused"] or not segment.get("torch_line"):
                 continue
-            values = {name: torch.zeros(facts["shapes"][name],
-                                        dtype=getattr(torch, facts["dtypes"].get(name, "float32")),
-                                        device=device)
-                      for name in segment["inputs"]}  # fmt: skip
+            names = segment["inputs"]
+            zeros = [torch.zeros(facts["shapes"][name],
+                                 dtype=getattr(torch, facts["dtypes"].get(name, "float32")),
+                                 device=device)
+                     for name in names]  # fmt: skip
+            values = dict(zip(names, cast(zeros, mode(precision)), strict=True))
             with record:
                 exec(segment["torch_line"], {"torch": torch, "F": F}, values)  # our own line
     return allowed_packets(record.seen)
@@ -44,7 +49,7 @@ def check_hybrid(task: str, hybrid: str, plan: dict[str, Any], device: str,
     verifier Options fields (timeout, trials, runs)."""
     from drtriton.verify import verify
 
-    allow = kept_packets(task, plan, device)
+    allow = kept_packets(task, plan, device, options.get("precision", "fp32"))
     verdict = verify(task, hybrid, device=device, compile_baseline=False, allow_torch=allow,
                      verifier=verifier, **options)  # fmt: skip
     return verdict.correct, f"{verdict.status}: {verdict.reason}"
