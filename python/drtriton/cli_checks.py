@@ -100,9 +100,18 @@ PRECISION_HELP = (
 )
 
 
-def add_precision(p: argparse.ArgumentParser) -> None:
-    """--precision, as every command that verifies takes it."""
-    p.add_argument("--precision", type=precision, default="fp32", help=PRECISION_HELP)
+def add_precision(p: argparse.ArgumentParser, *, from_records: bool = False) -> None:
+    """--precision, as every command that verifies takes it. `from_records`: the command reads
+    program records, which say their own mode (DESIGN.md "Datasets"), so the default is theirs
+    and an explicit mode must agree with them (drtriton/jsonl.py, run_precision)."""
+    if not from_records:
+        p.add_argument("--precision", type=precision, default="fp32", help=PRECISION_HELP)
+        return
+    p.add_argument("--precision", type=precision, default=None,
+                   help=PRECISION_HELP.replace("fp32 (strict, default;", "fp32 (strict;") +
+                   ". Default: the records' own `precision` field (fp32 where they have none); "
+                   "given, it is the mode of records without the field and must match the "
+                   "others")  # fmt: skip
 
 
 def device_or_auto(text: str) -> str:

@@ -35,3 +35,74 @@ def read_jsonl(
                 keys = " and ".join(f"`{k}`" for k in required) or "a JSON object"
                 raise UserError(f"{path}:{n}: a {what} needs {keys}")
             yield record
+
+
+# Precision modes of records (DESIGN.md "Datasets"): a program record says the mode it is to be
+# judged in, a pair or a verdict the mode it was judged in. Files written before the field
+# existed hold fp32 records (the only mode there was), so a missing field reads as fp32.
+DEFAULT_PRECISION = "fp32"
+
+
+def record_precision(record: dict[str, Any], default: str = DEFAULT_PRECISION) -> str:
+    """The precision mode `record` states, or `default` when it states none."""
+    return str(record.get("precision") or default)
+
+
+def run_precision(records: list[dict[str, Any]], path: str | Path,
+                  requested: str | None = None) -> str:  # fmt: skip
+    """The one precision mode of the program records of `path`, which a run verifies them in.
+
+    `requested` (a command's explicit --precision) is the mode of records that state none
+    (their files predate the field; a program's text is the same in every mode) and must agree
+    with the records that state one. Records of two modes are refused: the run's pairs and
+    verdicts would mix them silently.
+    """
+    from drtriton.verify.precision import mode
+
+    found = sorted({record_precision(r, requested or DEFAULT_PRECISION) for r in records})
+    other = [name for name in found if name != requested]
+    if requested and other:
+        raise UserError(f"{path} holds programs in precision {', '.join(other)}, not "
+                        f"{requested}: drop --precision or pass --precision {other[0]}")  # fmt: skip
+    if len(found) > 1:
+        raise UserError(f"{path} holds programs in several precisions ({', '.join(found)}; a "
+                        "record without the field is fp32): give each precision its own run")  # fmt: skip
+    name = found[0] if found else requested or DEFAULT_PRECISION
+    try:
+        mode(name)
+    except UserError as exc:
+        raise UserError(f"{path}: {exc}") from None
+    return name
+
+
+def stored_precisions(path: str | Path, unstated: str | None = DEFAULT_PRECISION) -> set[str]:
+    """The precision modes of the whole-line records of an output file (none: no file).
+
+    A torn last line (an interrupted append) is skipped, as the commands that resume do.
+    `unstated`: the mode of a record without the field; None skips such records (a batch
+    verifier's `error` records, which no mode judged).
+    """
+    path = Path(path)
+    if not path.is_file():
+        return set()
+    found: set[str] = set()
+    with path.open("rb") as f:
+        for line in f:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # torn or blank: the resuming command skips it too
+            if isinstance(record, dict) and (unstated or record.get("precision")):
+                found.add(record_precision(record, unstated or DEFAULT_PRECISION))
+    return found
+
+
+def require_precision(path: str | Path, precision: str, what: str = "records",
+                      unstated: str | None = DEFAULT_PRECISION) -> None:  # fmt: skip
+    """A UserError when the existing output `path`, which a run appends to or resumes, holds
+    records of a precision other than `precision`: one file of pairs or verdicts must not mix
+    kernels judged in two modes."""
+    other = sorted(stored_precisions(path, unstated) - {precision})
+    if other:
+        raise UserError(f"{path} holds {what} in precision {', '.join(other)}, not "
+                        f"{precision}: one file holds one precision, use another --out")  # fmt: skip

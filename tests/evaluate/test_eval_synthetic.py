@@ -11,7 +11,7 @@ import pytest
 
 from drtriton.cli import main
 from drtriton.evaluate.store import read_results
-from drtriton.evaluate.synthetic import program_results
+from drtriton.evaluate.synthetic import _pairs, program_results
 
 PROGRAMS = [{"id": "p1", "level": 1, "source": "..."}, {"id": "p2", "level": 2, "source": "..."},
             {"id": "p3", "level": 2, "source": "..."}, {"id": "p4", "level": 3, "source": "..."}]  # fmt: skip
@@ -99,3 +99,31 @@ def test_synthetic_user_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str
     no_id.write_text(json.dumps({"level": 1, "source": RELU_TANH}) + "\n")
     missing = drtriton("eval", "synthetic", str(no_id), "--out", str(tmp_path / "o"))
     assert missing.returncode == 2 and "no_id.jsonl:1" in missing.stderr
+
+
+def test_candidates_name_the_programs_precision() -> None:
+    program = {"id": "p", "level": 1, "source": "...", "precision": "bf16"}
+    assert [c["precision"] for c in _pairs(program, ["a", "b"])] == ["bf16", "bf16"]
+    assert _pairs({**program, "precision": None}, [])[0]["precision"] == "fp32"
+
+
+def test_a_resumed_evaluation_keeps_one_precision(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Verdicts of another mode would enter the tables unnoticed (verify-batch skips what it
+    judged): refused before the policy runs. `error` records name no mode and pass."""
+    programs, out = tmp_path / "programs.jsonl", tmp_path / "eval"
+    programs.write_text(json.dumps({"id": "a", "level": 1, "source": RELU_TANH,
+                                    "precision": "fp16"}) + "\n")  # fmt: skip
+    out.mkdir()
+    (out / "verdicts.jsonl").write_text('{"id": "x", "error": "no candidate"}\n'
+                                        '{"id": "a#v0", "status": "correct", "precision": "fp32"}\n')  # fmt: skip
+    assert main(["eval", "synthetic", str(programs), "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "verdicts in precision fp32, not fp16" in err[0], err
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(
+        programs.read_text() + json.dumps({"id": "b", "level": 1, "source": RELU_TANH}) + "\n"
+    )
+    assert main(["eval", "synthetic", str(mixed), "--out", str(out), "--no-progress"]) == 2
+    assert "several precisions (fp16, fp32;" in capsys.readouterr().err

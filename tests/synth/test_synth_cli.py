@@ -108,3 +108,29 @@ def test_resume_says_what_the_file_holds(tmp_path, capsys):
     assert main([*ARGS, "--out", str(out)]) == 0
     assert "wrote 40 programs" in (err := capsys.readouterr().err) and "(13 resumed, 27 new)" in err
     assert len(out.read_text().splitlines()) == 40
+
+
+def test_records_name_their_precision(tmp_path, capsys):
+    """Issue 21 item 4: --precision is a field of every record (fp32 by default); the programs'
+    text is the same in every mode."""
+    fp32, bf16 = tmp_path / "fp32.jsonl", tmp_path / "bf16.jsonl"
+    assert main([*ARGS, "--out", str(fp32)]) == 0
+    assert main([*ARGS, "--out", str(bf16), "--precision", "bf16"]) == 0
+    plain = [json.loads(x) for x in fp32.read_text().splitlines()]
+    half = [json.loads(x) for x in bf16.read_text().splitlines()]
+    assert {r["precision"] for r in plain} == {"fp32"} and {r["precision"] for r in half} == {
+        "bf16"
+    }
+    assert [r["source"] for r in plain] == [r["source"] for r in half]
+    assert main([*ARGS, "--out", str(tmp_path / "x.jsonl"), "--precision", "fp8"]) == 2
+    assert "--precision: must be one of fp32, tf32, bf16, fp16" in capsys.readouterr().err
+
+
+def test_a_partial_run_of_another_precision_is_refused(tmp_path, capsys):
+    """A partial file from before --precision (its meta has no precision) is an fp32 run: it
+    resumes as one and refuses to go on in another mode."""
+    out = _interrupted(tmp_path, "old.jsonl", 5)
+    capsys.readouterr()
+    assert main([*ARGS, "--out", str(out), "--precision", "fp16"]) == 2
+    assert "--restart" in capsys.readouterr().err
+    assert main([*ARGS, "--out", str(out)]) == 0

@@ -1,4 +1,5 @@
-"""`drtriton teach`: pair records, --variants, --verify, unsupported listing, resuming."""
+"""`drtriton teach`: pair records, --variants, --verify, unsupported listing, resuming, the
+programs' precision mode."""
 
 from __future__ import annotations
 
@@ -6,6 +7,10 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+from drtriton.cli import main
 
 HEADER = "import torch\nimport torch.nn.functional as F\n\n"
 
@@ -89,3 +94,36 @@ def test_missing_file_is_a_usage_error(tmp_path: Path) -> None:
     result = teach(str(tmp_path / "nope.jsonl"), "--out", str(tmp_path / "o.jsonl"))
     assert result.returncode == 2
     assert "no such file" in result.stderr
+
+
+def test_fp16_programs_make_fp16_pairs(tmp_path: Path) -> None:
+    """Issue 21 item 4: a program record's precision is the mode its pairs are judged in."""
+    programs, pairs = tmp_path / "programs.jsonl", tmp_path / "pairs.jsonl"
+    write_programs(programs, [{**p, "precision": "fp16"} for p in PROGRAMS[:2]])
+    result = teach(str(programs), "--out", str(pairs), "--verify", "--workers", "1")
+    assert result.returncode == 0, result.stderr
+    for pair in read(pairs):
+        assert (pair["status"], pair["precision"]) == ("correct", "fp16"), pair
+
+
+def test_old_records_are_fp32_and_one_file_holds_one_precision(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Records without the field (files from before it) are fp32; --precision names them, but
+    never relabels a record that states its mode, and an output keeps one mode."""
+    old, half = tmp_path / "old.jsonl", tmp_path / "half.jsonl"
+    write_programs(old, PROGRAMS[:1])
+    write_programs(half, [{**PROGRAMS[1], "precision": "bf16"}])
+    pairs = tmp_path / "pairs.jsonl"
+    assert main(["teach", str(old), "--out", str(pairs), "--no-progress"]) == 0
+    assert [p["precision"] for p in read(pairs)] == ["fp32"]
+    capsys.readouterr()
+    assert main(["teach", str(half), "--out", str(pairs), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"drtriton teach: error: {pairs} holds pairs in precision fp32, not bf16: "
+                   "one file holds one precision, use another --out"]  # fmt: skip
+    assert main(["teach", str(half), "--out", str(pairs), "--precision", "fp16"]) == 2
+    assert "holds programs in precision bf16, not fp16" in capsys.readouterr().err
+    renamed = tmp_path / "renamed.jsonl"
+    assert main(["teach", str(old), "--out", str(renamed), "--precision", "bf16"]) == 0
+    assert [p["precision"] for p in read(renamed)] == ["bf16"]

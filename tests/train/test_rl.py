@@ -259,3 +259,18 @@ def test_resume_with_no_checkpoint_is_a_user_error(tiny_model, programs, tmp_pat
 
     with pytest.raises(UserError, match="no checkpoint in"):
         train(_cfg(tiny_model, programs, tmp_path / "none", resume=True), verifier=FakeVerifier())
+
+
+def test_rollouts_are_verified_in_the_programs_precision(tmp_path):
+    """Issue 21 item 4: the programs' mode (fp32 without the field) is the verifier's, one for
+    the training and the held-out programs."""
+    from drtriton.errors import UserError
+    from drtriton.train.rl import programs_precision
+
+    half, old = tmp_path / "half.jsonl", tmp_path / "old.jsonl"
+    half.write_text(json.dumps({"id": "a", "level": 1, "source": "x", "precision": "fp16"}) + "\n")
+    old.write_text(json.dumps({"id": "b", "level": 1, "source": "y"}) + "\n")
+    assert programs_precision(RLConfig(model="m", programs=str(half), out="o")) == "fp16"
+    assert programs_precision(RLConfig(model="m", programs=str(old), out="o")) == "fp32"
+    with pytest.raises(UserError, match="several precisions"):
+        programs_precision(RLConfig(model="m", programs=str(half), out="o", heldout=str(old)))

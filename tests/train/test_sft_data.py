@@ -5,7 +5,8 @@ import re
 
 import pytest
 
-from drtriton.train.rewards import Reward
+from drtriton.errors import UserError
+from drtriton.train.rewards import BatchVerifier, Reward
 from drtriton.train.sft_data import SFTDataConfig, build, level1_programs, weak_ops
 
 
@@ -51,6 +52,21 @@ def test_build_keeps_verified_pairs(tmp_path):
     pairs = [json.loads(x) for x in out.read_text().splitlines()]
     assert len(pairs) == 2 and all("def triton_fused_operator" in p["completion"] for p in pairs)
     assert all(p["teacher"] == "teacher" and p["correct"] for p in pairs)
+
+
+def test_pairs_name_their_precision_and_a_file_keeps_one(tmp_path):
+    """Issue 21 item 4: the programs are drawn in --precision, the verifier judges in it, and
+    an output of another mode is refused before anything is drawn."""
+    out = tmp_path / "pairs.jsonl"
+    cfg = SFTDataConfig(out=str(out), per_op=1, ops="relu", preset="tiny", precision="fp16")
+    try:
+        build(cfg, HalfVerifier())
+    except Exception as exc:  # an extension built without the synthesizer
+        pytest.skip(str(exc))
+    assert [json.loads(x)["precision"] for x in out.read_text().splitlines()] == ["fp16"]
+    with pytest.raises(UserError, match="holds pairs in precision fp16, not fp32"):
+        build(SFTDataConfig(out=str(out), per_op=1, ops="relu", preset="tiny"), HalfVerifier())
+    assert BatchVerifier(precision="fp16").opts.precision == "fp16"
 
 
 def test_weak_ops():

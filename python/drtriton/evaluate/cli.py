@@ -43,7 +43,9 @@ def _evaluation_dir(text: str) -> Path:
     return path
 
 
-def _common(p: argparse.ArgumentParser, workers_help: str) -> None:
+def _common(p: argparse.ArgumentParser, workers_help: str, *, records: bool = False) -> None:
+    """The options of both evaluations; `records`: the inputs are program records, which name
+    their own precision mode."""
     # Paths and numbers are checked while parsing: a bad one fails before any problem runs.
     p.add_argument("--out", type=c.output_dir, required=True,
                    help="output directory; a rerun with the same directory resumes")  # fmt: skip
@@ -53,7 +55,7 @@ def _common(p: argparse.ArgumentParser, workers_help: str) -> None:
     p.add_argument("--workers", type=c.positive_int, default=None,
                    help=workers_help + "; >= 1")  # fmt: skip
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    c.add_precision(p)
+    c.add_precision(p, from_records=records)
 
 
 def _register_kernelbench(sub: argparse._SubParsersAction) -> None:
@@ -121,7 +123,11 @@ def _register_synthetic(sub: argparse._SubParsersAction) -> None:
         "synth`), verify them (verify-batch), and tabulate by level.",
     )
     s.add_argument("programs", type=Path, help="program records (JSONL: id, level, source)")
-    _common(s, "parallel verifications (default: one per GPU on cuda, half the cores on cpu)")
+    _common(
+        s,
+        "parallel verifications (default: one per GPU on cuda, half the cores on cpu)",
+        records=True,
+    )
     s.add_argument("--policy", type=c.policy_spec, default="template",
                    help="`template` (the C++ teacher, default) or `hf:PATH` (a local checkpoint)")  # fmt: skip
     s.add_argument("--variants", type=c.positive_int, default=1,

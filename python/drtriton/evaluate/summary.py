@@ -16,6 +16,7 @@ from typing import Any
 from drtriton.evaluate.metrics import FAST_P, LevelStats, by_level, level_order
 from drtriton.evaluate.plot import plot_speedups
 from drtriton.files import write_text_atomic
+from drtriton.jsonl import record_precision
 
 SUMMARY_MD = "summary.md"
 SPEEDUP_PNG = "speedup.png"
@@ -146,11 +147,6 @@ def render_summary(
 def _sort_id(record: dict[str, Any]) -> tuple[int, str]:
     pid = record.get("problem_id")
     return (pid, "") if isinstance(pid, int) else (0, str(record.get("id", "")))
-
-
-def record_precision(record: dict[str, Any]) -> str:
-    """The precision mode of a result record (records made before modes existed: fp32)."""
-    return str(record.get("precision") or "fp32")
 
 
 def precision_line(records: Sequence[dict[str, Any]], configured: str) -> str:

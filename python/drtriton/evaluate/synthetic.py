@@ -22,7 +22,7 @@ from drtriton.evaluate.metrics import positive
 from drtriton.evaluate.store import ResultStore, read_results
 from drtriton.evaluate.summary import Column, fmt_ms, fmt_text, fmt_x, precision_line, write_summary
 from drtriton.files import write_text_atomic
-from drtriton.jsonl import read_jsonl
+from drtriton.jsonl import read_jsonl, record_precision, require_precision, run_precision
 
 CANDIDATES = "candidates.jsonl"
 VERDICTS = "verdicts.jsonl"
@@ -101,7 +101,8 @@ def generate_candidates(programs: Sequence[dict[str, Any]], path: Path, policy_s
 
 def _pairs(program: dict[str, Any], codes: list[str]) -> list[dict[str, Any]]:
     distinct = list(dict.fromkeys(c for c in codes if c and c.strip()))
-    base = {"program_id": program["id"], "level": program["level"], "source": program["source"]}
+    base = {"program_id": program["id"], "level": program["level"], "source": program["source"],
+            "precision": record_precision(program)}  # fmt: skip
     if not distinct:
         return [{**base, "id": f"{program['id']}#v0", "variant": 0, "completion": None}]
     return [{**base, "id": f"{program['id']}#v{i}", "variant": i, "completion": code}
@@ -155,15 +156,27 @@ def _program_record(program: dict[str, Any], judged: list[dict[str, Any]]) -> di
     }
 
 
+def _same_precision(out_dir: Path, precision: str) -> None:
+    """A resumed evaluation stays in one mode: verify-batch skips the candidates it has judged,
+    so verdicts of another mode would enter the tables unnoticed. Records without the field
+    (candidates from before it, verify-batch's `error` records) name no mode and pass."""
+    require_precision(out_dir / CANDIDATES, precision, "candidates", unstated=None)
+    require_precision(out_dir / VERDICTS, precision, "verdicts", unstated=None)
+
+
 def run_synthetic(programs_path: Path, out_dir: Path, *, policy: str = "template",
                   variants: int = 1, device: str = "cpu", workers: int | None = None,
                   timeout: float | None = None, progress: bool = True,
-                  precision: str = "fp32") -> Path:  # fmt: skip
-    """The whole pipeline; returns the summary's path."""
+                  precision: str | None = None) -> Path:  # fmt: skip
+    """The whole pipeline; returns the summary's path. `precision`: the mode of programs
+    without the field (None: fp32), which must be that of the others (jsonl.run_precision)."""
     from drtriton.verify import Options
     from drtriton.verify.batch import run_batch
 
     programs = load_programs(programs_path)
+    precision = run_precision(programs, programs_path, precision)
+    programs = [{**p, "precision": precision} for p in programs]
+    _same_precision(out_dir, precision)
     out_dir.mkdir(parents=True, exist_ok=True)
     generate_candidates(programs, out_dir / CANDIDATES, policy, variants, device, progress)
     run_batch(str(out_dir / CANDIDATES), str(out_dir / VERDICTS),

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from drtriton.cli_checks import non_negative_int, output_file, positive_int
+from drtriton.cli_checks import add_precision, non_negative_int, output_file, positive_int
 from drtriton.errors import UserError
 
 DEFAULT_CHUNK = 256
@@ -27,7 +27,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Synthesize distinct PyTorch programs with N compute operators each (the level), "
             "shapes solved by a constraint solver within the preset's bounds. Output: JSONL "
-            "records with id, level, ops, source, flops, bytes, seed. Same arguments, same "
+            "records with id, level, ops, source, flops, bytes, seed and precision (the mode "
+            "the programs are to be verified in). Same arguments, same "
             "file, whatever --threads. An interrupted run resumes from FILE.partial."
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -64,6 +65,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="discard an interrupted run's partial file instead of resuming it",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    # The programs' text is the same in every mode (the verifier casts their inputs): the mode
+    # is a field of each record, which teach, sft-data, eval and rl verify them in.
+    add_precision(p)
     bounds = p.add_argument_group("bounds (override the preset)")
     for name in _bound_names():
         bounds.add_argument(
@@ -106,7 +110,16 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         for name in _bound_names()
         if getattr(args, f"bound_{name}", None) is not None
     }
-    return {"levels": args.levels, "preset": args.preset, "seed": args.seed, "overrides": overrides}
+    return {"levels": args.levels, "preset": args.preset, "seed": args.seed, "overrides": overrides,
+            "precision": args.precision}  # fmt: skip
+
+
+def _same_run(previous: dict[str, Any] | None, config: dict[str, Any]) -> bool:
+    """Whether a partial file's arguments are this run's (runs from before --precision were
+    fp32 runs)."""
+    if isinstance(previous, dict):
+        previous = {"precision": "fp32", **previous}
+    return previous == config
 
 
 def _read_partial(path: Path) -> tuple[list[dict[str, Any]], int]:
@@ -157,7 +170,7 @@ def _generate(args, synth, out: Path, partial: Path, meta: Path, config: dict[st
     done: list[dict[str, Any]] = []
     if partial.exists() and not args.restart:
         previous = json.loads(meta.read_text()) if meta.exists() else None
-        if previous != config:
+        if not _same_run(previous, config):
             raise UserError(
                 f"{partial} is from a run with other arguments ({previous}); "
                 "use --restart to discard it"
@@ -185,7 +198,7 @@ def _generate(args, synth, out: Path, partial: Path, meta: Path, config: dict[st
     try:
         with partial.open("ab") as f:
             for batch in synth.stream(max(0, args.n - len(done)), chunk=chunk):
-                f.write(b"".join(json.dumps(r).encode() + b"\n" for r in batch))
+                f.write(b"".join(_line(r, args.precision) for r in batch))
                 f.flush()
                 os.fsync(f.fileno())
                 added += len(batch)
@@ -210,6 +223,11 @@ def _generate(args, synth, out: Path, partial: Path, meta: Path, config: dict[st
     if args.stats:
         print(format_stats(synth.stats()), file=sys.stderr)
     return 0
+
+
+def _line(record: dict[str, Any], precision: str) -> bytes:
+    """One output line: the synthesizer's record and the run's precision mode."""
+    return json.dumps({**record, "precision": precision}).encode() + b"\n"
 
 
 def _written(out: Path, partial: Path, resumed: int, added: int, n: int) -> str:

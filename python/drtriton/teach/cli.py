@@ -1,9 +1,11 @@
 """`drtriton teach PROGRAMS.jsonl --out PAIRS.jsonl [--variants K] [--verify] [--generic-shapes]`.
 
 Writes one pair record per program (K per program with --variants): the program record plus
-`completion`, the teacher's candidate, and with --verify the verdict's fields.  Programs the
-generator cannot emit yet are written with `completion: null` and `unsupported: [...]`, and
-summed up at the end, never skipped silently.
+`completion`, the teacher's candidate, and with --verify the verdict's fields. `precision` is
+the programs' mode (their field, fp32 without; --precision for records without one), which
+--verify judges in: one mode per output file. Programs the generator cannot emit yet are
+written with `completion: null` and `unsupported: [...]`, and summed up at the end, never
+skipped silently.
 
 Resumable: ids already in PAIRS.jsonl (whole lines only) are skipped, and each record is
 appended as one write, so an interrupted run continues where it stopped.
@@ -28,7 +30,7 @@ from drtriton.cli_checks import (
     require_visible,
 )
 from drtriton.files import removed_if_left_empty
-from drtriton.jsonl import read_jsonl
+from drtriton.jsonl import read_jsonl, require_precision, run_precision
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -68,9 +70,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--timeout", type=positive_float, default=None, help="verifier seconds per candidate, > 0"
     )
     p.add_argument("--no-progress", action="store_true", help="no progress line")
-    # The verifier's mode with --verify; the teacher still writes float32 kernels (issue 21,
-    # item 3), which bf16 and fp16 reject.
-    add_precision(p)
+    # The pairs' mode, which --verify judges them in. The teacher's kernels are the same text in
+    # every mode (loads convert to float32, outputs take the inputs' dtype).
+    add_precision(p, from_records=True)
     p.set_defaults(func=run)
 
 
@@ -99,14 +101,17 @@ def run(args: argparse.Namespace) -> int:
     from drtriton.teach.pairs import make_pairs
 
     records = _read_records(args.programs)
+    precision = run_precision(records, args.programs, args.precision)
+    require_precision(args.out, precision, "pairs")
     done = _done_programs(args.out)
-    todo = [r for r in records if str(r["id"]) not in done]
+    # Every pair names its mode, verified or not (the verdict's own field says the same).
+    todo = [{**r, "precision": precision} for r in records if str(r["id"]) not in done]
     opts = None
     if args.verify:
         from drtriton.verify import Options
 
         require_visible(args.device)
-        opts = Options(device=args.device, timeout=args.timeout, precision=args.precision)
+        opts = Options(device=args.device, timeout=args.timeout, precision=precision)
     workers = args.workers
     if workers is None:
         workers = 1

@@ -34,7 +34,7 @@ SFT_CHECKS = {
 SFT_DATA_CHECKS = {
     "out": c.as_str(c.output_file), "per_op": c.positive_int, "samples": c.positive_int,
     "device": c.device, "timeout": c.non_negative_float, "workers": c.non_negative_int,
-    "dim_min": c.non_negative_int,
+    "dim_min": c.non_negative_int, "precision": c.precision,
 }  # fmt: skip
 RL_CHECKS = {
     "model": _CKPT, "programs": _IN, "heldout": c.as_str(c.input_file, empty_ok=True),

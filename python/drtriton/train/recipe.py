@@ -257,19 +257,24 @@ def run(cfg: RecipeConfig, verifier: Any = None) -> dict[str, Any]:
     pairs, programs = _records(cfg.pairs), _records(cfg.programs)
     if cfg.extra_pairs:
         pairs += _records(cfg.extra_pairs)
+    from drtriton.jsonl import run_precision
     from drtriton.train.data import usable_pair
 
     if not any(usable_pair(r) for r in pairs):  # e.g. program records given as --pairs
         raise UserError(f"{cfg.pairs}: no verified pairs (records with a source and a "
                         "completion that no verdict rejects)")  # fmt: skip
     heldout = _heldout(_records(cfg.heldout), cfg.eval_per_level)
+    # The programs' own mode (fp32 without the field), for the rewards and the held-out alike:
+    # checked before the output directory is touched.
+    precision = run_precision(programs + heldout, f"{cfg.programs} and {cfg.heldout}")
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     for name in OUT_FILES:  # metrics logs append: start this run's from empty
         (out / name).unlink(missing_ok=True)
     work = Path(cfg.work or tempfile.mkdtemp(prefix="drtriton-recipe-"))
     try:
-        return _stages(cfg, device, pairs, programs, heldout, out, work, start, verifier)
+        return _stages(cfg, device, pairs, programs, heldout, out, work, start, verifier,
+                       precision)  # fmt: skip
     finally:
         if not cfg.work:
             shutil.rmtree(work, ignore_errors=True)
@@ -277,7 +282,7 @@ def run(cfg: RecipeConfig, verifier: Any = None) -> dict[str, Any]:
 
 def _stages(cfg: RecipeConfig, device: str, pairs: list[dict], programs: list[dict],
             heldout: list[dict], out: Path, work: Path, start: float,
-            verifier: Any) -> dict[str, Any]:  # fmt: skip
+            verifier: Any, precision: str) -> dict[str, Any]:  # fmt: skip
     import torch
 
     from drtriton.train.rewards import BatchVerifier
@@ -292,7 +297,8 @@ def _stages(cfg: RecipeConfig, device: str, pairs: list[dict], programs: list[di
     # distinct program too would cost more than verifying the candidates.
     def batch_verifier(runs: int | None = None) -> Any:  # `verifier` (tests) replaces both
         return verifier or BatchVerifier(device, cfg.verify_timeout, cfg.verify_workers,
-                                         compile_baseline=False, runs=runs)  # fmt: skip
+                                         compile_baseline=False, runs=runs,
+                                         precision=precision)  # fmt: skip
 
     eval_verifier = batch_verifier()
     deadline = start + 60.0 * cfg.minutes

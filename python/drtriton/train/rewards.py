@@ -31,14 +31,15 @@ class BatchVerifier:
 
     def __init__(self, device: str = "cpu", timeout: float | None = None,
                  workers: int | None = None, compile_baseline: bool = True,
-                 runs: int | None = None) -> None:  # fmt: skip
+                 runs: int | None = None, precision: str = "fp32") -> None:  # fmt: skip
         """`runs`: timing rounds per candidate on a GPU at least (None: the verifier's 30).
         The speed reward of a rollout needs less precision than a reported figure, and no
-        CUDA-graph times (they are reported, never rewarded: verify/measure.py)."""
+        CUDA-graph times (they are reported, never rewarded: verify/measure.py).
+        `precision`: the verifier's mode, the programs' own (drtriton/jsonl.py, run_precision)."""
         from drtriton.verify import Options
 
         self.opts = Options(device=device, timeout=timeout, compile_baseline=compile_baseline,
-                            graph=False)  # fmt: skip
+                            graph=False, precision=precision)  # fmt: skip
         if runs:
             self.opts.runs = runs
         self.workers = workers

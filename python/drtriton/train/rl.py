@@ -122,6 +122,16 @@ def _programs(cfg: RLConfig) -> tuple[dict[int, list], dict[int, list], list[int
     return train, heldout, levels
 
 
+def programs_precision(cfg: RLConfig) -> str:
+    """The mode the rollouts are verified in: the program records' own (fp32 without the
+    field), one for the training and the held-out programs alike, so that the rewards and the
+    held-out pass rates judge one thing."""
+    from drtriton.jsonl import read_jsonl, run_precision
+
+    paths = [cfg.programs] + ([cfg.heldout] if cfg.heldout else [])
+    return run_precision([r for path in paths for r in read_jsonl(path)], " and ".join(paths))
+
+
 def _judge(verifier: Verifier, rollouts: Any) -> list[Reward]:
     tasks = [rollouts.records[int(g)]["source"] for g in rollouts.groups]
     return verifier.judge(tasks, [c.code for c in rollouts.completions])
@@ -183,7 +193,8 @@ def train(cfg: RLConfig, verifier: Verifier | None = None) -> dict[str, Any]:
     verifier = verifier or BatchVerifier(cfg.verify_device, cfg.verify_timeout or None,
                                          cfg.verify_workers or None,
                                          cfg.verify_compile_baseline,
-                                         cfg.verify_runs or None)  # fmt: skip
+                                         cfg.verify_runs or None,
+                                         programs_precision(cfg))  # fmt: skip
     accelerator = Accelerator(mixed_precision=cfg.mixed_precision)
     set_seed(cfg.seed)
     model, tokenizer = load_model(cfg.model, dtype=cfg.dtype)

@@ -28,8 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from drtriton.cli_checks import PRECISION_HELP
 from drtriton.errors import UserError
 from drtriton.files import removed_if_left_empty
+from drtriton.jsonl import require_precision
 
 
 @dataclass
@@ -44,6 +46,8 @@ class SFTDataConfig:
     key_env: str = field(default="OPENAI_API_KEY", metadata={"help": "env var with the API key"})
     preset: str = field(default="paper", metadata={"help": "synthesis bounds preset"})
     seed: int = field(default=0, metadata={"help": "synthesis seed"})
+    # The programs' mode (a field of every pair) and the verifier's: one mode per output file.
+    precision: str = field(default="fp32", metadata={"help": PRECISION_HELP})
     device: str = field(default="cpu", metadata={"help": "verifier device: cpu or cuda"})
     timeout: float = field(
         default=0.0, metadata={"help": "verifier seconds per answer; 0: default"}
@@ -66,9 +70,15 @@ class SFTDataConfig:
 
 
 def level1_programs(
-    per_op: int, ops: set[str] | None, preset: str, seed: int, dim_min: int = 0
+    per_op: int,
+    ops: set[str] | None,
+    preset: str,
+    seed: int,
+    dim_min: int = 0,
+    precision: str = "fp32",
 ) -> list[dict]:
-    """Up to `per_op` distinct level-1 programs per operator (all catalog operators by default)."""
+    """Up to `per_op` distinct level-1 programs per operator (all catalog operators by default),
+    each record naming `precision`, the mode it is verified in (as `drtriton synth` writes)."""
     from drtriton.catalog import ops as catalog_ops
     from drtriton.synth import Synthesizer
 
@@ -85,7 +95,7 @@ def level1_programs(
         for r in batch:
             op = r["ops"][0]
             if (ops is None or op in ops) and len(buckets[op]) < per_op:
-                buckets[op].append(r)
+                buckets[op].append({**r, "precision": precision})
         if ops and all(len(buckets[o]) >= per_op for o in ops):
             break
     return [r for op in sorted(buckets) for r in buckets[op]]
@@ -112,10 +122,12 @@ def build(cfg: SFTDataConfig, verifier: Any = None) -> dict[str, dict[str, int]]
     from drtriton.train.rewards import BatchVerifier
 
     ops = {o.strip() for o in cfg.ops.split(",") if o.strip()} or None
-    programs = level1_programs(cfg.per_op, ops, cfg.preset, cfg.seed, cfg.dim_min)
+    require_precision(cfg.out, cfg.precision, "pairs")  # before the programs are drawn
+    programs = level1_programs(cfg.per_op, ops, cfg.preset, cfg.seed, cfg.dim_min, cfg.precision)
     if not programs:
         raise UserError("no level-1 programs for the requested operators")
-    verifier = verifier or BatchVerifier(cfg.device, cfg.timeout or None, cfg.workers or None)
+    verifier = verifier or BatchVerifier(cfg.device, cfg.timeout or None, cfg.workers or None,
+                                         precision=cfg.precision)  # fmt: skip
     summary: dict[str, Counter] = defaultdict(Counter)
     for op in ops or ():
         summary[op]["programs"] += 0  # requested but never drawn: listed with 0
