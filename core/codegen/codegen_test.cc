@@ -298,7 +298,8 @@ TEST(CodegenTest, Fp16x3SplitsBothOperandsAndStartsEachStepFromZero) {
           "lo = tl.dot(al, bh, tl.dot(ah, bl))",
           "acc += tl.dot(ah, bh, lo * 0.00048828125) * 65536.0"});
   EXPECT_EQ(Count(c, "tl.dot(ah, bh, acc"), 0);
-  EXPECT_EQ(Count(c, "BLOCK_K=64"), 1);
+  EXPECT_GE(Count(c, "\"BLOCK_K\": 64"), 1);  // every autotuned tile's
+  EXPECT_EQ(Count(c, "\"BLOCK_K\": 32"), 0);
   // The other splits are Triton's input_precision alone.
   EXPECT_EQ(ChooseContraction(64, 32, 512, 1, 0, DotPrecision::kBf16x6).block_k, 32);
 }
@@ -425,14 +426,14 @@ TEST(CodegenTest, DotPrecisionIsAConstexprTheWrapperChooses) {
   EXPECT_EQ(Count(c, ", other=0.0).to(tl.float32)"), 4);  // the operands, loaded as float32
   EXPECT_EQ(Count(c, "input_precision=\""), 0);
   EXPECT_EQ(Count(c, "if float_dtype == torch.bfloat16 or float_dtype == torch.float16:"), 1);
-  ExpectInOrder(c, {"def k0_matmul_kernel(", "GROUP_M: tl.constexpr, DOT_PRECISION: tl.constexpr):",
-                    "def triton_fused_operator(x0, x1, x2):",
-                    "dot_precision = \"fp16x3\" if torch.get_float32_matmul_precision() == "
-                    "\"highest\" else \"tf32\"",
-                    "dot_precision = \"bf16\" if float_dtype == torch.bfloat16 else \"fp16\"",
-                    "if x0.device.type != \"cuda\" and dot_precision != \"fp16\":",
-                    "k0_matmul_kernel[", "GROUP_M=8, DOT_PRECISION=dot_precision, num_warps=",
-                    "DOT_PRECISION=dot_precision, num_warps="});
+  ExpectInOrder(
+      c, {"def k0_matmul_kernel(", "GROUP_M: tl.constexpr, DOT_PRECISION: tl.constexpr):",
+          "def triton_fused_operator(x0, x1, x2):",
+          "dot_precision = \"fp16x3\" if torch.get_float32_matmul_precision() == "
+          "\"highest\" else \"tf32\"",
+          "dot_precision = \"bf16\" if float_dtype == torch.bfloat16 else \"fp16\"",
+          "if x0.device.type != \"cuda\" and dot_precision != \"fp16\":", "k0_matmul_kernel[",
+          "DOT_PRECISION=dot_precision,", "DOT_PRECISION=dot_precision,"});
   // No tl.dot, no choice.
   const std::string p = MustEmit(OneOp("torch.relu(x0)", "torch.randn(4, 8)"));
   EXPECT_EQ(Count(p, "dot_precision"), 0);
@@ -463,7 +464,9 @@ TEST(CodegenTest, UnalignedOperandRowsAreCopiedIntoPaddedRowsWhenTheirStridesSay
                  "BLOCK_C=128",
                  "k0_x1_repack = x1.stride(1) == 1 and x1.stride(0) % 16 != 0",
                  "torch.empty_strided((1037, 1029), (1040, 1)",
-                 "if k0_x1_repack:", "k0_x1_rows_kernel[(33, 9)](", "k0_matmul_kernel[(144,)](",
+                 "if k0_x1_repack:", "k0_x1_rows_kernel[(33, 9)](",
+                 "k0_matmul_kernel[lambda META: (triton.cdiv(1024, META[\"BLOCK_M\"]) * "
+                 "triton.cdiv(1029, META[\"BLOCK_N\"]),)](",
                  "k0_x0_rows, k0_x0_rows.stride(0), k0_x0_rows.stride(1), k0_x1_rows, "
                  "k0_x1_rows.stride(0), k0_x1_rows.stride(1), t0,"});
 
@@ -577,10 +580,41 @@ TEST(CodegenTest, CumprodIsSequential) {
   EXPECT_EQ(Count(c, "tl.cumprod"), 0);
 }
 
+TEST(CodegenTest, TensorCoreContractionsAreAutotunedOverTilesTheirOwnFirst) {
+  const std::string c = MustEmit(MatmulOf("torch.randn(1024, 8192), torch.randn(8192, 8192)"));
+  ExpectInOrder(c,
+                {"@triton.autotune(", "configs=[",
+                 "triton.Config({\"BLOCK_M\": 128, \"BLOCK_N\": 128, \"BLOCK_K\": 64, "
+                 "\"GROUP_M\": 8}, num_warps=8, num_stages=3)",
+                 "triton.Config({\"BLOCK_M\": 128, \"BLOCK_N\": 256,",
+                 "triton.Config({\"BLOCK_M\": 256, \"BLOCK_N\": 128,", "num_warps=8, num_stages=4)",
+                 // The interpreter has no do_bench: it runs the heuristic's own tile.
+                 "][: None if torch.cuda.is_available() else 1],", "key=[\"DOT_PRECISION\"],",
+                 "cache_results=True,", "@triton.jit", "num_pid_m = tl.cdiv(1024, BLOCK_M)"});
+  // The launch takes neither the tile nor the launch options: the autotuner's choice does.
+  EXPECT_EQ(Count(c, "BLOCK_M=128"), 0);
+  EXPECT_EQ(Count(c, "num_warps="), 4);  // the configs' only
+
+  // Tiles beyond the problem are left out; a small one keeps its own and one stage deeper.
+  ContractionConfig small = ChooseContraction(64, 32, 512, 1, 0);
+  const std::vector<TileChoice> tiles = TunedTiles(small, 64, 32);
+  ASSERT_EQ(tiles.size(), 2u);
+  EXPECT_EQ(tiles[0].block_m, small.block_m);
+  EXPECT_EQ(tiles[1].num_stages, small.launch.num_stages + 1);
+  // Split-K, narrow (GEMV) and FMA kernels keep their one configuration.
+  EXPECT_TRUE(TunedTiles(ChooseContraction(256, 256, 524288, 1, 0), 256, 256).empty());
+  EXPECT_TRUE(TunedTiles(ChooseContraction(2048, 1, 1048576, 1, 0), 2048, 1).empty());
+  EXPECT_TRUE(TunedTiles(ChooseContraction(8, 64, 64, 1, 0), 8, 64).empty());
+  const std::string gemv = MustEmit(MatmulOf("torch.randn(2048, 4096), torch.randn(4096, 1)"));
+  EXPECT_EQ(Count(gemv, "@triton.autotune"), 0);
+}
+
 TEST(CodegenTest, MatmulUsesDotWithBroadcastBatch) {
   const std::string c = MustEmit(MatmulOf("torch.randn(2, 5, 24, 40), torch.randn(5, 40, 16)"));
-  ExpectInOrder(c, {"# matmul: M=24 N=16 K=40 batch=10", "pid_b = pid // 1", "bc0 = (pid_b // 5)",
-                    "bc1 = pid_b % 5", "tl.dot(a, b", "k0_matmul_kernel[(10,)]("});
+  ExpectInOrder(c, {"# matmul: M=24 N=16 K=40 batch=10", "pid_b = pid // (num_pid_m * num_pid_n)",
+                    "bc0 = (pid_b // 5)", "bc1 = pid_b % 5", "tl.dot(a, b",
+                    "k0_matmul_kernel[lambda META: (triton.cdiv(24, META[\"BLOCK_M\"]) * "
+                    "triton.cdiv(16, META[\"BLOCK_N\"]) * 10,)]("});
 }
 
 TEST(CodegenTest, EveryCatalogOperatorEmits) {

@@ -100,9 +100,16 @@ Coords Materialize(PythonWriter& w, const Coords& coords, const std::string& ste
   return out;
 }
 
-// The launch grid of `m` rows (a literal or a wrapper expression).
+// The launch grid of `m` rows (a literal or a wrapper expression); of the autotuner's tile
+// (META) for a tuned kernel.
 std::string GridOf(const std::string& m, const ContractionSpec& s, const ContractionConfig& c,
                    const std::string& batch_expr) {
+  if (!c.tuned.empty()) {
+    std::string count = "triton.cdiv(" + m + ", META[\"BLOCK_M\"]) * triton.cdiv(" + s.n_dim +
+                        ", META[\"BLOCK_N\"])";
+    if (batch_expr != "1") count += " * " + Atom(batch_expr);
+    return "lambda META: (" + count + ",)";
+  }
   if (IsLiteral(m) && IsLiteral(s.n_dim) && IsLiteral(batch_expr))
     return "(" +
            IntLiteral(CeilDiv(std::stoll(m), c.block_m) * CeilDiv(std::stoll(s.n_dim), c.block_n) *
@@ -269,7 +276,7 @@ class ContractionWriter {
       w.Line("pid_s = pid // " + IntLiteral(Tiles() * batch_));
       w.Line("pid = pid % " + IntLiteral(Tiles() * batch_));
     }
-    if (ctx_.generic() || Phased()) {
+    if (ctx_.generic() || Phased() || !c_.tuned.empty()) {  // the tile count is the tile's
       w.Line("num_pid_m = tl.cdiv(" + params.Sizes(m_expr_) + ", BLOCK_M)");
       w.Line("num_pid_n = tl.cdiv(" + params.Sizes(s_.n_dim) + ", BLOCK_N)");
       w.Line("pid_b = pid // (num_pid_m * num_pid_n)");
@@ -450,6 +457,24 @@ class ContractionWriter {
            ", mask=mask)");
   }
 
+  // `@triton.autotune` over c_.tuned: one tile per precision mode (the autotuner's key holds
+  // the arguments' dtypes and DOT_PRECISION; a phased kernel's each phase, its own M), timed on
+  // the GPU at the first call and cached on disk; the interpreter, which has no do_bench, runs
+  // the first (the heuristic's own).
+  std::string AutotuneDecorator(bool phased) const {
+    std::string text = "@triton.autotune(\n    configs=[\n";
+    for (const TileChoice& t : c_.tuned)
+      text += "        triton.Config({\"BLOCK_M\": " + IntLiteral(t.block_m) +
+              ", \"BLOCK_N\": " + IntLiteral(t.block_n) +
+              ", \"BLOCK_K\": " + IntLiteral(c_.block_k) +
+              ", \"GROUP_M\": " + IntLiteral(t.group_m) +
+              "}, num_warps=" + std::to_string(t.num_warps) +
+              ", num_stages=" + std::to_string(t.num_stages) + "),\n";
+    text += "    ][: None if torch.cuda.is_available() else 1],\n";
+    text += std::string("    key=[\"DOT_PRECISION\"") + (phased ? ", \"PHASE\"" : "") + "],\n";
+    return text + "    cache_results=True,\n)\n";
+  }
+
   // `dot`: the kernel multiplies (tl.dot, taking DOT_PRECISION, unless narrow).
   EmittedKernel Finish(const std::string& name, const KernelParams& params, PythonWriter& w,
                        bool dot, const std::string& grid) const {
@@ -477,8 +502,13 @@ class ContractionWriter {
     kernel.name = name;
     kernel.text = KernelText(name, shape, params, constexprs, w.str());
     kernel.call_args = params.args();
-    kernel.constexprs = {"BLOCK_M=" + IntLiteral(c_.block_m), "BLOCK_N=" + IntLiteral(c_.block_n),
-                         "BLOCK_K=" + IntLiteral(c_.block_k), "GROUP_M=" + IntLiteral(c_.group_m)};
+    kernel.tuned = dot && !c_.tuned.empty();
+    if (kernel.tuned)
+      kernel.text = AutotuneDecorator(Phased()) + kernel.text;
+    else
+      kernel.constexprs = {"BLOCK_M=" + IntLiteral(c_.block_m), "BLOCK_N=" + IntLiteral(c_.block_n),
+                           "BLOCK_K=" + IntLiteral(c_.block_k),
+                           "GROUP_M=" + IntLiteral(c_.group_m)};
     if (!check.empty())
       SetContiguityFlag(kernel, check);
     else if (flat)
@@ -516,6 +546,7 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
     c.split_k = 1;
     c.k_slice = 0;
   }
+  if (!ctx.generic() && !s.window_sum) c.tuned = TunedTiles(c, m, s.n);
   std::vector<ValueId> repacked = RepackedOperands(ctx, s, c);
   ContractionWriter writer(ctx, s, c, repacked);
   EmittedKernel kernel = c.split_k > 1 ? writer.SplitK() : writer.Single();

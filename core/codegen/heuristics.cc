@@ -289,6 +289,22 @@ ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t bat
   return c;
 }
 
+std::vector<TileChoice> TunedTiles(const ContractionConfig& c, int64_t m, int64_t n) {
+  if (c.split_k > 1 || c.narrow || c.precision == DotPrecision::kIeee) return {};
+  const TileChoice own{c.block_m, c.block_n, c.group_m, c.launch.num_warps, c.launch.num_stages};
+  const TileChoice wide{128, 256, 8, 8, 3}, tall{256, 128, 8, 8, 3};
+  TileChoice deeper = own;
+  deeper.num_stages = own.num_stages + 1;
+  std::vector<TileChoice> tiles = {own};
+  for (const TileChoice& t : {wide, tall, deeper}) {
+    const bool fits = t.block_m <= std::max<int64_t>(16, NextPow2(m)) &&
+                      t.block_n <= std::max<int64_t>(16, NextPow2(n));
+    if (fits && std::find(tiles.begin(), tiles.end(), t) == tiles.end()) tiles.push_back(t);
+  }
+  if (tiles.size() > kMaxTunedTiles) tiles.resize(kMaxTunedTiles);
+  return tiles.size() > 1 ? tiles : std::vector<TileChoice>{};
+}
+
 // A window-sum kernel (ContractionConfig::narrow, for a depthwise convolution) takes one kernel
 // offset a step (BLOCK_K = 1): its operand tile is BLOCK_M output positions of one channel, in a
 // layout whose threads run along the positions, so each step's loads are coalesced rows of the

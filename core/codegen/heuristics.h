@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "codegen/kernel.h"
 
@@ -83,6 +84,17 @@ inline constexpr DotPrecision kDefaultDotPrecision = DotPrecision::kFp16x3;
 // stages take 192 KB of the H200's 228 KB of shared memory (4 stages do not fit).
 inline constexpr int64_t kSplitBlockK = 64;
 
+// One tile the GPU's autotuner may choose for a contraction kernel (ContractionConfig::tuned);
+// BLOCK_K stays the configuration's (its K chunks are whole BLOCK_K steps).
+struct TileChoice {
+  int64_t block_m = 64, block_n = 64, group_m = 8;
+  int num_warps = 4, num_stages = 3;
+  bool operator==(const TileChoice& o) const {
+    return block_m == o.block_m && block_n == o.block_n && group_m == o.group_m &&
+           num_warps == o.num_warps && num_stages == o.num_stages;
+  }
+};
+
 struct ContractionConfig {
   int64_t block_m = 64, block_n = 64, block_k = 32;
   int64_t group_m = 8;
@@ -101,7 +113,26 @@ struct ContractionConfig {
   bool narrow = false;
   DotPrecision precision = kDefaultDotPrecision;  // on the GPU; "ieee" in the interpreter
   LaunchConfig launch;
+  // Tiles Triton's autotuner times on the GPU at the kernel's first call, this configuration's
+  // own first (TunedTiles); empty: this configuration alone.  The interpreter takes the first.
+  std::vector<TileChoice> tuned;
 };
+// The tiles autotuned for a one-kernel tensor-core contraction of M x N (`c`: its chosen
+// configuration, first in the list), or none: split-K, narrow and FMA (ieee) kernels keep
+// theirs.  Why: one tile cannot serve every precision mode.  One candidate runs in each
+// (wrapper.cc), and on the H200 (2026-12-02, results/h200-2026-12-02-c) the tiles chosen for
+// strict fp32's fp16x3 split (128x128x64, 8 warps, 3 stages) ran bf16 operands at half of
+// cuBLAS (KernelBench L2 14, 1024x8192x8192: 0.360 ms, 381 TFLOP/s, against 0.181) and
+// convolutions at 0.33-0.82x torch.compile, where fp32's tiles beat cuBLAS SGEMM 3x.  The
+// alternatives are the Triton tutorial's Hopper tiles for 16-bit operands (128x256 and 256x128,
+// 8 warps, 3 stages: 147 KB of bf16 operand stages at BLOCK_K 64; as fp32 tiles 295 KB, over
+// the H200's 228 KB, so Triton reports them out of resources and the autotuner skips them) and
+// the chosen tile one stage deeper.  Tiles larger than the (power-of-two) problem are left out.
+std::vector<TileChoice> TunedTiles(const ContractionConfig& c, int64_t m, int64_t n);
+// At most this many tiles are timed per kernel: each is compiled (outside the GPU's lock,
+// verify/compile_pass.py) and timed by Triton's do_bench (~125 ms, under the lock) once per
+// process, and cached on disk (autotune cache_results) for the next.
+inline constexpr size_t kMaxTunedTiles = 4;
 // `precision`: the GPU's tl.dot precision the configuration is for (its K chunking follows it).
 ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t batch, int variant,
                                     DotPrecision precision = kDefaultDotPrecision);

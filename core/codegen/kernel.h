@@ -37,6 +37,10 @@ struct EmittedKernel {
   // A wrapper condition (a variable its setup lines bind): the launch runs only where it holds
   // (a repack of unaligned rows, emit_repack.cc).  "" = always.
   std::string guard;
+  // An autotuned kernel (heuristics.h, TunedTiles): its tile constexprs and launch options
+  // come from the autotuner, so the launch passes neither them nor num_warps/num_stages, and
+  // `grid` is a function of the chosen tile (META).
+  bool tuned = false;
 };
 
 // The runtime parameters of a kernel, in the order they are first needed: a tensor's

@@ -127,8 +127,11 @@ void WriteLaunch(PythonWriter& w, const EmittedKernel& k, const std::vector<std:
   for (const auto& c : k.constexprs) args.push_back(c);
   if (!k.dot_precision.empty())
     args.push_back("DOT_PRECISION=" + DotPrecisionVar(dots, k.dot_precision));
-  args.push_back("num_warps=" + std::to_string(k.launch.num_warps));
-  if (k.launch.num_stages > 1) args.push_back("num_stages=" + std::to_string(k.launch.num_stages));
+  if (!k.tuned) {  // an autotuned kernel's come with its chosen tile
+    args.push_back("num_warps=" + std::to_string(k.launch.num_warps));
+    if (k.launch.num_stages > 1)
+      args.push_back("num_stages=" + std::to_string(k.launch.num_stages));
+  }
   w.Line(k.name + "[" + k.grid + "](");
   w.Line("    " + Join(args, ", ") + ",");
   w.Line(")");
