@@ -301,7 +301,6 @@ std::vector<TileChoice> TunedTiles(const ContractionConfig& c, int64_t m, int64_
                       t.block_n <= std::max<int64_t>(16, NextPow2(n));
     if (fits && std::find(tiles.begin(), tiles.end(), t) == tiles.end()) tiles.push_back(t);
   }
-  if (tiles.size() > kMaxTunedTiles) tiles.resize(kMaxTunedTiles);
   return tiles.size() > 1 ? tiles : std::vector<TileChoice>{};
 }
 
