@@ -168,7 +168,10 @@ def test_the_wrapper_checks_each_large_input_operand_at_run_time() -> None:
         assert f"if k0_{x}_repack:\n        k0_{x}_rows_kernel[" in text
     assert "torch.empty_strided((1024, 1037), (1040, 1)," in text
     launch = 'k0_matmul_kernel[lambda META: (triton.cdiv(1024, META["BLOCK_M"]) * '
-    assert launch + 'triton.cdiv(1029, META["BLOCK_N"]),)](\n        k0_x0_rows, k0_x0_rows.stride(0)' in text
+    assert (
+        launch + 'triton.cdiv(1029, META["BLOCK_N"]),)](\n        k0_x0_rows, k0_x0_rows.stride(0)'
+        in text
+    )
     # Under 1M elements an operand is read as it is: one more launch would cost more.
     small = emit(task(lines, args, CASES["unaligned"][2]))
     assert "_repack" not in small and "_rows" not in small
