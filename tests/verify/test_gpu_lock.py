@@ -169,6 +169,45 @@ def test_the_harness_holds_the_lock_around_all_gpu_work_but_the_compile_pass(
     assert verdict.extra["lock_wait_s"] == 0.0 and verdict.extra["exclusive_s"] == 0.0
 
 
+def test_an_autotuned_candidates_first_call_holds_the_gpu_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Triton's autotuner times its configs at the first call and keeps the fastest: beside
+    # other processes' kernels that choice is a draw, so trial 0 holds the lock exclusively;
+    # the other trials, as for any candidate, shared.
+    import contextlib
+
+    from conftest import HERE, task_source
+
+    from drtriton.verify import harness, verify
+    from drtriton.verify.channel import WorkerChannel
+
+    modes: list[str] = []
+    runs: list[str | None] = []
+
+    @contextlib.contextmanager
+    def recording(device: str, mode: str):  # type: ignore[no-untyped-def]
+        modes.append(mode)
+        try:
+            yield
+        finally:
+            modes.pop()
+
+    real_request = WorkerChannel.request
+
+    def request(self, msg):  # type: ignore[no-untyped-def]
+        if msg is not None and msg["op"] == "run":
+            runs.append(modes[-1] if modes else None)
+        return real_request(self, msg)
+
+    monkeypatch.setattr(harness.gpu_lock, "hold", recording)
+    monkeypatch.setattr(WorkerChannel, "request", request)
+    candidate = (HERE / "autotuned" / "add_relu.py").read_text()
+    verdict = verify(task_source("add_relu"), candidate, sandbox="none")
+    assert verdict.status == "correct", verdict.reason
+    assert runs == [EXCLUSIVE] + [SHARED] * 4
+
+
 def test_a_paused_reader_lets_a_writer_in_and_then_holds_again(tmp_path: Path) -> None:
     reader, other = GpuLock("0", tmp_path), GpuLock("0", tmp_path)
     log: list[str] = []

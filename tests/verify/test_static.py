@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import HERE
 
+from drtriton.verify import static
 from drtriton.verify.static import check_source, entry_signature
 
 GOOD = (HERE / "honest" / "add_relu.py").read_text()
@@ -85,3 +86,21 @@ def test_missing_entry_point_and_decoys() -> None:
 def test_entry_signature() -> None:
     assert entry_signature(GOOD, ENTRY) == ["x0", "x1"]
     assert entry_signature(GOOD, "missing") is None
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("import triton\n@triton.autotune(configs=[], key=[])\n@triton.jit\ndef k(): pass\n", True),
+        (
+            "from triton import autotune, jit\n@autotune(configs=[], key=[])\n@jit\ndef k(): pass\n",
+            True,
+        ),
+        ("import triton\n@triton.jit\ndef k(): pass\n", False),
+        # a local function named like Triton's is not Triton's autotuner
+        ("def autotune(f): return f\n@autotune\ndef k(): pass\n", False),
+        ("def broken(:\n", False),
+    ],
+)
+def test_autotunes_finds_triton_autotune_decorators(source: str, expected: bool) -> None:
+    assert static.autotunes(source) is expected

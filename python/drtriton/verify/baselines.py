@@ -16,9 +16,12 @@ times eager and torch.compile again, interleaved with its candidate (measure.py)
 noise of one timing window lands on both sides of the ratio.
 
 torch.compile's first call compiles (Dynamo and Inductor: seconds to a minute of CPU) and then
-runs (Inductor's runtime autotuning launches kernels). It holds the GPU's lock shared, and
+runs (Inductor's runtime autotuning launches kernels). It holds the GPU's lock exclusively, and
 torch's compile-start and compile-end callbacks release the hold while Dynamo compiles, so that
-neither the compilation stalls other processes' timings nor the launches overlap them.
+neither the compilation stalls other processes' work nor the launches overlap any: Inductor's
+runtime autotuning times kernel configs and keeps the fastest (cached on disk), and a choice
+timed beside other processes' kernels would be a draw, a slower baseline being as wrong as a
+slower candidate (the candidate's own autotuned first call is held the same way: harness.py).
 """
 
 from __future__ import annotations
@@ -120,7 +123,7 @@ def _compile(reference: Callable[..., Any], inputs: list[Any], device: str, mode
     try:
         compiled = torch.compile(reference)
         # Compiled under the mode's flags: Inductor reads allow_tf32 when it picks its GEMMs.
-        with torch.no_grad(), in_mode(mode), gpu_lock.hold(device, gpu_lock.SHARED):
+        with torch.no_grad(), in_mode(mode), gpu_lock.hold(device, gpu_lock.EXCLUSIVE):
             with gpu_lock.paused_while(device, _compile_callbacks):
                 compiled(*clone(inputs))
         return compiled

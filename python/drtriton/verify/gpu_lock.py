@@ -6,11 +6,12 @@ and a speed-up becomes a draw (on 2026-11-30 a ResNet-101 hybrid whose convoluti
 PyTorch timed 1.8x faster than the same convolutions in eager).  So:
 
 - timed sections (the candidate's, eager's and torch.compile's timed calls, interleaved in
-  one hold; the search's eager operator costs) hold the lock exclusively;
+  one hold; the search's eager operator costs; the autotuners' timings: a `@triton.autotune`
+  candidate's first correctness call and torch.compile's first call) hold the lock
+  exclusively;
 - all other GPU work of a verification holds it shared, so that any number of those run
   together, but never during a timing: references and input sets, loading the candidate,
-  every correctness call, torch.compile's first call (its runtime autotuning), the outputs'
-  comparison, and the search's probes;
+  every other correctness call, the outputs' comparison, and the search's probes;
 - CPU work is not held, since a hold through it would stall every timing on the GPU: the
   candidate's kernels compile in a compile pass that does no GPU work (compile_pass.py), and
   torch.compile's Dynamo/Inductor compilation releases the shared hold while it runs

@@ -14,7 +14,8 @@ The verdict is built here from what the harness measured itself; the worker's re
 carry what it was asked for, and a worker that dies, hangs or answers nonsense is a verdict.
 
 GPU work holds the GPU's lock (gpu_lock.py): shared around everything but the timed rounds,
-which hold it exclusively; nothing a verification runs on the GPU is outside a hold, and no
+which hold it exclusively, and the first call of a candidate with `@triton.autotune`, which
+times its configs (also exclusive: static.autotunes says why); nothing a verification runs on the GPU is outside a hold, and no
 file work is inside one (the worker's outputs are written and read between holds). What is
 kept between verifications lives in a `Verifier` (a spare worker, the compiled baselines);
 `verify()` without one uses a fresh one.
@@ -100,7 +101,14 @@ class Verifier:
         try:
             with open(os.path.join(worker.workdir, CANDIDATE_FILE), "w") as f:
                 f.write(candidate_source)
-            verdict = _Judgement(worker, task_source, opts, self.baselines, start).run()
+            verdict = _Judgement(
+                worker,
+                task_source,
+                opts,
+                self.baselines,
+                start,
+                autotuned=static.autotunes(candidate_source),
+            ).run()
         except Rejected as rejected:
             verdict = Verdict(**rejected.kwargs)
         except (
@@ -179,8 +187,15 @@ class _Judgement:
     """Steps 3-5 of one verification (the module docstring), over a started worker."""
 
     def __init__(self, worker: WorkerChannel, task_source: str, opts: Options,
-                 baselines: Baselines, start: float) -> None:  # fmt: skip
+                 baselines: Baselines, start: float, *, autotuned: bool = False) -> None:  # fmt: skip
         self.worker, self.opts, self.baselines, self.start = worker, opts, baselines, start
+        # Triton's autotuner times the configs at the first call and keeps the fastest (on
+        # disk too, with cache_results): beside other processes' GPU work that choice is a
+        # draw.  H200, 2026-12-03, two processes sharing the GPU, trial 0 held shared:
+        # KernelBench L1 62's conv ran 5.07 ms on the tile chosen, where its first tile alone
+        # (the session before, no autotuning) ran 3.86 ms and L1 80 (nearly its shape) 3.30.
+        # So trial 0 of such a candidate holds the GPU exclusively.
+        self.autotuned = autotuned
         self.device = torch.device(opts.device)
         if opts.on_cuda and self.device.index is not None:
             torch.cuda.set_device(self.device)
@@ -216,7 +231,8 @@ class _Judgement:
         # its 17-45 s in such waits (2026-12-01).
         previous: tuple[int, Any] | None = None  # (trial, its output), not yet compared
         for i in range(opts.trials + 1):
-            with self.lock():
+            alone = i == 0 and self.autotuned
+            with self.lock(gpu_lock.EXCLUSIVE if alone else gpu_lock.SHARED):
                 if previous is not None:
                     done, out = previous
                     previous = None

@@ -174,6 +174,7 @@ class _Checker(ast.NodeVisitor):
         self.issues: list[Issue] = []
         self.aliases: dict[str, str] = {}  # local name -> dotted module/object path it imports
         self.jit_kernels: set[str] = set()
+        self.autotuned: set[str] = set()  # kernels under @triton.autotune
         self.launched: set[str] = set()
 
     def forbid(self, node: ast.AST, message: str) -> None:
@@ -298,17 +299,22 @@ class _Checker(ast.NodeVisitor):
         for dec in node.decorator_list:
             if self._is_triton_decorator(dec):
                 self.jit_kernels.add(node.name)
+            if self._triton_name(dec) == "triton.autotune":
+                self.autotuned.add(node.name)
         self.generic_visit(node)
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
-    def _is_triton_decorator(self, dec: ast.AST) -> bool:
+    def _triton_name(self, dec: ast.AST) -> str | None:
+        """The decorator's full dotted name through this file's imports, e.g. triton.jit."""
         target = dec.func if isinstance(dec, ast.Call) else dec
         dotted = _dotted(target)
         if not dotted or dotted[0] not in self.aliases:
-            return False
-        full = ".".join([self.aliases[dotted[0]], *dotted[1]])
-        return full in ("triton.jit", "triton.autotune", "triton.heuristics")
+            return None
+        return ".".join([self.aliases[dotted[0]], *dotted[1]])
+
+    def _is_triton_decorator(self, dec: ast.AST) -> bool:
+        return self._triton_name(dec) in ("triton.jit", "triton.autotune", "triton.heuristics")
 
 
 def _why_import(module: str) -> str:
@@ -371,6 +377,18 @@ def check_source(source: str, entry_point: str, *, filename: str = "<candidate>"
     order = {"forbidden": 0, "compile_error": 1, "not_genuine": 2}
     issues.sort(key=lambda i: order[i.status])
     return issues
+
+
+def autotunes(source: str) -> bool:
+    """Whether `source` defines a `@triton.autotune` kernel: its first call times its configs
+    with Triton's own benchmark, which the harness must keep alone on the GPU (harness.py)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    checker = _Checker()
+    checker.visit(tree)
+    return bool(checker.autotuned)
 
 
 def entry_signature(source: str, name: str) -> list[str] | None:
