@@ -77,3 +77,46 @@ def test_batch_is_resumable(tmp_path: pathlib.Path) -> None:
     assert results["static"]["status"] == "forbidden"
     assert "error" in results["broken-task"]
     assert len(out.read_text().splitlines()) == 5  # two from the first run, a torn line, two new
+
+
+def _pairs(path: pathlib.Path, *precisions: str | None) -> None:
+    records = []
+    for i, precision in enumerate(precisions):
+        record = {"id": f"p{i}", "source": task_source("add_relu"), "completion": GOOD.read_text()}
+        if precision is not None:
+            record["precision"] = precision
+        records.append(record)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def test_batch_verifies_pairs_in_their_own_precision(tmp_path: pathlib.Path) -> None:
+    pairs, out = tmp_path / "pairs.jsonl", tmp_path / "results.jsonl"
+    _pairs(pairs, "fp16")
+    assert run(["verify-batch", str(pairs), "--out", str(out), "--quiet"]) == 0
+    (result,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert result["status"] == "correct" and result["precision"] == "fp16"
+    # (fp16: the interpreter's bf16 arithmetic gives NaNs in this plain kernel.) Pairs without
+    # the field take --precision (default fp32); an output of fp16 verdicts then
+    # refuses fp32 ones, before anything runs.
+    more = tmp_path / "more.jsonl"
+    _pairs(more, None)
+    with pytest.raises(UserError, match="holds verdicts in precision fp16"):
+        run(["verify-batch", str(more), "--out", str(out), "--quiet"])
+    assert len(out.read_text().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("precisions", "flag", "message"),
+    [
+        (("fp16", None), [], "several precisions"),
+        (("fp16",), ["--precision", "fp32"], "not fp32"),
+    ],
+)
+def test_batch_refuses_pairs_of_two_modes(
+    tmp_path: pathlib.Path, precisions: tuple[str | None, ...], flag: list[str], message: str
+) -> None:
+    pairs, out = tmp_path / "pairs.jsonl", tmp_path / "sub" / "results.jsonl"
+    _pairs(pairs, *precisions)
+    with pytest.raises(UserError, match=message):
+        run(["verify-batch", str(pairs), "--out", str(out), "--quiet", *flag])
+    assert not out.parent.exists()  # nothing left behind

@@ -11,6 +11,13 @@ works from any directory; a one-line `.py` name that does not exist there stops 
 anything runs (UserError naming the pair), instead of being judged as a task's source text.
 A sandbox that cannot start (drtriton.errors.SandboxError) stops it too: it is no pair's fault.
 
+Precision (DESIGN.md "Datasets"): pairs from `teach` and `sft-data` carry the `precision` their
+verdict was judged in. The batch verifies in `Options.precision`, which is also the mode of
+pairs without the field; a pair stating another mode, or an output holding verdicts of another
+mode, stops the batch before anything runs (UserError): one results file must not mix kernels
+judged in two modes. `verify-batch` takes the mode from the pairs (pairs_precision) unless
+--precision is given.
+
 Resumable: ids already in the output are skipped; each result is appended with a single
 `os.write` on an O_APPEND descriptor, so a killed run leaves whole lines only (a torn last line,
 possible only if the machine dies mid-write, is ignored on resume and redone).
@@ -33,7 +40,7 @@ from typing import Any
 
 from drtriton.errors import ResourceError, UserError
 from drtriton.files import ends_torn
-from drtriton.jsonl import read_jsonl
+from drtriton.jsonl import read_jsonl, require_precision, run_precision
 from drtriton.verify.harness import Options, Verifier
 
 # This pool process's options and Verifier (its spare worker, the compiled baselines), set by
@@ -130,13 +137,23 @@ def done_ids(path: str) -> set[str]:
     return ids
 
 
+def pairs_precision(pairs: str, requested: str | None = None) -> str:
+    """The one precision mode of the pairs file `pairs` (jsonl.run_precision): their field,
+    `requested` (verify-batch --precision; None: fp32) for pairs without it."""
+    return run_precision(list(read_pairs(pairs)), pairs, requested)
+
+
 def run_batch(pairs: str, out: str, opts: Options, *, workers: int | None = None,
               progress: bool = True) -> tuple[int, int]:  # fmt: skip
-    """Verifies every pair not yet in `out`; returns (verified now, results in `out`)."""
+    """Verifies every pair not yet in `out`, in `opts.precision` (module docstring); returns
+    (verified now, results in `out`)."""
+    records = list(read_pairs(pairs))
+    run_precision(records, pairs, opts.precision)  # a pair of another mode: UserError
+    require_precision(out, opts.precision, "verdicts", unstated=None)
     finished = done_ids(out)
     folder = os.path.dirname(os.path.abspath(pairs))
     todo, seen = [], set(finished)
-    for record in read_pairs(pairs):
+    for record in records:
         key = str(record["id"])
         if key in seen:
             continue

@@ -33,7 +33,7 @@ def _read(path: str, what: str) -> str:
         raise UserError(f"cannot read {what} {path!r}: {exc.strerror}") from exc
 
 
-def _add_common(p: argparse.ArgumentParser) -> None:
+def _add_common(p: argparse.ArgumentParser, *, from_records: bool = False) -> None:
     # Ranges are checked while parsing (drtriton.cli_checks): before any candidate runs.
     p.add_argument("--device", type=device, default="cpu",
                    help="cpu (Triton interpreter, correctness only), cuda or cuda:N")  # fmt: skip
@@ -42,7 +42,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--timeout", type=positive_float, default=None,
                    help="wall-clock seconds per candidate, > 0 (default 120 on cpu, 300 on cuda)")  # fmt: skip
-    add_precision(p)
+    add_precision(p, from_records=from_records)  # pairs say their own mode (verify-batch)
     p.add_argument("--atol", type=non_negative_float, default=None,
                    help=">= 0; default: the precision's (1e-4 fp32, 1e-2 otherwise)")  # fmt: skip
     p.add_argument("--rtol", type=non_negative_float, default=None,
@@ -83,7 +83,7 @@ def options_from(args: argparse.Namespace):
         device=args.device, trials=args.trials, timeout=args.timeout, atol=args.atol,
         rtol=args.rtol, seed=args.seed, sandbox=args.sandbox, runs=args.runs,
         warmup=args.warmup, baselines=not args.no_baselines,
-        launch_slack_us=args.launch_slack_us, precision=args.precision,
+        launch_slack_us=args.launch_slack_us, precision=args.precision or Options.precision,
     )  # fmt: skip
 
 
@@ -110,12 +110,13 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def run_batch(args: argparse.Namespace) -> int:
+    from drtriton.verify.batch import pairs_precision, tally
     from drtriton.verify.batch import run_batch as batch
-    from drtriton.verify.batch import tally
 
     if not os.path.exists(args.pairs):
         raise UserError(f"cannot read pairs {args.pairs!r}: no such file")
     opts = options_from(args)
+    opts.precision = pairs_precision(args.pairs, args.precision)  # before anything is written
     args.out.parent.mkdir(parents=True, exist_ok=True)  # --out's check allows a new directory
     done, _ = batch(args.pairs, str(args.out), opts, workers=args.workers, progress=not args.quiet)
     counts = tally(args.pairs, str(args.out))  # the whole file's state: a resumed run's too
@@ -144,5 +145,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     b.add_argument("--workers", type=positive_int, default=None,
                    help="parallel verifications, >= 1 (default: GPUs visible, or CPU cores)")  # fmt: skip
     b.add_argument("--quiet", action="store_true", help="no progress bar")
-    _add_common(b)
+    _add_common(b, from_records=True)
     b.set_defaults(func=run_batch)
