@@ -54,3 +54,47 @@ def test_hybrid_keeps_unsupported_fragment_in_pytorch():
     ]
     assert "t2 = torch.sigmoid(t1)" in result.hybrid
     assert result.hybrid_ok, result.hybrid_reason
+
+
+FIVE = task(
+    "    t0 = torch.add(x0, x1)\n    t1 = torch.relu(t0)\n    t2 = torch.sigmoid(t1)\n"
+    "    t3 = torch.add(t2, x1)\n    t4 = torch.relu(t3)\n    return t4",
+    "torch.randn(8, 32), torch.randn(8, 32)",
+)
+
+
+@pytest.mark.parametrize("fallbacks", [2, 0])
+def test_a_failed_hybrid_falls_back_to_one_verified_fragment(
+    fallbacks: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two fused fragments around a PyTorch sigmoid; their stitched hybrid is made to fail its
+    # check (as a half-precision boundary can), a hybrid of one fragment to pass.
+    import importlib
+
+    search_module = importlib.import_module("drtriton.search.search")
+
+    checked: list[int] = []
+
+    def check(task_source, hybrid, plan, device, verifier=None, **options):  # type: ignore[no-untyped-def]
+        fragments = hybrid.count("# fragment ")
+        checked.append(fragments)
+        if fragments > 1:
+            return False, "wrong_answer: made to fail"
+        return True, "correct: 5 input sets match"
+
+    monkeypatch.setattr(search_module, "check_hybrid", check)
+    config = SearchConfig(k=1, max_ops=2, hybrid_fallbacks=fallbacks)
+    result = search(FIVE, NoSigmoid(), config)
+    if fallbacks == 0:
+        assert checked == [2] and result.hybrid_ok is False
+        assert sum(s["fused"] for s in result.cover) == 2
+        return
+    assert checked == [2, 1]
+    assert result.hybrid_ok, result.hybrid_reason
+    assert "the best cover's hybrid failed its check: wrong_answer: made to fail" in (
+        result.hybrid_reason
+    )
+    fused = [(s["start"], s["end"]) for s in result.cover if s["fused"]]
+    assert fused in ([(0, 2)], [(3, 5)])
+    assert result.hybrid.count("# fragment ") == 1
+    assert result.cost < result.pytorch_cost
