@@ -64,11 +64,11 @@ class SearchConfig:
     precision: str = "fp32"
     # When the best cover's stitched hybrid fails its check, the covers of one verified fragment
     # (the rest in PyTorch) that still beat PyTorch are checked next, best first, at most this
-    # many.  H200, bf16, KernelBench dev L2 (2026-12-03): 62 and 94 ended with no kernel
-    # because their best cover failed (a PyTorch GEMM's bf16 output into a fused group norm:
-    # 459 and 64 of 8.4M elements past 1e-2), while fused fragments covering the GEMM as well
-    # had verified 2.2x and more faster than eager.  A fragment over the whole task needs no
-    # check (its own verification is one) and does not count against this.
+    # many.  H200, bf16, KernelBench dev L2 (2026-12-03): 62 ended with no kernel because its
+    # best cover failed (a PyTorch GEMM's bf16 output into a fused group norm: 459 of 8.4M
+    # elements past 1e-2), while fragments fusing the GEMM with the norm had verified 2.2x
+    # faster than eager.  A fragment over the whole task needs no check (its own
+    # verification is one) and does not count against this.
     hybrid_fallbacks: int = 2
 
 
