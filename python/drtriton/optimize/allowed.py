@@ -24,8 +24,7 @@ import torch.nn.functional as F
 from drtriton.frontend import FrontendResult, Line
 from drtriton.verify import gpu_lock
 from drtriton.verify.poison import DispatchRecord, allowed_packets
-from drtriton.verify.precision import cast
-from drtriton.verify.precision import mode as precision_mode
+from drtriton.verify.precision import probe_zeros
 
 
 def spelled_name(line: Line) -> str | None:
@@ -35,21 +34,15 @@ def spelled_name(line: Line) -> str | None:
     return parts[3] if head.startswith("torch.ops.aten.") and len(parts) >= 4 else None
 
 
-def _zeros(shape: list[int], dtype: str, device: str) -> torch.Tensor:
-    return torch.zeros(shape, dtype=getattr(torch, dtype), device=device)
-
-
 def allowed_ops(frontend: FrontendResult, kept: set[str], device: str,
                 precision: str = "fp32") -> tuple[str, ...]:  # fmt: skip
     """ATen overload packets dispatched by the lines whose results are in `kept`, with the
     inputs of the verifier's `precision` mode."""
     names = {n for line in frontend.lines if line.result in kept for n in [spelled_name(line)] if n}
-    zeros = cast(
-        [_zeros(i.shape, i.dtype, device) for i in frontend.inputs], precision_mode(precision)
-    )
-    values: dict[str, Any] = {i.name: z for i, z in zip(frontend.inputs, zeros, strict=True)}
     record = DispatchRecord()
-    with torch.no_grad(), gpu_lock.hold(device, gpu_lock.SHARED):
+    with torch.no_grad(), gpu_lock.hold(device, gpu_lock.SHARED):  # the zeros' fill too
+        zeros = probe_zeros([(i.shape, i.dtype) for i in frontend.inputs], device, precision)
+        values: dict[str, Any] = {i.name: z for i, z in zip(frontend.inputs, zeros, strict=True)}
         for line in frontend.lines:
             spelling = line.public or line.call
             mode = record if line.result in kept else contextlib.nullcontext()

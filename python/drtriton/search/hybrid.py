@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from drtriton import _core
 from drtriton.verify import Verifier, gpu_lock
 from drtriton.verify.poison import DispatchRecord, allowed_packets
-from drtriton.verify.precision import cast, mode
+from drtriton.verify.precision import probe_zeros
 
 
 def kept_packets(task: str, plan: dict[str, Any], device: str,
@@ -33,11 +33,8 @@ def kept_packets(task: str, plan: dict[str, Any], device: str,
             if segment["fused"] or not segment.get("torch_line"):
                 continue
             names = segment["inputs"]
-            zeros = [torch.zeros(facts["shapes"][name],
-                                 dtype=getattr(torch, facts["dtypes"].get(name, "float32")),
-                                 device=device)
-                     for name in names]  # fmt: skip
-            values = dict(zip(names, cast(zeros, mode(precision)), strict=True))
+            specs = [(facts["shapes"][n], facts["dtypes"].get(n, "float32")) for n in names]
+            values = dict(zip(names, probe_zeros(specs, device, precision), strict=True))
             with record:
                 exec(segment["torch_line"], {"torch": torch, "F": F}, values)  # our own line
     return allowed_packets(record.seen)

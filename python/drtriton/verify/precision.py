@@ -131,6 +131,17 @@ def cast(values: list[Any], m: Mode) -> list[Any]:
             for x in values]  # fmt: skip
 
 
+def probe_zeros(specs: list[tuple[list[int], str]], device: str, precision: str) -> list[Any]:
+    """Zero tensors of (shape, IR dtype) `specs` on `device`, floating ones in `precision`'s
+    dtype: the inputs a dispatch probe runs program lines on (optimize/allowed.py,
+    search/hybrid.py), since the ATen operator a line reaches can depend on the dtype."""
+    import torch
+
+    zeros = [torch.zeros(shape, dtype=getattr(torch, dtype), device=device)
+             for shape, dtype in specs]  # fmt: skip
+    return cast(zeros, mode(precision))
+
+
 def widened(values: list[Any]) -> list[Any]:
     """Half-precision tensors as float32 copies (exact: every bf16 and fp16 value is a
     float32 value), strides kept; everything else as it is."""
