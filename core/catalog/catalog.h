@@ -95,6 +95,32 @@ struct OpExample {
   std::vector<AttrValue> attrs;  // one per attribute param
 };
 
+// How the code generator's row emitter (codegen/emit_rows.cc) computes an operator that reads
+// whole rows (a reduction, a softmax, a scan, a normalization over its statistics): operator
+// facts, read instead of the operator's name.  kNone for every other operator.
+enum class RowKind {
+  kNone,
+  kSum,
+  kMean,
+  kMax,
+  kMin,
+  kArgmax,
+  kArgmin,
+  kLogsumexp,
+  kSoftmax,
+  kLogSoftmax,
+  kCumsum,
+  kCumprod,
+  kLayerNorm,     // over the trailing normalized_shape dims
+  kGroupNorm,     // over channel groups
+  kInstanceNorm,  // over each (sample, channel)'s spatial dims
+};
+
+// An elementwise operator's Triton expression from its inputs' variable names and the node's
+// attributes (catalog/lowering.h).
+using ElementwiseLowering = std::string (*)(const std::vector<std::string>& ins,
+                                            const std::vector<AttrValue>& attrs);
+
 struct OpInfo {
   std::string name;         // catalog name, unique: "conv2d", "relu", "randn"
   OpKind kind = OpKind::kCompute;
@@ -114,6 +140,10 @@ struct OpInfo {
   double flops_per_element = 1.0;
   std::string doc;          // one line for `drtriton ops`
   OpExample example;
+  // Elementwise operators: their Triton expression (catalog/lowering.h), which the code
+  // generator reads; null for every other operator, which an emitter of its trait lowers.
+  ElementwiseLowering lowering = nullptr;
+  RowKind row = RowKind::kNone;  // operators of the row emitter (RowKind)
 
   bool has(Trait t) const { return (traits & t) != 0; }
   // A bool tensor parameter (where's condition): no program input is bool, so such an

@@ -184,3 +184,45 @@ TEST(CatalogTest, ArityCountsTensorParams) {
 
 }  // namespace
 }  // namespace drtriton
+
+namespace drtriton {
+namespace {
+
+// The attributes a lowering is called with here: the example's, else each parameter's default.
+std::vector<AttrValue> LoweringAttrs(const OpInfo& op) {
+  if (static_cast<int>(op.example.attrs.size()) == op.num_attrs()) return op.example.attrs;
+  std::vector<AttrValue> attrs;
+  for (int k : op.attr_param_indices())
+    attrs.push_back(op.params[static_cast<size_t>(k)].attr.default_value);
+  return attrs;
+}
+
+// Lowering as data: every elementwise operator's entry carries its Triton expression, which
+// uses each of its inputs; every other compute operator has none and belongs to a family the
+// code generator lowers by its trait (one emitter per family: contraction, conv, rows, ...).
+TEST(CatalogTest, EveryComputeOperatorHasALoweringOrAnEmitterFamily) {
+  const uint32_t families = kReduction | kRowwise | kScan | kContraction | kNormalization |
+                            kPooling | kConv | kConvTranspose | kLayout;
+  for (const OpInfo& op : Catalog()) {
+    if (op.kind != OpKind::kCompute) continue;
+    if (!op.has(kElementwise)) {
+      EXPECT_EQ(op.lowering, nullptr) << op.name;
+      EXPECT_NE(op.traits & families, 0u) << op.name << ": no lowering and no emitter family";
+      // The row emitter's operators say which computation they are; batch_norm, in inference
+      // mode, is per-channel arithmetic on its running statistics (codegen/expr.cc).
+      const bool rows = op.has(kReduction) || op.has(kRowwise) || op.has(kScan) ||
+                        (op.has(kNormalization) && op.name != "batch_norm");
+      EXPECT_EQ(op.row != RowKind::kNone, rows) << op.name;
+      continue;
+    }
+    EXPECT_EQ(op.row, RowKind::kNone) << op.name;
+    ASSERT_NE(op.lowering, nullptr) << op.name << " has no lowering";
+    std::vector<std::string> ins;
+    for (int k = 0; k < op.arity(); ++k) ins.push_back("in" + std::to_string(k) + "_");
+    const std::string formula = op.lowering(ins, LoweringAttrs(op));
+    for (const std::string& in : ins) EXPECT_NE(formula.find(in), std::string::npos) << op.name;
+  }
+}
+
+}  // namespace
+}  // namespace drtriton

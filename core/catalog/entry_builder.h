@@ -176,6 +176,15 @@ class Entry {
     op_.doc = std::move(doc);
     return *this;
   }
+  // The Triton spelling of an elementwise operator (catalog/lowering.h).
+  Entry& Lower(ElementwiseLowering lowering) {
+    op_.lowering = lowering;
+    return *this;
+  }
+  Entry& Row(RowKind row) {
+    op_.row = row;
+    return *this;
+  }
   Entry& Example(std::vector<Shape> inputs, std::vector<AttrValue> attrs = {}) {
     op_.example = OpExample{std::move(inputs), std::move(attrs)};
     return *this;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "catalog/entry_builder.h"
+#include "catalog/lowering.h"
 
 namespace drtriton::catalog_internal {
 namespace {
@@ -57,19 +58,26 @@ Entry Comparison(std::string name, std::string doc) {
 
 void AddElementwiseOps(std::vector<OpInfo>& out) {
   // Binary arithmetic.
-  out.push_back(Binary("add", "torch.add", 1, "input + other, broadcast"));
-  out.push_back(
-      Binary("sub", "torch.sub", 1, "input - other, broadcast").Alias({"torch.subtract"}));
-  out.push_back(
-      Binary("mul", "torch.mul", 1, "input * other, broadcast").Alias({"torch.multiply"}));
+  out.push_back(Binary("add", "torch.add", 1, "input + other, broadcast")
+                    .Lower(lowering::Add));
+  out.push_back(Binary("sub", "torch.sub", 1, "input - other, broadcast")
+                    .Alias({"torch.subtract"})
+                    .Lower(lowering::Sub));
+  out.push_back(Binary("mul", "torch.mul", 1, "input * other, broadcast")
+                    .Alias({"torch.multiply"})
+                    .Lower(lowering::Mul));
   out.push_back(Binary("div", "torch.div", 1, "input / other (true division), broadcast")
-                    .Alias({"torch.divide", "torch.true_divide"}));
-  out.push_back(Binary("maximum", "torch.maximum", 1, "elementwise max, broadcast"));
-  out.push_back(Binary("minimum", "torch.minimum", 1, "elementwise min, broadcast"));
+                    .Alias({"torch.divide", "torch.true_divide"})
+                    .Lower(lowering::Div));
+  out.push_back(Binary("maximum", "torch.maximum", 1, "elementwise max, broadcast")
+                    .Lower(lowering::Maximum));
+  out.push_back(Binary("minimum", "torch.minimum", 1, "elementwise min, broadcast")
+                    .Lower(lowering::Minimum));
   // pow's exponent is a Python float here; integral exponents keep negative inputs legal.
   out.push_back(Unary("pow", "torch.pow", "torch.pow", 0, 1, "input ** exponent")
                     .Params({Tensor("input"), Attr("exponent", FloatChoices({2.0, 3.0}, {}))})
-                    .Example({{2, 3, 4}}, {F(2.0)}));
+                    .Example({{2, 3, 4}}, {F(2.0)})
+                    .Lower(lowering::Pow));
   // min is never sampled as None so that at least one bound is set (PyTorch's rule).
   AttrSpec clamp_min = NullableFloatChoices({-1.0, 0.0});
   clamp_min.choices.erase(clamp_min.choices.begin());
@@ -77,30 +85,43 @@ void AddElementwiseOps(std::vector<OpInfo>& out) {
                     .Alias({"torch.clip"})
                     .Params({Tensor("input"), Attr("min", clamp_min),
                              Attr("max", NullableFloatChoices({1.0, 6.0}))})
-                    .Example({{2, 3, 4}}, {F(-1.0), F(1.0)}));
+                    .Example({{2, 3, 4}}, {F(-1.0), F(1.0)})
+                    .Lower(lowering::Clamp));
 
   // Unary math.  log and sqrt are sampled on positive inputs (torch.rand) only.
-  out.push_back(Unary("exp", "torch.exp", "torch.exp", 0, 1, "e ** x"));
+  out.push_back(Unary("exp", "torch.exp", "torch.exp", 0, 1, "e ** x")
+                    .Lower(lowering::Exp));
   out.push_back(Unary("log", "torch.log", "torch.log", kPositiveInput, 1, "natural log, x > 0")
-                    .Params({PositiveTensor("input")}));
-  out.push_back(Unary("abs", "torch.abs", "torch.abs", 0, 1, "|x|").Alias({"torch.absolute"}));
+                    .Params({PositiveTensor("input")})
+                    .Lower(lowering::Log));
+  out.push_back(Unary("abs", "torch.abs", "torch.abs", 0, 1, "|x|").Alias({"torch.absolute"})
+                    .Lower(lowering::Abs));
   out.push_back(Unary("sqrt", "torch.sqrt", "torch.sqrt", kPositiveInput, 1, "square root, x > 0")
-                    .Params({PositiveTensor("input")}));
-  out.push_back(Unary("neg", "torch.neg", "torch.neg", 0, 1, "-x").Alias({"torch.negative"}));
+                    .Params({PositiveTensor("input")})
+                    .Lower(lowering::Sqrt));
+  out.push_back(Unary("neg", "torch.neg", "torch.neg", 0, 1, "-x").Alias({"torch.negative"})
+                    .Lower(lowering::Neg));
 
   // Comparisons (bool results) and the selection that reads them.  masked_fill(x, m, v) is
   // where(m, v, x) with v a one-element constant (the frontend's spelling of a number).
-  out.push_back(Comparison("eq", "input == other, a bool tensor"));
-  out.push_back(Comparison("ne", "input != other (true where either is NaN), a bool tensor"));
-  out.push_back(Comparison("lt", "input < other, a bool tensor").Alias({"torch.less"}));
-  out.push_back(Comparison("le", "input <= other, a bool tensor").Alias({"torch.less_equal"}));
-  out.push_back(Comparison("gt", "input > other, a bool tensor").Alias({"torch.greater"}));
-  out.push_back(Comparison("ge", "input >= other, a bool tensor").Alias({"torch.greater_equal"}));
+  out.push_back(Comparison("eq", "input == other, a bool tensor")
+                    .Lower(lowering::Eq));
+  out.push_back(Comparison("ne", "input != other (true where either is NaN), a bool tensor")
+                    .Lower(lowering::Ne));
+  out.push_back(Comparison("lt", "input < other, a bool tensor").Alias({"torch.less"})
+                    .Lower(lowering::Lt));
+  out.push_back(Comparison("le", "input <= other, a bool tensor").Alias({"torch.less_equal"})
+                    .Lower(lowering::Le));
+  out.push_back(Comparison("gt", "input > other, a bool tensor").Alias({"torch.greater"})
+                    .Lower(lowering::Gt));
+  out.push_back(Comparison("ge", "input >= other, a bool tensor").Alias({"torch.greater_equal"})
+                    .Lower(lowering::Ge));
   // The negation of a mask (the "safe softmax" of scaled_dot_product_attention: rows whose
   // scores are all -inf); bool in, bool out, as torch.logical_not of a bool tensor.
   out.push_back(Unary("logical_not", "torch.logical_not", "torch.logical_not",
                       kBoolResult | kFrontendOnly, 1, "not input, a bool tensor (input: bool)")
-                    .Params({BoolTensor("input")}));
+                    .Params({BoolTensor("input")})
+                    .Lower(lowering::LogicalNot));
   out.push_back(Entry("where", "torch.where", "torch.where")
                     .Params({BoolTensor("condition"), Tensor("input"), Tensor("other")})
                     .Rule(ShapeRule::kBroadcast)
@@ -108,45 +129,59 @@ void AddElementwiseOps(std::vector<OpInfo>& out) {
                     .Traits(kElementwise | kFrontendOnly)
                     .Flops(1)
                     .Doc("input where condition else other, broadcast (condition: bool)")
-                    .Example({{3, 1}, {2, 3, 4}, {4}}));
+                    .Example({{3, 1}, {2, 3, 4}, {4}})
+                    .Lower(lowering::Where));
 
   // Activations available as torch.* (and F.*).
   out.push_back(Unary("relu", "torch.relu", "torch.relu", kActivation, 1, "max(x, 0)")
-                    .Alias({"torch.nn.functional.relu", "F.relu"}));
+                    .Alias({"torch.nn.functional.relu", "F.relu"})
+                    .Lower(lowering::Relu));
   out.push_back(
       Unary("sigmoid", "torch.sigmoid", "torch.sigmoid", kActivation, 3, "1 / (1 + exp(-x))")
-          .Alias({"torch.nn.functional.sigmoid", "F.sigmoid", "torch.special.expit"}));
+          .Alias({"torch.nn.functional.sigmoid", "F.sigmoid", "torch.special.expit"})
+          .Lower(lowering::Sigmoid));
   out.push_back(Unary("tanh", "torch.tanh", "torch.tanh", kActivation, 1, "tanh(x)")
-                    .Alias({"torch.nn.functional.tanh", "F.tanh"}));
+                    .Alias({"torch.nn.functional.tanh", "F.tanh"})
+                    .Lower(lowering::Tanh));
   out.push_back(Unary("selu", "torch.selu", "torch.selu", kActivation, 5,
                       "scale * (max(0, x) + min(0, alpha * (exp(x) - 1)))")
-                    .Alias({"torch.nn.functional.selu", "F.selu"}));
+                    .Alias({"torch.nn.functional.selu", "F.selu"})
+                    .Lower(lowering::Selu));
 
   // Activations of torch.nn.functional only.
   out.push_back(
       Functional("leaky_relu", 2, "x if x > 0 else negative_slope * x")
           .Params({Tensor("input"), Attr("negative_slope", FloatChoices({0.01, 0.1, 0.2}, 0.01))})
-          .Example({{2, 3, 4}}, {F(0.1)}));
+          .Example({{2, 3, 4}}, {F(0.1)})
+          .Lower(lowering::LeakyRelu));
   // approximate is keyword-only in PyTorch: F.gelu(x, approximate='tanh').
   out.push_back(Functional("gelu", 5, "x * Phi(x); approximate='tanh' uses the tanh formula")
                     .Params({Tensor("input"),
                              KeywordAttr("approximate", StringChoices({"none", "tanh"}, "none"))})
-                    .Example({{2, 3, 4}}, {S("tanh")}));
+                    .Example({{2, 3, 4}}, {S("tanh")})
+                    .Lower(lowering::Gelu));
   out.push_back(Functional("elu", 4, "x if x > 0 else alpha * (exp(x) - 1)")
                     .Params({Tensor("input"), Attr("alpha", FloatChoices({1.0, 0.5}, 1.0))})
-                    .Example({{2, 3, 4}}, {F(1.0)}));
-  out.push_back(Functional("hardsigmoid", 4, "relu6(x + 3) / 6"));
-  out.push_back(Functional("hardswish", 5, "x * relu6(x + 3) / 6"));
+                    .Example({{2, 3, 4}}, {F(1.0)})
+                    .Lower(lowering::Elu));
+  out.push_back(Functional("hardsigmoid", 4, "relu6(x + 3) / 6")
+                    .Lower(lowering::Hardsigmoid));
+  out.push_back(Functional("hardswish", 5, "x * relu6(x + 3) / 6")
+                    .Lower(lowering::Hardswish));
   out.push_back(Functional("hardtanh", 2, "clamp(x, min_val, max_val)")
                     .Params({Tensor("input"), Attr("min_val", FloatChoices({-1.0, -2.0}, -1.0)),
                              Attr("max_val", FloatChoices({1.0, 2.0}, 1.0))})
-                    .Example({{2, 3, 4}}, {F(-1.0), F(1.0)}));
+                    .Example({{2, 3, 4}}, {F(-1.0), F(1.0)})
+                    .Lower(lowering::Clamp));
   out.push_back(Functional("softplus", 6, "log(1 + exp(beta * x)) / beta, linear above threshold")
                     .Params({Tensor("input"), Attr("beta", FloatChoices({1.0, 2.0}, 1.0)),
                              Attr("threshold", FloatChoices({20.0}, 20.0))})
-                    .Example({{2, 3, 4}}, {F(1.0), F(20.0)}));
-  out.push_back(Functional("mish", 5, "x * tanh(softplus(x))"));
-  out.push_back(Functional("silu", 4, "x * sigmoid(x)"));
+                    .Example({{2, 3, 4}}, {F(1.0), F(20.0)})
+                    .Lower(lowering::Softplus));
+  out.push_back(Functional("mish", 5, "x * tanh(softplus(x))")
+                    .Lower(lowering::Mish));
+  out.push_back(Functional("silu", 4, "x * sigmoid(x)")
+                    .Lower(lowering::Silu));
 }
 
 }  // namespace drtriton::catalog_internal

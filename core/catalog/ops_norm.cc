@@ -38,7 +38,8 @@ void AddNormalizationOps(std::vector<OpInfo>& out) {
                     .Traits(kNormalization)
                     .Flops(8)
                     .Doc("normalize over the trailing normalized_shape dims, then weight and bias")
-                    .Example({{2, 3, 4}, {4}, {4}}, {L({4}), F(1e-5)}));
+                    .Example({{2, 3, 4}, {4}, {4}}, {L({4}), F(1e-5)})
+                    .Row(RowKind::kLayerNorm));
   out.push_back(Entry("group_norm", "torch.nn.functional.group_norm", "F.group_norm")
                     .Alias({"torch.group_norm"})
                     .Params({Tensor("input"), Attr("num_groups", IntRange(1, 8, {})),
@@ -49,7 +50,8 @@ void AddNormalizationOps(std::vector<OpInfo>& out) {
                     .Traits(kNormalization)
                     .Flops(8)
                     .Doc("normalize over channel groups of (N, C, *); C % num_groups == 0")
-                    .Example({{2, 4, 3, 3}, {4}, {4}}, {I(2), F(1e-5)}));
+                    .Example({{2, 4, 3, 3}, {4}, {4}}, {I(2), F(1e-5)})
+                    .Row(RowKind::kGroupNorm));
   AttrSpec use_input_stats = BoolAttr(true);
   use_input_stats.choices = {AttrValue::Bool(true)};  // False needs running stats: not sampled
   out.push_back(Entry("instance_norm", "torch.nn.functional.instance_norm", "F.instance_norm")
@@ -64,7 +66,8 @@ void AddNormalizationOps(std::vector<OpInfo>& out) {
                     .Traits(kNormalization)
                     .Flops(8)
                     .Doc("normalize each (sample, channel) over its spatial dims (> 1 element)")
-                    .Example({{2, 3, 4, 4}, {3}, {3}, {3}, {3}}, {B(true), F(0.1), F(1e-5)}));
+                    .Example({{2, 3, 4, 4}, {3}, {3}, {3}, {3}}, {B(true), F(0.1), F(1e-5)})
+                    .Row(RowKind::kInstanceNorm));
 }
 
 }  // namespace drtriton::catalog_internal

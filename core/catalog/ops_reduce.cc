@@ -39,24 +39,29 @@ Entry AlongDim(const std::string& name, uint32_t traits, double flops, std::stri
 }  // namespace
 
 void AddReductionOps(std::vector<OpInfo>& out) {
-  out.push_back(Reduce("sum", 0, 1, "sum over dim"));
-  out.push_back(Reduce("mean", 0, 1, "mean over dim"));
-  out.push_back(Reduce("amax", 0, 1, "max over dim (values only)"));
-  out.push_back(Reduce("amin", 0, 1, "min over dim (values only)"));
-  out.push_back(Reduce("argmax", kIndexResult, 1, "index of the max over dim, int64"));
-  out.push_back(Reduce("argmin", kIndexResult, 1, "index of the min over dim, int64"));
+  out.push_back(Reduce("sum", 0, 1, "sum over dim").Row(RowKind::kSum));
+  out.push_back(Reduce("mean", 0, 1, "mean over dim").Row(RowKind::kMean));
+  out.push_back(Reduce("amax", 0, 1, "max over dim (values only)").Row(RowKind::kMax));
+  out.push_back(Reduce("amin", 0, 1, "min over dim (values only)").Row(RowKind::kMin));
+  out.push_back(Reduce("argmax", kIndexResult, 1, "index of the max over dim, int64")
+                    .Row(RowKind::kArgmax));
+  out.push_back(Reduce("argmin", kIndexResult, 1, "index of the min over dim, int64")
+                    .Row(RowKind::kArgmin));
   // Stable form: max, subtract, exp, add per input element.
-  out.push_back(
-      Reduce("logsumexp", 0, 4, "log(sum(exp(x))) over dim").Alias({"torch.special.logsumexp"}));
+  out.push_back(Reduce("logsumexp", 0, 4, "log(sum(exp(x))) over dim")
+                    .Alias({"torch.special.logsumexp"})
+                    .Row(RowKind::kLogsumexp));
 
   // max, subtract, exp, sum, divide (log_softmax: subtract the log) per element.
   out.push_back(AlongDim("softmax", kRowwise, 5, "exp(x) / sum(exp(x)) along dim")
-                    .Alias({"torch.nn.functional.softmax", "F.softmax", "torch.special.softmax"}));
+                    .Alias({"torch.nn.functional.softmax", "F.softmax", "torch.special.softmax"})
+                    .Row(RowKind::kSoftmax));
   out.push_back(AlongDim("log_softmax", kRowwise, 5, "x - logsumexp(x) along dim")
                     .Alias({"torch.nn.functional.log_softmax", "F.log_softmax",
-                            "torch.special.log_softmax"}));
-  out.push_back(AlongDim("cumsum", kScan, 1, "running sum along dim"));
-  out.push_back(AlongDim("cumprod", kScan, 1, "running product along dim"));
+                            "torch.special.log_softmax"})
+                    .Row(RowKind::kLogSoftmax));
+  out.push_back(AlongDim("cumsum", kScan, 1, "running sum along dim").Row(RowKind::kCumsum));
+  out.push_back(AlongDim("cumprod", kScan, 1, "running product along dim").Row(RowKind::kCumprod));
 }
 
 }  // namespace drtriton::catalog_internal

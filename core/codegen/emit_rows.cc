@@ -48,7 +48,7 @@ RowsEmitter::RowsEmitter(const GroupContext& ctx, const Node& node, Role role)
       role_(role),
       p_(ctx.program),
       node_(node),
-      op_(RowOpOf(GetOp(node.op).name)),
+      op_(RowOpOf(GetOp(node.op))),
       layout_(LayoutOf(ctx, node, op_)),
       params_(p_) {
   rows_ = Product(layout_.row_shape);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "catalog/lowering.h"
 #include "codegen/kernel.h"
 #include "codegen/python_writer.h"
 #include "ir/program.h"
@@ -69,19 +70,17 @@ class ExprEmitter {
   std::map<std::string, std::string> memo_;
 };
 
-// tl.maximum / tl.minimum that propagate NaN, as torch's maximum, clamp, relu and amax do. The
-// default (PropagateNan.NONE) compiles to maxnum/minnum on the GPU, which drops a NaN operand;
-// the interpreter propagates either way, so only the GPU would show the difference.
-std::string NanMax(const std::string& a, const std::string& b);
-std::string NanMin(const std::string& a, const std::string& b);
+// NaN-propagating max/min (catalog/lowering.h), which the reductions use too.
+using lowering::NanMax;
+using lowering::NanMin;
 
 // `reduced` (a tl.max/tl.min of `acc` over axis 1) made NaN where a lane of `acc` is NaN:
 // tl.max/tl.min's own combine drops NaN on the GPU. Adds the sum of the NaN lanes (0.0 when
 // there is none, which leaves +-inf as it is).
 std::string NanOfLanes(const std::string& acc);
 
-// The Triton expression of an elementwise operator applied to the variables `ins`.
-// Returns "" for an operator it does not know.
+// The Triton expression of an elementwise operator applied to the variables `ins`: its
+// catalog lowering.  "" for an operator that has none (not elementwise) or another arity.
 std::string ElementwiseFormula(const OpInfo& op, const std::vector<std::string>& ins,
                                const std::vector<AttrValue>& attrs);
 

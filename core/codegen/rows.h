@@ -31,7 +31,8 @@ enum class RowOp {
   kNorm
 };
 
-RowOp RowOpOf(const std::string& name);
+// The row emitter's operation of a catalog operator (its RowKind; kNorm for the norms).
+RowOp RowOpOf(const OpInfo& op);
 // Operators whose result has one element per row.
 inline bool IsReduction(RowOp op) { return op <= RowOp::kLogsumexp; }
 

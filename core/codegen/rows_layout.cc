@@ -91,32 +91,38 @@ RowLayout Groups(const Shape& in, const Dims& dims, int64_t groups) {
 
 }  // namespace
 
-RowOp RowOpOf(const std::string& name) {
-  if (name == "sum") return RowOp::kSum;
-  if (name == "mean") return RowOp::kMean;
-  if (name == "amax") return RowOp::kMax;
-  if (name == "amin") return RowOp::kMin;
-  if (name == "argmax") return RowOp::kArgmax;
-  if (name == "argmin") return RowOp::kArgmin;
-  if (name == "logsumexp") return RowOp::kLogsumexp;
-  if (name == "softmax") return RowOp::kSoftmax;
-  if (name == "log_softmax") return RowOp::kLogSoftmax;
-  if (name == "cumsum") return RowOp::kCumsum;
-  if (name == "cumprod") return RowOp::kCumprod;
+RowOp RowOpOf(const OpInfo& op) {
+  switch (op.row) {
+    case RowKind::kSum: return RowOp::kSum;
+    case RowKind::kMean: return RowOp::kMean;
+    case RowKind::kMax: return RowOp::kMax;
+    case RowKind::kMin: return RowOp::kMin;
+    case RowKind::kArgmax: return RowOp::kArgmax;
+    case RowKind::kArgmin: return RowOp::kArgmin;
+    case RowKind::kLogsumexp: return RowOp::kLogsumexp;
+    case RowKind::kSoftmax: return RowOp::kSoftmax;
+    case RowKind::kLogSoftmax: return RowOp::kLogSoftmax;
+    case RowKind::kCumsum: return RowOp::kCumsum;
+    case RowKind::kCumprod: return RowOp::kCumprod;
+    case RowKind::kLayerNorm:
+    case RowKind::kGroupNorm:
+    case RowKind::kInstanceNorm:
+    case RowKind::kNone: break;
+  }
   return RowOp::kNorm;
 }
 
 RowLayout LayoutOf(const GroupContext& ctx, const Node& node, RowOp op) {
   const Shape& in = ctx.program.value(node.tensors[0]).shape;
   const Dims dims = ctx.DimsOf(node.tensors[0]);
-  const std::string& name = GetOp(node.op).name;
+  const RowKind kind = GetOp(node.op).row;
   if (op != RowOp::kNorm) {
     const bool keepdim = IsReduction(op) && node.attrs[1].b;
     return AlongDim(in, dims, NormDim(node.attrs[0].i, in.size()), keepdim);
   }
-  if (name == "layer_norm")
+  if (kind == RowKind::kLayerNorm)
     return Trailing(in, dims, in.size() - node.attrs[0].ints.size(), ParamsVary::kAlongR);
-  if (name == "instance_norm") return Trailing(in, dims, 2, ParamsVary::kPerRow);
+  if (kind == RowKind::kInstanceNorm) return Trailing(in, dims, 2, ParamsVary::kPerRow);
   return Groups(in, dims, node.attrs[0].i);  // group_norm
 }
 

@@ -141,8 +141,8 @@ void RowsEmitter::NormStats() {
 
 // (x - mean) * rstd * weight + bias.
 void RowsEmitter::EmitNorm() {
-  const std::string name = GetOp(node_.op).name;
-  const size_t first_param = name == "instance_norm" ? 3 : 1;  // after running mean and var
+  const bool instance = GetOp(node_.op).row == RowKind::kInstanceNorm;
+  const size_t first_param = instance ? 3 : 1;  // after running mean and var
   weight_ = node_.tensors[first_param];
   bias_ = node_.tensors[first_param + 1];
   NormStats();

@@ -1,0 +1,129 @@
+#include "catalog/lowering.h"
+
+#include <string>
+
+namespace drtriton::lowering {
+namespace {
+
+std::string Literal(double v) { return AttrValue::Float(v).ToPython(); }
+
+// tanh through the sigmoid: Triton has no tanh outside libdevice, which the interpreter
+// lacks; 2 * sigmoid(2x) - 1 is within 1e-7 of tanh in fp32.
+std::string TanhOf(const std::string& x) {
+  return "(2.0 * tl.sigmoid(2.0 * " + x + ") - 1.0)";
+}
+
+// log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold (as torch does).
+std::string SoftplusOf(const std::string& x, double beta, double threshold) {
+  const std::string b = Literal(beta);
+  return "tl.where(" + x + " * " + b + " > " + Literal(threshold) + ", " + x +
+         ", tl.log(1.0 + tl.exp(" + x + " * " + b + ")) / " + b + ")";
+}
+
+std::string Relu6Of(const std::string& x) { return NanMin(NanMax(x + " + 3.0", "0.0"), "6.0"); }
+
+std::string Infix(const Ins& in, const std::string& op) { return in[0] + " " + op + " " + in[1]; }
+std::string Compare(const Ins& in, const std::string& op) {
+  return "(" + in[0] + " " + op + " " + in[1] + ")";
+}
+std::string Call(const std::string& f, const Ins& in) { return f + "(" + in[0] + ")"; }
+
+}  // namespace
+
+std::string NanMax(const std::string& a, const std::string& b) {
+  return "tl.maximum(" + a + ", " + b + ", propagate_nan=tl.PropagateNan.ALL)";
+}
+
+std::string NanMin(const std::string& a, const std::string& b) {
+  return "tl.minimum(" + a + ", " + b + ", propagate_nan=tl.PropagateNan.ALL)";
+}
+
+std::string Add(const Ins& in, const Attrs&) { return Infix(in, "+"); }
+std::string Sub(const Ins& in, const Attrs&) { return Infix(in, "-"); }
+std::string Mul(const Ins& in, const Attrs&) { return Infix(in, "*"); }
+std::string Div(const Ins& in, const Attrs&) { return Infix(in, "/"); }
+std::string Maximum(const Ins& in, const Attrs&) { return NanMax(in[0], in[1]); }
+std::string Minimum(const Ins& in, const Attrs&) { return NanMin(in[0], in[1]); }
+std::string Eq(const Ins& in, const Attrs&) { return Compare(in, "=="); }
+std::string Ne(const Ins& in, const Attrs&) { return Compare(in, "!="); }
+std::string Lt(const Ins& in, const Attrs&) { return Compare(in, "<"); }
+std::string Le(const Ins& in, const Attrs&) { return Compare(in, "<="); }
+std::string Gt(const Ins& in, const Attrs&) { return Compare(in, ">"); }
+std::string Ge(const Ins& in, const Attrs&) { return Compare(in, ">="); }
+std::string Where(const Ins& in, const Attrs&) {
+  return "tl.where(" + in[0] + ", " + in[1] + ", " + in[2] + ")";
+}
+
+std::string Exp(const Ins& in, const Attrs&) { return Call("tl.exp", in); }
+std::string Log(const Ins& in, const Attrs&) { return Call("tl.log", in); }
+std::string Abs(const Ins& in, const Attrs&) { return Call("tl.abs", in); }
+std::string Sqrt(const Ins& in, const Attrs&) { return Call("tl.sqrt", in); }
+std::string Neg(const Ins& in, const Attrs&) { return "-" + in[0]; }
+std::string LogicalNot(const Ins& in, const Attrs&) {
+  return "(" + in[0] + " == 0)";  // a bool lane: true is 1
+}
+
+std::string Pow(const Ins& in, const Attrs& attrs) {
+  const std::string& x = in[0];
+  const double e = attrs[0].AsFloat();
+  if (e == 1.0) return x;
+  if (e == 2.0) return "(" + x + " * " + x + ")";
+  if (e == 3.0) return "(" + x + " * " + x + " * " + x + ")";
+  if (e == 0.5) return "tl.sqrt(" + x + ")";
+  // Fractional powers are only defined for positive x (NaN otherwise, as in torch).
+  return "tl.exp(" + Literal(e) + " * tl.log(" + x + "))";
+}
+
+std::string Clamp(const Ins& in, const Attrs& attrs) {
+  std::string e = in[0];
+  if (!attrs[0].is_none()) e = NanMax(e, Literal(attrs[0].AsFloat()));
+  if (!attrs[1].is_none()) e = NanMin(e, Literal(attrs[1].AsFloat()));
+  return e;
+}
+
+std::string Relu(const Ins& in, const Attrs&) { return NanMax(in[0], "0.0"); }
+std::string Sigmoid(const Ins& in, const Attrs&) { return Call("tl.sigmoid", in); }
+std::string Tanh(const Ins& in, const Attrs&) { return TanhOf(in[0]); }
+std::string Silu(const Ins& in, const Attrs&) { return in[0] + " * tl.sigmoid(" + in[0] + ")"; }
+
+std::string Selu(const Ins& in, const Attrs&) {  // alpha and scale from F.selu
+  const std::string& x = in[0];
+  return "1.0507009873554805 * tl.where(" + x + " > 0.0, " + x + ", 1.6732632423543772 * (tl.exp(" +
+         x + ") - 1.0))";
+}
+
+std::string Elu(const Ins& in, const Attrs& attrs) {
+  const std::string& x = in[0];
+  return "tl.where(" + x + " > 0.0, " + x + ", " + Literal(attrs[0].AsFloat()) + " * (tl.exp(" +
+         x + ") - 1.0))";
+}
+
+std::string LeakyRelu(const Ins& in, const Attrs& attrs) {
+  const std::string& x = in[0];
+  return "tl.where(" + x + " > 0.0, " + x + ", " + Literal(attrs[0].AsFloat()) + " * " + x + ")";
+}
+
+std::string Hardsigmoid(const Ins& in, const Attrs&) { return Relu6Of(in[0]) + " / 6.0"; }
+std::string Hardswish(const Ins& in, const Attrs&) {
+  return in[0] + " * " + Relu6Of(in[0]) + " / 6.0";
+}
+
+std::string Softplus(const Ins& in, const Attrs& attrs) {
+  return SoftplusOf(in[0], attrs[0].AsFloat(), attrs[1].AsFloat());
+}
+
+std::string Mish(const Ins& in, const Attrs&) {
+  return in[0] + " * " + TanhOf(SoftplusOf(in[0], 1.0, 20.0));
+}
+
+std::string Gelu(const Ins& in, const Attrs& attrs) {
+  const std::string& x = in[0];
+  if (!attrs.empty() && attrs[0].s == "tanh")  // sqrt(2 / pi) and 0.044715 as in torch
+    return "0.5 * " + x + " * (1.0 + " +
+           TanhOf("0.7978845608028654 * (" + x + " + 0.044715 * " + x + " * " + x + " * " + x +
+                  ")") +
+           ")";
+  return "0.5 * " + x + " * (1.0 + tl.erf(" + x + " * 0.7071067811865476))";
+}
+
+}  // namespace drtriton::lowering
