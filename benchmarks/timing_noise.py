@@ -16,8 +16,13 @@
     --work, so an interrupted run resumes.
 (b) Fairness. Four hand-written kernels doing exactly one operator's work (relu, multiply by
     2.5, row sum, row softmax) against their one-operator tasks at 1 MB and 256 MB of float32
-    input: equal work should time equal, eager / kernel within 0.95 .. 1.05. On the CPU
-    (interpreter, no timing, 4 x 64 inputs) it only checks that each kernel is judged correct.
+    input: equal work should time equal, eager / kernel within 0.95 .. 1.05. Row sum and
+    softmax are reductions whose schedules differ from torch's, so there the ratio also
+    measures the kernels; each op's A/A row ("op=") separates the harness: the task itself
+    launches the same Triton kernel, so eager and candidate are one program, timed once on the
+    harness's side and once on the sandboxed worker's, and any ratio away from 1.0 is the
+    harness's. On the CPU (interpreter, no timing, 4 x 64 inputs) it only checks that each
+    kernel is judged correct.
 (c) Evaluation throughput. From a `drtriton eval kernelbench` directory (--eval-dir):
     problems per minute = records with started_at and finished_at / wall span in minutes,
     per run of a resumed evaluation (a record starting after all earlier ones finished opens
@@ -385,11 +390,16 @@ GPU_SHAPES = {"1MB": (256, 1024), "256MB": (65536, 1024)}
 CPU_SHAPES = {"4x64": (4, 64)}
 
 
-def fair_task(op: str, shape: tuple[int, ...]) -> str:
-    line = FAIR_OPS[op][0]
+def fair_task(op: str, shape: tuple[int, ...], same_kernel: bool = False) -> str:
+    """The one-operator task of `op` at `shape`; `same_kernel`: the task is the candidate's
+    own Triton kernel (the A/A row), so that eager and candidate are the same program."""
     dims = ", ".join(map(str, shape))
-    return (f"import torch\n\n\ndef fused_operator(x0):\n    t0 = {line}\n    return t0\n\n\n"
-            f"def get_inputs():\n    return [torch.randn({dims})]\n")  # fmt: skip
+    inputs = f"\n\ndef get_inputs():\n    return [torch.randn({dims})]\n"
+    if same_kernel:
+        kernel = FAIR_OPS[op][1].replace("def triton_fused_operator(", "def fused_operator(")
+        return kernel + inputs
+    line = FAIR_OPS[op][0]
+    return f"import torch\n\n\ndef fused_operator(x0):\n    t0 = {line}\n    return t0\n{inputs}"
 
 
 def fair_row(op: str, size: str, verdict: dict[str, Any], cuda: bool) -> dict[str, Any]:
@@ -410,15 +420,15 @@ def part_b(args: argparse.Namespace) -> list[dict[str, Any]]:
     cuda = args.device.startswith("cuda")
     # torch.compile is not the comparison here, and costs seconds per task.
     opts = Options(device=args.device, compile_baseline=False)
-    jobs = [(op, size, shape) for size, shape in (GPU_SHAPES if cuda else CPU_SHAPES).items()
-            for op in FAIR_OPS]  # fmt: skip
+    jobs = [(op, size, shape, same) for size, shape in (GPU_SHAPES if cuda else CPU_SHAPES).items()
+            for same in (False, True) for op in FAIR_OPS]  # fmt: skip
     rows = []
-    for op, size, shape in tqdm(jobs, desc="fairness", unit="kernel"):
+    for op, size, shape, same in tqdm(jobs, desc="fairness", unit="kernel"):
         try:
-            verdict = verify(fair_task(op, shape), FAIR_OPS[op][1], opts).to_dict()
+            verdict = verify(fair_task(op, shape, same), FAIR_OPS[op][1], opts).to_dict()
         except ResourceError as exc:  # the harness ran out of GPU memory: not a verdict
             verdict = {"status": "not_judged", "reason": str(exc)}
-        rows.append(fair_row(op, size, verdict, cuda))
+        rows.append(fair_row(op + ("=" if same else ""), size, verdict, cuda))
     return rows
 
 
@@ -601,6 +611,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         check_args(args)
+        if not args.device.startswith("cuda"):  # the A/A tasks' own kernels run here too
+            os.environ["TRITON_INTERPRET"] = "1"
         run(args)
     except UserError as exc:
         print(f"timing_noise: {exc}", file=sys.stderr)

@@ -25,11 +25,20 @@ def test_cpu_part_b_judges_the_four_kernels_correct(tool, tmp_path, capsys):
     out = tmp_path / "noise.json"
     assert tool.main(["--device", "cpu", "--parts", "b", "--out", str(out)]) == 0
     rows = json.loads(out.read_text())["b"]
-    assert [r["op"] for r in rows] == ["relu", "mul", "row_sum", "softmax"]
+    ops = ["relu", "mul", "row_sum", "softmax"]
+    assert [r["op"] for r in rows] == ops + [op + "=" for op in ops]  # then the A/A rows
     assert all(r["status"] == "correct" and r["pass"] for r in rows), rows
     assert all(r["time_ms"] is None for r in rows)  # the interpreter does not time
     printed = capsys.readouterr().out
-    assert printed.count(" correct ") == 4 and "(c)" not in printed
+    assert printed.count(" correct ") == 8 and "(c)" not in printed
+
+
+def test_the_a_a_task_is_the_candidates_own_kernel(tool):
+    for op, (_, kernel) in tool.FAIR_OPS.items():
+        task = tool.fair_task(op, (4, 64), same_kernel=True)
+        assert "def fused_operator(x0):" in task and "triton_fused_operator" not in task
+        assert task.replace("def fused_operator(", "def triton_fused_operator(").startswith(kernel)
+        assert "torch.randn(4, 64)" in task
 
 
 def test_fairness_tasks_and_kernels_read_like_the_tutorials(tool):

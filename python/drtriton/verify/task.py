@@ -17,6 +17,8 @@ from __future__ import annotations
 import ast
 import dataclasses
 import hashlib
+import linecache
+import os
 import sys
 import types
 from collections.abc import Callable
@@ -119,6 +121,10 @@ def load_task(source: str, filename: str = "<task>") -> Task:
     module = types.ModuleType(name)
     module.__file__ = filename
     sys.modules[name] = module
+    # A task may launch Triton kernels of its own (a model with a Triton op): Triton's JIT
+    # reads a kernel's text through inspect, which finds text run through exec() in linecache.
+    if not os.path.exists(filename):
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     try:
         code = compile(source, filename, "exec")
         exec(code, module.__dict__)  # trusted task code, harness side only
