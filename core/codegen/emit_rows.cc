@@ -282,8 +282,12 @@ void RowsEmitter::EmitOp() {
     case RowOp::kCumsum:
     case RowOp::kCumprod:
       return EmitScan(op_ == RowOp::kCumprod);
-    case RowOp::kNorm:
+    case RowOp::kLayerNorm:
+    case RowOp::kGroupNorm:
+    case RowOp::kInstanceNorm:
       return EmitNorm();
+    case RowOp::kNone:  // not a row operator: the dispatch never sends one here
+      break;
   }
 }
 

@@ -16,25 +16,17 @@ namespace drtriton::codegen {
 
 using Coords = std::vector<std::string>;
 
-enum class RowOp {
-  kSum,
-  kMean,
-  kMax,
-  kMin,
-  kArgmax,
-  kArgmin,
-  kLogsumexp,
-  kSoftmax,
-  kLogSoftmax,
-  kCumsum,
-  kCumprod,
-  kNorm
-};
+// The row emitter's operations are the catalog's row kinds (catalog.h RowKind).
+using RowOp = RowKind;
 
-// The row emitter's operation of a catalog operator (its RowKind; kNorm for the norms).
-RowOp RowOpOf(const OpInfo& op);
+// The row emitter's operation of a catalog operator (never kNone for one it emits).
+inline RowOp RowOpOf(const OpInfo& op) { return op.row; }
 // Operators whose result has one element per row.
-inline bool IsReduction(RowOp op) { return op <= RowOp::kLogsumexp; }
+inline bool IsReduction(RowOp op) { return op >= RowOp::kSum && op <= RowOp::kLogsumexp; }
+// The normalizations: statistics per row, then every element normalized.
+inline bool IsNorm(RowOp op) {
+  return op == RowOp::kLayerNorm || op == RowOp::kGroupNorm || op == RowOp::kInstanceNorm;
+}
 
 // Where a norm's weight and bias vary: per row (instance_norm: one channel per row), along
 // R (layer_norm: the normalized shape), or per element (group_norm: the channel of a group's

@@ -46,11 +46,11 @@ class RowsEmitter {
   // cumprod walks R one element at a time (heuristics.h: ChooseSequentialRows).
   bool Sequential() const { return op_ == RowOp::kCumprod; }
   // True unless an along-dim operator reduces a dim with non-unit dims after it.
-  bool ReducesInnermost() const { return op_ == RowOp::kNorm || layout_.trailing; }
+  bool ReducesInnermost() const { return IsNorm(op_) || layout_.trailing; }
   // Softmax and norms store one value per input element and need the row's statistics
   // first: the operators with two passes over a long row.
   bool TwoPasses() const {
-    return op_ == RowOp::kSoftmax || op_ == RowOp::kLogSoftmax || op_ == RowOp::kNorm;
+    return op_ == RowOp::kSoftmax || op_ == RowOp::kLogSoftmax || IsNorm(op_);
   }
   // The row length R: an int expression (runtime sizes registered as parameters), and as a
   // divisor ("8.0" for literals, the runtime size otherwise).

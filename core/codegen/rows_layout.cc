@@ -91,38 +91,16 @@ RowLayout Groups(const Shape& in, const Dims& dims, int64_t groups) {
 
 }  // namespace
 
-RowOp RowOpOf(const OpInfo& op) {
-  switch (op.row) {
-    case RowKind::kSum: return RowOp::kSum;
-    case RowKind::kMean: return RowOp::kMean;
-    case RowKind::kMax: return RowOp::kMax;
-    case RowKind::kMin: return RowOp::kMin;
-    case RowKind::kArgmax: return RowOp::kArgmax;
-    case RowKind::kArgmin: return RowOp::kArgmin;
-    case RowKind::kLogsumexp: return RowOp::kLogsumexp;
-    case RowKind::kSoftmax: return RowOp::kSoftmax;
-    case RowKind::kLogSoftmax: return RowOp::kLogSoftmax;
-    case RowKind::kCumsum: return RowOp::kCumsum;
-    case RowKind::kCumprod: return RowOp::kCumprod;
-    case RowKind::kLayerNorm:
-    case RowKind::kGroupNorm:
-    case RowKind::kInstanceNorm:
-    case RowKind::kNone: break;
-  }
-  return RowOp::kNorm;
-}
-
 RowLayout LayoutOf(const GroupContext& ctx, const Node& node, RowOp op) {
   const Shape& in = ctx.program.value(node.tensors[0]).shape;
   const Dims dims = ctx.DimsOf(node.tensors[0]);
-  const RowKind kind = GetOp(node.op).row;
-  if (op != RowOp::kNorm) {
+  if (!IsNorm(op)) {
     const bool keepdim = IsReduction(op) && node.attrs[1].b;
     return AlongDim(in, dims, NormDim(node.attrs[0].i, in.size()), keepdim);
   }
-  if (kind == RowKind::kLayerNorm)
+  if (op == RowOp::kLayerNorm)
     return Trailing(in, dims, in.size() - node.attrs[0].ints.size(), ParamsVary::kAlongR);
-  if (kind == RowKind::kInstanceNorm) return Trailing(in, dims, 2, ParamsVary::kPerRow);
+  if (op == RowOp::kInstanceNorm) return Trailing(in, dims, 2, ParamsVary::kPerRow);
   return Groups(in, dims, node.attrs[0].i);  // group_norm
 }
 

@@ -61,7 +61,9 @@ void RowsEmitter::EmitPartials() {
     case RowOp::kMin:
       Accumulate("result", "{x}", op_ == RowOp::kMax ? "max" : "min", /*propagate_nan=*/true);
       return StorePartials({"result"});
-    case RowOp::kNorm:
+    case RowOp::kLayerNorm:
+    case RowOp::kGroupNorm:
+    case RowOp::kInstanceNorm:
       WelfordInit(w_);
       ForEachBlock("0", [&](const std::string& x) { WelfordUpdate(w_, x); });
       w_.Line("n_chunk = tl.minimum(" + R() + " - start, " + IntLiteral(config_.chunk) + ")");
