@@ -217,3 +217,60 @@ def test_chunked_comparison_gives_the_same_verdicts(monkeypatch) -> None:
     assert verdicts() == whole
     assert whole[0] is None and "(2, 917)" in whole[1] and "relative L2" in whole[2]
     assert "NaN at 1 positions" in whole[3]
+
+
+def _ill_conditioned_in_bf16(seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """(exact answer, a bf16 evaluation of it) where every fourth run of 1024 elements (a
+    channel whose spread is near bf16's rounding, under a norm) carries an error of 0.05, past
+    1e-2, and the rest bf16 rounding alone."""
+    g = torch.Generator().manual_seed(seed)
+    exact = torch.randn(16384, generator=g, dtype=torch.float64)
+    noisy = (torch.arange(16384) // 1024) % 4 == 0
+    error = torch.where(noisy, 0.05 * torch.randn(16384, generator=g, dtype=torch.float64), 0.0)
+    return exact, (exact + error).to(torch.bfloat16)
+
+
+def _bf16_expected(exact: torch.Tensor, eager: torch.Tensor):  # type: ignore[no-untyped-def]
+    from drtriton.verify.compare import Expected
+
+    expected = Expected([eager])
+    expected.strict_values = Expected([exact.float()], exact=[exact])
+    return expected
+
+
+def _another_draw(exact: torch.Tensor, seed: int, scale: float = 1.0) -> torch.Tensor:
+    """`exact` with the error of another bf16 evaluation (torch.compile, another kernel)."""
+    x, other = _ill_conditioned_in_bf16(seed)
+    return (exact + scale * (other.double() - x)).to(torch.bfloat16)
+
+
+def test_a_bf16_output_no_less_exact_than_eager_passes_where_eager_itself_fails() -> None:
+    from drtriton.verify.compare import judge
+
+    exact, eager = _ill_conditioned_in_bf16(0)
+    strict = _bf16_expected(exact, eager).strict_values
+    assert compare([eager.float()], strict.values, 1e-2, 1e-2, strict.exact) is not None
+    honest = _another_draw(exact, 1)
+    expected = _bf16_expected(exact, eager)
+    assert compare([honest], expected.values, 1e-2, 1e-2) is not None
+    assert compare([honest.float()], strict.values, 1e-2, 1e-2, strict.exact) is not None
+    assert judge([honest], expected, 1e-2, 1e-2) is None and expected.by_baseline_error
+
+
+def test_coarser_than_eager_or_wrong_where_eager_is_exact_still_fails() -> None:
+    from drtriton.verify.compare import judge
+
+    exact, eager = _ill_conditioned_in_bf16(0)
+    cases = {
+        "three times eager's error: coarser arithmetic": _another_draw(exact, 1, 3.0),
+        # eager is exact to bf16 rounding in runs 1-3 of 4: 0.05 off there is wrong
+        "wrong where eager is exact": (exact + 0.05 * ((torch.arange(16384) // 1024) == 1)).to(
+            torch.bfloat16
+        ),
+        "zeros": torch.zeros_like(eager),
+        "a NaN": _another_draw(exact, 1).index_fill(0, torch.tensor([7]), float("nan")),
+    }
+    for name, out in cases.items():
+        expected = _bf16_expected(exact, eager)
+        assert judge([out], expected, 1e-2, 1e-2) is not None, name
+        assert not expected.by_baseline_error, name

@@ -56,6 +56,8 @@ Precision modes other than fp32 (precision.py): the mode's tolerance applies to 
 (Options.tolerances), the mode's reference has no envelope of its own, and an output it rejects
 is judged once more against the strict float32 evaluation of the same values with that
 evaluation's float64 envelope (`Expected.strict`, `_judge_strict` says why this widens nothing).
+Where that rejects it too, it passes only if it is no less exact than the mode's reference
+itself, which then is outside the tolerance too (`_within_baseline_error`; the verdict says so).
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 
 from drtriton.verify.envelope import IntegerAlternatives
 from drtriton.verify.precision import MODES
@@ -94,6 +97,9 @@ class Expected:
     # the mode's reference rejects an output; kept in `strict_values` once made (None: none).
     strict: Callable[[], Expected | None] | None = None
     strict_values: Expected | None = None
+    # Set when `judge` accepted an output only as no less exact than the mode's own
+    # reference (_within_baseline_error): the verdict says so (harness.py).
+    by_baseline_error: bool = False
 
 
 def flatten(value: Any) -> list[Any]:
@@ -146,7 +152,89 @@ def _judge_strict(out: list[Any], expected: Expected, atol: float | None, rtol: 
     alternative = expected.strict_values
     if alternative is None or _structure(out) != _structure(expected.values):
         return problem
-    return problem if judge(_widened(out), alternative, atol, rtol) else None
+    if judge(_widened(out), alternative, atol, rtol) is None:
+        return None
+    if _within_baseline_error(out, expected, alternative, atol, rtol):
+        expected.by_baseline_error = True
+        return None
+    return problem
+
+
+# How much farther than the mode's own reference an output may lie from the exact answer, in
+# L2 norm, where that reference is itself outside the tolerance (_within_baseline_error).
+# Measured on the CPU (KernelBench L2 52 at batch 4, conv + mish + training batch norm in bf16,
+# where eager bf16 is 0.11 off the float64 answer and fails the strict evaluation at 22,426 of
+# 460,800 elements): torch.compile's bf16 output 0.63 of eager's error norm (it fails 6,872
+# elements against the strict evaluation, 25,333 against eager); the activation rounded to 7,
+# 5, 4, 3 significant bits instead of bf16's 8: 1.16, 3.83, 7.48, 14.2 of eager's. With both
+# bounds (seeds 0-2): torch.compile and the activation kept in float32 pass, 7 bits passes,
+# 6, 5 and 4 bits fail.
+BASELINE_ERROR_RATIO = 1.5
+# Contiguous elements over which the mode reference's error sets the local noise level: the
+# elements a task makes ill-conditioned come in runs (a channel's plane, a group, a row).
+NOISE_BLOCK = 1024
+
+
+def _within_baseline_error(out: list[Any], expected: Expected, strict_ref: Expected,
+                           atol: float | None, rtol: float | None) -> bool:  # fmt: skip
+    """A mode other than fp32, where both the mode's reference and the strict evaluation reject
+    `out`: whether `out` is no less exact than the mode's own reference (eager PyTorch in the
+    mode, the baseline it is timed against). In a task that is ill-conditioned in that
+    precision (a batch norm over channels whose spread is near bf16's rounding) eager itself
+    fails the strict evaluation, and torch.compile, or any kernel that rounds differently,
+    fails both: a rule the baseline cannot meet. Against the exact answer x (the strict
+    evaluation's float64 one, or its float32 values) with e = |mode reference - x|, per
+    floating leaf:
+      |out - x| <= atol + rtol * |x| + ENVELOPE * max(e, rms of e over its NOISE_BLOCK)
+      ||out - x|| <= BASELINE_ERROR_RATIO * ||e|| + (atol / 100) * sqrt(n)
+    The first lets an element be as noisy as eager is around it (two draws of one rounding
+    process differ by heavy-tailed ratios, so the local rms, not e alone), never where eager
+    is exact; the second keeps the whole no less exact than eager: coarser arithmetic than
+    the mode's grows the error norm with it (two bits coarser than bf16: 3.8 times eager's).
+    Special values must sit where x has them; other leaves must match the mode's reference."""
+    values = strict_ref.values
+    exacts = strict_ref.exact if strict_ref.exact is not None else [None] * len(values)
+    targets = [x if isinstance(x, torch.Tensor) else v
+               for x, v in zip(exacts, values, strict=True)]  # fmt: skip
+    mine, baseline = _widened(out), _widened(expected.values)
+    for o, m, x in zip(mine, baseline, targets, strict=True):
+        floating = isinstance(x, torch.Tensor) and x.is_floating_point()
+        if not floating:
+            if compare([o], [m], atol, rtol) is not None:
+                return False
+        elif not _no_less_exact(o, m, x, atol if atol is not None else 1e-2, rtol or 1e-2):
+            return False
+    return True
+
+
+def _no_less_exact(o: torch.Tensor, m: torch.Tensor, x: torch.Tensor, atol: float,
+                   rtol: float) -> bool:  # fmt: skip
+    """_within_baseline_error's two bounds for one floating leaf, in float64 pieces."""
+    device = o.device if o.is_cuda else x.device
+    o, m, x = (t.detach().reshape(-1) for t in (o, m, x))
+    err_sq = own_sq = 0.0
+    finite_n = 0
+    for start in range(0, x.numel(), CHUNK):  # CHUNK is a multiple of NOISE_BLOCK
+        end = min(start + CHUNK, x.numel())
+        o64, m64, x64 = (t[start:end].to(device, torch.float64) for t in (o, m, x))
+        finite = torch.isfinite(x64)
+        if not torch.equal(torch.isfinite(o64), finite) or not torch.equal(
+            o64[~finite].nan_to_num(), x64[~finite].nan_to_num()
+        ):
+            return False
+        d = torch.where(finite, (o64 - x64).abs(), 0.0)
+        e = torch.where(finite, (m64 - x64).abs(), 0.0)
+        pad = (-e.numel()) % NOISE_BLOCK
+        blocks = F.pad(e, (0, pad)).reshape(-1, NOISE_BLOCK)
+        local = blocks.pow(2).mean(dim=1).sqrt().repeat_interleave(NOISE_BLOCK)[: e.numel()]
+        bound = atol + rtol * x64.abs() + ENVELOPE * torch.maximum(e, local)
+        if bool((d > torch.where(finite, bound, 0.0)).any()):
+            return False
+        err_sq += float(d.pow(2).sum())
+        own_sq += float(e.pow(2).sum())
+        finite_n += int(finite.sum())
+    limit = BASELINE_ERROR_RATIO * math.sqrt(own_sq) + (atol / 100) * math.sqrt(max(finite_n, 1))
+    return math.sqrt(err_sq) <= limit
 
 
 def _structure(values: list[Any]) -> list[Any]:
