@@ -70,3 +70,11 @@ def test_tf32_table_appears_only_with_tf32_baselines() -> None:
     lines = render_summary(with_tf32, NOT_RUN, title="KB", columns=COLUMNS).splitlines()
     start = lines.index("### Against eager with PyTorch's TF32 defaults")
     assert "| 1 | 50.0% | 0.0% | 0.0% | 0.0% | 0.800x |" in lines[start:]
+
+
+def test_problems_correct_only_relative_to_eagers_error_are_named() -> None:
+    assert "no less exact than eager" not in render_summary(RECORDS, NOT_RUN, title="KB")
+    relative = [{**RECORDS[2], "baseline_error_sets": 5}, *RECORDS[:2]]
+    text = render_summary(relative, NOT_RUN, title="KB")
+    line = next(ln for ln in text.splitlines() if "no less exact than eager" in ln)
+    assert line.endswith(": L2 7")

@@ -217,6 +217,9 @@ def build_record(problem: dict[str, Any], outcome: dict[str, Any], device: str,
         "opaque_ops": len(opaque) if isinstance(opaque, list | tuple) else opaque,
         "opaque_calls": opaque if isinstance(opaque, list | tuple) else None,
         "reason": verdict.get("reason"),
+        # Input sets judged correct only as no less exact than eager in the mode, where eager
+        # is itself outside the tolerance (verify/compare.py _within_baseline_error).
+        "baseline_error_sets": flat.get("baseline_error_sets"),
         "unfused": _unfused(segments),
         "kernel": outcome.get("kernel"),
         "seconds": round(seconds, 2),

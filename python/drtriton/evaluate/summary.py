@@ -101,6 +101,11 @@ def _status_counts(records: Sequence[dict[str, Any]]) -> list[str]:
     for level in sorted(per_level, key=level_order):
         counts = ", ".join(f"{k} {n}" for k, n in per_level[level].most_common())
         lines.append(f"- level {level}: {counts}")
+    relative = [f"L{r.get('level')} {r.get('problem_id', r.get('id'))}" for r in records
+                if r.get("correct") and r.get("baseline_error_sets")]  # fmt: skip
+    if relative:  # the verdict's reason says the same per problem
+        lines.append(f"- correct only as no less exact than eager in the mode, which is itself "
+                     f"outside the tolerance there: {', '.join(relative)}")  # fmt: skip
     return lines
 
 
