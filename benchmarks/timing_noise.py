@@ -21,8 +21,9 @@
     measures the kernels; each op's A/A row ("op=") separates the harness: the task itself
     launches the same Triton kernel, so eager and candidate are one program, timed once on the
     harness's side and once on the sandboxed worker's, and any ratio away from 1.0 is the
-    harness's. On the CPU (interpreter, no timing, 4 x 64 inputs) it only checks that each
-    kernel is judged correct.
+    harness's (GPU only: on the CPU the harness's own process would run Triton's interpreter,
+    which works only where Triton was first imported in that mode). On the CPU (interpreter,
+    no timing, 4 x 64 inputs) it only checks that each kernel is judged correct.
 (c) Evaluation throughput. From a `drtriton eval kernelbench` directory (--eval-dir):
     problems per minute = records with started_at and finished_at / wall span in minutes,
     per run of a resumed evaluation (a record starting after all earlier ones finished opens
@@ -421,7 +422,7 @@ def part_b(args: argparse.Namespace) -> list[dict[str, Any]]:
     # torch.compile is not the comparison here, and costs seconds per task.
     opts = Options(device=args.device, compile_baseline=False)
     jobs = [(op, size, shape, same) for size, shape in (GPU_SHAPES if cuda else CPU_SHAPES).items()
-            for same in (False, True) for op in FAIR_OPS]  # fmt: skip
+            for same in ((False, True) if cuda else (False,)) for op in FAIR_OPS]  # fmt: skip
     rows = []
     for op, size, shape, same in tqdm(jobs, desc="fairness", unit="kernel"):
         try:
@@ -611,8 +612,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         check_args(args)
-        if not args.device.startswith("cuda"):  # the A/A tasks' own kernels run here too
-            os.environ["TRITON_INTERPRET"] = "1"
         run(args)
     except UserError as exc:
         print(f"timing_noise: {exc}", file=sys.stderr)
