@@ -119,13 +119,10 @@ def test_hold_is_a_no_op_on_the_cpu_and_when_disabled(monkeypatch: pytest.Monkey
         assert gpu_lock._LOCKS == before  # no lock file opened
 
 
-def test_the_harness_holds_the_lock_around_all_gpu_work_but_the_compile_pass(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # Where the harness takes the lock (the timing's exclusive hold is exercised with fakes in
-    # test_timing_rounds.py and for real in test_gpu.py): the reference, the candidate's load
-    # and every correctness call shared; the compile pass and the output files, which do no
-    # GPU work, unheld.
+def _verify_recording_holds(monkeypatch: pytest.MonkeyPatch, candidate_path: str):  # type: ignore[no-untyped-def]
+    """verify() of the add_relu task with `candidate_path` (under tests/verify), the harness's
+    lock recorded: (verdict, every hold's mode in order, each worker request with the mode
+    held around it)."""
     import contextlib
 
     from conftest import HERE, task_source
@@ -154,8 +151,18 @@ def test_the_harness_holds_the_lock_around_all_gpu_work_but_the_compile_pass(
 
     monkeypatch.setattr(harness.gpu_lock, "hold", recording)
     monkeypatch.setattr(WorkerChannel, "request", request)
-    candidate = (HERE / "honest" / "add_relu.py").read_text()
-    verdict = verify(task_source("add_relu"), candidate, sandbox="none")
+    candidate = (HERE / candidate_path).read_text()
+    return verify(task_source("add_relu"), candidate, sandbox="none"), taken, seen
+
+
+def test_the_harness_holds_the_lock_around_all_gpu_work_but_the_compile_pass(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Where the harness takes the lock (the timing's exclusive hold is exercised with fakes in
+    # test_timing_rounds.py and for real in test_gpu.py): the reference, the candidate's load
+    # and every correctness call shared; the compile pass and the output files, which do no
+    # GPU work, unheld.
+    verdict, taken, seen = _verify_recording_holds(monkeypatch, "honest/add_relu.py")
     assert verdict.status == "correct"
     assert verdict.extra["compile_pass_s"] is not None and "compile_pass" not in verdict.extra
     # Each output's file is written (and read) between holds: file work stalls no timing.
@@ -175,37 +182,9 @@ def test_an_autotuned_candidates_first_call_holds_the_gpu_alone(
     # Triton's autotuner times its configs at the first call and keeps the fastest: beside
     # other processes' kernels that choice is a draw, so trial 0 holds the lock exclusively;
     # the other trials, as for any candidate, shared.
-    import contextlib
-
-    from conftest import HERE, task_source
-
-    from drtriton.verify import harness, verify
-    from drtriton.verify.channel import WorkerChannel
-
-    modes: list[str] = []
-    runs: list[str | None] = []
-
-    @contextlib.contextmanager
-    def recording(device: str, mode: str):  # type: ignore[no-untyped-def]
-        modes.append(mode)
-        try:
-            yield
-        finally:
-            modes.pop()
-
-    real_request = WorkerChannel.request
-
-    def request(self, msg):  # type: ignore[no-untyped-def]
-        if msg is not None and msg["op"] == "run":
-            runs.append(modes[-1] if modes else None)
-        return real_request(self, msg)
-
-    monkeypatch.setattr(harness.gpu_lock, "hold", recording)
-    monkeypatch.setattr(WorkerChannel, "request", request)
-    candidate = (HERE / "autotuned" / "add_relu.py").read_text()
-    verdict = verify(task_source("add_relu"), candidate, sandbox="none")
+    verdict, _, seen = _verify_recording_holds(monkeypatch, "autotuned/add_relu.py")
     assert verdict.status == "correct", verdict.reason
-    assert runs == [EXCLUSIVE] + [SHARED] * 4
+    assert [mode for op, mode in seen if op == "run"] == [EXCLUSIVE] + [SHARED] * 4
 
 
 def test_a_paused_reader_lets_a_writer_in_and_then_holds_again(tmp_path: Path) -> None:
