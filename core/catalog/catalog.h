@@ -41,6 +41,10 @@ enum Trait : uint32_t {
   // operators of real models: reshape, permute, narrow, select, flip, pad, triu, tril, broadcast_to).
   kFrontendOnly = 1u << 16,
   kBoolResult = 1u << 17,    // produces a bool tensor (comparisons), as PyTorch does
+  // Each output element from its own input element and its channel's parameters (batch_norm
+  // in inference mode, on its running statistics): inlined into kernels like an elementwise
+  // operator, by its own formula (codegen/expr.cc EmitBatchNorm).
+  kChannelwise = 1u << 18,
 };
 
 // How the output shape follows from the inputs; the synthesizer posts one constraint

@@ -24,7 +24,7 @@ void AddNormalizationOps(std::vector<OpInfo>& out) {
                    Attr("eps", Eps())})
           .Rule(ShapeRule::kSameAsInput)
           .Rank(2, 5)
-          .Traits(kNormalization)
+          .Traits(kNormalization | kChannelwise)
           .Flops(4)
           .Doc("(x - running_mean) / sqrt(running_var + eps) * weight + bias, per channel")
           .Example({{2, 3, 4, 4}, {3}, {3}, {3}, {3}}, {B(false), F(0.1), F(1e-5)}));

@@ -374,6 +374,7 @@ std::vector<std::string> TraitNames(uint32_t traits) {
       {kRowwise, "rowwise"},
       {kFrontendOnly, "frontend_only"},
       {kBoolResult, "bool_result"},
+      {kChannelwise, "channelwise"},
   };
   std::vector<std::string> names;
   for (const auto& [t, n] : kNames)

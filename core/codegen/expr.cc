@@ -81,7 +81,7 @@ std::string ExprEmitter::EmitNode(const Node& node, const std::vector<std::strin
   const OpInfo& op = GetOp(node.op);
   const Shape& out = program_.value(node.result).shape;
   if (op.has(kLayout)) return EmitLayout(node, coords);
-  if (op.name == "batch_norm") return EmitBatchNorm(node, coords);
+  if (op.has(kChannelwise)) return EmitBatchNorm(node, coords);  // its one operator
   std::vector<std::string> ins;
   for (ValueId t : node.tensors)
     ins.push_back(Emit(t, BroadcastCoords(program_.value(t).shape, out, coords)));

@@ -44,7 +44,7 @@ ValueId EpilogueEnd(const Program& program, const std::vector<std::vector<NodeId
 
 bool IsInlinable(const Program& program, NodeId node) {
   const OpInfo& op = GetOp(program.node(node).op);
-  return op.has(kElementwise) || op.has(kLayout) || op.name == "batch_norm";
+  return op.has(kElementwise) || op.has(kLayout) || op.has(kChannelwise);
 }
 
 GroupKind AnchorKind(const Program& program, NodeId node) {

@@ -194,7 +194,7 @@ std::string SizeName(const std::string& value, size_t dim) {
 
 std::string GenericBlocker(const Program& p, NodeId id) {
   const OpInfo& op = GetOp(p.node(id).op);
-  if (op.has(kElementwise) || op.name == "batch_norm") return "";
+  if (op.has(kElementwise) || op.has(kChannelwise)) return "";
   // Layout index arithmetic (layout.cc) reads literal sizes; transpose needs none.
   if (op.has(kLayout) && op.rule != ShapeRule::kTranspose) return op.name;
   switch (op.rule) {
