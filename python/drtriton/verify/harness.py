@@ -15,10 +15,10 @@ carry what it was asked for, and a worker that dies, hangs or answers nonsense i
 
 GPU work holds the GPU's lock (gpu_lock.py): shared around everything but the timed rounds,
 which hold it exclusively, and the first call of a candidate with `@triton.autotune`, which
-times its configs (also exclusive: static.autotunes says why); nothing a verification runs on the GPU is outside a hold, and no
-file work is inside one (the worker's outputs are written and read between holds). What is
-kept between verifications lives in a `Verifier` (a spare worker, the compiled baselines);
-`verify()` without one uses a fresh one.
+times its configs (also exclusive: static.autotunes says why); nothing a verification runs on
+the GPU is outside a hold, and no file work is inside one (the worker's outputs are written
+and read between holds). What is kept between verifications lives in a `Verifier` (a spare
+worker, the compiled baselines); `verify()` without one uses a fresh one.
 """
 
 from __future__ import annotations
