@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The closing measurements of the open issues in one H200 call (run from the repository root):
+# the steps named in STEPS (default "noise_b drop_in eval"), in order, each given what is left.
+#   noise_b  benchmarks/timing_noise.py --parts b: one operator's work against that operator and
+#            the A/A rows (the task launches the candidate's own kernel), issue 18's (b)
+#   drop_in  benchmarks/drop_in.py --keep-slower: ModelNew against Model for three models at
+#            three batch sizes, eval and train (issue 22's figure on the GPU)
+#   eval     benchmarks/kernelbench_eval.sh over .devdata/kernelbench (carry it: copy
+#            ../shared/kernelbench/level*.jsonl there) with FILL=1 until the budget ends;
+#            LEVELS (default 1), PRECISION (default fp32), WORKERS (default 6), PREVIOUS (a folder
+#            with an earlier call's results.jsonl, resumed), PROBLEM_TIMEOUT (default 240)
+# Everything lands in OUTDIR as at most 7 files (the device tool brings back 8): the wheel the
+# prelude built (carry it back in .whl/ to skip the build), noise_b.json, drop_in.json and
+# eval/{results.jsonl,summary.md,logs.tgz}.
+# Usage: STEPS="noise_b eval" bash benchmarks/h200/issues_session.sh OUTDIR BUDGET_S
+source "$(dirname "$0")/prelude.sh" "$@"
+
+for step in ${STEPS-noise_b drop_in eval}; do
+    echo "== $step at $(( $(date +%s) - start )) s"
+    case $step in
+    noise_b)
+        timeout $(( $(left) - 15 )) python3 benchmarks/timing_noise.py --device cuda --parts b \
+            --out "$out/noise_b.json" 2>&1 | grep -v "^fairness" | tail -20 ;;
+    drop_in)
+        timeout "${DROP_IN_S:-200}" python3 benchmarks/drop_in.py --device cuda --keep-slower \
+            --out "$out/drop_in.json" 2>/dev/null | tail -24 ;;
+    eval)
+        # The evaluation's own folder stays on the machine (kernels/ and logs/ hold a file per
+        # problem); what comes back is copied out of it.
+        FILL=1 SKIP_INSTALL=1 LEVELS=${LEVELS:-1} WORKERS=${WORKERS:-6} \
+            bash benchmarks/kernelbench_eval.sh .devdata/kernelbench /tmp/eval $(( $(left) - 10 )) \
+            --precision "${PRECISION:-fp32}" 2>&1 | tail -30
+        mkdir -p "$out/eval"
+        cp /tmp/eval/results.jsonl /tmp/eval/summary.md /tmp/eval/logs.tgz "$out/eval/" 2>/dev/null ;;
+    *) echo "unknown step: $step" >&2 ;;
+    esac
+done
+echo "session: $(( $(date +%s) - start )) s"
