@@ -96,7 +96,19 @@ def main(argv: list[str] | None = None) -> int:
                         help="keep the least slow verified kernel where none beats PyTorch (on "
                         "an H200 these tiny models' kernels lose to eager: without it there is "
                         "no ModelNew to check)")  # fmt: skip
+    parser.add_argument(
+        "--models",
+        default=",".join(MODELS),
+        help=f"comma-separated subset of {', '.join(MODELS)} (default: all)",
+    )
     args = parser.parse_args(argv)
+    names = [n.strip() for n in args.models.split(",") if n.strip()]
+    unknown = sorted(set(names) - set(MODELS))
+    if unknown or not names:
+        parser.error(
+            f"--models: unknown {', '.join(unknown) or 'empty list'}; "
+            f"choose from {', '.join(MODELS)}"
+        )
     if args.device == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"  # before Triton's first import
     from drtriton.optimize import OptimizeConfig, optimize_source
@@ -108,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         "| model | verdict | batch | mode | path | max diff | match |\n|---|---|---|---|---|---|---|"
     )
-    for name, (body, rest) in MODELS.items():
+    for name in names:
+        body, rest = MODELS[name]
         began = time.monotonic()
         code = HEAD + body
         result = optimize_source(code, config)
@@ -129,8 +142,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {name} | serves {served} | | | {result.shapes.get('why') or ''} | | |")
         results[name] = {"status": status, "rows": rows, "shapes": result.shapes,
                          "seconds": round(time.monotonic() - began, 1)}  # fmt: skip
-    if args.out:
-        args.out.write_text(json.dumps(results, indent=1))
+        if args.out:  # after each model: a run cut short keeps the models it checked
+            tmp = args.out.with_suffix(".tmp")
+            tmp.write_text(json.dumps(results, indent=1))
+            tmp.replace(args.out)
     print(f"{failed} of the calls differ from Model")
     return 1 if failed else 0
 

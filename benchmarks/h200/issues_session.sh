@@ -4,7 +4,8 @@
 #   noise_b  benchmarks/timing_noise.py --parts b: one operator's work against that operator and
 #            the A/A rows (the task launches the candidate's own kernel), issue 18's (b)
 #   drop_in  benchmarks/drop_in.py --keep-slower: ModelNew against Model for three models at
-#            three batch sizes, eval and train (issue 22's figure on the GPU)
+#            three batch sizes, eval and train (issue 22's figure on the GPU); DROP_IN_MODELS
+#            picks some (e.g. "attention"), DROP_IN_S caps it (default 200 s)
 #   eval     benchmarks/kernelbench_eval.sh over .devdata/kernelbench (carry it: copy
 #            ../shared/kernelbench/level*.jsonl there) with FILL=1 until the budget ends;
 #            LEVELS (default 1), PRECISION (default fp32), WORKERS (default 6), PREVIOUS (a folder
@@ -23,7 +24,7 @@ for step in ${STEPS-noise_b drop_in eval}; do
             --out "$out/noise_b.json" 2>&1 | grep -v "^fairness" | tail -20 ;;
     drop_in)
         timeout "${DROP_IN_S:-200}" python3 benchmarks/drop_in.py --device cuda --keep-slower \
-            --out "$out/drop_in.json" 2>/dev/null | tail -24 ;;
+            ${DROP_IN_MODELS:+--models "$DROP_IN_MODELS"} --out "$out/drop_in.json" 2>/dev/null | tail -24 ;;
     eval)
         # The evaluation's own folder stays on the machine (kernels/ and logs/ hold a file per
         # problem); what comes back is copied out of it.
