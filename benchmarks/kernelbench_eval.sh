@@ -9,7 +9,9 @@
 #   logs.tgz (the two folders below in one file),
 #   kernels/ (each ModelNew) and logs/ (one per problem). Use a folder under $OUT.
 # BUDGET_S: wall-clock seconds for the whole script (install included); nothing is started
-#   that cannot finish in it: problems stop starting at BUDGET - install - PROBLEM_TIMEOUT.
+#   that cannot finish in it: problems stop starting at BUDGET - install - PROBLEM_TIMEOUT
+#   (a large problem's own limit is longer: `--timeout-per-gb`; one cut off by the budget is
+#   left unrecorded for a resumed run).
 #   With FILL=1, problems keep starting until the end; those still running when the budget
 #   ends are stopped and left unrecorded, so that a resumed run (PREVIOUS) starts them again.
 #   On a machine lent in short calls this keeps every worker busy instead of idling through

@@ -11,7 +11,12 @@ from pathlib import Path
 import pytest
 
 from drtriton.cli import main
-from drtriton.evaluate.kernelbench import RunConfig, load_problems, run_kernelbench
+from drtriton.evaluate.kernelbench import (
+    RunConfig,
+    load_problems,
+    problem_timeout_s,
+    run_kernelbench,
+)
 from drtriton.evaluate.store import read_results
 
 HERE = Path(__file__).resolve().parent
@@ -63,6 +68,7 @@ def test_results_resume_and_failures(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert by_id["L2_6"]["status"] == "timeout"
     assert "problem timeout of 15 s" in by_id["L2_6"]["error"]
     assert by_id["L2_6"]["seconds"] < 15.0 + 12.0  # killed, not waited for
+    assert by_id["L2_6"]["timeout_s"] == 15.0  # no tensors read on meta: nothing added
     assert len(calls(log)) == 4
     summary = (out / "summary.md").read_text()
     assert "| 1 | 2 | 2 | 0 | 1 | 50.0% | 1 | 0 |" in summary
@@ -91,6 +97,23 @@ def test_rerun_oom_runs_only_the_out_of_memory_failures_again(
     assert outcome.ran == 1 and [c.split()[2] for c in calls(log)[3:]] == ["1/2"]
     by_id = {r["id"]: r for r in read_results(out / "results.jsonl")}
     assert by_id["L1_2"]["correct"] is True and by_id["L2_3"]["status"] == "optimize_error"
+
+
+def test_the_timeout_grows_with_the_bytes_a_problem_moves() -> None:
+    # 2^28 floats in (1 GiB) and as many out: 2.147 GB moved.
+    code = (
+        "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+        "    def forward(self, x):\n        return x * 2\n\n"
+        "def get_inputs():\n    return [torch.rand(1024, 1024, 256)]\n\n"
+        "def get_init_inputs():\n    return []\n"
+    )
+    big = {"level": 1, "problem_id": 1, "name": "1_big", "code": code}
+    moved_gb = 2 * 4 * 1024 * 1024 * 256 / 1e9
+    cfg = RunConfig(problem_timeout=240.0, timeout_s_per_gb=25.0)
+    assert problem_timeout_s(big, cfg) == pytest.approx(240.0 + 25.0 * moved_gb)
+    assert problem_timeout_s(big, RunConfig(problem_timeout=240.0, timeout_s_per_gb=0)) == 240.0
+    # A problem whose shapes cannot be read on meta keeps the plain timeout.
+    assert problem_timeout_s(problem(1, 2), cfg) == 240.0
 
 
 def test_time_budget_leaves_the_rest_not_run(tmp_path: Path) -> None:

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from drtriton.evaluate.memory import COPIES, Admission, data_bytes, footprint
+from drtriton.evaluate.memory import (
+    COPIES,
+    IO_COPIES,
+    Admission,
+    data_bytes,
+    footprint,
+    problem_bytes,
+)
 
 BIG = """import torch
 import torch.nn as nn
@@ -30,6 +37,56 @@ def test_bytes_are_read_on_the_meta_device() -> None:
     params = (256 * 256 + 256) * 4
     assert data_bytes(BIG) == 1024 * 1024 * 256 * 4 + params
     assert footprint(BIG) == COPIES * data_bytes(BIG)
+
+
+# A product whose output dwarfs its inputs (KernelBench L1 7's shape, smaller): 2 x 4096 x 64
+# floats in, 4096 x 4096 out.
+WIDE_OUTPUT = """import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, a, b):
+        return a @ b
+
+def get_inputs():
+    return [torch.randn(4096, 64), torch.randn(64, 4096)]
+
+def get_init_inputs():
+    return []
+"""
+
+# A forward that reads a value (data-dependent): no meta run, so no output bytes.
+READS_A_VALUE = """import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x * float(x.sum())
+
+def get_inputs():
+    return [torch.randn(1000)]
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_outputs_are_read_on_the_meta_device_too() -> None:
+    sizes = problem_bytes(BIG)
+    assert sizes.outputs == 1024 * 1024 * 256 * 4
+    assert sizes.moved == sizes.data + sizes.outputs
+    wide = problem_bytes(WIDE_OUTPUT)
+    assert (wide.data, wide.outputs) == (2 * 4096 * 64 * 4, 4096 * 4096 * 4)
+    # The output term decides where the output dwarfs the inputs ...
+    assert footprint(WIDE_OUTPUT) == IO_COPIES * wide.moved > COPIES * wide.data
+    # ... and no estimate is lower than the inputs-only one.
+    assert footprint(BIG) == COPIES * sizes.data
+
+
+def test_a_forward_that_cannot_run_on_meta_counts_its_inputs_only() -> None:
+    sizes = problem_bytes(READS_A_VALUE)
+    assert (sizes.data, sizes.outputs) == (1000 * 4, 0)
+    assert footprint(READS_A_VALUE) == COPIES * 1000 * 4
 
 
 def test_a_problem_that_cannot_be_built_counts_as_zero() -> None:

@@ -60,6 +60,7 @@ def _common(p: argparse.ArgumentParser, workers_help: str, *, records: bool = Fa
 
 def _register_kernelbench(sub: argparse._SubParsersAction) -> None:
     from drtriton.evaluate import memory  # no torch at import: --help stays fast
+    from drtriton.evaluate.kernelbench import TIMEOUT_S_PER_GB
 
     k = sub.add_parser(
         "kernelbench",
@@ -81,6 +82,10 @@ def _register_kernelbench(sub: argparse._SubParsersAction) -> None:
     k.add_argument("--problem-timeout", type=c.positive_float, default=600.0,
                    help="wall-clock seconds per problem (> 0; optimize + verify); past it the "
                    "problem is a recorded timeout (default: %(default)g)")  # fmt: skip
+    k.add_argument("--timeout-per-gb", type=c.non_negative_float, default=TIMEOUT_S_PER_GB,
+                   help="seconds added to a problem's timeout per GB of its inputs, parameters "
+                   "and outputs (read on the meta device; moving them is most of a large "
+                   "problem's time); 0 turns it off (default: %(default)g)")  # fmt: skip
     k.add_argument("--time-budget", type=c.positive_float, default=None,
                    help="seconds (> 0) after which no new problem starts (the rest is listed as not "
                    "run; the run ends at most one problem timeout later)")  # fmt: skip
@@ -105,8 +110,9 @@ def _register_kernelbench(sub: argparse._SubParsersAction) -> None:
                    "--workers to give them room; the new record replaces the old")  # fmt: skip
     k.add_argument("--memory-share", type=c.unit_interval, default=memory.SHARE,
                    help="GPU: a problem starts only while the estimated footprints of the "
-                   f"problems on its GPU ({memory.COPIES}x their inputs and parameters, read "
-                   "on the meta device) fit in this share (0..1) of the GPU's memory; an idle GPU "
+                   f"problems on its GPU ({memory.COPIES}x their inputs and parameters or "
+                   f"{memory.IO_COPIES}x those and the outputs, whichever is larger, read on the "
+                   "meta device) fit in this share (0..1) of the GPU's memory; an idle GPU "
                    "takes any problem; 0 turns this off (default: %(default)s)")  # fmt: skip
     k.add_argument("--keep-slower", action="store_true",
                    help="keep a problem's least slow verified kernel when none beats PyTorch "
@@ -163,7 +169,7 @@ def run_kernelbench(args: argparse.Namespace) -> int:
 
     problems = load_problems(args.problems, parse_levels(args.levels), args.limit, args.order)
     cfg = RunConfig(device=args.device, workers=args.workers, problem_timeout=args.problem_timeout,
-                    time_budget=args.time_budget, max_ops=args.max_ops, k=args.k, seed=args.seed,
+                    timeout_s_per_gb=args.timeout_per_gb, time_budget=args.time_budget, max_ops=args.max_ops, k=args.k, seed=args.seed,
                     rerun_oom=args.rerun_oom, memory_share=args.memory_share,
                     keep_slower=args.keep_slower, precision=args.precision)  # fmt: skip
     outcome = run(problems, args.out, cfg, source=str(args.problems), progress=not args.no_progress)

@@ -62,6 +62,13 @@ TERM_GRACE_S = 10.0  # SIGTERM → SIGKILL: time for the verifier to kill its ow
 # searches ended 10-60 s past the 144 s deadline (a fragment in flight, then the hybrid check)
 # and the final verification, started at 139-203 s, did not finish.
 SEARCH_SHARE = 0.5
+# Seconds added to the problem timeout per GB of the problem's inputs, parameters and outputs
+# (memory.problem_bytes): moving them is most of a large problem's time (each verification
+# draws, copies to the host, writes, reads and compares every output set). H200, 2026-12-03,
+# strict fp32, six per GPU: level-1 GEMMs of 0.2 GB took 88-127 s, L1 7 and L1 11 (4.3 GB
+# each) 199 and 236 s, and L1 19 (ReLU, 12.9 GB) timed out at 240 s with its final
+# verification started at 118 s (its search's single verification alone took 88 s).
+TIMEOUT_S_PER_GB = 25.0
 
 
 @dataclass
@@ -69,6 +76,7 @@ class RunConfig:
     device: str = "cpu"  # "cpu" or "cuda" (all visible GPUs) or "cuda:N" (that one)
     workers: int | None = None  # default: visible GPUs on cuda, 1 on cpu
     problem_timeout: float = 600.0  # wall-clock seconds per problem, optimize + verify
+    timeout_s_per_gb: float = TIMEOUT_S_PER_GB  # added per GB moved (problem_timeout_s)
     time_budget: float | None = None  # no new problem starts after this many seconds
     max_ops: int = 5
     k: int = 2
@@ -240,6 +248,13 @@ def build_record(problem: dict[str, Any], outcome: dict[str, Any], device: str,
 VERIFICATION_COSTS = ("wall_s", "lock_wait_s", "exclusive_s", "request_s", "timing", "timing_s")
 
 
+def problem_timeout_s(problem: dict[str, Any], cfg: RunConfig) -> float:
+    """The problem's wall-clock limit: --problem-timeout plus cfg.timeout_s_per_gb per GB of
+    its inputs, parameters and outputs (read on the meta device; 0 where they cannot be)."""
+    moved = memory.problem_bytes(problem["code"]).moved if cfg.timeout_s_per_gb else 0
+    return cfg.problem_timeout + cfg.timeout_s_per_gb * moved / 1e9
+
+
 class Stopped(Exception):
     """The run was interrupted while this problem ran: it is left for the next run."""
 
@@ -250,8 +265,9 @@ def run_problem(problem: dict[str, Any], device: str, cfg: RunConfig, out_dir: P
     pid = problem_id(problem)
     kernel = out_dir / "kernels" / f"{pid}.py"
     log = out_dir / "logs" / f"{pid}.log"
+    timeout = problem_timeout_s(problem, cfg)
     config = {"device": device, "mode": "train", "max_ops": cfg.max_ops, "k": cfg.k,
-              "seed": cfg.seed, "time_budget_s": round(SEARCH_SHARE * cfg.problem_timeout, 1),
+              "seed": cfg.seed, "time_budget_s": round(SEARCH_SHARE * timeout, 1),
               "calibration_file": str(out_dir / CALIBRATION_JSON),
               "keep_slower": cfg.keep_slower, "precision": cfg.precision,
               # KernelBench judges the example shapes: no exports and verifications at other
@@ -266,19 +282,20 @@ def run_problem(problem: dict[str, Any], device: str, cfg: RunConfig, out_dir: P
         # Its own session (supervisor.Child): a stop takes the verifier's workers with it.
         child = Child([sys.executable, "-m", "drtriton.evaluate.worker", str(job_path),
                        str(result_path)], log, env=_child_env(cfg))  # fmt: skip
-        ended = child.wait(deadline=start + cfg.problem_timeout, stop=stop)
+        ended = child.wait(deadline=start + timeout, stop=stop)
         if ended != "exited":
             child.stop(grace=TERM_GRACE_S)  # SIGTERM first: the verifier kills its workers
         timed_out = ended == "deadline"
         seconds = time.monotonic() - start
         if stop.is_set() and not timed_out and child.returncode != 0:
             raise Stopped(pid)
-        outcome = _outcome(child.returncode, timed_out, result_path, log, cfg.problem_timeout)
+        outcome = _outcome(child.returncode, timed_out, result_path, log, timeout)
     if kernel.exists():
         outcome["kernel"] = str(kernel.relative_to(out_dir))
     record = build_record(problem, outcome, device, seconds, cfg.precision)
     # When it ran (unix seconds): throughput over a run is records / (last end - first start).
     record["started_at"], record["finished_at"] = round(started_at, 3), round(time.time(), 3)
+    record["timeout_s"] = round(timeout, 1)
     return record
 
 
@@ -467,7 +484,8 @@ def summarize_dir(out_dir: Path) -> Path:
         precision_line(results, config.get("precision", "fp32")),
         f"Problems: `{plan.get('source', '?')}`; devices: {', '.join(devices) or '-'}; "
         f"results: {len(results)}; search: max_ops={config.get('max_ops', '?')}, "
-        f"k={config.get('k', '?')}; problem timeout {config.get('problem_timeout', '?')} s.",
+        f"k={config.get('k', '?')}; problem timeout {config.get('problem_timeout', '?')} s"
+        f"{_per_gb(config)}.",
         "Method: the verifier's (five correctness trials with fresh inputs; on a GPU CUDA events, "
         "L2 flush, warm-ups, eager and torch.compile timed in the same run as the kernel).",
     ]
@@ -476,3 +494,8 @@ def summarize_dir(out_dir: Path) -> Path:
                         "one was kept, so correct counts kernels slower than eager too.")  # fmt: skip
     return write_summary(out_dir, results, missing, title="KernelBench evaluation",
                          preamble=preamble, columns=COLUMNS)  # fmt: skip
+
+
+def _per_gb(config: dict[str, Any]) -> str:
+    per_gb = config.get("timeout_s_per_gb")
+    return f" + {per_gb:g} s per GB of inputs, parameters and outputs" if per_gb else ""

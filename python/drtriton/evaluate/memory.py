@@ -19,15 +19,25 @@ problems of 6-7 GB of inputs (L1 ReLU, GELU, ELU, Softmax, InstanceNorm) still l
 candidates to out-of-memory errors. The error messages listed processes holding 29-37 GB each
 while the largest inputs were 6-7 GB: 5 copies undercounted. 10 is a judgment from those
 figures, not a measured peak.
+
+Outputs count too: the model also runs on the meta device, and the estimate is the larger of
+COPIES x (inputs + parameters) and IO_COPIES x (inputs + parameters + outputs). A problem whose
+output dwarfs its inputs (KernelBench L1 7: 32768 x 64 times 64 x 32768, 17 MB in, a 4.3 GB
+product) was estimated at 0.2 GB before, beside processes that hold several copies of that
+product. For the problems of the note above (output as large as the input) both terms agree
+(IO_COPIES = COPIES / 2), so no estimate is lower than before.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 COPIES = 10
+IO_COPIES = 5
 SHARE = 0.85
 
 
@@ -43,9 +53,24 @@ def _tensor_bytes(value: Any) -> int:
     return 0
 
 
-def data_bytes(code: str) -> int:
-    """Bytes of a KernelBench problem's inputs and parameters, read on the meta device; 0 when
-    the problem cannot be built there."""
+@dataclass(frozen=True)
+class ProblemBytes:
+    """A KernelBench problem's tensor bytes, read on the meta device."""
+
+    data: int = 0  # inputs and parameters (buffers too)
+    outputs: int = 0  # what forward returns; 0 when the model does not run on meta
+
+    @property
+    def moved(self) -> int:
+        """Inputs, parameters and outputs: what a verification draws, copies and compares."""
+        return self.data + self.outputs
+
+
+@functools.lru_cache(maxsize=512)
+def problem_bytes(code: str) -> ProblemBytes:
+    """The bytes of `code`'s inputs, parameters and outputs, with nothing allocated and no
+    random number drawn (the model runs on meta tensors); zeros when the problem cannot be
+    built there, outputs 0 when only its forward cannot run there."""
     import torch
 
     from drtriton.frontend.export import load_module_task
@@ -55,13 +80,26 @@ def data_bytes(code: str) -> int:
         with torch.device("meta"), contextlib.redirect_stdout(None):
             task = load_module_task(code)
     except Exception:  # any failure: no estimate, the problem is admitted like before
-        return 0
+        return ProblemBytes()
     state = list(task.model.parameters()) + list(task.model.buffers())
-    return _tensor_bytes(task.inputs) + _tensor_bytes(state)
+    data = _tensor_bytes(task.inputs) + _tensor_bytes(state)
+    try:
+        with torch.device("meta"), torch.no_grad(), contextlib.redirect_stdout(None):
+            outputs = _tensor_bytes(task.model(*task.inputs))
+    except Exception:  # data-dependent code (a .item(), a nonzero) has no meta run
+        outputs = 0
+    return ProblemBytes(data, outputs)
+
+
+def data_bytes(code: str) -> int:
+    """Bytes of a KernelBench problem's inputs and parameters, read on the meta device; 0 when
+    the problem cannot be built there."""
+    return problem_bytes(code).data
 
 
 def footprint(code: str) -> int:
-    return COPIES * data_bytes(code)
+    sizes = problem_bytes(code)
+    return max(COPIES * sizes.data, IO_COPIES * sizes.moved)
 
 
 def gpu_budgets(devices: Sequence[str], share: float = SHARE) -> dict[str, int]:
