@@ -3,6 +3,8 @@
 # the steps named in STEPS (default "noise_b drop_in eval"), in order, each given what is left.
 #   noise_b  benchmarks/timing_noise.py --parts b: one operator's work against that operator and
 #            the A/A rows (the task launches the candidate's own kernel), issue 18's (b)
+#   placement benchmarks/placement_probe.py: a 4 us kernel's time against where its 1 MB
+#            tensors lie and which process times it (the lead for the 1 MB A/A rows)
 #   drop_in  benchmarks/drop_in.py --keep-slower: ModelNew against Model for three models at
 #            three batch sizes, eval and train (issue 22's figure on the GPU); DROP_IN_MODELS
 #            picks some (e.g. "attention"), DROP_IN_S caps it (default 200 s)
@@ -22,6 +24,9 @@ for step in ${STEPS-noise_b drop_in eval}; do
     noise_b)
         timeout $(( $(left) - 15 )) python3 benchmarks/timing_noise.py --device cuda --parts b \
             --out "$out/noise_b.json" 2>&1 | grep -v "^fairness" | tail -20 ;;
+    placement)
+        timeout $(( $(left) - 15 )) python3 benchmarks/placement_probe.py --calls 300 \
+            --processes 2 2>&1 | tail -40 ;;
     drop_in)
         timeout "${DROP_IN_S:-200}" python3 benchmarks/drop_in.py --device cuda --keep-slower \
             ${DROP_IN_MODELS:+--models "$DROP_IN_MODELS"} --out "$out/drop_in.json" 2>/dev/null | tail -24 ;;
