@@ -28,6 +28,12 @@ classification, emission and verification run and that each candidate is accepte
 still over --cpu-max-mb (its sizes are expressions the shrinking does not touch) is listed as
 too_big.
 
+A GPU run of the whole list is long (23 of its problems move 6-8.6 GB, and a verification
+copies every output set to the host and back): --jobs verifies several problems at once, each
+in its own process (the GPU's lock keeps the timed sections apart), --trials takes fewer
+correctness sets than the verifier's five and --no-graph skips the graph replays; the JSON
+records both settings.
+
 Prints one table and, with --out, writes the rows and the copy bandwidth as JSON
 (atomically, after every problem).  Exit 1 when a kept problem's candidate is rejected, 2 on a usage error.
 """
@@ -42,6 +48,7 @@ import os
 import pathlib
 import sys
 import tempfile
+import time
 from typing import Any
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -50,7 +57,7 @@ if not os.environ.get("PYTHONPATH"):
     sys.path.insert(0, str(ROOT / "python"))
 
 from drtriton.catalog import op as catalog_op  # noqa: E402
-from drtriton.errors import UserError  # noqa: E402
+from drtriton.errors import ResourceError, UserError  # noqa: E402
 from drtriton.frontend import from_module_source  # noqa: E402
 from drtriton.program import parse  # noqa: E402
 from drtriton.teach import emit  # noqa: E402
@@ -89,7 +96,9 @@ def classify(code: str) -> dict[str, Any]:
     """The frontend's view of a problem: `kind` is "product" (left out), "opaque" (not fully
     mapped), "error" (export failed) or "memory" (kept), with the program when kept."""
     try:
-        result = from_module_source(code)
+        # Fake inputs: the mapping reads shapes only, and the dev split's inputs reach 8.6 GB
+        # (18-24 s of random numbers each on a CPU before the export began).
+        result = from_module_source(code, fake_inputs=True)
     except Exception as exc:  # a problem the frontend cannot export is listed, not fatal
         return {"kind": "error", "reason": f"{type(exc).__name__}: {str(exc)[:200]}"}
     ops = [line.op for line in result.lines if line.op is not None]
@@ -113,7 +122,14 @@ def measure(program: str, opts: Options, max_bytes: float) -> dict[str, Any]:
         candidate = emit(program)
     except UserError as exc:
         return {**row, "status": "no_kernel", "reason": str(exc)}
-    verdict = verify(program, candidate, options=opts)
+    began = time.monotonic()
+    try:
+        verdict = verify(program, candidate, options=opts)
+    # The harness out of GPU memory (ResourceError; several --jobs share the GPU) or torch's own
+    # (a RuntimeError): the row says so and the other problems go on.
+    except (ResourceError, RuntimeError) as exc:
+        return {**row, "status": "error", "reason": f"{type(exc).__name__}: {exc}"[:300]}
+    row["verify_s"] = round(time.monotonic() - began, 1)
     row.update(status=verdict.status, reason=verdict.reason, kernel_ms=verdict.time_ms,
                eager_ms=verdict.eager_ms, compile_ms=verdict.compile_ms)  # fmt: skip
     for name in ("kernel", "eager", "compile"):
@@ -219,53 +235,96 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=256.0,
         help="on the CPU, list problems that move more than this and do not verify them",
     )
+    ap.add_argument(
+        "--trials",
+        type=int,
+        default=Options.trials,
+        help="correctness input sets per problem (default: the verifier's %(default)s; fewer "
+        "make a GPU run of 6-8 GB problems fit a short call, and the JSON records it)",
+    )
+    ap.add_argument(
+        "--no-graph", action="store_true", help="no CUDA-graph replays (times are events only)"
+    )
+    ap.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="problems verified at once, each in its own process (the GPU's lock keeps every "
+        "timed section alone; memory is shared: 2-3 for 8 GB problems on an H200)",
+    )
     ap.add_argument("--copy-gbs", type=float, help="copy bandwidth in GB/s instead of measuring")
     ap.add_argument("--out", help="write the rows as JSON here")
-    return ap.parse_args(argv)
+    args = ap.parse_args(argv)
+    if args.trials < 1 or args.jobs < 1 or args.runs < 1:
+        raise UserError("--trials, --jobs and --runs must be positive")
+    return args
+
+
+def kept_row(problem: dict[str, Any], opts: Options, max_bytes: float,
+             copy_gbs: float | None) -> dict[str, Any] | None:  # fmt: skip
+    """The row of one problem (None: left out as a product); in a --jobs worker process."""
+    view = classify(problem["code"])
+    base = {"problem_id": problem["problem_id"], "name": problem["name"]}
+    if view["kind"] == "product":
+        return None
+    if view["kind"] == "error":
+        return {**base, "status": "export_error", "reason": view["reason"]}
+    base.update(ops=view["ops"], opaque=view["opaque"])
+    if view["kind"] == "opaque":
+        return {**base, "status": "not_mapped"}
+    row = {**base, **measure(view["program"], opts, max_bytes)}
+    row["goal_met"] = goal_met(row, copy_gbs)
+    return row
 
 
 def run(args: argparse.Namespace) -> int:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     cuda = args.device.startswith("cuda")
     cap = args.cap if args.cap is not None else (None if cuda else 16)
     problems = load_problems(args.problems, args.ids, cap)
-    opts = Options(device=args.device, runs=args.runs, compile_baseline=True)
+    opts = Options(device=args.device, runs=args.runs, compile_baseline=True,
+                   trials=args.trials, graph=not args.no_graph)  # fmt: skip
     copy_gbs = args.copy_gbs or (copy_bandwidth(args.device, args.runs) if cuda else None)
     # Problems whose sizes are expressions escape the shrinking (L1 5: M = 16384 * 4, 8.6 GB).
     max_bytes = math.inf if cuda else args.cpu_max_mb * 1e6
-    rows, left_out = [], []
-    for problem in problems:
-        view = classify(problem["code"])
-        base = {"problem_id": problem["problem_id"], "name": problem["name"]}
-        if view["kind"] == "product":
+    rows: list[dict[str, Any]] = []
+    left_out: list[str] = []
+    settings = {"device": args.device, "copy_gbs": copy_gbs, "cap": cap, "trials": args.trials,
+                "graph": not args.no_graph}  # fmt: skip
+
+    def record(problem: dict[str, Any], row: dict[str, Any] | None) -> None:
+        if row is None:
             left_out.append(problem["name"])
-            continue
-        if view["kind"] == "error":
-            rows.append({**base, "status": "export_error", "reason": view["reason"]})
-            continue
-        base.update(ops=view["ops"], opaque=view["opaque"])
-        if view["kind"] == "opaque":
-            rows.append({**base, "status": "not_mapped"})
-            continue
-        row = {**base, **measure(view["program"], opts, max_bytes)}
-        row["goal_met"] = goal_met(row, copy_gbs)
-        rows.append(row)
+        else:
+            rows.append(row)
+            print(f"{problem['name']}: {row['status']}", file=sys.stderr)
         if args.out:  # after every problem: a run cut short keeps what it measured
-            write_json(args.out, {"device": args.device, "copy_gbs": copy_gbs, "cap": cap,
-                                  "rows": rows, "left_out": left_out})  # fmt: skip
+            write_json(args.out, {**settings, "rows": rows, "left_out": left_out})
+
+    if args.jobs == 1:
+        for problem in problems:
+            record(problem, kept_row(problem, opts, max_bytes, copy_gbs))
+    else:
+        # Processes, not threads: the GPU lock (verify/gpu_lock.py), which keeps every timed
+        # section alone on the GPU, is one per process and serializes a process's threads.
+        spawn = multiprocessing.get_context("spawn")  # no CUDA state forked
+        with ProcessPoolExecutor(max_workers=args.jobs, mp_context=spawn) as pool:
+            futures = [(p, pool.submit(kept_row, p, opts, max_bytes, copy_gbs)) for p in problems]
+            for problem, future in futures:  # in file order: the table reads as the split
+                record(problem, future.result())
     print_table(rows, copy_gbs, args.device)
     print(f"left out (a matrix product or convolution): {len(left_out)} problems")
     if args.out:
-        payload = {"device": args.device, "copy_gbs": copy_gbs, "cap": cap, "rows": rows,
-                   "left_out": left_out}  # fmt: skip
-        write_json(args.out, payload)
+        write_json(args.out, {**settings, "rows": rows, "left_out": left_out})
     judged = [r for r in rows if "kernel_ms" in r]  # a candidate went to the verifier
     return 0 if all(r["status"] == "correct" for r in judged) else 1
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
     try:
-        return run(args)
+        return run(parse_args(argv))
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -95,3 +95,33 @@ def test_smoke_run_writes_the_table_and_json(tool, problems: Path, tmp_path: Pat
 
 def test_bad_input_exits_2(tool, tmp_path: Path) -> None:
     assert tool.main(["--problems", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_jobs_verify_problems_in_their_own_processes(
+    problems: Path, tmp_path: Path, child_python_path: str
+) -> None:
+    # The script as a GPU session runs it (a process pool needs an importable __main__), with
+    # fewer trials and no graphs; the JSON says so and the rows keep the file's order.
+    import os
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "memory_bound_speed.py"
+    out = tmp_path / "jobs.json"
+    args = ["--device", "cpu", "--problems", str(problems), "--ids", "19", "23", "95",
+            "--jobs", "2", "--trials", "1", "--no-graph", "--out", str(out)]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": child_python_path}
+    done = subprocess.run([sys.executable, str(script), *args], env=env, capture_output=True,
+                          text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    payload = json.loads(out.read_text())
+    assert (payload["trials"], payload["graph"]) == (1, False)
+    assert [(r["name"], r["status"]) for r in payload["rows"]] == [
+        ("19_ReLU", "correct"), ("23_Softmax", "correct"), ("95_Sort", "not_mapped")
+    ]  # fmt: skip
+    assert "1 input sets match" in payload["rows"][0]["reason"]
+
+
+def test_counts_below_one_exit_2(tool, problems: Path) -> None:
+    for flag in ("--jobs", "--trials"):
+        assert tool.main(["--problems", str(problems), flag, "0"]) == 2

@@ -222,7 +222,7 @@ def _kernels_at(code: str, frontend: FrontendResult, pieces: list[assemble.Piece
         return mine
     try:
         other = from_module_source(resized_task(code, batch, batch.other), options["seed"],
-                                   options["training"])  # fmt: skip
+                                   options["training"], fake_inputs=True)  # fmt: skip
     except (UserError, RuntimeError, ValueError, TypeError) as exc:
         return f"the model does not export at batch {batch.other}: {str(exc).splitlines()[0]}"
     theirs = generic_pieces(other, pieces, found_by_run, options["max_ops"], options["k"])

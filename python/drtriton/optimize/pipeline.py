@@ -87,7 +87,12 @@ def _export(code: str, config: OptimizeConfig) -> FrontendResult:
     if task_kind(code) != MODULE:
         raise UserError("the model file must define Model, get_inputs and get_init_inputs")
     try:
-        return from_module_source(code, config.seed, training=config.mode == "train")
+        # Fake inputs: the export and the mapping read shapes only (the same result on every
+        # KernelBench dev problem of levels 1-3), and a level-1 input of 1.6G elements took
+        # 18 s of random numbers and 6.4 GB of host memory in each optimizing process before.
+        return from_module_source(
+            code, config.seed, training=config.mode == "train", fake_inputs=True
+        )
     except UserError:
         raise
     except Exception as exc:
