@@ -16,6 +16,7 @@ import torch
 from drtriton.verify import compare as cmp
 from drtriton.verify import gpu_lock, measure
 from drtriton.verify.baselines import Baselines
+from drtriton.verify.channel import Rejected
 from drtriton.verify.options import Options
 from drtriton.verify.rounds import Series, disjoint, interleave, median_ci, relative_halfwidth
 from drtriton.verify.task import load_task
@@ -265,9 +266,11 @@ def test_every_timed_call_is_interleaved_inside_one_exclusive_hold(
     order = [w for w, _ in timed]
     assert order[:4] == ["time_run", "eager", "eager_tf32", "compile"]
     assert order[4:8] == ["eager", "eager_tf32", "compile", "time_run"]  # rotated
-    # The checked outputs are copied inside the holds and their files read between them.
+    # The checked outputs are copied to the host after each exclusive hold, under a shared one
+    # (a copy disturbs no timing; inside the hold every other process waited for it), and
+    # their files are read between holds.
     ends = {w: m for w, m in log.events if w in ("time_end", "graph_end")}
-    assert ends == {"time_end": gpu_lock.EXCLUSIVE, "graph_end": gpu_lock.EXCLUSIVE}
+    assert ends == {"time_end": gpu_lock.SHARED, "graph_end": gpu_lock.SHARED}
     fetched = [(w, m) for w, m in log.events if w.startswith("fetch")]
     assert fetched == [("fetch timed.pt", None), ("fetch graph.pt", None)]
     draws = [m for w, m in log.events if w.startswith("draw")]
@@ -421,3 +424,30 @@ def test_time_tasks_times_every_task_inside_one_exclusive_hold(
     assert modes == ["fp32", "fp32"]  # strict float32 unless a mode is asked for
     measure.time_tasks([relu], "cpu", runs=10, precision="fp16")
     assert modes[-1] == "fp16"
+
+
+@pytest.mark.parametrize("status", ["crashed", "not_genuine"])
+def test_a_failed_graph_output_copy_drops_the_graphs_unless_it_is_a_verdict(
+    monkeypatch: pytest.MonkeyPatch, status: str
+) -> None:
+    # graph_end now runs after the exclusive hold: a worker that fails it there loses only the
+    # graph figures, unless its failure is itself a verdict (torch computing in a replay).
+    timing, log = _timing(monkeypatch)
+    answer = timing.worker.request
+
+    def request(msg: dict[str, Any]) -> dict[str, Any]:
+        if msg["op"] == "graph_end":
+            raise Rejected({"status": status, "reason": "the copy failed"})
+        return answer(msg)
+
+    timing.worker.request = request  # type: ignore[method-assign]
+    verdict = Verdict("correct")
+    if status == "not_genuine":
+        with pytest.raises(Rejected):
+            timing.run(verdict)
+        return
+    timing.run(verdict)
+    assert verdict.status == "correct" and verdict.time_ms is not None
+    assert "graph_ms" not in verdict.extra
+    assert verdict.extra["graph_error"].startswith("crashed: the copy failed")
+    assert not any(w == "fetch graph.pt" for w, _ in log.events)
