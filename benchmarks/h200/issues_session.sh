@@ -8,6 +8,8 @@
 #   memory   benchmarks/memory_bound_speed.py over level 1's memory-bound problems (issue 20's
 #            table): MB_JOBS at once (default 2), MB_TRIALS correctness sets (default 2),
 #            events only; MB_IDS picks problems
+#   gemm     benchmarks/gemm_variants.py: three Triton GEMM schedules (the teacher's tile,
+#            persistent, persistent with TMA) against cuBLAS in bf16 at level 2's linear shapes
 #   drop_in  benchmarks/drop_in.py --keep-slower: ModelNew against Model for three models at
 #            three batch sizes, eval and train (issue 22's figure on the GPU); DROP_IN_MODELS
 #            picks some (e.g. "attention"), DROP_IN_S caps it (default 200 s)
@@ -15,9 +17,9 @@
 #            ../shared/kernelbench/level*.jsonl there) with FILL=1 until the budget ends;
 #            LEVELS (default 1), PRECISION (default fp32), WORKERS (default 6), PREVIOUS (a folder
 #            with an earlier call's results.jsonl, resumed), PROBLEM_TIMEOUT (default 240)
-# Everything lands in OUTDIR as at most 7 files (the device tool brings back 8): the wheel the
+# Everything lands in OUTDIR (the device tool brings back 8 files: name the steps to fit): the wheel the
 # prelude built (carry it back in .whl/ to skip the build), noise_b.json, drop_in.json,
-# memory_bound.json and eval/{results.jsonl,summary.md,logs.tgz}.
+# memory_bound.json, gemm.json and eval/{results.jsonl,summary.md,logs.tgz}.
 # Usage: STEPS="noise_b eval" bash benchmarks/h200/issues_session.sh OUTDIR BUDGET_S
 source "$(dirname "$0")/prelude.sh" "$@"
 
@@ -35,6 +37,9 @@ for step in ${STEPS-noise_b drop_in eval}; do
             --problems .devdata/kernelbench/level1.jsonl --jobs "${MB_JOBS:-2}" \
             --trials "${MB_TRIALS:-2}" --no-graph ${MB_IDS:+--ids $MB_IDS} \
             --out "$out/memory_bound.json" 2>/dev/null | tail -45 ;;
+    gemm)
+        timeout $(( $(left) - 15 )) python3 benchmarks/gemm_variants.py --device cuda \
+            --out "$out/gemm.json" 2>&1 | tail -20 ;;
     drop_in)
         timeout "${DROP_IN_S:-200}" python3 benchmarks/drop_in.py --device cuda --keep-slower \
             ${DROP_IN_MODELS:+--models "$DROP_IN_MODELS"} --out "$out/drop_in.json" 2>/dev/null | tail -24 ;;
