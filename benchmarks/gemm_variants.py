@@ -23,7 +23,9 @@ norm, and the largest elementwise error over the output's scale. cuBLAS is
 `torch.nn.functional.linear`. One table: shape, variant, best config, ms, TFLOP/s, share of
 cuBLAS, error. On the CPU nothing runs: each variant and config is compiled for sm_90
 (`triton.compile`, no GPU needed) and the TTGIR's TMA, async-copy and wgmma operations counted,
-so a kernel that would not compile on the H200 fails here first.
+so a kernel that would not compile on the H200 fails here first. (Triton's interpreter cannot
+run these kernels: with NumPy 2 it fails on a loop bounded by a runtime size. The GPU run
+checks each variant's output, poisoned with NaN before its checked call.)
 """
 
 from __future__ import annotations
