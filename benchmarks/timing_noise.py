@@ -411,7 +411,10 @@ def fair_row(op: str, size: str, verdict: dict[str, Any], cuda: bool) -> dict[st
     if cuda:
         passed = correct and events is not None and 0.95 <= events <= 1.05
     keys = ("status", "reason", "time_ms", "eager_ms", "graph_ms", "eager_graph_ms")
-    return {"op": op, "size": size, **{k: verdict.get(k) for k in keys},
+    # Each side's spread too: equal minima with unequal means put a gap on the host's side
+    # (launches late for some calls), unequal minima on the GPU's (every call slower).
+    spread = [f"{side}_{q}_ms" for side in ("time", "eager") for q in ("min", "q1", "median", "q3")]
+    return {"op": op, "size": size, **{k: verdict.get(k) for k in (*keys, *spread)},
             "events_ratio": events, "graph_ratio": graphs, "pass": passed}  # fmt: skip
 
 
