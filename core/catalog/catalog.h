@@ -120,6 +120,10 @@ enum class RowKind {
   kInstanceNorm,  // over each (sample, channel)'s spatial dims
 };
 
+// Which elements a triangle operator keeps (triu, tril: the others read as zero); the code
+// generator reads it instead of the operator's name (codegen/layout.cc).  kNone elsewhere.
+enum class Triangle { kNone, kUpper, kLower };
+
 // An elementwise operator's Triton expression from its inputs' variable names and the node's
 // attributes (catalog/lowering.h).
 using ElementwiseLowering = std::string (*)(const std::vector<std::string>& ins,
@@ -148,6 +152,7 @@ struct OpInfo {
   // generator reads; null for every other operator, which an emitter of its trait lowers.
   ElementwiseLowering lowering = nullptr;
   RowKind row = RowKind::kNone;  // operators of the row emitter (RowKind)
+  Triangle triangle = Triangle::kNone;  // triu and tril (Triangle)
 
   bool has(Trait t) const { return (traits & t) != 0; }
   // A bool tensor parameter (where's condition): no program input is bool, so such an

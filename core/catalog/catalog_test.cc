@@ -224,5 +224,22 @@ TEST(CatalogTest, EveryComputeOperatorHasALoweringOrAnEmitterFamily) {
   }
 }
 
+// The facts the code generator reads instead of names: a triangle operator is a layout
+// operator with a diagonal, and the two keep opposite halves.
+TEST(CatalogTest, TriangleOperatorsSayWhichHalfTheyKeep) {
+  int upper = 0, lower = 0;
+  for (const OpInfo& op : Catalog()) {
+    if (op.triangle == Triangle::kNone) continue;
+    EXPECT_TRUE(op.has(kLayout)) << op.name;
+    EXPECT_GE(op.attr_index("diagonal"), 0) << op.name;
+    upper += op.triangle == Triangle::kUpper;
+    lower += op.triangle == Triangle::kLower;
+  }
+  EXPECT_EQ(upper, 1);
+  EXPECT_EQ(lower, 1);
+  EXPECT_EQ(GetOp(FindOp("triu")).triangle, Triangle::kUpper);
+  EXPECT_EQ(GetOp(FindOp("tril")).triangle, Triangle::kLower);
+}
+
 }  // namespace
 }  // namespace drtriton

@@ -185,6 +185,10 @@ class Entry {
     op_.row = row;
     return *this;
   }
+  Entry& Keeps(Triangle triangle) {
+    op_.triangle = triangle;
+    return *this;
+  }
   Entry& Example(std::vector<Shape> inputs, std::vector<AttrValue> attrs = {}) {
     op_.example = OpExample{std::move(inputs), std::move(attrs)};
     return *this;

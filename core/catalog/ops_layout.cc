@@ -64,11 +64,13 @@ void AddLayoutOps(std::vector<OpInfo>& out) {
                     .Params({Tensor("input"), Attr("diagonal", diagonal)})
                     .Rule(ShapeRule::kSameAsInput)
                     .Rank(2, 6)
+                    .Keeps(Triangle::kUpper)
                     .Example({{2, 4, 5}}, {I(1)}));
   out.push_back(Layout("tril", "zero above the diagonal of the last two dims (col - row > k)")
                     .Params({Tensor("input"), Attr("diagonal", diagonal)})
                     .Rule(ShapeRule::kSameAsInput)
                     .Rank(2, 6)
+                    .Keeps(Triangle::kLower)
                     .Example({{2, 4, 5}}, {I(-1)}));
   // Constant padding only (the other modes are arithmetic on indices too, but no model of
   // the dev split uses them); pad lists (before, after) pairs from the last dim backwards.

@@ -81,7 +81,7 @@ ContractionSpec SpecOf(const GroupContext& ctx, const Node& node) {
   const OpInfo& op = GetOp(node.op);
   if (op.has(kConv)) return ConvSpec(ctx, node, false);
   if (op.has(kConvTranspose)) return ConvSpec(ctx, node, true);
-  if (op.name == "linear") return LinearSpec(ctx, node);
+  if (op.rule == ShapeRule::kLinear) return LinearSpec(ctx, node);  // weight (N, K), bias
   return MatmulSpec(ctx, node);
 }
 

@@ -49,12 +49,13 @@ std::vector<std::string> ReshapeCoords(const Shape& in, const Shape& out,
 }
 
 // triu keeps col - row >= diagonal, tril col - row <= diagonal (the last two dims).
-LayoutRead Triangle(const OpInfo& op, const Node& node, const std::vector<std::string>& coords) {
+LayoutRead TriangleRead(const OpInfo& op, const Node& node,
+                        const std::vector<std::string>& coords) {
   LayoutRead r;
   r.coords = coords;
   const size_t n = coords.size();
   const std::string offset = "(" + coords[n - 1] + " - " + coords[n - 2] + ")";
-  const bool upper = op.name == "triu";  // the one bit the two entries differ in
+  const bool upper = op.triangle == Triangle::kUpper;
   r.in_range = "(" + offset + (upper ? " >= " : " <= ") + IntLiteral(node.attrs[0].i) + ")";
   r.fill = "0.0";
   return r;
@@ -102,7 +103,7 @@ LayoutRead LayoutInputCoords(const Program& p, const Node& node,
       return r;
     }
     case ShapeRule::kSameAsInput:  // flip, triu, tril
-      if (op.attr_index("diagonal") >= 0) return Triangle(op, node, coords);
+      if (op.triangle != Triangle::kNone) return TriangleRead(op, node, coords);
       for (int64_t d : Ints(node.attrs[0])) {
         const int k = NormDim(d, in.size());
         r.coords[k] = "(" + IntLiteral(in[k] - 1) + " - " + coords[k] + ")";

@@ -17,7 +17,11 @@ std::string UnsupportedReason(const Program& p, const NodeId id) {
     if (ElementwiseFormula(op, ins, node.attrs).empty()) return op.name;
     return "";
   }
-  if (op.name == "instance_norm" && !node.attrs[0].b) return "instance_norm(use_input_stats=False)";
+  // An instance norm over running statistics (use_input_stats=False) has no row program: the
+  // row emitter computes each row's own statistics.
+  const int stats = op.attr_index("use_input_stats");
+  if (op.row == RowKind::kInstanceNorm && stats >= 0 && !node.attrs[stats].b)
+    return op.name + "(use_input_stats=False)";
   if (op.has(kContraction) || op.has(kConv) || op.has(kConvTranspose)) {
     for (ValueId t : node.tensors)
       if (t.valid() && p.value(t).dtype != "float32") return op.name + "(int64 operand)";
