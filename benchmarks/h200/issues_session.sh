@@ -5,6 +5,8 @@
 #            the A/A rows (the task launches the candidate's own kernel), issue 18's (b)
 #   placement benchmarks/placement_probe.py: a 4 us kernel's time against where its 1 MB
 #            tensors lie and which process times it (the lead for the 1 MB A/A rows)
+#   ipc      benchmarks/ipc_probe.py: whether a sandboxed worker's GPU output reaches the harness
+#            by CUDA IPC (torch's or a plain cudaMalloc copy's) instead of the host and a file
 #   memory   benchmarks/memory_bound_speed.py over level 1's memory-bound problems (issue 20's
 #            table): MB_JOBS at once (default 2), MB_TRIALS correctness sets (default 2),
 #            events only; MB_IDS picks problems
@@ -32,6 +34,8 @@ for step in ${STEPS-noise_b drop_in eval}; do
     placement)
         timeout $(( $(left) - 15 )) python3 benchmarks/placement_probe.py --calls 300 \
             --processes 2 2>&1 | tail -40 ;;
+    ipc)
+        timeout 120 python3 benchmarks/ipc_probe.py --gb 1 4 2>&1 | tail -8 ;;
     memory)
         timeout $(( $(left) - 15 )) python3 benchmarks/memory_bound_speed.py --device cuda \
             --problems .devdata/kernelbench/level1.jsonl --jobs "${MB_JOBS:-2}" \
