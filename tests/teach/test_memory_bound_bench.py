@@ -108,7 +108,8 @@ def test_jobs_verify_problems_in_their_own_processes(
 
     script = Path(__file__).resolve().parents[2] / "benchmarks" / "memory_bound_speed.py"
     out = tmp_path / "jobs.json"
-    args = ["--device", "cpu", "--problems", str(problems), "--ids", "19", "23", "95",
+    # One verified problem and one the frontend cannot map: both go through the pool (CI time).
+    args = ["--device", "cpu", "--problems", str(problems), "--ids", "19", "95",
             "--jobs", "2", "--trials", "1", "--no-graph", "--out", str(out)]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": child_python_path}
     done = subprocess.run([sys.executable, str(script), *args], env=env, capture_output=True,
@@ -117,7 +118,7 @@ def test_jobs_verify_problems_in_their_own_processes(
     payload = json.loads(out.read_text())
     assert (payload["trials"], payload["graph"]) == (1, False)
     assert [(r["name"], r["status"]) for r in payload["rows"]] == [
-        ("19_ReLU", "correct"), ("23_Softmax", "correct"), ("95_Sort", "not_mapped")
+        ("19_ReLU", "correct"), ("95_Sort", "not_mapped")
     ]  # fmt: skip
     assert "1 input sets match" in payload["rows"][0]["reason"]
 
