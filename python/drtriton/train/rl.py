@@ -65,6 +65,9 @@ class RLConfig:
     tau: float = field(default=5.0, metadata={"help": "DRPO negatives temperature (paper 5)"})
     lam: float = field(default=0.1, metadata={"help": "DRPO speed softmax lambda (paper 0.1)"})
     delta: float = field(default=1e-3, metadata={"help": "DRPO KL bound (paper 0.001)"})
+    backtracks: int = field(default=DRPOConfig.backtracks, metadata={"help": "DRPO: halvings "
+                            "of an update past the KL bound before it is undone; 0: the "
+                            "hinge penalty alone (the paper)"})  # fmt: skip
     speed_margin: float = field(default=0.0, metadata={"help": "DRPO: correct rollouts within "
                                 "this log speed-up of the group's fastest weigh alike (timing "
                                 "noise; 0: the paper's weights)"})  # fmt: skip
@@ -206,9 +209,8 @@ def train(cfg: RLConfig, verifier: Verifier | None = None) -> dict[str, Any]:
     model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
     sampling = SamplingConfig(cfg.temperature, cfg.top_p, cfg.max_new_tokens, cfg.prompts_per_step)
     policy = _rollout_policy(cfg, HFPolicy(accelerator.unwrap_model(model), tokenizer, sampling))
-    drpo = DRPOConfig(
-        beta=cfg.beta, tau=cfg.tau, lam=cfg.lam, delta=cfg.delta, speed_margin=cfg.speed_margin
-    )
+    drpo = DRPOConfig(beta=cfg.beta, tau=cfg.tau, lam=cfg.lam, delta=cfg.delta,
+                      speed_margin=cfg.speed_margin, backtracks=cfg.backtracks)  # fmt: skip
     grpo = GRPOConfig(clip_eps=cfg.clip_eps)
 
     if cfg.start_level and cfg.start_level not in levels:

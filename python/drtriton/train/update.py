@@ -115,6 +115,8 @@ def policy_update(accelerator: Any, model: Any, optimizer: Any, inputs: StepInpu
     old = _logprobs(model, inputs, parts, pad_id, accelerator.device, grad=False)
     old = [(lp.detach(), m.float()) for lp, m in old]
     stats: dict[str, float] = {}
+    enforce = loss == "drpo" and drpo.backtracks > 0
+    scales: list[float] = []
     for u in range(updates):
         if loss == "drpo":
             stats = drpo_backward(accelerator, model, inputs, old, parts, drpo, pad_id, u == 0)
@@ -123,17 +125,56 @@ def policy_update(accelerator: Any, model: Any, optimizer: Any, inputs: StepInpu
         if stats.get("skipped"):
             break
         accelerator.clip_grad_norm_(model.parameters(), max_grad_norm)
+        before = [p.detach().clone() for p in model.parameters()] if enforce else []
         optimizer.step()
         optimizer.zero_grad()
+        if enforce:
+            scales.append(_within_trust_region(accelerator, model, inputs, old, parts, pad_id,
+                                               before, drpo))  # fmt: skip
         if scheduler is not None:
             scheduler.step()
     if stats and not stats.get("skipped"):
-        stats["kl_after"] = _drift(model, inputs, old, parts, pad_id, accelerator.device)
+        stats["kl_after"] = _drift(model, inputs, old, parts, pad_id, accelerator.device,
+                                   accelerator)  # fmt: skip
+        if scales:  # the share of each update kept: 1 inside the region, 2^-k, 0 undone
+            stats["step_scale"] = min(scales)
     return stats
 
 
+def _within_trust_region(accelerator: Any, model: Any, inputs: StepInputs, old: list,
+                         parts: list, pad_id: int, before: list[Tensor],
+                         cfg: DRPOConfig) -> float:  # fmt: skip
+    """Halves the update just taken (parameters `before` it) until KL(pi_old || pi) on the
+    batch is within cfg.delta, at most cfg.backtracks times; past that the update is undone.
+    Returns the share of the update kept. The KL is every process's (the same decision on
+    each, or their weights would part)."""
+    device = accelerator.device
+    scale = 1.0
+    params = list(model.parameters())
+    for k in range(cfg.backtracks + 1):
+        if _drift(model, inputs, old, parts, pad_id, device, accelerator) <= cfg.delta:
+            return scale
+        if k == cfg.backtracks:
+            break
+        scale /= 2
+        with torch.no_grad():
+            for p, b in zip(params, before, strict=True):
+                p.copy_(b + (p - b) * 0.5)
+    with torch.no_grad():  # still outside: no step at all
+        for p, b in zip(params, before, strict=True):
+            p.copy_(b)
+    return 0.0
+
+
 def _drift(model: Any, inputs: StepInputs, old: list, parts: list, pad_id: int,
-           device: Any) -> float:  # fmt: skip
+           device: Any, accelerator: Any = None) -> float:  # fmt: skip
     """KL(pi_old || pi) per token on the batch after the step's updates: how far the step
-    moved the policy (the KL of the stats is measured before each update, 0 on the first)."""
-    return _kl_per_token(_logprobs(model, inputs, parts, pad_id, device, grad=False), old)
+    moved the policy (the KL of the stats is measured before each update, 0 on the first);
+    with `accelerator`, over every process's batch."""
+    current = _logprobs(model, inputs, parts, pad_id, device, grad=False)
+    total = sum(float(_k3_sum(c[0], o[0], o[1])) for c, o in zip(current, old, strict=True))
+    tokens = float(sum(m.sum() for _, m in old))
+    if accelerator is not None and accelerator.num_processes > 1:
+        both = accelerator.reduce(torch.tensor([total, tokens], device=device), reduction="sum")
+        total, tokens = float(both[0]), float(both[1])
+    return total / max(1.0, tokens)
