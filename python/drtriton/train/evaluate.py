@@ -21,15 +21,26 @@ from collections import Counter
 from typing import Any
 
 from drtriton.train.rewards import Reward, Verifier
+from drtriton.train.stats import program_means, rate_interval
 
 
-def summarize(rewards: list[Reward]) -> dict[str, Any]:
-    """pass@1, speed-up statistics and fast1 of one set of verdicts."""
+def summarize(rewards: list[Reward], records: list[dict] | None = None) -> dict[str, Any]:
+    """pass@1, speed-up statistics and fast1 of one set of verdicts; with the `records` they
+    judge (ids PROGRAM or PROGRAM#k), pass@1's 95% interval over programs too (stats.py)."""
     correct = [r for r in rewards if r.correct]
     logs = [r.log_speedup for r in correct if r.log_speedup is not None]
     mean_log = sum(logs) / len(logs) if logs else None
+    interval: dict[str, Any] = {}
+    if records is not None:
+        rows = [{"id": rec.get("id"), "correct": r.correct}
+                for rec, r in zip(records, rewards, strict=True)]  # fmt: skip
+        rates = program_means(rows)
+        _, lo, hi = rate_interval(rates)
+        interval = {"programs": len(rates),
+                    "pass@1_ci": None if math.isnan(lo) else [lo, hi]}  # fmt: skip
     return {
         "n": len(rewards),
+        **interval,
         "pass@1": len(correct) / len(rewards) if rewards else 0.0,
         "timed": len(logs),
         "mean_log_speedup": mean_log,
@@ -45,23 +56,25 @@ def evaluate_policy(policy: Any, verifier: Verifier, records: list[dict[str, Any
     from drtriton.policy.prompts import prompt_for
 
     if not records:
-        return {**summarize([]), "per_level": {}}
+        return {**summarize([], []), "per_level": {}}
     t0 = time.perf_counter()
     groups = policy.generate([prompt_for(r) for r in records], 1)
     t_gen = time.perf_counter() - t0
     completions = [g[0] for g in groups]
     rewards = verifier.judge([r["source"] for r in records], [c.code for c in completions])
     t_verify = time.perf_counter() - t0 - t_gen
-    levels: dict[int, list[Reward]] = {}
+    levels: dict[int, list[tuple[dict, Reward]]] = {}
     for record, reward in zip(records, rewards, strict=True):
-        levels.setdefault(int(record.get("level", 0)), []).append(reward)
+        levels.setdefault(int(record.get("level", 0)), []).append((record, reward))
     if samples:
         _write_samples(samples, records, completions, rewards)
     tokens = sum(c.completion_tokens for c in completions)
     judged = sum(bool(c.code) for c in completions)
+    per_level = {str(lv): summarize([w for _, w in pairs], [r for r, _ in pairs])
+                 for lv, pairs in sorted(levels.items())}  # fmt: skip
     return {
-        **summarize(rewards),
-        "per_level": {str(lv): summarize(rs) for lv, rs in sorted(levels.items())},
+        **summarize(rewards, records),
+        "per_level": per_level,
         "statuses": dict(Counter(r.status for r in rewards).most_common()),
         "no_code": sum(not c.code for c in completions),
         "truncated": sum(c.finish_reason == "length" for c in completions),
@@ -82,7 +95,7 @@ def _write_samples(path: str, records: list[dict], completions: list, rewards: l
     with open(tmp, "w") as f:
         for record, c, r in zip(records, completions, rewards, strict=True):
             line = {"id": record.get("id"), "level": record.get("level"), "status": r.status,
-                    "correct": r.correct, "reason": r.reason,
+                    "correct": r.correct, "log_speedup": r.log_speedup, "reason": r.reason,
                     "completion_tokens": c.completion_tokens,
                     "finish_reason": c.finish_reason, "code": c.code}  # fmt: skip
             f.write(json.dumps(line) + "\n")
