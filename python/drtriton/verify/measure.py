@@ -12,8 +12,8 @@ One hold of the GPU's lock, exclusive, covers all of a verification's timed call
    exclusive hold.
 The checked calls' outputs (and one graph replay's) are copied to the host right after each
 exclusive hold, under a shared one, written and read between holds (file work holds no lock:
-gpu_lock.py), and compared with the references under a shared hold. Every figure is re-measured for every candidate: nothing is cached but
-the compiled baseline (baselines.py).
+gpu_lock.py), and compared with the references under a shared hold. Every figure is
+re-measured for every candidate: nothing is cached but the compiled baseline (baselines.py).
 
 Which time decides. `time_ms`, `eager_ms` and `speedup` (the verdict's DESIGN.md fields, and
 what the search, the RL reward and the evaluation use) are the KernelBench method: events
