@@ -169,7 +169,8 @@ def run_kernelbench(args: argparse.Namespace) -> int:
 
     problems = load_problems(args.problems, parse_levels(args.levels), args.limit, args.order)
     cfg = RunConfig(device=args.device, workers=args.workers, problem_timeout=args.problem_timeout,
-                    timeout_s_per_gb=args.timeout_per_gb, time_budget=args.time_budget, max_ops=args.max_ops, k=args.k, seed=args.seed,
+                    timeout_s_per_gb=args.timeout_per_gb, time_budget=args.time_budget,
+                    max_ops=args.max_ops, k=args.k, seed=args.seed,
                     rerun_oom=args.rerun_oom, memory_share=args.memory_share,
                     keep_slower=args.keep_slower, precision=args.precision)  # fmt: skip
     outcome = run(problems, args.out, cfg, source=str(args.problems), progress=not args.no_progress)
