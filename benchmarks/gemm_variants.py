@@ -33,13 +33,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pathlib
 import re
 import sys
-import tempfile
 from typing import Any
 
 import triton
 import triton.language as tl
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+if not os.environ.get("PYTHONPATH"):
+    sys.path.insert(0, str(ROOT / "python"))
+
+from drtriton.files import write_text_atomic  # noqa: E402
 
 # (M, N, K): y = x @ W.T with x M x K and W N x K, as nn.Linear (KernelBench dev level 2:
 # 1024 x 8192 x 8192 in 14, 22, 29, 62, 64, 70, 76, 80, 86, 88, 95, 97, 98; 2048 x 8192 x 8192
@@ -69,9 +75,9 @@ def _tile_coords(tile, num_m, num_n, GROUP: tl.constexpr):
 
 
 @triton.jit
-def gemm_tile(x_ptr, w_ptr, y_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
-              BK: tl.constexpr, GROUP: tl.constexpr):  # fmt: skip
-    pm, pn = _tile_coords(tl.program_id(0), tl.cdiv(M, BM), tl.cdiv(N, BN), GROUP)
+def _one_tile(x_ptr, w_ptr, y_ptr, M, N, K, pm, pn, BM: tl.constexpr, BN: tl.constexpr,
+              BK: tl.constexpr):  # fmt: skip
+    """Output tile (pm, pn): operand tiles by pointer (masked loads), K pipelined."""
     rm = pm * BM + tl.arange(0, BM)
     rn = pn * BN + tl.arange(0, BN)
     acc = tl.zeros([BM, BN], dtype=tl.float32)
@@ -87,23 +93,19 @@ def gemm_tile(x_ptr, w_ptr, y_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
 
 
 @triton.jit
+def gemm_tile(x_ptr, w_ptr, y_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+              BK: tl.constexpr, GROUP: tl.constexpr):  # fmt: skip
+    pm, pn = _tile_coords(tl.program_id(0), tl.cdiv(M, BM), tl.cdiv(N, BN), GROUP)
+    _one_tile(x_ptr, w_ptr, y_ptr, M, N, K, pm, pn, BM, BN, BK)
+
+
+@triton.jit
 def gemm_persistent(x_ptr, w_ptr, y_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
                     BK: tl.constexpr, GROUP: tl.constexpr, PROGRAMS: tl.constexpr):  # fmt: skip
     num_m, num_n = tl.cdiv(M, BM), tl.cdiv(N, BN)
     for tile in tl.range(tl.program_id(0), num_m * num_n, PROGRAMS, flatten=True):
         pm, pn = _tile_coords(tile, num_m, num_n, GROUP)
-        rm = pm * BM + tl.arange(0, BM)
-        rn = pn * BN + tl.arange(0, BN)
-        acc = tl.zeros([BM, BN], dtype=tl.float32)
-        for k0 in range(0, K, BK):
-            rk = k0 + tl.arange(0, BK)
-            x = tl.load(x_ptr + rm[:, None] * K + rk[None, :],
-                        mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)  # fmt: skip
-            w = tl.load(w_ptr + rn[None, :] * K + rk[:, None],
-                        mask=(rn[None, :] < N) & (rk[:, None] < K), other=0.0)  # fmt: skip
-            acc = tl.dot(x, w, acc)
-        mask = (rm[:, None] < M) & (rn[None, :] < N)
-        tl.store(y_ptr + rm[:, None] * N + rn[None, :], acc.to(y_ptr.dtype.element_ty), mask=mask)
+        _one_tile(x_ptr, w_ptr, y_ptr, M, N, K, pm, pn, BM, BN, BK)
 
 
 @triton.jit
@@ -224,14 +226,6 @@ def compile_check(dtype: str, variants: list[str]) -> list[dict]:
     return rows
 
 
-def write_json(path: str, payload: dict[str, Any]) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        json.dump(payload, f, indent=1)
-    os.replace(tmp, path)
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
@@ -253,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         for r in rows:
             print(r)
         if args.out:
-            write_json(args.out, {"device": "cpu", "rows": rows})
+            write_text_atomic(args.out, json.dumps({"device": "cpu", "rows": rows}, indent=1))
         return 1 if any("error" in r for r in rows) else 0
     import torch
 
@@ -267,7 +261,10 @@ def main(argv: list[str] | None = None) -> int:
     for shape in shapes:
         rows += measure_shape(shape, args.dtype, args.variants)  # type: ignore[arg-type]
         if args.out:  # after each shape: a call cut short keeps what it measured
-            write_json(args.out, {"device": torch.cuda.get_device_name(), "rows": rows})
+            write_text_atomic(
+                args.out,
+                json.dumps({"device": torch.cuda.get_device_name(), "rows": rows}, indent=1),
+            )
     print(f"{'M x N x K':<20} {'variant':<15} {'config':<24} {'ms':>8} {'TFLOP/s':>8} "
           f"{'x cuBLAS':>8} {'rel err':>9} {'max err':>9}")  # fmt: skip
     for r in rows:

@@ -22,13 +22,13 @@ import math
 import os
 import pathlib
 import sys
-import tempfile
 from typing import Any
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 if not os.environ.get("PYTHONPATH"):
     sys.path.insert(0, str(ROOT / "python"))
 
+from drtriton.files import write_text_atomic  # noqa: E402
 from drtriton.train.stats import (  # noqa: E402
     mean_interval,
     paired_difference,
@@ -128,10 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     table = compare(runs)
     print_table(table, [n for n, _ in runs])
     if args.out:
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(args.out)), suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            json.dump(table, f, indent=1)
-        os.replace(tmp, args.out)
+        write_text_atomic(args.out, json.dumps(table, indent=1))
     return 0
 
 
