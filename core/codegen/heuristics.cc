@@ -15,6 +15,11 @@ constexpr int64_t kMinPrograms = 264;
 // Problems under 1M elements are launch-bound (a few microseconds either way): they keep
 // the large tiles, which also keeps the CPU interpreter fast on tiny programs.
 constexpr int64_t kLaunchBoundElems = int64_t{1} << 20;
+// Programs that stream a long memory-bound range (a GEMV's slices, a long row's chunks) are
+// cut to about 16 per SM: with two waves' worth (264) the SMs that get one program more than
+// the others set the time.  H200, KernelBench L1 4 (GEMV): 320 programs of 27 MB, 2.4 per SM,
+// ran 4.23-4.29 ms (2.0 TB/s; eager 2.31); 2,048 programs of 4 MB ran 2.17 ms (1.06x eager).
+constexpr int64_t kStreamMinPrograms = 132 * 16;
 
 int WarpsForTile(int64_t elems) {
   // About 16 fp32 values per thread of live data: 4096 elements -> 8 warps, 1024 -> 2.
@@ -65,15 +70,19 @@ RowsConfig ChooseRows(int64_t rows, int64_t reduced, int variant, bool r_inner) 
 // Fewer rows than two waves of programs (264 on 132 SMs), each longer than one block, in a
 // problem of at least 1M elements: one program per row would leave most SMs idle (16 rows of
 // 4M elements, KernelBench L1 40's layer norm, use 16 of 132).  Each row is cut into chunks of
-// whole blocks so that rows x chunks reaches two waves; the statistics of each chunk are
-// combined by a second kernel (emit_rows.cc), so the traffic stays two reads and one write.
-// Inductor splits inner reductions under the same two-waves rule, past 8192 elements on
-// pre-Blackwell GPUs.
+// whole blocks so that rows x chunks reaches about 16 programs per SM (kStreamMinPrograms);
+// the statistics of each chunk are combined by a second kernel (emit_rows.cc), so the traffic
+// stays two reads and one write.  Two waves were not enough: L1 40 split to 16 x 17 = 272
+// programs ran 0.718 ms on the H200 (1.2 TB/s; torch.compile 0.322), its statistics kernel
+// holding two 512-thread programs per SM (58 registers a thread, sm_90 build) and its output
+// kernel one (88): the first ran 264 programs, then 8; the second 132, 132, then 8, each last
+// round a few SMs' work at a few SMs' bandwidth.  With 16 x 128 = 2,048 programs the last
+// round is at most one program in 16 per SM (predicted ~0.25-0.3 ms for L1 40).
 namespace {
 void SplitFewLongRows(int64_t rows, int64_t reduced, RowsConfig& c) {
   const int64_t blocks = CeilDiv(reduced, c.block_r);
   if (rows >= kMinPrograms || blocks < 2 || rows * reduced < kLaunchBoundElems) return;
-  const int64_t wanted = std::min(CeilDiv(kMinPrograms, rows), blocks);
+  const int64_t wanted = std::min(CeilDiv(kStreamMinPrograms, rows), blocks);
   const int64_t blocks_per_chunk = CeilDiv(blocks, wanted);
   c.chunk = blocks_per_chunk * c.block_r;
   c.split = CeilDiv(reduced, c.chunk);
@@ -211,17 +220,16 @@ void ChooseDotTiles(int64_t m, int64_t n, int64_t k, int64_t batch, int variant,
 // The narrow path (a GEMV) is memory-bound and wants many programs instead: KernelBench L1 4
 // (2048 x 1 x 1,048,576, 8.6 GB of A) split to two waves was 320 programs of 27 MB, 2.4 per
 // SM, so the SMs holding three ran 1.5x longer than those holding two; measured 4.23-4.29 ms
-// on the H200 (2.0 TB/s, against 4.3 TB/s copy; eager 2.31 ms).  kNarrowMinPrograms (16 per
-// SM) leaves at most one program in 16 of imbalance: 2,048 programs of 4 MB there (64 row
-// tiles x 32 slices of 32,768, whole chunks), a 512 KB workspace.  Predicted ~2.3 ms (3.7
-// TB/s); not measured yet.
-constexpr int64_t kNarrowMinPrograms = 132 * 16;
+// on the H200 (2.0 TB/s, against 4.3 TB/s copy; eager 2.31 ms).  kStreamMinPrograms (16 per
+// SM) leaves at most one program in 16 of imbalance: 2,048 programs of
+// 4 MB there (64 row tiles x 32 slices of 32,768, whole chunks), a 512 KB workspace: 2.17 ms
+// on the H200 (1.06x eager).
 
 void ChooseSplitK(int64_t m, int64_t n, int64_t k, int64_t batch, ContractionConfig* c) {
   const int64_t programs = CeilDiv(m, c->block_m) * CeilDiv(n, c->block_n) * batch;
   const int64_t steps = CeilDiv(k, c->block_k);
-  const int64_t wanted = c->narrow ? kNarrowMinPrograms : kMinPrograms;
-  const int64_t below = c->narrow ? kNarrowMinPrograms : kSplitBelowPrograms;
+  const int64_t wanted = c->narrow ? kStreamMinPrograms : kMinPrograms;
+  const int64_t below = c->narrow ? kStreamMinPrograms : kSplitBelowPrograms;
   if (programs >= below || steps <= kSplitAboveSteps) return;
   int64_t split = std::min(CeilDiv(wanted, programs), steps / kMinSliceSteps);
   split = std::min(split, std::max<int64_t>(1, kMaxWorkspaceFloats / (m * n * batch)));
