@@ -2,13 +2,13 @@
 
 `drtriton sft-data` writes it beside its output (OUT's stem + ".coverage.json") and prints it
 as a table, so that an operator the data never shows a model is visible before training: every
-compute operator of the catalog is listed, with 0 where no pair holds it (17 of the 77 are
-never drawn by the synthesizer: comparisons, `where` and the pure shape operators). A pair
-counts once per operator, however often its chain repeats it. The file is counted whole (an
-appended run adds to the earlier runs' pairs), incorrect pairs left out.
+compute operator of the catalog is listed, with 0 where no pair holds it (the synthesizer
+never draws 17 of the 77: comparisons, logical_not, where, tril/triu, reshape and other shape
+operators). A pair counts once per operator, however often its chain repeats it. The file is
+counted whole (an appended run adds to the earlier runs' pairs), incorrect pairs left out.
 
     {"pairs_file": "pairs.jsonl",
-     "levels": {"2": {"pairs": 40, "covered": 31, "operators": {"abs": 2, "acos": 0, ...}}}}
+     "levels": {"2": {"pairs": 40, "covered": 31, "operators": {"abs": 2, "add": 0, ...}}}}
 """
 
 from __future__ import annotations

@@ -59,7 +59,12 @@ class SFTDataConfig:
     per_level: int = field(
         default=4000, metadata={"help": "programs per level >= 2 (with --levels)"}
     )
-    ops: str = field(default="", metadata={"help": "comma-separated operators; default: all"})
+    ops: str = field(
+        default="",
+        metadata={
+            "help": "comma-separated operators (a chain qualifies holding one); default: all"
+        },
+    )
     source: str = field(default="teacher", metadata={"help": "teacher | api | both"})
     samples: int = field(default=1, metadata={"help": "answers per program and source"})
     api_model: str = field(default="", metadata={"help": "model name at the API endpoint"})
