@@ -114,6 +114,18 @@ def add_precision(p: argparse.ArgumentParser, *, from_records: bool = False) -> 
                    "others")  # fmt: skip
 
 
+def level_list(text: str) -> str:
+    """Synthesis levels as `drtriton.synth.parse_levels` reads them (1-3, 2,3 or 4), kept as
+    text (the train configs' type); an empty list, a level outside [1, 64] or a word fails."""
+    from drtriton.synth import parse_levels
+
+    try:
+        parse_levels(text)
+    except UserError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def device_or_auto(text: str) -> str:
     """`device`, or auto (the GPU when one is visible)."""
     if text == "auto":

@@ -1,6 +1,7 @@
 """Training: SFT warm-up and curriculum RL with DRPO (DRTriton section 4, appendix C).
 
-    sft_data.py  `drtriton sft-data`: verified level-1 pairs per operator (teacher / API model)
+    sft_data.py  `drtriton sft-data`: verified pairs, level 1 per operator and chains per level
+    pair_coverage.py  per level, how many pairs of a pairs file hold each catalog operator
     sft.py       `drtriton sft`: prompt-masked fine-tuning on accelerate, LoRA through peft
     drpo.py      the DRPO loss (and GRPO), pure tensor functions; departures from the papers
     update.py    one policy update in micro-batches (exact gradients of the group loss)

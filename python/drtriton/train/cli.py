@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from drtriton import cli_checks as c
@@ -32,7 +33,8 @@ SFT_CHECKS = {
     "lora_dropout": c.unit_interval,
 }  # fmt: skip
 SFT_DATA_CHECKS = {
-    "out": c.as_str(c.output_file), "per_op": c.positive_int, "samples": c.positive_int,
+    "out": c.as_str(c.output_file), "per_op": c.positive_int, "levels": c.level_list,
+    "per_level": c.positive_int, "samples": c.positive_int,
     "device": c.device, "timeout": c.non_negative_float, "workers": c.non_negative_int,
     "dim_min": c.non_negative_int, "precision": c.precision,
 }  # fmt: skip
@@ -82,10 +84,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     from drtriton.train.sft_data import SFTDataConfig
 
-    p = subparsers.add_parser("sft-data", help="verified level-1 pairs per operator for SFT",
-                              description="Synthesize level-1 programs per operator, answer "
-                                          "them with the teacher and/or an API model, keep the "
-                                          "verified pairs.")  # fmt: skip
+    p = subparsers.add_parser("sft-data", help="verified pairs for SFT: level 1 per operator, "
+                                               "chains per level",
+                              description="Synthesize level-1 programs per operator (and, with "
+                                          "--levels, chains of each level >= 2), answer them "
+                                          "with the teacher and/or an API model, keep the "
+                                          "verified pairs; their operator coverage goes beside "
+                                          "the output (OUT's stem + .coverage.json) and to "
+                                          "stderr.")  # fmt: skip
     add_arguments(p, SFTDataConfig)
     c.set_types(p, SFT_DATA_CHECKS)
     p.set_defaults(func=run_sft_data)
@@ -126,11 +132,17 @@ def run_sft(args: argparse.Namespace) -> int:
 
 
 def run_sft_data(args: argparse.Namespace) -> int:
+    from drtriton.train.pair_coverage import coverage_path, table
     from drtriton.train.sft_data import SFTDataConfig, build
 
     c.require_visible(args.device)
-    summary = build(from_namespace(SFTDataConfig, args))
-    print(json.dumps(summary))
+    cfg = from_namespace(SFTDataConfig, args)
+    summary = build(cfg)
+    print(json.dumps(summary))  # stdout stays the summary alone (prepare_data.sh keeps it)
+    path = coverage_path(cfg.out)
+    print(f"operator coverage: kept pairs of {cfg.out} holding each operator, per level "
+          f"({path})", file=sys.stderr)  # fmt: skip
+    print(table(json.loads(path.read_text())), file=sys.stderr)
     return 0
 
 

@@ -1,4 +1,5 @@
-"""`drtriton sft-data`: verified level-1 pairs per operator for the SFT warm-up (paper, appendix C).
+"""`drtriton sft-data`: verified pairs for the SFT warm-up (paper, appendix C), level 1 per operator
+and, beyond the paper, synthesized chains of levels >= 2.
 
 The paper samples 200 level-1 programs for each of its 61 operators, has DeepSeek-R1 write
 Triton for them, keeps the pairs that pass execution-based checks (1,464 of 12,200), then
@@ -17,7 +18,15 @@ evaluates the SFT+RL model per operator and adds targeted pairs for the operator
 4. Targeted augmentation: `--ops a,b` restricts the run to named operators (with another
    `--seed`, the programs differ); `weak_ops(pairs)` lists the operators whose success rate is
    below a threshold in any verdict-bearing pairs file (e.g. an evaluation of the SFT model).
-The summary (per operator: programs, answers, verified) is printed as JSON.
+5. Chains (a departure: the paper's SFT data is level 1 only): `--levels 1-3` adds
+   `per_level` programs of each level >= 2, drawn as `drtriton synth` draws them (one stream
+   over those levels, which it takes in turn). The held-out evaluation and the curriculum go
+   to level 5, and a model that saw single operators alone composed none (held-out level-2
+   pass@1 0/12 in every 2026-11-30 run: examples/train/README.md). With `--ops`, a chain
+   qualifies when it holds one of the named operators.
+The summary (per level-1 operator, and per level >= 2 as "level N": programs, answers,
+verified) is printed as JSON; the operator coverage of the output file (pair_coverage.py) is
+written beside it and printed as a table.
 """
 
 from __future__ import annotations
@@ -38,7 +47,24 @@ from drtriton.jsonl import require_precision
 class SFTDataConfig:
     out: str = field(metadata={"help": "pair records (JSONL), appended"})
     per_op: int = field(default=200, metadata={"help": "level-1 programs per operator (paper 200)"})
-    ops: str = field(default="", metadata={"help": "comma-separated operators; default: all"})
+    levels: str = field(
+        default="1",
+        metadata={
+            "help": "levels, e.g. 1, 1-3 or 2,3: level 1 per operator (--per-op, the paper); "
+            "each level N >= 2, --per-level synthesized chains of N operators (a departure)"
+        },
+    )
+    # 200 per operator over the 60 operators the synthesizer draws, and 4,000 chains of each
+    # of levels 2 and 3: about 20,000 programs for --levels 1-3 (issue 23 item 1).
+    per_level: int = field(
+        default=4000, metadata={"help": "programs per level >= 2 (with --levels)"}
+    )
+    ops: str = field(
+        default="",
+        metadata={
+            "help": "comma-separated operators (a chain qualifies holding one); default: all"
+        },
+    )
     source: str = field(default="teacher", metadata={"help": "teacher | api | both"})
     samples: int = field(default=1, metadata={"help": "answers per program and source"})
     api_model: str = field(default="", metadata={"help": "model name at the API endpoint"})
@@ -101,6 +127,65 @@ def level1_programs(
     return [r for op in sorted(buckets) for r in buckets[op]]
 
 
+def chain_programs(
+    per_level: int,
+    levels: list[int],
+    ops: set[str] | None,
+    preset: str,
+    seed: int,
+    dim_min: int = 0,
+    precision: str = "fp32",
+) -> list[dict]:
+    """Up to `per_level` distinct programs of each level in `levels` (all >= 2), holding one of
+    `ops` when given, in level order. Their ids name the level: the level-1 programs of the same
+    seed share the synthesizer's ids (`synth-PRESET-SEED-INDEX`), and a pairs file's ids must be
+    unique (verify-batch resumes by id)."""
+    from drtriton.catalog import ops as catalog_ops
+    from drtriton.synth import Synthesizer
+
+    assert levels and min(levels) >= 2, f"chain levels must be >= 2, not {levels}"
+    bounds = {"dim_min": dim_min} if dim_min > 0 else {}
+    synth = Synthesizer(levels, preset, seed, 1, **bounds)
+    buckets: dict[int, list[dict]] = {level: [] for level in levels}
+    # The stream takes the levels in turn; a chain of N operators holds one of k named ones
+    # about N * k / 60 of the time, so the budget grows as the named set shrinks.
+    share = 1 if ops is None else -(-len(catalog_ops()) // len(ops))
+    budget = per_level * len(levels) * 8 * share
+    drawn = 0
+    while drawn < budget and any(len(b) < per_level for b in buckets.values()):
+        batch = synth.next(min(1024, budget - drawn))
+        if not batch:
+            break
+        drawn += len(batch)
+        for r in batch:
+            bucket = buckets[r["level"]]
+            if len(bucket) < per_level and (ops is None or ops & set(r["ops"])):
+                rid = f"synth-{preset}-{seed}-l{r['level']}-{r['index']}"
+                bucket.append({**r, "id": rid, "precision": precision})
+    return [r for level in levels for r in buckets[level]]
+
+
+def _programs(cfg: SFTDataConfig, levels: list[int], ops: set[str] | None) -> list[dict]:
+    """Level 1 per operator (as before levels existed), then the chains."""
+    programs = []
+    if 1 in levels:
+        programs += level1_programs(cfg.per_op, ops, cfg.preset, cfg.seed, cfg.dim_min,
+                                    cfg.precision)  # fmt: skip
+    chains = [level for level in levels if level >= 2]
+    if chains:
+        programs += chain_programs(cfg.per_level, chains, ops, cfg.preset, cfg.seed,
+                                   cfg.dim_min, cfg.precision)  # fmt: skip
+    if not programs:
+        what = "level-1" if levels == [1] else f"level {cfg.levels}"
+        raise UserError(f"no {what} programs for the requested operators")
+    return programs
+
+
+def _summary_key(record: dict) -> str:
+    """Level 1 is summarized per operator (the paper's buckets), chains per level."""
+    return record["ops"][0] if record["level"] == 1 else f"level {record['level']}"
+
+
 def _policies(cfg: SFTDataConfig) -> list[Any]:
     from drtriton.policy import OpenAIConfig, OpenAIPolicy, TemplatePolicy
 
@@ -117,42 +202,52 @@ def _policies(cfg: SFTDataConfig) -> list[Any]:
 
 
 def build(cfg: SFTDataConfig, verifier: Any = None) -> dict[str, dict[str, int]]:
-    """Writes verified pairs to cfg.out; returns the per-operator summary."""
-    from drtriton.policy import prompt_for
+    """Writes verified pairs to cfg.out and their operator coverage beside it; returns the
+    summary (per level-1 operator, per level >= 2)."""
+    from drtriton.synth import parse_levels
+    from drtriton.train import pair_coverage
     from drtriton.train.rewards import BatchVerifier
 
+    levels = sorted(set(parse_levels(cfg.levels)))
     ops = {o.strip() for o in cfg.ops.split(",") if o.strip()} or None
     require_precision(cfg.out, cfg.precision, "pairs")  # before the programs are drawn
-    programs = level1_programs(cfg.per_op, ops, cfg.preset, cfg.seed, cfg.dim_min, cfg.precision)
-    if not programs:
-        raise UserError("no level-1 programs for the requested operators")
+    programs = _programs(cfg, levels, ops)
     verifier = verifier or BatchVerifier(cfg.device, cfg.timeout or None, cfg.workers or None,
                                          precision=cfg.precision)  # fmt: skip
     summary: dict[str, Counter] = defaultdict(Counter)
-    for op in ops or ():
+    for op in (ops or ()) if 1 in levels else ():
         summary[op]["programs"] += 0  # requested but never drawn: listed with 0
     for r in programs:
-        summary[r["ops"][0]]["programs"] += 1
+        summary[_summary_key(r)]["programs"] += 1
     Path(cfg.out).parent.mkdir(parents=True, exist_ok=True)
     # A run that fails before its first pair (an API error, say) leaves no empty file behind.
     with removed_if_left_empty(cfg.out), open(cfg.out, "a") as f:
         for policy in _policies(cfg):
-            groups = policy.generate([prompt_for(r) for r in programs], cfg.samples)
-            flat = [
-                (r, i, c) for r, g in zip(programs, groups, strict=True) for i, c in enumerate(g)
-            ]
-            rewards = verifier.judge(
-                [r["source"] for r, _, _ in flat], [c.code for _, _, c in flat]
-            )
-            for (r, i, c), reward in zip(flat, rewards, strict=True):
-                summary[r["ops"][0]]["answers"] += 1
-                if not reward.correct:
-                    continue
-                summary[r["ops"][0]]["verified"] += 1
-                pair = {**r, "id": f"{r['id']}#{policy.name}{i}", "completion": c.code,
-                        "teacher": policy.name, "status": reward.status, "correct": True}  # fmt: skip
-                f.write(json.dumps(pair) + "\n")
+            # One verifier call for all levels: each call starts its worker processes anew.
+            f.writelines(_verified_pairs(cfg, policy, verifier, programs, summary))
+    pair_coverage.write(cfg.out, levels)
     return {op: dict(c) for op, c in sorted(summary.items())}
+
+
+def _verified_pairs(cfg: SFTDataConfig, policy: Any, verifier: Any, programs: list[dict],
+                    summary: dict[str, Counter]) -> list[str]:  # fmt: skip
+    """The JSON lines of `policy`'s verified answers to `programs`, counted in `summary`."""
+    from drtriton.policy import prompt_for
+
+    groups = policy.generate([prompt_for(r) for r in programs], cfg.samples)
+    flat = [(r, i, c) for r, g in zip(programs, groups, strict=True) for i, c in enumerate(g)]
+    rewards = verifier.judge([r["source"] for r, _, _ in flat], [c.code for _, _, c in flat])
+    lines = []
+    for (r, i, c), reward in zip(flat, rewards, strict=True):
+        key = _summary_key(r)
+        summary[key]["answers"] += 1
+        if not reward.correct:
+            continue
+        summary[key]["verified"] += 1
+        pair = {**r, "id": f"{r['id']}#{policy.name}{i}", "completion": c.code,
+                "teacher": policy.name, "status": reward.status, "correct": True}  # fmt: skip
+        lines.append(json.dumps(pair) + "\n")
+    return lines
 
 
 def weak_ops(pairs: list[dict[str, Any]], threshold: float = 0.2) -> list[str]:
