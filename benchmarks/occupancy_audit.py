@@ -1,0 +1,233 @@
+"""The teacher's memory-bound kernels on an H200, judged without one: resident programs per SM
+and how evenly the grid fills the SMs, from each kernel compiled for sm_90 on this machine.
+
+    python benchmarks/occupancy_audit.py [--problems level1.jsonl] [--ids 40 23] [--out a.json]
+
+Why: a memory-bound kernel's time is its bytes over the bandwidth only when every SM streams to
+the end. On the H200 (2026-12-03) KernelBench L1 40's layer norm ran 272 programs whose sm_90
+build fits two (statistics) and one (output) 512-thread programs per SM: the last 8 and 140
+programs ran in rounds of their own, and the kernel pair took 0.718 ms against 0.322 for
+torch.compile, 1.2 TB/s of the 4.3 measured. Such a schedule is visible before any GPU time:
+the grid is in the wrapper, the registers and shared memory in the compiled kernel.
+
+For each problem of the file whose operators are all memory-bound (no matrix product or
+convolution, as benchmarks/memory_bound_speed.py decides): the frontend's program (on fake
+inputs), the teacher's candidate, and its wrapper called on meta tensors with every Triton
+launch captured instead of run (grid, arguments, num_warps). Each captured kernel is compiled
+for sm_90 (`triton.compile`, no GPU needed) and its cubin's registers and shared memory read
+with the cuobjdump that Triton ships. Then, per launch: programs per SM the SM can hold
+(65,536 registers in 256-register warp allocations, 2,048 threads, 32 programs, 228 KB of
+shared memory), rounds = grid / (132 SMs x that), and the last round's fill: how much of the
+final round's capacity is used (1.0 when the grid is a whole number of rounds or spans many;
+L1 40 before the change: 0.03 and 0.06). A launch of a few rounds with a thin last round is
+flagged. Prints one table; exit 0 when it ran, 2 on a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+from typing import Any
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+if not os.environ.get("PYTHONPATH"):
+    sys.path.insert(0, str(ROOT / "python"))
+
+SMS = 132
+REGS_PER_SM = 65536
+THREADS_PER_SM = 2048
+PROGRAMS_PER_SM = 32
+SHARED_PER_SM = 228 * 1024
+# A launch is flagged when it takes fewer than this many rounds and its last is under FLAG_FILL
+# full: below 8 rounds a thin last round costs at least an eighth of the time.
+FLAG_ROUNDS = 8
+FLAG_FILL = 0.5
+
+
+def programs_per_sm(regs: int, warps: int, shared: int) -> int:
+    """Programs of `warps` warps, `regs` registers a thread and `shared` bytes one SM holds."""
+    per_warp = math.ceil(regs * 32 / 256) * 256  # registers are allocated per warp, by 256
+    by_regs = REGS_PER_SM // max(1, per_warp * warps)
+    by_threads = THREADS_PER_SM // (32 * warps)
+    by_shared = SHARED_PER_SM // shared if shared else PROGRAMS_PER_SM
+    return max(0, min(by_regs, by_threads, by_shared, PROGRAMS_PER_SM))
+
+
+def rounds_and_fill(grid: int, per_sm: int) -> tuple[float, float]:
+    """(rounds of the whole grid, share of the last round's capacity that is used)."""
+    capacity = SMS * max(1, per_sm)
+    rounds = grid / capacity
+    last = grid - (math.ceil(rounds) - 1) * capacity
+    return rounds, last / capacity
+
+
+class Launches:
+    """Captures Triton launches (JITFunction.run) instead of running them."""
+
+    def __init__(self) -> None:
+        self.seen: list[dict[str, Any]] = []
+
+    def __enter__(self) -> Launches:
+        from triton.runtime.jit import JITFunction
+
+        self._original = JITFunction.run
+        seen = self.seen
+
+        def run(fn, *args, grid, warmup, **kwargs):
+            seen.append({"fn": fn, "args": args, "grid": grid, "kwargs": kwargs})
+
+        JITFunction.run = run
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from triton.runtime.jit import JITFunction
+
+        JITFunction.run = self._original
+
+
+def _arg_type(value: Any) -> str:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        names = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16",
+                 torch.int64: "i64", torch.int32: "i32", torch.bool: "i1"}  # fmt: skip
+        return "*" + names[value.dtype]
+    if isinstance(value, bool):
+        return "i1"
+    if isinstance(value, int):
+        return "i32" if -(2**31) <= value < 2**31 else "i64"
+    return "fp32"
+
+
+def compile_launch(launch: dict[str, Any]) -> dict[str, Any]:
+    """The captured launch's kernel for sm_90: name, grid, warps, registers, shared bytes."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    fn, args, kwargs = launch["fn"], launch["args"], dict(launch["kwargs"])
+    warps = int(kwargs.pop("num_warps", 4))
+    stages = int(kwargs.pop("num_stages", 3))
+    values = dict(zip(fn.arg_names, args, strict=False)) | kwargs
+    signature, constants, attrs = {}, {}, {}
+    for i, param in enumerate(fn.params):
+        value = values[param.name]
+        if param.is_constexpr:
+            signature[param.name], constants[param.name] = "constexpr", value
+            continue
+        signature[param.name] = _arg_type(value)
+        aligned = signature[param.name].startswith("*") or (
+            isinstance(value, int) and not isinstance(value, bool) and value % 16 == 0)  # fmt: skip
+        if aligned:
+            attrs[(i,)] = [["tt.divisibility", 16]]
+    compiled = triton.compile(ASTSource(fn, signature, constants, attrs),
+                              target=GPUTarget("cuda", 90, 32),
+                              options={"num_warps": warps, "num_stages": stages})  # fmt: skip
+    regs, shared = _resources(compiled.asm["cubin"])
+    grid = launch["grid"]
+    grid = grid(constants) if callable(grid) else grid
+    programs = math.prod(int(g) for g in grid)
+    return {"kernel": fn.__name__, "grid": programs, "warps": warps, "regs": regs,
+            "shared": shared}  # fmt: skip
+
+
+def _resources(cubin: bytes) -> tuple[int, int]:
+    import triton
+
+    tool = pathlib.Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        out = subprocess.run([str(tool), "--dump-resource-usage", f.name], capture_output=True,
+                             text=True, check=True).stdout  # fmt: skip
+    found = re.search(r"REG:(\d+).*?SHARED:(\d+)", out)
+    if not found:
+        raise RuntimeError(f"no resource usage in cuobjdump's output: {out[:200]}")
+    return int(found.group(1)), int(found.group(2))
+
+
+def audit(program: str) -> list[dict[str, Any]]:
+    """Every launch of the teacher's candidate for `program`, judged for occupancy."""
+    import importlib.util
+
+    import torch
+
+    from drtriton.program import parse
+    from drtriton.teach import emit
+
+    candidate = emit(program)
+    shapes = parse(program)
+    with tempfile.TemporaryDirectory(prefix="drtriton-audit-") as folder:
+        path = pathlib.Path(folder) / "candidate.py"  # Triton reads kernels' source from a file
+        path.write_text(candidate)
+        spec = importlib.util.spec_from_file_location("audited_candidate", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        inputs = [torch.empty(shapes.shapes[name], device="meta",
+                              dtype=getattr(torch, shapes.dtypes.get(name, "float32")))
+                  for name in shapes.inputs]  # fmt: skip
+        with Launches() as launches:
+            module.triton_fused_operator(*inputs)
+        rows = []
+        for launch in launches.seen:
+            row = compile_launch(launch)
+            row["per_sm"] = programs_per_sm(row["regs"], row["warps"], row["shared"])
+            row["rounds"], row["last_fill"] = rounds_and_fill(row["grid"], row["per_sm"])
+            row["flag"] = row["rounds"] < FLAG_ROUNDS and row["last_fill"] < FLAG_FILL
+            rows.append(row)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--problems", type=pathlib.Path,
+                    default=ROOT / ".devdata" / "kernelbench" / "level1.jsonl")  # fmt: skip
+    ap.add_argument("--ids", type=int, nargs="+", help="only these problem ids")
+    ap.add_argument("--out", help="write the rows as JSON here")
+    args = ap.parse_args(argv)
+    if not args.problems.is_file():
+        print(f"occupancy_audit: no KernelBench problems at {args.problems}", file=sys.stderr)
+        return 2
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from drtriton.files import write_text_atomic
+    from memory_bound_speed import classify
+
+    table = []
+    for line in args.problems.read_text().splitlines():
+        record = json.loads(line)
+        if args.ids and record["problem_id"] not in args.ids:
+            continue
+        view = classify(record["code"])
+        if view["kind"] != "memory":
+            continue
+        try:
+            rows = audit(view["program"])
+        except Exception as exc:  # one problem's failure is its row, the audit goes on
+            rows = [{"error": f"{type(exc).__name__}: {str(exc)[:160]}"}]
+        for row in rows:
+            table.append({"problem": record["name"], **row})
+    print(f"{'problem':<36} {'kernel':<34} {'grid':>7} {'warps':>5} {'regs':>4} {'smem':>6} "
+          f"{'per SM':>6} {'rounds':>7} {'last':>5}")  # fmt: skip
+    for r in table:
+        if "error" in r:
+            print(f"{r['problem'][:36]:<36} error: {r['error']}")
+            continue
+        mark = "  <- thin last round" if r["flag"] else ""
+        print(f"{r['problem'][:36]:<36} {r['kernel'][-34:]:<34} {r['grid']:>7} {r['warps']:>5} "
+              f"{r['regs']:>4} {r['shared']:>6} {r['per_sm']:>6} {r['rounds']:>7.2f} "
+              f"{r['last_fill']:>5.2f}{mark}")  # fmt: skip
+    if args.out:
+        write_text_atomic(args.out, json.dumps(table, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,42 @@
+"""benchmarks/occupancy_audit.py: programs per SM and the last round's fill by hand, and one
+teacher kernel captured on meta tensors and compiled for sm_90 on this CPU machine."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import ModuleType
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def tool(benchmark_script: Callable[[str], ModuleType]) -> ModuleType:
+    return benchmark_script("occupancy_audit.py")
+
+
+def test_programs_per_sm_by_hand(tool) -> None:
+    # KernelBench L1 40's layer norm kernels (sm_90): 58 and 88 registers at 16 warps.
+    assert tool.programs_per_sm(58, 16, 1024) == 2  # 16 warps x 1,856 -> 29,696 of 65,536
+    assert tool.programs_per_sm(88, 16, 1024) == 1
+    assert tool.programs_per_sm(32, 4, 0) == 16  # threads bound: 2,048 / 128
+    assert tool.programs_per_sm(16, 1, 0) == 32  # the 32-program limit
+    assert tool.programs_per_sm(32, 4, 100 * 1024) == 2  # shared memory bound
+
+
+def test_rounds_and_the_last_rounds_fill_by_hand(tool) -> None:
+    assert tool.rounds_and_fill(272, 2) == pytest.approx((272 / 264, 8 / 264))
+    assert tool.rounds_and_fill(264, 2) == pytest.approx((1.0, 1.0))
+    assert tool.rounds_and_fill(2048, 1) == pytest.approx((2048 / 132, 68 / 132))
+
+
+def test_a_teacher_kernel_is_captured_and_compiled_for_sm90(tool) -> None:
+    program = (
+        "import torch\n\ndef fused_operator(x0):\n    t0 = torch.relu(x0)\n    return t0\n\n"
+        "def get_inputs():\n    return [torch.randn(4096, 4096)]\n"
+    )
+    rows = tool.audit(program)
+    assert len(rows) == 1
+    row = rows[0]
+    assert row["grid"] >= 1 and row["warps"] >= 1 and 0 < row["regs"] <= 255
+    assert row["per_sm"] == tool.programs_per_sm(row["regs"], row["warps"], row["shared"])
+    assert row["rounds"] == pytest.approx(row["grid"] / (132 * row["per_sm"]))
