@@ -18,9 +18,9 @@ for sm_90 (`triton.compile`, no GPU needed) and its cubin's registers and shared
 with the cuobjdump that Triton ships. Then, per launch: programs per SM the SM can hold
 (65,536 registers in 256-register warp allocations, 2,048 threads, 32 programs, 228 KB of
 shared memory), rounds = grid / (132 SMs x that), and the last round's fill: how much of the
-final round's capacity is used (1.0 when the grid is a whole number of rounds or spans many;
-L1 40 before the change: 0.03 and 0.06). A launch of a few rounds with a thin last round is
-flagged. Prints one table; exit 0 when it ran, 2 on a usage error.
+final round's capacity is used (1.0 when the grid is a whole number of rounds; L1 40 before the
+change: 0.03 and 0.06). A launch of a few rounds with a thin last round over at least 64 MB
+of tensors is flagged. Prints one table; exit 0 when it ran, 2 on a usage error.
 """
 
 from __future__ import annotations
@@ -46,9 +46,12 @@ THREADS_PER_SM = 2048
 PROGRAMS_PER_SM = 32
 SHARED_PER_SM = 228 * 1024
 # A launch is flagged when it takes fewer than this many rounds and its last is under FLAG_FILL
-# full: below 8 rounds a thin last round costs at least an eighth of the time.
+# full (below 8 rounds a thin last round costs at least an eighth of the time), and its
+# tensors hold at least FLAG_MB (a final combine of partial sums is one program by design:
+# launch-bound, a few microseconds whatever its grid).
 FLAG_ROUNDS = 8
 FLAG_FILL = 0.5
+FLAG_MB = 64.0
 
 
 def programs_per_sm(regs: int, warps: int, shared: int) -> int:
@@ -135,7 +138,15 @@ def compile_launch(launch: dict[str, Any]) -> dict[str, Any]:
     grid = grid(constants) if callable(grid) else grid
     programs = math.prod(int(g) for g in grid)
     return {"kernel": fn.__name__, "grid": programs, "warps": warps, "regs": regs,
-            "shared": shared}  # fmt: skip
+            "shared": shared, "mb": _tensor_mb(args)}  # fmt: skip
+
+
+def _tensor_mb(args: tuple[Any, ...]) -> float:
+    """MB held by the launch's distinct tensor arguments (what it may read or write)."""
+    import torch
+
+    seen = {id(a): a for a in args if isinstance(a, torch.Tensor)}
+    return sum(t.numel() * t.element_size() for t in seen.values()) / 1e6
 
 
 def _resources(cubin: bytes) -> tuple[int, int]:
@@ -181,7 +192,8 @@ def audit(program: str) -> list[dict[str, Any]]:
             row = compile_launch(launch)
             row["per_sm"] = programs_per_sm(row["regs"], row["warps"], row["shared"])
             row["rounds"], row["last_fill"] = rounds_and_fill(row["grid"], row["per_sm"])
-            row["flag"] = row["rounds"] < FLAG_ROUNDS and row["last_fill"] < FLAG_FILL
+            row["flag"] = (row["rounds"] < FLAG_ROUNDS and row["last_fill"] < FLAG_FILL
+                           and row["mb"] >= FLAG_MB)  # fmt: skip
             rows.append(row)
     return rows
 
@@ -214,16 +226,16 @@ def main(argv: list[str] | None = None) -> int:
             rows = [{"error": f"{type(exc).__name__}: {str(exc)[:160]}"}]
         for row in rows:
             table.append({"problem": record["name"], **row})
-    print(f"{'problem':<36} {'kernel':<34} {'grid':>7} {'warps':>5} {'regs':>4} {'smem':>6} "
-          f"{'per SM':>6} {'rounds':>7} {'last':>5}")  # fmt: skip
+    print(f"{'problem':<36} {'kernel':<34} {'MB':>7} {'grid':>7} {'warps':>5} {'regs':>4} "
+          f"{'smem':>6} {'per SM':>6} {'rounds':>7} {'last':>5}")  # fmt: skip
     for r in table:
         if "error" in r:
             print(f"{r['problem'][:36]:<36} error: {r['error']}")
             continue
         mark = "  <- thin last round" if r["flag"] else ""
-        print(f"{r['problem'][:36]:<36} {r['kernel'][-34:]:<34} {r['grid']:>7} {r['warps']:>5} "
-              f"{r['regs']:>4} {r['shared']:>6} {r['per_sm']:>6} {r['rounds']:>7.2f} "
-              f"{r['last_fill']:>5.2f}{mark}")  # fmt: skip
+        print(f"{r['problem'][:36]:<36} {r['kernel'][-34:]:<34} {r['mb']:>7.0f} {r['grid']:>7} "
+              f"{r['warps']:>5} {r['regs']:>4} {r['shared']:>6} {r['per_sm']:>6} "
+              f"{r['rounds']:>7.2f} {r['last_fill']:>5.2f}{mark}")  # fmt: skip
     if args.out:
         write_text_atomic(args.out, json.dumps(table, indent=1))
     return 0

@@ -40,3 +40,4 @@ def test_a_teacher_kernel_is_captured_and_compiled_for_sm90(tool) -> None:
     assert row["grid"] >= 1 and row["warps"] >= 1 and 0 < row["regs"] <= 255
     assert row["per_sm"] == tool.programs_per_sm(row["regs"], row["warps"], row["shared"])
     assert row["rounds"] == pytest.approx(row["grid"] / (132 * row["per_sm"]))
+    assert row["mb"] == pytest.approx(2 * 4096 * 4096 * 4 / 1e6)  # the input and the output
