@@ -11,7 +11,8 @@ torch.compile, 1.2 TB/s of the 4.3 measured. Such a schedule is visible before a
 the grid is in the wrapper, the registers and shared memory in the compiled kernel.
 
 For each problem of the file whose operators are all memory-bound (no matrix product or
-convolution, as benchmarks/memory_bound_speed.py decides): the frontend's program (on fake
+convolution, as benchmarks/memory_bound_speed.py decides; with --all every fully mapped one,
+an autotuned contraction once per tile it may run with, its fp16x3 build as on the H200): the frontend's program (on fake
 inputs), the teacher's candidate, and its wrapper called on meta tensors with every Triton
 launch captured instead of run (grid, arguments, num_warps). Each captured kernel is compiled
 for sm_90 (`triton.compile`, no GPU needed) and its cubin's registers and shared memory read
@@ -72,27 +73,38 @@ def rounds_and_fill(grid: int, per_sm: int) -> tuple[float, float]:
 
 
 class Launches:
-    """Captures Triton launches (JITFunction.run) instead of running them."""
+    """Captures Triton launches (JITFunction.run) instead of running them; an autotuned
+    kernel's launch is captured once per config (the autotuner times them on the GPU and keeps
+    the fastest: each is a schedule the kernel may run with)."""
 
     def __init__(self) -> None:
         self.seen: list[dict[str, Any]] = []
 
     def __enter__(self) -> Launches:
+        from triton.runtime.autotuner import Autotuner
         from triton.runtime.jit import JITFunction
 
-        self._original = JITFunction.run
+        self._originals = (JITFunction.run, Autotuner.run)
         seen = self.seen
 
         def run(fn, *args, grid, warmup, **kwargs):
             seen.append({"fn": fn, "args": args, "grid": grid, "kwargs": kwargs})
 
+        def tuned(tuner, *args, grid, **kwargs):
+            for i, config in enumerate(tuner.configs):
+                options = {"num_warps": config.num_warps, "num_stages": config.num_stages}
+                seen.append({"fn": tuner.fn, "args": args, "grid": grid, "config": i,
+                             "kwargs": {**kwargs, **config.kwargs, **options}})  # fmt: skip
+
         JITFunction.run = run
+        Autotuner.run = tuned
         return self
 
     def __exit__(self, *exc: object) -> None:
+        from triton.runtime.autotuner import Autotuner
         from triton.runtime.jit import JITFunction
 
-        JITFunction.run = self._original
+        JITFunction.run, Autotuner.run = self._originals
 
 
 def _arg_type(value: Any) -> str:
@@ -118,6 +130,10 @@ def compile_launch(launch: dict[str, Any]) -> dict[str, Any]:
     fn, args, kwargs = launch["fn"], launch["args"], dict(launch["kwargs"])
     warps = int(kwargs.pop("num_warps", 4))
     stages = int(kwargs.pop("num_stages", 3))
+    # On meta tensors the wrapper picks the CPU's exact products; on the H200 a float32
+    # contraction runs the fp16x3 split (core/codegen/heuristics.h).
+    if kwargs.get("DOT_PRECISION") == "ieee":
+        kwargs["DOT_PRECISION"] = "fp16x3"
     values = dict(zip(fn.arg_names, args, strict=False)) | kwargs
     signature, constants, attrs = {}, {}, {}
     for i, param in enumerate(fn.params):
@@ -133,12 +149,15 @@ def compile_launch(launch: dict[str, Any]) -> dict[str, Any]:
     compiled = triton.compile(ASTSource(fn, signature, constants, attrs),
                               target=GPUTarget("cuda", 90, 32),
                               options={"num_warps": warps, "num_stages": stages})  # fmt: skip
-    regs, shared = _resources(compiled.asm["cubin"])
+    regs, static = _resources(compiled.asm["cubin"])
+    # Triton's pipelines take dynamic shared memory (the metadata's), cuobjdump reports static.
+    shared = max(static, int(compiled.metadata.shared))
     grid = launch["grid"]
     grid = grid(constants) if callable(grid) else grid
     programs = math.prod(int(g) for g in grid)
-    return {"kernel": fn.__name__, "grid": programs, "warps": warps, "regs": regs,
-            "shared": shared, "mb": _tensor_mb(args)}  # fmt: skip
+    name = fn.__name__ + (f"[{launch['config']}]" if "config" in launch else "")
+    return {"kernel": name, "grid": programs, "warps": warps, "regs": regs, "shared": shared,
+            "mb": _tensor_mb(args)}  # fmt: skip
 
 
 def _tensor_mb(args: tuple[Any, ...]) -> float:
@@ -181,7 +200,12 @@ def audit(program: str) -> list[dict[str, Any]]:
         spec = importlib.util.spec_from_file_location("audited_candidate", path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        # An autotuned kernel lists its tiles for a GPU, its first alone elsewhere: the GPU's.
+        available, torch.cuda.is_available = torch.cuda.is_available, lambda: True
+        try:
+            spec.loader.exec_module(module)
+        finally:
+            torch.cuda.is_available = available
         inputs = [torch.empty(shapes.shapes[name], device="meta",
                               dtype=getattr(torch, shapes.dtypes.get(name, "float32")))
                   for name in shapes.inputs]  # fmt: skip
@@ -191,6 +215,9 @@ def audit(program: str) -> list[dict[str, Any]]:
         for launch in launches.seen:
             row = compile_launch(launch)
             row["per_sm"] = programs_per_sm(row["regs"], row["warps"], row["shared"])
+            if row["per_sm"] == 0:  # more shared memory than an SM has: the tile cannot run
+                rows.append({**row, "rounds": None, "last_fill": None, "flag": False})
+                continue
             row["rounds"], row["last_fill"] = rounds_and_fill(row["grid"], row["per_sm"])
             row["flag"] = (row["rounds"] < FLAG_ROUNDS and row["last_fill"] < FLAG_FILL
                            and row["mb"] >= FLAG_MB)  # fmt: skip
@@ -198,11 +225,28 @@ def audit(program: str) -> list[dict[str, Any]]:
     return rows
 
 
+def _program(code: str, every: bool, classify: Any) -> str | None:
+    """The problem's functional program: a memory-bound one's, or with `every` any fully
+    mapped one's; None otherwise."""
+    if not every:
+        view = classify(code)
+        return view["program"] if view["kind"] == "memory" else None
+    from drtriton.frontend import from_module_source
+
+    try:
+        return from_module_source(code, fake_inputs=True).program_text
+    except Exception:  # a problem the frontend cannot export has no kernels to audit
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--problems", type=pathlib.Path,
                     default=ROOT / ".devdata" / "kernelbench" / "level1.jsonl")  # fmt: skip
     ap.add_argument("--ids", type=int, nargs="+", help="only these problem ids")
+    ap.add_argument("--all", action="store_true",
+                    help="every fully mapped problem, matrix products and convolutions too "
+                    "(each autotuned tile a row)")  # fmt: skip
     ap.add_argument("--out", help="write the rows as JSON here")
     args = ap.parse_args(argv)
     if not args.problems.is_file():
@@ -217,11 +261,11 @@ def main(argv: list[str] | None = None) -> int:
         record = json.loads(line)
         if args.ids and record["problem_id"] not in args.ids:
             continue
-        view = classify(record["code"])
-        if view["kind"] != "memory":
+        program = _program(record["code"], args.all, classify)
+        if program is None:
             continue
         try:
-            rows = audit(view["program"])
+            rows = audit(program)
         except Exception as exc:  # one problem's failure is its row, the audit goes on
             rows = [{"error": f"{type(exc).__name__}: {str(exc)[:160]}"}]
         for row in rows:
@@ -231,6 +275,11 @@ def main(argv: list[str] | None = None) -> int:
     for r in table:
         if "error" in r:
             print(f"{r['problem'][:36]:<36} error: {r['error']}")
+            continue
+        if r["rounds"] is None:
+            print(f"{r['problem'][:36]:<36} {r['kernel'][-34:]:<34} {r['mb']:>7.0f} "
+                  f"{r['grid']:>7} {r['warps']:>5} {r['regs']:>4} {r['shared']:>6}  does not fit "
+                  "an SM (the autotuner skips it)")  # fmt: skip
             continue
         mark = "  <- thin last round" if r["flag"] else ""
         print(f"{r['problem'][:36]:<36} {r['kernel'][-34:]:<34} {r['mb']:>7.0f} {r['grid']:>7} "

@@ -97,6 +97,30 @@ TEST(CodegenTest, OneElementInputsLoadAsScalars) {
                          "    return t1\n",
                          "torch.randn(32, 16), torch.randn(16, 32), torch.randn(1, 1)"));
   ExpectInOrder(e, {"acc += tl.dot(", "tl.load(x2_ptr)", "tl.store("});
+  // And in its prologue (attention's scaled q and k, KernelBench L1 97): a tile of lanes
+  // reading one address was pipelined through shared memory like an operand, which took
+  // every autotuned tile of L1 97's product past the SM's 228 KB (sm_90 build: 327-491 KB).
+  const std::string q =
+      MustEmit(MustParse("def fused_operator(x0, x1, x2):\n"
+                         "    t0 = torch.mul(x0, x2)\n"
+                         "    t1 = torch.mul(x1, x2)\n"
+                         "    t2 = torch.matmul(t0, t1)\n"
+                         "    return t2\n",
+                         "torch.randn(32, 16), torch.randn(16, 32), torch.randn(1)"));
+  EXPECT_EQ(Count(q, "x2_ptr + ("), 0);
+  ExpectInOrder(q, {"for k0 in", "tl.load(x2_ptr)", "tl.load(x2_ptr)", "acc += tl.dot("});
+  // A one-element value's dims of size 1 may be indexed by tile coordinates (an unbatched
+  // transposed convolution's input row, here batch norm's channel dim, is past 0 in masked
+  // lanes): the unmasked scalar load reads index 0 of every dim, never those coordinates.
+  const std::string conv = MustEmit(
+      MustParse("def fused_operator(x0, x1, x2, x3):\n"
+                "    t0 = F.batch_norm(x0, x2, x3, None, None)\n"
+                "    t1 = F.conv_transpose2d(t0, x1, None, 1, 1)\n"
+                "    return t1\n",
+                "torch.randn(1, 1, 16), torch.randn(1, 4, 3, 3), torch.randn(1), "
+                "torch.rand(1)"));
+  ExpectInOrder(conv, {"for k0 in", "tl.load(x2_ptr)", "tl.load(x3_ptr)"});
+  EXPECT_EQ(Count(conv, "tl.load(x2_ptr +") + Count(conv, "tl.load(x3_ptr +"), 0);
 }
 
 TEST(CodegenTest, ConvWithEpilogueIsOneKernel) {

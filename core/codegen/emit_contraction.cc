@@ -369,11 +369,16 @@ class ContractionWriter {
            (a.mask.empty() ? "" : " & " + a.mask));
     w.Line("mask_b = (offs_kb < " + k_expr_ + ") & mask_n" +
            (b.mask.empty() ? "" : " & " + b.mask));
+    // One-element values (a scale, KernelBench L1 97's 1/sqrt(d)) load as scalars: as tiles of
+    // lanes reading one address, the pipeliner staged them through shared memory like the
+    // operands, and L1 97's tiles needed 327-491 KB of the SM's 228 (sm_90 build).
     ExprEmitter ea(p, ctx_.plan.materialized, params, w, "mask_a", "(offs_m + offs_ka) * 0",
                    counter);
+    ea.LoadOneElementValuesAsScalars();
     const std::string av = ea.Emit(s_.a, a.coords);
     ExprEmitter eb(p, ctx_.plan.materialized, params, w, "mask_b", "(offs_kb + offs_n) * 0",
                    counter);
+    eb.LoadOneElementValuesAsScalars();
     if (s_.b_flat) {
       params.AddContiguousRead(b.coords, s_.b_flat(t.bc, "offs_kb", "offs_n"));
       eb.SetContiguousFlag("CONTIG");

@@ -44,8 +44,12 @@ std::string ExprEmitter::Emit(ValueId v, const std::vector<std::string>& coords)
   assert(coords.size() == value.shape.size() && "one coordinate per dim");
   std::string var;
   if (materialized_[v.index] && scalar_loads_ && Product(value.shape) == 1) {
+    // Its one element at index 0 of every dim, whatever the tile's coordinates there: a dim of
+    // size 1 may still be indexed by a tile coordinate (a convolution's input channel, K
+    // decomposed, is past 0 in masked lanes), and this load has no mask.
     var = NewVar("x");
-    w_.Line(var + " = tl.load(" + params_.Address(v, coords, "") + ")" + ToFloat32(value.dtype));
+    const std::vector<std::string> origin(coords.size(), "0");
+    w_.Line(var + " = tl.load(" + params_.Address(v, origin, "") + ")" + ToFloat32(value.dtype));
   } else if (materialized_[v.index]) {
     var = NewVar("x");
     EmitLoad(var, v, coords);

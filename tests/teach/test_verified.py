@@ -24,6 +24,12 @@ CASES = {
         "torch.randn(3, 4, 5)",
     ),
     "argmin_keepdim": task(["t0 = torch.argmin(x0, 1, True)"], "x0", "torch.randn(4, 7, 3)"),
+    # Attention's scaled q and k: the one-element scale loads as a scalar inside the K loop.
+    "scaled_operands_matmul": task(
+        ["t0 = torch.mul(x0, x2)", "t1 = torch.mul(x1, x2)", "t2 = torch.matmul(t0, t1)"],
+        "x0, x1, x2",
+        "torch.randn(96, 80), torch.randn(80, 72), torch.randn(1)",
+    ),
     "logsumexp_epilogue": task(
         ["t0 = torch.logsumexp(x0, 0)", "t1 = F.softplus(t0, 2.0, 20.0)"],
         "x0",
