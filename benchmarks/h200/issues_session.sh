@@ -3,6 +3,9 @@
 # the steps named in STEPS (default "noise_b drop_in eval"), in order, each given what is left.
 #   noise_b  benchmarks/timing_noise.py --parts b: one operator's work against that operator and
 #            the A/A rows (the task launches the candidate's own kernel), issue 18's (b)
+#   noise_a  benchmarks/timing_noise.py --parts a: twelve teacher kernels of 10 us - 10 ms, each
+#            verified 5 times by 6 processes sharing the GPU (issue 18's (a)); NOISE_A_S caps
+#            it (default 300 s)
 #   placement benchmarks/placement_probe.py: a 4 us kernel's time against where its 1 MB
 #            tensors lie and which process times it (the lead for the 1 MB A/A rows)
 #   ipc      benchmarks/ipc_probe.py: whether a sandboxed worker's GPU output reaches the harness
@@ -21,7 +24,7 @@
 #            with an earlier call's results.jsonl, resumed), PROBLEM_TIMEOUT (default 240)
 # Everything lands in OUTDIR (the device tool brings back 8 files: name the steps to fit): the wheel the
 # prelude built (carry it back in .whl/ to skip the build), noise_b.json, drop_in.json,
-# memory_bound.json, gemm.json and eval/{results.jsonl,summary.md,logs.tgz}.
+# memory_bound.json, gemm.json, noise_a.json and eval/{results.jsonl,summary.md,logs.tgz}.
 # Usage: STEPS="noise_b eval" bash benchmarks/h200/issues_session.sh OUTDIR BUDGET_S
 source "$(dirname "$0")/prelude.sh" "$@"
 
@@ -31,6 +34,10 @@ for step in ${STEPS-noise_b drop_in eval}; do
     noise_b)
         timeout $(( $(left) - 15 )) python3 benchmarks/timing_noise.py --device cuda --parts b \
             --out "$out/noise_b.json" 2>&1 | grep -v "^fairness" | tail -20 ;;
+    noise_a)
+        timeout "${NOISE_A_S:-300}" python3 benchmarks/timing_noise.py --device cuda --parts a \
+            --kernelbench .devdata/kernelbench --workers 6 --repeats 5 \
+            --out "$out/noise_a.json" 2>/dev/null | tail -20 ;;
     placement)
         timeout $(( $(left) - 15 )) python3 benchmarks/placement_probe.py --calls 300 \
             --processes 2 2>&1 | tail -40 ;;

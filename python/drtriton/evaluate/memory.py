@@ -26,6 +26,14 @@ output dwarfs its inputs (KernelBench L1 7: 32768 x 64 times 64 x 32768, 17 MB i
 product) was estimated at 0.2 GB before, beside processes that hold several copies of that
 product. For the problems of the note above (output as large as the input) both terms agree
 (IO_COPIES = COPIES / 2), so no estimate is lower than before.
+
+Timed input sets count too: the worker times its calls over up to `trials` input sets (as many
+as fit in InputSets.TIMING_BYTES) and keeps a clone of each for the flush-and-restore, so a
+mid-sized problem holds more than COPIES of its data. KernelBench L1 34 (instance norm, 1.75 GB
+of input and as much output) timed over four sets: six verifications at once filled the H200's
+139.6 GB (23 GB each; one worker alone held 13.1 GB) against an estimate of 17.5 GB each
+(h200-2026-12-01-e). The third term, 2 x the timed sets + TIMED_IO_COPIES x (data + outputs),
+is 24.5 GB there and lower than the first two for the 6-7 GB problems (one timed set).
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ from typing import Any
 
 COPIES = 10
 IO_COPIES = 5
+TIMED_IO_COPIES = 3
 SHARE = 0.85
 
 
@@ -70,25 +79,36 @@ class ProblemBytes:
 def problem_bytes(code: str) -> ProblemBytes:
     """The bytes of `code`'s inputs, parameters and outputs, with nothing allocated and no
     random number drawn (the model runs on meta tensors); zeros when the problem cannot be
-    built there, outputs 0 when only its forward cannot run there."""
+    built there, outputs 0 when only its forward cannot run there. `code` is a KernelBench
+    module task or a functional one (fused_operator + get_inputs: verify-batch's pairs)."""
     import torch
-
-    from drtriton.frontend.export import load_module_task
 
     try:
         # Trusted benchmark code; under the meta device even module-level tensors are shapes.
         with torch.device("meta"), contextlib.redirect_stdout(None):
-            task = load_module_task(code)
+            forward, inputs, state = _meta_task(code)
     except Exception:  # any failure: no estimate, the problem is admitted like before
         return ProblemBytes()
-    state = list(task.model.parameters()) + list(task.model.buffers())
-    data = _tensor_bytes(task.inputs) + _tensor_bytes(state)
+    data = _tensor_bytes(inputs) + _tensor_bytes(state)
     try:
         with torch.device("meta"), torch.no_grad(), contextlib.redirect_stdout(None):
-            outputs = _tensor_bytes(task.model(*task.inputs))
+            outputs = _tensor_bytes(forward(*inputs))
     except Exception:  # data-dependent code (a .item(), a nonzero) has no meta run
         outputs = 0
     return ProblemBytes(data, outputs)
+
+
+def _meta_task(code: str) -> tuple[Callable[..., Any], list[Any], list[Any]]:
+    """(forward, inputs, parameters and buffers) of a task, built under the caller's device."""
+    from drtriton.verify.task import FUNCTIONAL, load_task, task_kind
+
+    if task_kind(code) == FUNCTIONAL:
+        module = load_task(code).module
+        return module.fused_operator, list(module.get_inputs()), []
+    from drtriton.frontend.export import load_module_task
+
+    task = load_module_task(code)
+    return task.model, task.inputs, [*task.model.parameters(), *task.model.buffers()]
 
 
 def data_bytes(code: str) -> int:
@@ -97,9 +117,15 @@ def data_bytes(code: str) -> int:
     return problem_bytes(code).data
 
 
-def footprint(code: str) -> int:
+def footprint(code: str, trials: int = 5) -> int:
+    """Estimated GPU bytes one verification of `code`'s problem holds (module doc), with
+    `trials` input sets (Options.trials); 0 when the problem cannot be read on meta."""
+    from drtriton.verify.inputs import InputSets
+
     sizes = problem_bytes(code)
-    return max(COPIES * sizes.data, IO_COPIES * sizes.moved)
+    timed_sets = max(1, min(trials, InputSets.TIMING_BYTES // max(sizes.data, 1)))
+    timed = 2 * timed_sets * sizes.data if sizes.data else 0
+    return max(COPIES * sizes.data, IO_COPIES * sizes.moved, timed + TIMED_IO_COPIES * sizes.moved)
 
 
 def gpu_budgets(devices: Sequence[str], share: float = SHARE) -> dict[str, int]:

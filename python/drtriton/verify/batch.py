@@ -22,8 +22,13 @@ Resumable: ids already in the output are skipped; each result is appended with a
 `os.write` on an O_APPEND descriptor, so a killed run leaves whole lines only (a torn last line,
 possible only if the machine dies mid-write, is ignored on resume and redone).
 Parallel: N harness processes (spawned, not forked: CUDA does not survive fork). On a GPU machine
-harness i uses GPU i mod (visible GPUs), so N = number of GPUs gives one candidate per GPU at a
-time and timings that do not contend; on the CPU each harness runs one sandboxed worker at a time.
+they are split evenly over the visible GPUs, one pool per GPU, so N = number of GPUs gives one
+candidate per GPU at a time and timings that do not contend; on the CPU each harness runs one
+sandboxed worker at a time. On a GPU a pair starts only while the estimated footprints of the
+pairs running there fit in its memory (evaluate/memory.py, as `eval kernelbench` admits
+problems): six verifications of one 1.75 GB KernelBench problem at once ran four of five out of
+GPU memory (h200-2026-12-01-e). A task that cannot be read on the meta device (a functional
+program) counts as zero, and an idle GPU takes any pair.
 """
 
 from __future__ import annotations
@@ -33,9 +38,10 @@ import dataclasses
 import json
 import multiprocessing as mp
 import os
+import queue
 import sys
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from drtriton.errors import ResourceError, UserError
@@ -52,13 +58,10 @@ _VERIFIER: Verifier | None = None
 TASK_FILE_KEY = "_task_file"
 
 
-def _init(opts: Options, counter: Any, gpus: int) -> None:
+def _init(opts: Options, device: str | None) -> None:
     global _OPTS, _VERIFIER
-    with counter.get_lock():
-        index = counter.value
-        counter.value += 1
-    if opts.on_cuda:
-        opts.device = f"cuda:{index % max(gpus, 1)}"
+    if device is not None:
+        opts.device = device
     opts.prewarm = True  # start the next worker while this harness compares outputs
     _OPTS = opts
     _VERIFIER = Verifier()
@@ -170,6 +173,8 @@ def run_batch(pairs: str, out: str, opts: Options, *, workers: int | None = None
         gpus = torch.cuda.device_count()
     if workers is None:
         workers = gpus if opts.on_cuda else max(1, (os.cpu_count() or 2) // 2)
+    slots = pool_slots(max(1, workers), gpus if opts.on_cuda else 0)
+    admission = _admission(list(slots), opts)
     fd = os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     if ends_torn(out):
         os.write(fd, b"\n")  # close a torn last line so the next result starts a line of its own
@@ -177,11 +182,14 @@ def run_batch(pairs: str, out: str, opts: Options, *, workers: int | None = None
     try:
         bar = _bar(len(todo), progress)
         ctx = mp.get_context("spawn")
-        counter = ctx.Value("i", 0)
-        with _main_not_reimported():
-            pool = ctx.Pool(max(1, workers), initializer=_init, initargs=(opts, counter, gpus))
-        with pool:
-            for line in pool.imap_unordered(_one, todo):
+        with contextlib.ExitStack() as stack:
+            pools = {}
+            for device, size in slots.items():
+                with _main_not_reimported():
+                    pool = ctx.Pool(size, initializer=_init,
+                                    initargs=(opts, device if opts.on_cuda else None))  # fmt: skip
+                pools[device] = stack.enter_context(pool)
+            for line in schedule(todo, slots, admission, _submitter(pools)):
                 os.write(fd, line.encode())
                 count += 1
                 bar.update(1)
@@ -189,6 +197,79 @@ def run_batch(pairs: str, out: str, opts: Options, *, workers: int | None = None
     finally:
         os.close(fd)
     return count, len(finished) + count
+
+
+def pool_slots(workers: int, gpus: int) -> dict[str, int]:
+    """Harness processes per device: `workers` split evenly over `gpus` CUDA devices (the first
+    ones take the remainder, each at least one), or all of them on "cpu" when gpus is 0."""
+    if gpus <= 0:
+        return {"cpu": workers}
+    return {f"cuda:{i}": max(1, workers // gpus + (i < workers % gpus)) for i in range(gpus)}
+
+
+def _admission(devices: list[str], opts: Options) -> Any:
+    from drtriton.evaluate import memory
+
+    budgets = memory.gpu_budgets(devices) if opts.on_cuda else {}
+    return memory.Admission(budgets, lambda record: _footprint(record, opts.trials))
+
+
+def _footprint(record: dict[str, Any], trials: int) -> int:
+    from drtriton.evaluate import memory
+
+    try:
+        return memory.footprint(_task_text(record), trials)
+    except UserError:  # an unreadable task is judged (as an error) by its pool process
+        return 0
+
+
+# submit(device, record, done): starts `record` on `device`'s pool; done(line or exception)
+# is called from the pool's result thread.
+Submit = Callable[[str, dict[str, Any], Callable[[Any], None]], None]
+
+
+def _submitter(pools: dict[str, Any]) -> Submit:
+    def submit(device: str, record: dict[str, Any], done: Callable[[Any], None]) -> None:
+        pools[device].apply_async(_one, (record,), callback=done, error_callback=done)
+
+    return submit
+
+
+def schedule(todo: list[dict[str, Any]], slots: dict[str, int], admission: Any,
+             submit: Submit) -> Iterator[str]:  # fmt: skip
+    """Runs every record of `todo` through `submit`, at most slots[device] at once per device
+    and only while `admission` lets it start there; yields each result line as it arrives.
+    An exception a pool process raised (a sandbox that cannot start) is raised here."""
+    pending = list(todo)
+    free = dict(slots)
+    finished: queue.Queue[tuple[str, int, Any]] = queue.Queue()
+    running = 0
+
+    def start_what_fits() -> int:
+        started = 0
+        for device in slots:
+            while free[device] and pending:
+                index = admission.pick(pending, device)
+                if index is None:
+                    break
+                record = pending.pop(index)
+                estimate = admission.start(record, device)
+                free[device] -= 1
+                started += 1
+                submit(device, record,
+                       lambda result, d=device, e=estimate: finished.put((d, e, result)))  # fmt: skip
+        return started
+
+    running += start_what_fits()
+    while running:
+        device, estimate, result = finished.get()
+        running -= 1
+        admission.finish(device, estimate)
+        free[device] += 1
+        if isinstance(result, BaseException):
+            raise result
+        yield result
+        running += start_what_fits()
 
 
 @dataclasses.dataclass
