@@ -100,6 +100,34 @@ def layer_norm(x, w, b, chunks: int, chunk_major: bool, warps: int):
     return out
 
 
+TEACHER_TASK = """import torch
+import torch.nn.functional as F
+
+def fused_operator(x0, w, b):
+    t0 = F.layer_norm(x0, [64, 256, 256], w, b)
+    return t0
+
+def get_inputs():
+    return [torch.randn(16, 64, 256, 256), torch.randn(64, 256, 256), torch.randn(64, 256, 256)]
+"""
+
+
+def teacher_operator():
+    """The teacher's candidate for L1 40's program (drtriton's emitter), loaded as a module."""
+    import importlib.util
+    import tempfile
+
+    from drtriton.teach import emit
+
+    path = tempfile.mkdtemp() + "/teacher_ln.py"
+    with open(path, "w") as f:
+        f.write(emit(TEACHER_TASK))
+    spec = importlib.util.spec_from_file_location("teacher_ln", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.triton_fused_operator
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--device", default="cuda")
@@ -119,6 +147,12 @@ def main() -> None:
         compiled(x, w, b)
         comp = triton.testing.do_bench(lambda: compiled(x, w, b))
         print(f"eager {eager:.4f} ms, torch.compile {comp:.4f} ms, minimum {moved / 1e6:.0f} MB")
+        teacher = teacher_operator()
+        x4, w3, b3 = x.view(16, 64, 256, 256), w.view(64, 256, 256), b.view(64, 256, 256)
+        err = (teacher(x4, w3, b3).view_as(ref) - ref).abs().max().item()
+        ms = triton.testing.do_bench(lambda: teacher(x4, w3, b3))
+        print(f"teacher's kernels (drtriton.teach.emit): {ms:.4f} ms, max err {err:.2e}, "
+              f"{eager / ms:.3f}x eager, {comp / ms:.3f}x compile")
     variants = itertools.product((17, 33, 66, 128), (False, True), (8, 16))
     print(f"{'chunks':>6} {'order':>6} {'warps':>5} {'max err':>9} {'ms':>8} {'x eager':>8} "
           f"{'x compile':>9} {'GB/s':>6}")  # fmt: skip

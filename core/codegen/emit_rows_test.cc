@@ -193,8 +193,10 @@ TEST(EmitRowsTest, GroupNormLoadsWeightsOncePerBlockWhenChannelsAreWholeBlocks) 
 
 TEST(EmitRowsTest, FewLongRowsAreSplitAcrossPrograms) {
   // KernelBench L1 40: 16 rows of 4M elements would be 16 programs on 132 SMs.  Chunks of 4
-  // blocks of 8192 give 16 x 128 = 2,048 programs, about 16 per SM; the statistics kernel
-  // writes each chunk's (mean, M2), the output kernel combines them and normalizes its chunk.
+  // blocks of 8192 give 16 x 128 = 2,048 programs, about 16 per SM, chunk-major (the 16 rows'
+  // programs of one chunk share its weight and bias in L2); the statistics kernel writes each
+  // chunk's mean and M2 into two planes, the output kernel combines a row's 128 lanes of each
+  // and normalizes its chunk.
   const RowsConfig c = ChooseReduceRows(16, 4194304, 0, true);
   EXPECT_EQ(c.split, 128);
   EXPECT_EQ(c.chunk, 4 * 8192);
@@ -205,8 +207,8 @@ TEST(EmitRowsTest, FewLongRowsAreSplitAcrossPrograms) {
                 {"def k0_layer_norm_stats_kernel(x0_ptr",
                  "k0_part_ptr",
                  "partial statistics of 128 chunks of 32768",
-                 "chunk = pid % 128",
-                 "rows = pid // 128 * BLOCK_O",
+                 "chunk = pid // 16",
+                 "rows = pid % 16 * BLOCK_O",
                  "start = chunk * 32768",
                  "for r0 in tl.range(0, 32768, BLOCK_R):",
                  "r = start + r0 + tl.arange(0, BLOCK_R)[None, :]",
@@ -214,13 +216,15 @@ TEST(EmitRowsTest, FewLongRowsAreSplitAcrossPrograms) {
                  "delta = x0 - mean_acc",
                  "n_chunk = tl.minimum(4194304 - start, 32768)",
                  "mean = tl.sum(cnt * mean_acc, axis=1, keep_dims=True) / n_chunk",
-                 "part = (rows * 128 + chunk) * 2",
+                 "part = rows * 128 + chunk\n",
                  "tl.store(k0_part_ptr + part, mean",
-                 "tl.store(k0_part_ptr + part + 1, m2",
+                 "tl.store(k0_part_ptr + part + 2048, m2",
                  "def k0_layer_norm_kernel(k0_part_ptr",
                  "chunks = tl.arange(0, 128)[None, :]",
                  "chunk_mask = row_mask & (chunks < 128)",
+                 "part = rows * 128 + chunks\n",
                  "p_mean = tl.load(k0_part_ptr + part, mask=chunk_mask",
+                 "p_m2 = tl.load(k0_part_ptr + part + 2048, mask=chunk_mask",
                  "p_n = tl.where(chunk_mask, tl.minimum(4194304 - chunks * 32768, 32768), 0)",
                  "mean = tl.sum(p_n * p_mean, axis=1, keep_dims=True) / 4194304.0",
                  "var = m2 / 4194304.0",
@@ -235,7 +239,7 @@ TEST(EmitRowsTest, FewLongRowsAreSplitAcrossPrograms) {
 TEST(EmitRowsTest, SplitReductionCombinesPartialsPerRow) {
   const std::string c = Emit("torch.amax(x0, -1)", "torch.randn(4, 1000000)");
   ExpectInOrder(c, {"def k0_amax_stats_kernel(", "acc = tl.maximum(acc, tl.where(mask",
-                    "part = (rows * 123 + chunk)\n", "tl.store(k0_part_ptr + part, result",
+                    "part = rows * 123 + chunk\n", "tl.store(k0_part_ptr + part, result",
                     "def k0_amax_kernel(k0_part_ptr, t0_ptr",
                     "p_result = tl.load(k0_part_ptr + part, mask=chunk_mask, other=float('-inf'))",
                     "result = tl.max(p_result, axis=1, keep_dims=True) + tl.sum(tl.where(p_result "

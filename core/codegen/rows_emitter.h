@@ -88,6 +88,7 @@ class RowsEmitter {
   // LoadPartials writes `p_<name>` for each (name, identity), one lane per chunk.
   std::string PartialsBuffer() const;
   int PartialsPerChunk() const;
+  int64_t PartialsPlane() const;  // floats of one statistic over all rows and chunks
   void StorePartials(const std::vector<std::string>& names);
   void LoadPartials(const std::vector<std::pair<std::string, std::string>>& names);
   void EmitPartials();
