@@ -193,59 +193,59 @@ TEST(EmitRowsTest, GroupNormLoadsWeightsOncePerBlockWhenChannelsAreWholeBlocks) 
 
 TEST(EmitRowsTest, FewLongRowsAreSplitAcrossPrograms) {
   // KernelBench L1 40: 16 rows of 4M elements would be 16 programs on 132 SMs.  Chunks of 4
-  // blocks of 8192 give 16 x 128 = 2,048 programs, about 16 per SM, chunk-major (the 16 rows'
+  // blocks of 8192 give 16 x 17 = 272 programs, two waves, chunk-major (the 16 rows'
   // programs of one chunk share its weight and bias in L2); the statistics kernel writes each
-  // chunk's mean and M2 into two planes, the output kernel combines a row's 128 lanes of each
+  // chunk's mean and M2 into two planes, the output kernel combines a row's 17 lanes of each
   // and normalizes its chunk.
   const RowsConfig c = ChooseReduceRows(16, 4194304, 0, true);
-  EXPECT_EQ(c.split, 128);
-  EXPECT_EQ(c.chunk, 4 * 8192);
+  EXPECT_EQ(c.split, 17);
+  EXPECT_EQ(c.chunk, 31 * 8192);
   EXPECT_EQ(ChooseReduceRows(300, 20000, 0, true).split, 1);  // rows enough for two waves
   EXPECT_EQ(ChooseReduceRows(16, 8192, 0, true).split, 1);    // one block per row
   const std::string c40 = Emit("F.layer_norm(x0, [64, 256, 256])", "torch.randn(16, 64, 256, 256)");
   ExpectInOrder(c40,
                 {"def k0_layer_norm_stats_kernel(x0_ptr",
                  "k0_part_ptr",
-                 "partial statistics of 128 chunks of 32768",
+                 "partial statistics of 17 chunks of 253952",
                  "chunk = pid // 16",
                  "rows = pid % 16 * BLOCK_O",
-                 "start = chunk * 32768",
-                 "for r0 in tl.range(0, 32768, BLOCK_R):",
+                 "start = chunk * 253952",
+                 "for r0 in tl.range(0, 253952, BLOCK_R):",
                  "r = start + r0 + tl.arange(0, BLOCK_R)[None, :]",
                  "x0 = tl.load(x0_ptr + row_off + r",
                  "delta = x0 - mean_acc",
-                 "n_chunk = tl.minimum(4194304 - start, 32768)",
+                 "n_chunk = tl.minimum(4194304 - start, 253952)",
                  "mean = tl.sum(cnt * mean_acc, axis=1, keep_dims=True) / n_chunk",
-                 "part = rows * 128 + chunk\n",
+                 "part = rows * 17 + chunk\n",
                  "tl.store(k0_part_ptr + part, mean",
-                 "tl.store(k0_part_ptr + part + 2048, m2",
+                 "tl.store(k0_part_ptr + part + 272, m2",
                  "def k0_layer_norm_kernel(k0_part_ptr",
-                 "chunks = tl.arange(0, 128)[None, :]",
-                 "chunk_mask = row_mask & (chunks < 128)",
-                 "part = rows * 128 + chunks\n",
+                 "chunks = tl.arange(0, 32)[None, :]",
+                 "chunk_mask = row_mask & (chunks < 17)",
+                 "part = rows * 17 + chunks\n",
                  "p_mean = tl.load(k0_part_ptr + part, mask=chunk_mask",
-                 "p_m2 = tl.load(k0_part_ptr + part + 2048, mask=chunk_mask",
-                 "p_n = tl.where(chunk_mask, tl.minimum(4194304 - chunks * 32768, 32768), 0)",
+                 "p_m2 = tl.load(k0_part_ptr + part + 272, mask=chunk_mask",
+                 "p_n = tl.where(chunk_mask, tl.minimum(4194304 - chunks * 253952, 253952), 0)",
                  "mean = tl.sum(p_n * p_mean, axis=1, keep_dims=True) / 4194304.0",
                  "var = m2 / 4194304.0",
-                 "for r0 in tl.range(0, 32768, BLOCK_R):",
+                 "for r0 in tl.range(0, 253952, BLOCK_R):",
                  "tl.store(t0_ptr + row_off + r",
-                 "k0_part = torch.empty((4096,), device=x0.device, dtype=torch.float32)",
-                 "k0_layer_norm_stats_kernel[(2048,)](",
-                 "k0_layer_norm_kernel[(2048,)]("});
+                 "k0_part = torch.empty((544,), device=x0.device, dtype=torch.float32)",
+                 "k0_layer_norm_stats_kernel[(272,)](",
+                 "k0_layer_norm_kernel[(272,)]("});
   EXPECT_EQ(Count(KernelOf(c40), "tl.load(x0_ptr + row_off + r"), 2);  // two reads in all
 }
 
 TEST(EmitRowsTest, SplitReductionCombinesPartialsPerRow) {
   const std::string c = Emit("torch.amax(x0, -1)", "torch.randn(4, 1000000)");
   ExpectInOrder(c, {"def k0_amax_stats_kernel(", "acc = tl.maximum(acc, tl.where(mask",
-                    "part = rows * 123 + chunk\n", "tl.store(k0_part_ptr + part, result",
+                    "part = rows * 62 + chunk\n", "tl.store(k0_part_ptr + part, result",
                     "def k0_amax_kernel(k0_part_ptr, t0_ptr",
                     "p_result = tl.load(k0_part_ptr + part, mask=chunk_mask, other=float('-inf'))",
                     "result = tl.max(p_result, axis=1, keep_dims=True) + tl.sum(tl.where(p_result "
                     "!= p_result",
                     "tl.store(t0_ptr + rows, result, mask=row_mask)",
-                    "k0_amax_stats_kernel[(492,)](", "k0_amax_kernel[(4,)](", "num_warps=1"});
+                    "k0_amax_stats_kernel[(248,)](", "k0_amax_kernel[(4,)](", "num_warps=1"});
   // argmax keeps its first index in one program per row: not split.
   EXPECT_EQ(Emit("torch.argmax(x0, -1)", "torch.randn(4, 1000000)").find("_stats"),
             std::string::npos);
