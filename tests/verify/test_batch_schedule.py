@@ -87,7 +87,7 @@ def test_footprint_counts_the_timed_sets():
     data = 470 * 1000 * 1000 * 4
     estimate = memory.footprint(code, trials=5)
     sets = min(5, (8 << 30) // data)
-    assert estimate == 2 * sets * data + memory.TIMED_IO_COPIES * 2 * data
+    assert estimate == 2 * sets * data + memory.IO_COPIES * 2 * data
     assert estimate > memory.COPIES * data
 
 

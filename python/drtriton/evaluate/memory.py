@@ -32,8 +32,11 @@ as fit in InputSets.TIMING_BYTES) and keeps a clone of each for the flush-and-re
 mid-sized problem holds more than COPIES of its data. KernelBench L1 34 (instance norm, 1.75 GB
 of input and as much output) timed over four sets: six verifications at once filled the H200's
 139.6 GB (23 GB each; one worker alone held 13.1 GB) against an estimate of 17.5 GB each
-(h200-2026-12-01-e). The third term, 2 x the timed sets + TIMED_IO_COPIES x (data + outputs),
-is 24.5 GB there and lower than the first two for the 6-7 GB problems (one timed set).
+(h200-2026-12-01-e). With 2 x the timed sets + 3 x (data + outputs), 24.5 GB, verify-batch ran
+about four at once beside smaller kernels, and one of five still ran out of memory in the
+worker's timing warm-ups (h200-2026-12-03-c): so the second term is now 2 x the timed sets +
+IO_COPIES x (data + outputs), 31.5 GB there (three at once). For the 6-7 GB problems (one
+timed set) it is 77 GB against 64 before: one at a time, as before.
 """
 
 from __future__ import annotations
@@ -46,7 +49,6 @@ from typing import Any
 
 COPIES = 10
 IO_COPIES = 5
-TIMED_IO_COPIES = 3
 SHARE = 0.85
 
 
@@ -125,7 +127,7 @@ def footprint(code: str, trials: int = 5) -> int:
     sizes = problem_bytes(code)
     timed_sets = max(1, min(trials, InputSets.TIMING_BYTES // max(sizes.data, 1)))
     timed = 2 * timed_sets * sizes.data if sizes.data else 0
-    return max(COPIES * sizes.data, IO_COPIES * sizes.moved, timed + TIMED_IO_COPIES * sizes.moved)
+    return max(COPIES * sizes.data, timed + IO_COPIES * sizes.moved)
 
 
 def gpu_budgets(devices: Sequence[str], share: float = SHARE) -> dict[str, int]:

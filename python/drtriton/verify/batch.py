@@ -26,9 +26,10 @@ they are split evenly over the visible GPUs, one pool per GPU, so N = number of 
 candidate per GPU at a time and timings that do not contend; on the CPU each harness runs one
 sandboxed worker at a time. On a GPU a pair starts only while the estimated footprints of the
 pairs running there fit in its memory (evaluate/memory.py, as `eval kernelbench` admits
-problems): six verifications of one 1.75 GB KernelBench problem at once ran four of five out of
-GPU memory (h200-2026-12-01-e). A task that cannot be read on the meta device (a functional
-program) counts as zero, and an idle GPU takes any pair.
+problems; module and functional tasks are read on the meta device): six verifications of one
+1.75 GB KernelBench problem at once ran four of five out of GPU memory (h200-2026-12-01-e),
+and one of five under the first estimate (h200-2026-12-03-c). A task that cannot be read
+there counts as zero, and an idle GPU takes any pair.
 """
 
 from __future__ import annotations
