@@ -128,6 +128,25 @@ def teacher_operator():
     return module.triton_fused_operator
 
 
+def per_launch_ms(call) -> list[tuple[str, int, float]]:
+    """(kernel, programs, ms) of each Triton launch `call` makes, each timed alone."""
+    from triton.runtime.jit import JITFunction
+
+    original, seen = JITFunction.run, []
+
+    def run(fn, *args, grid, warmup, **kwargs):
+        seen.append((fn, args, grid, kwargs))
+        return original(fn, *args, grid=grid, warmup=warmup, **kwargs)
+
+    JITFunction.run = run
+    try:
+        call()
+    finally:
+        JITFunction.run = original
+    return [(fn.__name__, grid[0], triton.testing.do_bench(lambda f=fn, a=args, g=grid, k=kw: f[g](*a, **k)))
+            for fn, args, grid, kw in seen]  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--device", default="cuda")
@@ -153,6 +172,10 @@ def main() -> None:
         ms = triton.testing.do_bench(lambda: teacher(x4, w3, b3))
         print(f"teacher's kernels (drtriton.teach.emit): {ms:.4f} ms, max err {err:.2e}, "
               f"{eager / ms:.3f}x eager, {comp / ms:.3f}x compile")
+        for name, tag in ((lambda: teacher(x4, w3, b3)), "teacher"), (
+                (lambda: layer_norm(x, w, b, 128, True, 16)), "probe"):
+            for kernel, programs, ms in per_launch_ms(name):
+                print(f"  {tag} {kernel} [{programs}]: {ms:.4f} ms")
     variants = itertools.product((17, 33, 66, 128), (False, True), (8, 16))
     print(f"{'chunks':>6} {'order':>6} {'warps':>5} {'max err':>9} {'ms':>8} {'x eager':>8} "
           f"{'x compile':>9} {'GB/s':>6}")  # fmt: skip
