@@ -32,8 +32,16 @@ BLOCK_R = 8192
 
 
 @triton.jit
-def stats_kernel(x_ptr, part_ptr, N_ROWS: tl.constexpr, R: tl.constexpr, CHUNKS: tl.constexpr,
-                 CHUNK: tl.constexpr, BLOCK_R: tl.constexpr, CHUNK_MAJOR: tl.constexpr):
+def stats_kernel(
+    x_ptr,
+    part_ptr,
+    N_ROWS: tl.constexpr,
+    R: tl.constexpr,
+    CHUNKS: tl.constexpr,
+    CHUNK: tl.constexpr,
+    BLOCK_R: tl.constexpr,
+    CHUNK_MAJOR: tl.constexpr,
+):
     pid = tl.program_id(0)
     if CHUNK_MAJOR:
         row, chunk = pid % N_ROWS, pid // N_ROWS
@@ -60,9 +68,20 @@ def stats_kernel(x_ptr, part_ptr, N_ROWS: tl.constexpr, R: tl.constexpr, CHUNKS:
 
 
 @triton.jit
-def norm_kernel(part_ptr, x_ptr, w_ptr, b_ptr, out_ptr, N_ROWS: tl.constexpr, R: tl.constexpr,
-                CHUNKS: tl.constexpr, CHUNKS_P2: tl.constexpr, CHUNK: tl.constexpr,
-                BLOCK_R: tl.constexpr, CHUNK_MAJOR: tl.constexpr):
+def norm_kernel(
+    part_ptr,
+    x_ptr,
+    w_ptr,
+    b_ptr,
+    out_ptr,
+    N_ROWS: tl.constexpr,
+    R: tl.constexpr,
+    CHUNKS: tl.constexpr,
+    CHUNKS_P2: tl.constexpr,
+    CHUNK: tl.constexpr,
+    BLOCK_R: tl.constexpr,
+    CHUNK_MAJOR: tl.constexpr,
+):
     pid = tl.program_id(0)
     if CHUNK_MAJOR:
         row, chunk = pid % N_ROWS, pid // N_ROWS
@@ -170,10 +189,14 @@ def main() -> None:
         x4, w3, b3 = x.view(16, 64, 256, 256), w.view(64, 256, 256), b.view(64, 256, 256)
         err = (teacher(x4, w3, b3).view_as(ref) - ref).abs().max().item()
         ms = triton.testing.do_bench(lambda: teacher(x4, w3, b3))
-        print(f"teacher's kernels (drtriton.teach.emit): {ms:.4f} ms, max err {err:.2e}, "
-              f"{eager / ms:.3f}x eager, {comp / ms:.3f}x compile")
-        for name, tag in ((lambda: teacher(x4, w3, b3)), "teacher"), (
-                (lambda: layer_norm(x, w, b, 128, True, 16)), "probe"):
+        print(
+            f"teacher's kernels (drtriton.teach.emit): {ms:.4f} ms, max err {err:.2e}, "
+            f"{eager / ms:.3f}x eager, {comp / ms:.3f}x compile"
+        )
+        for name, tag in (
+            ((lambda: teacher(x4, w3, b3)), "teacher"),
+            ((lambda: layer_norm(x, w, b, 128, True, 16)), "probe"),
+        ):
             for kernel, programs, ms in per_launch_ms(name):
                 print(f"  {tag} {kernel} [{programs}]: {ms:.4f} ms")
     variants = itertools.product((17, 33, 66, 128), (False, True), (8, 16))
@@ -182,7 +205,13 @@ def main() -> None:
     for chunks, chunk_major, warps in variants if cuda else [(2, False, 4), (3, True, 4)]:
         out = layer_norm(x, w, b, chunks, chunk_major, warps)
         err = (out - ref).abs().max().item()
-        ms = triton.testing.do_bench(lambda c=chunks, m=chunk_major, n=warps: layer_norm(x, w, b, c, m, n)) if cuda else float("nan")
+        ms = (
+            triton.testing.do_bench(
+                lambda c=chunks, m=chunk_major, n=warps: layer_norm(x, w, b, c, m, n)
+            )
+            if cuda
+            else float("nan")
+        )
         results.append((chunks, chunk_major, warps, err, ms))
         order = "chunk" if chunk_major else "row"
         if cuda:

@@ -220,13 +220,14 @@ TEST(EmitRowsTest, FewLongRowsAreSplitAcrossPrograms) {
                  "tl.store(k0_part_ptr + part, mean",
                  "tl.store(k0_part_ptr + part + 272, m2",
                  "def k0_layer_norm_kernel(k0_part_ptr",
-                 "chunks = tl.arange(0, 32)[None, :]",
-                 "chunk_mask = row_mask & (chunks < 17)",
-                 "part = rows * 17 + chunks\n",
+                 "chunks = tl.arange(0, 32)\n",
+                 "chunk_mask = chunks < 17\n",
+                 "part = pid % 16 * 17 + chunks\n",
                  "p_mean = tl.load(k0_part_ptr + part, mask=chunk_mask",
                  "p_m2 = tl.load(k0_part_ptr + part + 272, mask=chunk_mask",
                  "p_n = tl.where(chunk_mask, tl.minimum(4194304 - chunks * 253952, 253952), 0)",
-                 "mean = tl.sum(p_n * p_mean, axis=1, keep_dims=True) / 4194304.0",
+                 "mean = tl.sum(p_n * p_mean, axis=0) / 4194304.0",
+                 "m2 = tl.sum(p_m2 + p_n * dev * dev, axis=0)",
                  "var = m2 / 4194304.0",
                  "for r0 in tl.range(0, 253952, BLOCK_R):",
                  "tl.store(t0_ptr + row_off + r",
@@ -234,6 +235,24 @@ TEST(EmitRowsTest, FewLongRowsAreSplitAcrossPrograms) {
                  "k0_layer_norm_stats_kernel[(272,)](",
                  "k0_layer_norm_kernel[(272,)]("});
   EXPECT_EQ(Count(KernelOf(c40), "tl.load(x0_ptr + row_off + r"), 2);  // two reads in all
+}
+
+TEST(EmitRowsTest, SplitSoftmaxCombinesOneRowsChunksToScalars) {
+  // The output kernel's programs are (row, chunk) pairs of one row: the row's partials load as
+  // one vector and combine to scalars (a [1, chunks] tile beside the [1, BLOCK_R] ones took 39
+  // barriers in L1 40's sm_90 build).  A reduction's output kernel (one program per row)
+  // keeps the tile.
+  const std::string c = Emit("torch.softmax(x0, -1)", "torch.randn(16, 4194304)");
+  ExpectInOrder(c, {"def k0_softmax_stats_kernel(", "def k0_softmax_kernel(k0_part_ptr",
+                    "chunks = tl.arange(0, 32)\n", "chunk_mask = chunks < 17\n",
+                    "part = pid % 16 * 17 + chunks\n",
+                    "p_row_max = tl.load(k0_part_ptr + part, mask=chunk_mask",
+                    "p_row_sum = tl.load(k0_part_ptr + part + 272, mask=chunk_mask",
+                    "row_max = tl.max(p_row_max, axis=0)\n",
+                    "row_sum = tl.sum(p_row_sum * tl.exp(p_row_max - row_max), axis=0)\n"});
+  const std::string r = Emit("torch.logsumexp(x0, -1)", "torch.randn(16, 4194304)");
+  ExpectInOrder(r, {"def k0_logsumexp_kernel(k0_part_ptr", "chunks = tl.arange(0, 32)[None, :]",
+                    "row_max = tl.max(p_row_max, axis=1, keep_dims=True)"});
 }
 
 TEST(EmitRowsTest, SplitReductionCombinesPartialsPerRow) {

@@ -64,9 +64,15 @@ Coords InlineCoords(const std::string& flat, const Dims& dims);
 // Online softmax per lane: `m_acc`, the running max, and `s_acc`, the sum of exp(x - m_acc).
 void MaxSumInit(PythonWriter& w);
 void MaxSumUpdate(PythonWriter& w, const std::string& x);
+// How a combine reduces its lanes: over the tile's row (a [BLOCK_O, 1] result), or a vector of
+// one row's chunks to a scalar (the split output kernel's partials, rows_split.cc).
+inline constexpr const char* kAcrossLanes = "axis=1, keep_dims=True";
+inline constexpr const char* kToScalar = "axis=0";
+
 // `row_max` and `row_sum` (of exp(x - row_max)) from per-lane or per-chunk maxima `m` and
 // sums `s`.
-void MaxSumCombine(PythonWriter& w, const std::string& m, const std::string& s);
+void MaxSumCombine(PythonWriter& w, const std::string& m, const std::string& s,
+                   const char* reduce = kAcrossLanes);
 
 // Welford per lane: `mean_acc` and `m2_acc` (the sum of squared deviations from it).
 // WelfordFirst starts them from the first block; the update of a later block `r0` weighs it
@@ -77,6 +83,7 @@ void WelfordUpdate(PythonWriter& w, const std::string& x);
 // `mean` and `m2` of the `n` elements summarized by per-lane or per-chunk counts `cnt`, means
 // `mean_of` and sums of squared deviations `m2_of` (the parallel combination, exact).
 void WelfordCombine(PythonWriter& w, const std::string& cnt, const std::string& mean_of,
-                    const std::string& m2_of, const std::string& n);
+                    const std::string& m2_of, const std::string& n,
+                    const char* reduce = kAcrossLanes);
 
 }  // namespace drtriton::codegen

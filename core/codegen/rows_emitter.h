@@ -89,6 +89,11 @@ class RowsEmitter {
   std::string PartialsBuffer() const;
   int PartialsPerChunk() const;
   int64_t PartialsPlane() const;  // floats of one statistic over all rows and chunks
+  // The output kernel's programs are (row, chunk) pairs of one row (BLOCK_O = 1): its
+  // partials are one row's vector, combined to scalars (kToScalar).
+  bool ScalarPartials() const {
+    return role_ == Role::kWrite && PerChunk() && config_.block_o == 1;
+  }
   void StorePartials(const std::vector<std::string>& names);
   void LoadPartials(const std::vector<std::pair<std::string, std::string>>& names);
   void EmitPartials();

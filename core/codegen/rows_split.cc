@@ -2,7 +2,11 @@
 // i keeps its j-th statistic at partials[j * rows * split + i * split + c], one plane per
 // statistic.  The statistics kernel writes them; the output kernel of the row loads all of its
 // row's chunks as one vector (a lane per chunk) and combines them as the lanes of one program
-// combine.  Planes, not (mean, m2) pairs: a row's chunks of one statistic are contiguous, so
+// combine.  An output kernel whose programs are (row, chunk) pairs of one row each
+// (ScalarPartials) loads that vector in 1-D and combines it to scalars: as a [1, chunks] tile
+// beside its [1, BLOCK_R] ones, KernelBench L1 40's combine took 39 barriers in the sm_90
+// build (5 in benchmarks/split_rows_probe.py's 1-D kernel, which ran 0.23-0.28 ms where the
+// teacher's ran 1.35).  Planes, not (mean, m2) pairs: a row's chunks of one statistic are contiguous, so
 // that vector loads 16 bytes at a time.  Interleaved, KernelBench L1 40's output kernel (16 x
 // 128 chunks, 16 warps) loaded its partials with 128 scalar loads a thread in its sm_90 build,
 // held 128 registers (one program per SM) and ran 1.43 ms on the H200, where the same
@@ -45,9 +49,16 @@ void RowsEmitter::StorePartials(const std::vector<std::string>& names) {
 void RowsEmitter::LoadPartials(const std::vector<std::pair<std::string, std::string>>& names) {
   const std::string ptr = params_.Scratch(PartialsBuffer());
   const std::string split = IntLiteral(config_.split);
-  w_.Line("chunks = tl.arange(0, " + IntLiteral(NextPow2(config_.split)) + ")[None, :]");
-  w_.Line("chunk_mask = row_mask & (chunks < " + split + ")");
-  w_.Line("part = rows * " + split + " + chunks");
+  const std::string lanes = "tl.arange(0, " + IntLiteral(NextPow2(config_.split)) + ")";
+  if (ScalarPartials()) {  // one row: a vector of its chunks, combined to scalars
+    w_.Line("chunks = " + lanes);
+    w_.Line("chunk_mask = chunks < " + split);
+    w_.Line("part = pid % " + IntLiteral(rows_) + " * " + split + " + chunks");
+  } else {
+    w_.Line("chunks = " + lanes + "[None, :]");
+    w_.Line("chunk_mask = row_mask & (chunks < " + split + ")");
+    w_.Line("part = rows * " + split + " + chunks");
+  }
   for (size_t i = 0; i < names.size(); ++i) {
     const std::string at = i == 0 ? "part" : "part + " + IntLiteral(int64_t(i) * PartialsPlane());
     w_.Line("p_" + names[i].first + " = tl.load(" + ptr + " + " + at +

@@ -32,9 +32,11 @@ void MaxSumUpdate(PythonWriter& w, const std::string& x) {
   w.Line("m_acc = m_new");
 }
 
-void MaxSumCombine(PythonWriter& w, const std::string& m, const std::string& s) {
-  w.Line("row_max = tl.max(" + m + ", axis=1, keep_dims=True)");
-  w.Line("row_sum = tl.sum(" + s + " * tl.exp(" + m + " - row_max), axis=1, keep_dims=True)");
+void MaxSumCombine(PythonWriter& w, const std::string& m, const std::string& s,
+                   const char* reduce) {
+  const std::string how = reduce;
+  w.Line("row_max = tl.max(" + m + ", " + how + ")");
+  w.Line("row_sum = tl.sum(" + s + " * tl.exp(" + m + " - row_max), " + how + ")");
 }
 
 void WelfordInit(PythonWriter& w) {
@@ -54,10 +56,11 @@ void WelfordUpdate(PythonWriter& w, const std::string& x) {
 }
 
 void WelfordCombine(PythonWriter& w, const std::string& cnt, const std::string& mean_of,
-                    const std::string& m2_of, const std::string& n) {
-  w.Line("mean = tl.sum(" + cnt + " * " + mean_of + ", axis=1, keep_dims=True) / " + n);
+                    const std::string& m2_of, const std::string& n, const char* reduce) {
+  const std::string how = reduce;
+  w.Line("mean = tl.sum(" + cnt + " * " + mean_of + ", " + how + ") / " + n);
   w.Line("dev = " + mean_of + " - mean");
-  w.Line("m2 = tl.sum(" + m2_of + " + " + cnt + " * dev * dev, axis=1, keep_dims=True)");
+  w.Line("m2 = tl.sum(" + m2_of + " + " + cnt + " * dev * dev, " + how + ")");
 }
 
 }  // namespace drtriton::codegen
