@@ -59,3 +59,20 @@ def test_a_split_rows_output_kernel_combines_without_barriers(tool) -> None:
     assert set(rows) == {"k0_layer_norm_stats_kernel", "k0_layer_norm_kernel"}
     assert rows["k0_layer_norm_kernel"]["barriers"] == 0
     assert rows["k0_layer_norm_stats_kernel"]["barriers"] > 0  # its chunk's sum across warps
+
+
+def test_an_integer_one_compiles_as_the_constant_like_the_jit(tool) -> None:
+    # Triton's JIT specializes an int argument equal to 1 (a unit stride) to the constant 1;
+    # compiled without that, the audit's row kernels loaded 4 bytes at a time.
+    from triton.backends.compiler import BaseBackend
+    from triton.runtime.jit import native_specialize_impl
+
+    class Param:
+        do_not_specialize = False
+
+    for value in (1, 2, 16, True):
+        jit_constant = native_specialize_impl(BaseBackend, value, False, True, True)[0]
+        assert tool._specialized_to_one(Param(), value) == (jit_constant == "constexpr"
+                                                            and value is not True)  # fmt: skip
+    Param.do_not_specialize = True
+    assert not tool._specialized_to_one(Param(), 1)
