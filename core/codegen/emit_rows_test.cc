@@ -192,48 +192,49 @@ TEST(EmitRowsTest, GroupNormLoadsWeightsOncePerBlockWhenChannelsAreWholeBlocks) 
 }
 
 TEST(EmitRowsTest, FewLongRowsAreSplitAcrossPrograms) {
-  // KernelBench L1 40: 16 rows of 4M elements would be 16 programs on 132 SMs.  Chunks of 4
-  // blocks of 8192 give 16 x 17 = 272 programs, two waves, chunk-major (the 16 rows'
-  // programs of one chunk share its weight and bias in L2); the statistics kernel writes each
-  // chunk's mean and M2 into two planes, the output kernel combines a row's 17 lanes of each
+  // KernelBench L1 40: 16 rows of 4M elements would be 16 programs on 132 SMs.  Chunks of 32
+  // blocks of 8192 give 16 x 16 = 256 programs, about one round of two programs per SM,
+  // chunk-major (the 16 rows' programs of one chunk share its weight and bias in L2); the
+  // statistics kernel writes each
+  // chunk's mean and M2 into two planes, the output kernel combines a row's 16 lanes of each
   // and normalizes its chunk.
   const RowsConfig c = ChooseReduceRows(16, 4194304, 0, true);
-  EXPECT_EQ(c.split, 17);
-  EXPECT_EQ(c.chunk, 31 * 8192);
+  EXPECT_EQ(c.split, 16);
+  EXPECT_EQ(c.chunk, 32 * 8192);
   EXPECT_EQ(ChooseReduceRows(300, 20000, 0, true).split, 1);  // rows enough for two waves
   EXPECT_EQ(ChooseReduceRows(16, 8192, 0, true).split, 1);    // one block per row
   const std::string c40 = Emit("F.layer_norm(x0, [64, 256, 256])", "torch.randn(16, 64, 256, 256)");
   ExpectInOrder(c40,
                 {"def k0_layer_norm_stats_kernel(x0_ptr",
                  "k0_part_ptr",
-                 "partial statistics of 17 chunks of 253952",
+                 "partial statistics of 16 chunks of 262144",
                  "chunk = pid // 16",
                  "rows = pid % 16 * BLOCK_O",
-                 "start = chunk * 253952",
-                 "for r0 in tl.range(0, 253952, BLOCK_R):",
+                 "start = chunk * 262144",
+                 "for r0 in tl.range(0, 262144, BLOCK_R):",
                  "r = start + r0 + tl.arange(0, BLOCK_R)[None, :]",
                  "x0 = tl.load(x0_ptr + row_off + r",
                  "delta = x0 - mean_acc",
-                 "n_chunk = tl.minimum(4194304 - start, 253952)",
+                 "n_chunk = tl.minimum(4194304 - start, 262144)",
                  "mean = tl.sum(cnt * mean_acc, axis=1, keep_dims=True) / n_chunk",
-                 "part = rows * 17 + chunk\n",
+                 "part = rows * 16 + chunk\n",
                  "tl.store(k0_part_ptr + part, mean",
-                 "tl.store(k0_part_ptr + part + 272, m2",
+                 "tl.store(k0_part_ptr + part + 256, m2",
                  "def k0_layer_norm_kernel(k0_part_ptr",
-                 "chunks = tl.arange(0, 32)\n",
-                 "chunk_mask = chunks < 17\n",
-                 "part = pid % 16 * 17 + chunks\n",
+                 "chunks = tl.arange(0, 16)\n",
+                 "chunk_mask = chunks < 16\n",
+                 "part = pid % 16 * 16 + chunks\n",
                  "p_mean = tl.load(k0_part_ptr + part, mask=chunk_mask",
-                 "p_m2 = tl.load(k0_part_ptr + part + 272, mask=chunk_mask",
-                 "p_n = tl.where(chunk_mask, tl.minimum(4194304 - chunks * 253952, 253952), 0)",
+                 "p_m2 = tl.load(k0_part_ptr + part + 256, mask=chunk_mask",
+                 "p_n = tl.where(chunk_mask, tl.minimum(4194304 - chunks * 262144, 262144), 0)",
                  "mean = tl.sum(p_n * p_mean, axis=0) / 4194304.0",
                  "m2 = tl.sum(p_m2 + p_n * dev * dev, axis=0)",
                  "var = m2 / 4194304.0",
-                 "for r0 in tl.range(0, 253952, BLOCK_R):",
+                 "for r0 in tl.range(0, 262144, BLOCK_R):",
                  "tl.store(t0_ptr + row_off + r",
-                 "k0_part = torch.empty((544,), device=x0.device, dtype=torch.float32)",
-                 "k0_layer_norm_stats_kernel[(272,)](",
-                 "k0_layer_norm_kernel[(272,)]("});
+                 "k0_part = torch.empty((512,), device=x0.device, dtype=torch.float32)",
+                 "k0_layer_norm_stats_kernel[(256,)](",
+                 "k0_layer_norm_kernel[(256,)]("});
   EXPECT_EQ(Count(KernelOf(c40), "tl.load(x0_ptr + row_off + r"), 2);  // two reads in all
 }
 
@@ -244,14 +245,14 @@ TEST(EmitRowsTest, SplitSoftmaxCombinesOneRowsChunksToScalars) {
   // keeps the tile.
   const std::string c = Emit("torch.softmax(x0, -1)", "torch.randn(16, 4194304)");
   ExpectInOrder(c, {"def k0_softmax_stats_kernel(", "def k0_softmax_kernel(k0_part_ptr",
-                    "chunks = tl.arange(0, 32)\n", "chunk_mask = chunks < 17\n",
-                    "part = pid % 16 * 17 + chunks\n",
+                    "chunks = tl.arange(0, 16)\n", "chunk_mask = chunks < 16\n",
+                    "part = pid % 16 * 16 + chunks\n",
                     "p_row_max = tl.load(k0_part_ptr + part, mask=chunk_mask",
-                    "p_row_sum = tl.load(k0_part_ptr + part + 272, mask=chunk_mask",
+                    "p_row_sum = tl.load(k0_part_ptr + part + 256, mask=chunk_mask",
                     "row_max = tl.max(p_row_max, axis=0)\n",
                     "row_sum = tl.sum(p_row_sum * tl.exp(p_row_max - row_max), axis=0)\n"});
   const std::string r = Emit("torch.logsumexp(x0, -1)", "torch.randn(16, 4194304)");
-  ExpectInOrder(r, {"def k0_logsumexp_kernel(k0_part_ptr", "chunks = tl.arange(0, 32)[None, :]",
+  ExpectInOrder(r, {"def k0_logsumexp_kernel(k0_part_ptr", "chunks = tl.arange(0, 16)[None, :]",
                     "row_max = tl.max(p_row_max, axis=1, keep_dims=True)"});
 }
 

@@ -79,13 +79,15 @@ RowsConfig ChooseRows(int64_t rows, int64_t reduced, int variant, bool r_inner) 
 // programs pays a fixed cost before it streams (in its sm_90 build, 2,200 PTX lines and 39
 // barriers combining the row's partials across 16 warps, against 5 in the probe's), so fewer
 // programs cost less.  torch.compile: 0.322 ms.  That combine is now scalar (rows_split.cc:
-// 0 barriers, 40 registers in the sm_90 build); predicted ~0.25 ms at 272 programs as in the
-// probe, not measured, and whether more programs then pay is open.
+// 0 barriers, 40 registers in the sm_90 build); predicted ~0.25 ms as in the probe, not
+// measured, and whether more programs then pay is open.
 namespace {
 void SplitFewLongRows(int64_t rows, int64_t reduced, RowsConfig& c) {
   const int64_t blocks = CeilDiv(reduced, c.block_r);
   if (rows >= kMinPrograms || blocks < 2 || rows * reduced < kLaunchBoundElems) return;
-  const int64_t wanted = std::min(CeilDiv(kMinPrograms, rows), blocks);
+  // Rounded down: 16 rows x 17 chunks = 272 programs of 2 per SM is one round and 8 programs
+  // (the occupancy audit's thin last round); 16 x 16 = 256 is 0.97 of one.
+  const int64_t wanted = std::min(std::max<int64_t>(1, kMinPrograms / rows), blocks);
   const int64_t blocks_per_chunk = CeilDiv(blocks, wanted);
   c.chunk = blocks_per_chunk * c.block_r;
   c.split = CeilDiv(reduced, c.chunk);
