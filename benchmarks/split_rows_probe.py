@@ -32,6 +32,14 @@ BLOCK_R = 8192
 
 
 @triton.jit
+def row_and_chunk(pid, N_ROWS: tl.constexpr, CHUNKS: tl.constexpr, CHUNK_MAJOR: tl.constexpr):
+    """(row, chunk) of program `pid`: chunk-major (a chunk's rows side by side) or row-major."""
+    if CHUNK_MAJOR:
+        return pid % N_ROWS, pid // N_ROWS
+    return pid // CHUNKS, pid % CHUNKS
+
+
+@triton.jit
 def stats_kernel(
     x_ptr,
     part_ptr,
@@ -42,11 +50,7 @@ def stats_kernel(
     BLOCK_R: tl.constexpr,
     CHUNK_MAJOR: tl.constexpr,
 ):
-    pid = tl.program_id(0)
-    if CHUNK_MAJOR:
-        row, chunk = pid % N_ROWS, pid // N_ROWS
-    else:
-        row, chunk = pid // CHUNKS, pid % CHUNKS
+    row, chunk = row_and_chunk(tl.program_id(0), N_ROWS, CHUNKS, CHUNK_MAJOR)
     start = chunk * CHUNK
     mean_acc = tl.zeros([BLOCK_R], dtype=tl.float32)
     m2_acc = tl.zeros([BLOCK_R], dtype=tl.float32)
@@ -82,11 +86,7 @@ def norm_kernel(
     BLOCK_R: tl.constexpr,
     CHUNK_MAJOR: tl.constexpr,
 ):
-    pid = tl.program_id(0)
-    if CHUNK_MAJOR:
-        row, chunk = pid % N_ROWS, pid // N_ROWS
-    else:
-        row, chunk = pid // CHUNKS, pid % CHUNKS
+    row, chunk = row_and_chunk(tl.program_id(0), N_ROWS, CHUNKS, CHUNK_MAJOR)
     start = chunk * CHUNK
     chunks = tl.arange(0, CHUNKS_P2)
     cmask = chunks < CHUNKS
