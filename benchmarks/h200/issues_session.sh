@@ -6,6 +6,8 @@
 #   noise_a  benchmarks/timing_noise.py --parts a: twelve teacher kernels of 10 us - 10 ms, each
 #            verified 5 times by 6 processes sharing the GPU (issue 18's (a)); NOISE_A_S caps
 #            it (default 300 s)
+#   probe    benchmarks/split_rows_probe.py: L1 40's split layer norm written out by hand at
+#            several splits, beside the teacher's own kernels (each launch also timed alone)
 #   placement benchmarks/placement_probe.py: a 4 us kernel's time against where its 1 MB
 #            tensors lie and which process times it (the lead for the 1 MB A/A rows)
 #   ipc      benchmarks/ipc_probe.py: whether a sandboxed worker's GPU output reaches the harness
@@ -38,6 +40,9 @@ for step in ${STEPS-noise_b drop_in eval}; do
         timeout "${NOISE_A_S:-300}" python3 benchmarks/timing_noise.py --device cuda --parts a \
             --kernelbench .devdata/kernelbench --workers 6 --repeats 5 \
             --out "$out/noise_a.json" 2>/dev/null | tail -20 ;;
+    probe)
+        timeout 150 python3 benchmarks/split_rows_probe.py --device cuda 2>&1 \
+            | grep -v Warning | tail -30 ;;
     placement)
         timeout $(( $(left) - 15 )) python3 benchmarks/placement_probe.py --calls 300 \
             --processes 2 2>&1 | tail -40 ;;
