@@ -209,6 +209,8 @@ def pool_slots(workers: int, gpus: int) -> dict[str, int]:
 
 
 def _admission(devices: list[str], opts: Options) -> Any:
+    # The admission lives in evaluate/ because it imports no torch at module level (the
+    # evaluation's --help reads its defaults); this package's __init__ imports torch.
     from drtriton.evaluate import memory
 
     budgets = memory.gpu_budgets(devices) if opts.on_cuda else {}
