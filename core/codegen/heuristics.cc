@@ -16,9 +16,10 @@ constexpr int64_t kMinPrograms = 264;
 // the large tiles, which also keeps the CPU interpreter fast on tiny programs.
 constexpr int64_t kLaunchBoundElems = int64_t{1} << 20;
 // Programs that stream a long memory-bound range (a GEMV's slices; a long row's chunks do
-// not, see SplitFewLongRows) are cut to about 16 per SM: with two waves' worth (264) the SMs that get one program more than
-// the others set the time.  H200, KernelBench L1 4 (GEMV): 320 programs of 27 MB, 2.4 per SM,
-// ran 4.23-4.29 ms (2.0 TB/s; eager 2.31); 2,048 programs of 4 MB ran 2.17 ms (1.06x eager).
+// not, see SplitFewLongRows) are cut to about 16 per SM: with two waves' worth (264) the SMs
+// that get one program more than the others set the time.  H200, KernelBench L1 4 (GEMV):
+// 320 programs of 27 MB, 2.4 per SM, ran 4.23-4.29 ms (2.0 TB/s; eager 2.31); 2,048
+// programs of 4 MB ran 2.17 ms (1.06x eager).
 constexpr int64_t kStreamMinPrograms = 132 * 16;
 
 int WarpsForTile(int64_t elems) {
@@ -70,17 +71,17 @@ RowsConfig ChooseRows(int64_t rows, int64_t reduced, int variant, bool r_inner) 
 // Fewer rows than two waves of programs (264 on 132 SMs), each longer than one block, in a
 // problem of at least 1M elements: one program per row would leave most SMs idle (16 rows of
 // 4M elements, KernelBench L1 40's layer norm, use 16 of 132).  Each row is cut into chunks of
-// whole blocks so that rows x chunks reaches two waves (kMinPrograms); the statistics of each
-// chunk are combined by a second kernel (emit_rows.cc), so the traffic stays two reads and
-// one write.  Not 16 programs per SM as for the GEMV (kStreamMinPrograms): on the H200 L1 40
-// split to 16 x 17 = 272 programs ran 0.718 ms, to 16 x 128 = 2,048 ran 1.352 and 1.364
-// (h200-2026-12-03-c), although a hand-written kernel pair of the same schedule ran 0.23-0.28
-// ms at 17 to 128 chunks a row (benchmarks/split_rows_probe.py): each of the teacher's output
-// programs pays a fixed cost before it streams (in its sm_90 build, 2,200 PTX lines and 39
-// barriers combining the row's partials across 16 warps, against 5 in the probe's), so fewer
-// programs cost less.  torch.compile: 0.322 ms.  That combine is now scalar (rows_split.cc:
-// 0 barriers, 40 registers in the sm_90 build); predicted ~0.25 ms as in the probe, not
-// measured, and whether more programs then pay is open.
+// whole blocks so that rows x chunks comes to about two waves (kMinPrograms); the statistics
+// of each chunk are combined by a second kernel (emit_rows.cc), so the traffic stays two reads
+// and one write.  Not 16 programs per SM as for the GEMV (kStreamMinPrograms): on the H200
+// L1 40 split to 16 x 17 = 272 programs ran 0.718 ms, to 16 x 128 = 2,048 ran 1.352 and 1.364
+// (h200-2026-12-03-c), although a hand-written kernel pair of the same schedules ran
+// 0.23-0.28 ms at 17 to 128 chunks a row and 16 warps (benchmarks/split_rows_probe.py): each
+// of the teacher's output programs paid a fixed cost before it streamed (in its sm_90 build,
+// 2,200 PTX lines and 39 barriers combining the row's partials across 16 warps, against 5 in
+// the probe's), so fewer programs cost less.  torch.compile: 0.322 ms.  That combine is now
+// scalar (rows_split.cc: 0 barriers, 40-58 registers in the sm_90 build); predicted ~0.25 ms
+// as in the probe, not measured, and whether more programs then pay is open.
 namespace {
 void SplitFewLongRows(int64_t rows, int64_t reduced, RowsConfig& c) {
   const int64_t blocks = CeilDiv(reduced, c.block_r);
