@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,25 +107,35 @@ def level1_programs(
     """Up to `per_op` distinct level-1 programs per operator (all catalog operators by default),
     each record naming `precision`, the mode it is verified in (as `drtriton synth` writes)."""
     from drtriton.catalog import ops as catalog_ops
+
+    buckets: dict[str, list[dict]] = defaultdict(list)
+    budget = per_op * len(catalog_ops()) * 8  # operators come up about uniformly
+    for r in _drawn(_synthesizer(1, preset, seed, dim_min), budget):
+        op = r["ops"][0]
+        if (ops is None or op in ops) and len(buckets[op]) < per_op:
+            buckets[op].append({**r, "precision": precision})
+            if ops and all(len(buckets[o]) >= per_op for o in ops):
+                break
+    return [r for op in sorted(buckets) for r in buckets[op]]
+
+
+def _synthesizer(levels: int | list[int], preset: str, seed: int, dim_min: int) -> Any:
     from drtriton.synth import Synthesizer
 
     bounds = {"dim_min": dim_min} if dim_min > 0 else {}
-    synth = Synthesizer(1, preset, seed, 1, **bounds)
-    buckets: dict[str, list[dict]] = defaultdict(list)
-    budget = per_op * len(catalog_ops()) * 8  # operators come up about uniformly
+    return Synthesizer(levels, preset, seed, 1, **bounds)
+
+
+def _drawn(synth: Any, budget: int) -> Iterator[dict]:
+    """Records from `synth`, drawn in batches of up to 1024, until `budget` records are drawn
+    or the stream ends."""
     drawn = 0
     while drawn < budget:
         batch = synth.next(min(1024, budget - drawn))
         if not batch:
-            break
+            return
         drawn += len(batch)
-        for r in batch:
-            op = r["ops"][0]
-            if (ops is None or op in ops) and len(buckets[op]) < per_op:
-                buckets[op].append({**r, "precision": precision})
-        if ops and all(len(buckets[o]) >= per_op for o in ops):
-            break
-    return [r for op in sorted(buckets) for r in buckets[op]]
+        yield from batch
 
 
 def chain_programs(
@@ -141,27 +152,20 @@ def chain_programs(
     seed share the synthesizer's ids (`synth-PRESET-SEED-INDEX`), and a pairs file's ids must be
     unique (verify-batch resumes by id)."""
     from drtriton.catalog import ops as catalog_ops
-    from drtriton.synth import Synthesizer
 
     assert levels and min(levels) >= 2, f"chain levels must be >= 2, not {levels}"
-    bounds = {"dim_min": dim_min} if dim_min > 0 else {}
-    synth = Synthesizer(levels, preset, seed, 1, **bounds)
     buckets: dict[int, list[dict]] = {level: [] for level in levels}
     # The stream takes the levels in turn; a chain of N operators holds one of k named ones
     # about N * k / 60 of the time, so the budget grows as the named set shrinks.
     share = 1 if ops is None else -(-len(catalog_ops()) // len(ops))
     budget = per_level * len(levels) * 8 * share
-    drawn = 0
-    while drawn < budget and any(len(b) < per_level for b in buckets.values()):
-        batch = synth.next(min(1024, budget - drawn))
-        if not batch:
-            break
-        drawn += len(batch)
-        for r in batch:
-            bucket = buckets[r["level"]]
-            if len(bucket) < per_level and (ops is None or ops & set(r["ops"])):
-                rid = f"synth-{preset}-{seed}-l{r['level']}-{r['index']}"
-                bucket.append({**r, "id": rid, "precision": precision})
+    for r in _drawn(_synthesizer(levels, preset, seed, dim_min), budget):
+        bucket = buckets[r["level"]]
+        if len(bucket) < per_level and (ops is None or ops & set(r["ops"])):
+            rid = f"synth-{preset}-{seed}-l{r['level']}-{r['index']}"
+            bucket.append({**r, "id": rid, "precision": precision})
+            if all(len(b) >= per_level for b in buckets.values()):
+                break
     return [r for level in levels for r in buckets[level]]
 
 
