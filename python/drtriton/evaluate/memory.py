@@ -126,8 +126,7 @@ def footprint(code: str, trials: int = 5) -> int:
 
     sizes = problem_bytes(code)
     timed_sets = max(1, min(trials, InputSets.TIMING_BYTES // max(sizes.data, 1)))
-    timed = 2 * timed_sets * sizes.data if sizes.data else 0
-    return max(COPIES * sizes.data, timed + IO_COPIES * sizes.moved)
+    return max(COPIES * sizes.data, 2 * timed_sets * sizes.data + IO_COPIES * sizes.moved)
 
 
 def gpu_budgets(devices: Sequence[str], share: float = SHARE) -> dict[str, int]:
