@@ -195,9 +195,8 @@ TEST(EmitRowsTest, FewLongRowsAreSplitAcrossPrograms) {
   // KernelBench L1 40: 16 rows of 4M elements would be 16 programs on 132 SMs.  Chunks of 32
   // blocks of 8192 give 16 x 16 = 256 programs, about one round of two programs per SM,
   // chunk-major (the 16 rows' programs of one chunk share its weight and bias in L2); the
-  // statistics kernel writes each
-  // chunk's mean and M2 into two planes, the output kernel combines a row's 16 lanes of each
-  // and normalizes its chunk.
+  // statistics kernel writes each chunk's mean and M2 into two planes, the output kernel
+  // combines a row's 16 lanes of each and normalizes its chunk.
   const RowsConfig c = ChooseReduceRows(16, 4194304, 0, true);
   EXPECT_EQ(c.split, 16);
   EXPECT_EQ(c.chunk, 32 * 8192);

@@ -227,9 +227,9 @@ void ChooseDotTiles(int64_t m, int64_t n, int64_t k, int64_t batch, int variant,
 // (2048 x 1 x 1,048,576, 8.6 GB of A) split to two waves was 320 programs of 27 MB, 2.4 per
 // SM, so the SMs holding three ran 1.5x longer than those holding two; measured 4.23-4.29 ms
 // on the H200 (2.0 TB/s, against 4.3 TB/s copy; eager 2.31 ms).  kStreamMinPrograms (16 per
-// SM) leaves at most one program in 16 of imbalance: 2,048 programs of
-// 4 MB there (64 row tiles x 32 slices of 32,768, whole chunks), a 512 KB workspace: 2.17 ms
-// on the H200 (1.06x eager).
+// SM) leaves at most one program in 16 of imbalance: 2,048 programs of 4 MB there (64 row
+// tiles x 32 slices of 32,768, whole chunks), a 512 KB workspace: 2.17 ms on the H200 (1.06x
+// eager).
 
 void ChooseSplitK(int64_t m, int64_t n, int64_t k, int64_t batch, ContractionConfig* c) {
   const int64_t programs = CeilDiv(m, c->block_m) * CeilDiv(n, c->block_n) * batch;

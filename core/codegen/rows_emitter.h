@@ -94,6 +94,8 @@ class RowsEmitter {
   bool ScalarPartials() const {
     return role_ == Role::kWrite && PerChunk() && config_.block_o == 1;
   }
+  // How the output kernel's combine reduces the partials LoadPartials wrote.
+  const char* PartialsReduce() const { return ScalarPartials() ? kToScalar : kAcrossLanes; }
   void StorePartials(const std::vector<std::string>& names);
   void LoadPartials(const std::vector<std::pair<std::string, std::string>>& names);
   void EmitPartials();

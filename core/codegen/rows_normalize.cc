@@ -13,7 +13,7 @@ namespace drtriton::codegen {
 void RowsEmitter::SoftmaxStats() {
   if (role_ == Role::kWrite) {
     LoadPartials({{"row_max", kMinusInf}, {"row_sum", "0.0"}});
-    return MaxSumCombine(w_, "p_row_max", "p_row_sum", ScalarPartials() ? kToScalar : kAcrossLanes);
+    return MaxSumCombine(w_, "p_row_max", "p_row_sum", PartialsReduce());
   }
   MaxSumInit(w_);
   first_x_ = OpenBlock("0");
@@ -125,7 +125,7 @@ void RowsEmitter::NormStats() {
     const std::string chunk = IntLiteral(config_.chunk);
     w_.Line("p_n = tl.where(chunk_mask, tl.minimum(" + R() + " - chunks * " + chunk + ", " + chunk +
             "), 0).to(tl.float32)");
-    WelfordCombine(w_, "p_n", "p_mean", "p_m2", r, ScalarPartials() ? kToScalar : kAcrossLanes);
+    WelfordCombine(w_, "p_n", "p_mean", "p_m2", r, PartialsReduce());
   } else {
     first_x_ = OpenBlock("0");
     WelfordFirst(w_, first_x_);
