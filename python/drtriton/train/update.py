@@ -117,6 +117,7 @@ def policy_update(accelerator: Any, model: Any, optimizer: Any, inputs: StepInpu
     stats: dict[str, float] = {}
     enforce = loss == "drpo" and drpo.backtracks > 0
     scales: list[float] = []
+    kl_kept: float | None = None  # the KL the last kept update left, measured by the check
     for u in range(updates):
         if loss == "drpo":
             stats = drpo_backward(accelerator, model, inputs, old, parts, drpo, pad_id, u == 0)
@@ -129,13 +130,15 @@ def policy_update(accelerator: Any, model: Any, optimizer: Any, inputs: StepInpu
         optimizer.step()
         optimizer.zero_grad()
         if enforce:
-            scales.append(_within_trust_region(accelerator, model, inputs, old, parts, pad_id,
-                                               before, drpo))  # fmt: skip
+            scale, kl_kept = _within_trust_region(accelerator, model, inputs, old, parts,
+                                                  pad_id, before, drpo)  # fmt: skip
+            scales.append(scale)
         if scheduler is not None:
             scheduler.step()
     if stats and not stats.get("skipped"):
-        stats["kl_after"] = _drift(model, inputs, old, parts, pad_id, accelerator.device,
-                                   accelerator)  # fmt: skip
+        if kl_kept is None:  # no check ran, or the last update was undone
+            kl_kept = _drift(model, inputs, old, parts, pad_id, accelerator.device, accelerator)
+        stats["kl_after"] = kl_kept
         if scales:  # the share of each update kept: 1 inside the region, 2^-k, 0 undone
             stats["step_scale"] = min(scales)
     return stats
@@ -143,17 +146,18 @@ def policy_update(accelerator: Any, model: Any, optimizer: Any, inputs: StepInpu
 
 def _within_trust_region(accelerator: Any, model: Any, inputs: StepInputs, old: list,
                          parts: list, pad_id: int, before: list[Tensor],
-                         cfg: DRPOConfig) -> float:  # fmt: skip
+                         cfg: DRPOConfig) -> tuple[float, float | None]:  # fmt: skip
     """Halves the update just taken (parameters `before` it) until KL(pi_old || pi) on the
     batch is within cfg.delta, at most cfg.backtracks times; past that the update is undone.
-    Returns the share of the update kept. The KL is every process's (the same decision on
-    each, or their weights would part)."""
+    Returns the share of the update kept and the KL it left (None when undone). The KL is every
+    process's (the same decision on each, or their weights would part)."""
     device = accelerator.device
     scale = 1.0
     params = list(model.parameters())
     for k in range(cfg.backtracks + 1):
-        if _drift(model, inputs, old, parts, pad_id, device, accelerator) <= cfg.delta:
-            return scale
+        kl = _drift(model, inputs, old, parts, pad_id, device, accelerator)
+        if kl <= cfg.delta:
+            return scale, kl
         if k == cfg.backtracks:
             break
         scale /= 2
@@ -163,7 +167,7 @@ def _within_trust_region(accelerator: Any, model: Any, inputs: StepInputs, old: 
     with torch.no_grad():  # still outside: no step at all
         for p, b in zip(params, before, strict=True):
             p.copy_(b)
-    return 0.0
+    return 0.0, None
 
 
 def _drift(model: Any, inputs: StepInputs, old: list, parts: list, pad_id: int,
