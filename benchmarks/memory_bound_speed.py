@@ -254,7 +254,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     ap.add_argument("--copy-gbs", type=float, help="copy bandwidth in GB/s instead of measuring")
     ap.add_argument("--out", help="write the rows as JSON here")
+    ap.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the rows --out already holds and measure only the problems it lacks (a "
+        "GPU run of the whole list takes several calls); its copy bandwidth is kept too",
+    )
     args = ap.parse_args(argv)
+    if args.resume and not args.out:
+        raise UserError("--resume needs --out (the file to resume)")
     if args.trials < 1 or args.jobs < 1 or args.runs < 1:
         raise UserError("--trials, --jobs and --runs must be positive")
     return args
@@ -277,20 +285,40 @@ def kept_row(problem: dict[str, Any], opts: Options, max_bytes: float,
     return row
 
 
+def earlier_run(path: str | None) -> dict[str, Any]:
+    """What an interrupted run wrote to --out (rows, left_out, copy_gbs); empty when none."""
+    if not path or not os.path.exists(path):
+        return {}
+    try:
+        payload = json.loads(pathlib.Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise UserError(f"cannot resume from {path}: {exc}") from exc
+    if not isinstance(payload, dict) or not isinstance(payload.get("rows"), list):
+        raise UserError(f"cannot resume from {path}: not memory_bound_speed's JSON")
+    return payload
+
+
 def run(args: argparse.Namespace) -> int:
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import ProcessPoolExecutor, as_completed
 
     cuda = args.device.startswith("cuda")
     cap = args.cap if args.cap is not None else (None if cuda else 16)
     problems = load_problems(args.problems, args.ids, cap)
+    earlier = earlier_run(args.out) if args.resume else {}
+    rows: list[dict[str, Any]] = list(earlier.get("rows", []))
+    left_out: list[str] = list(earlier.get("left_out", []))
+    done = {r["name"] for r in rows} | set(left_out)
+    problems = [p for p in problems if p["name"] not in done]
+    if earlier:
+        print(f"resuming: {len(done)} problems recorded, {len(problems)} to go", file=sys.stderr)
     opts = Options(device=args.device, runs=args.runs, compile_baseline=True,
                    trials=args.trials, graph=not args.no_graph)  # fmt: skip
-    copy_gbs = args.copy_gbs or (copy_bandwidth(args.device, args.runs) if cuda else None)
+    copy_gbs = args.copy_gbs or earlier.get("copy_gbs")
+    if copy_gbs is None and cuda:
+        copy_gbs = copy_bandwidth(args.device, args.runs)
     # Problems whose sizes are expressions escape the shrinking (L1 5: M = 16384 * 4, 8.6 GB).
     max_bytes = math.inf if cuda else args.cpu_max_mb * 1e6
-    rows: list[dict[str, Any]] = []
-    left_out: list[str] = []
     settings = {"device": args.device, "copy_gbs": copy_gbs, "cap": cap, "trials": args.trials,
                 "graph": not args.no_graph}  # fmt: skip
 
@@ -299,6 +327,7 @@ def run(args: argparse.Namespace) -> int:
             left_out.append(problem["name"])
         else:
             rows.append(row)
+            rows.sort(key=lambda r: r["problem_id"])  # the table reads as the split
             print(f"{problem['name']}: {row['status']}", file=sys.stderr)
         if args.out:  # after every problem: a run cut short keeps what it measured
             write_json(args.out, {**settings, "rows": rows, "left_out": left_out})
@@ -311,9 +340,10 @@ def run(args: argparse.Namespace) -> int:
         # section alone on the GPU, is one per process and serializes a process's threads.
         spawn = multiprocessing.get_context("spawn")  # no CUDA state forked
         with ProcessPoolExecutor(max_workers=args.jobs, mp_context=spawn) as pool:
-            futures = [(p, pool.submit(kept_row, p, opts, max_bytes, copy_gbs)) for p in problems]
-            for problem, future in futures:  # in file order: the table reads as the split
-                record(problem, future.result())
+            futures = {pool.submit(kept_row, p, opts, max_bytes, copy_gbs): p for p in problems}
+            # Recorded as they finish: a call that ends mid-list keeps every finished problem.
+            for future in as_completed(futures):
+                record(futures[future], future.result())
     print_table(rows, copy_gbs, args.device)
     print(f"left out (a matrix product or convolution): {len(left_out)} problems")
     if args.out:

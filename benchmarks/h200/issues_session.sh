@@ -14,7 +14,8 @@
 #            by CUDA IPC (torch's or a plain cudaMalloc copy's) instead of the host and a file
 #   memory   benchmarks/memory_bound_speed.py over level 1's memory-bound problems (issue 20's
 #            table): MB_JOBS at once (default 2), MB_TRIALS correctness sets (default 2),
-#            events only; MB_IDS picks problems
+#            events only; MB_IDS picks problems; MB_PREVIOUS (an earlier call's
+#            memory_bound.json) is resumed: only the problems it lacks are measured
 #   gemm     benchmarks/gemm_variants.py: three Triton GEMM schedules (the teacher's tile,
 #            persistent, persistent with TMA) against cuBLAS in bf16 at level 2's linear shapes
 #   drop_in  benchmarks/drop_in.py --keep-slower: ModelNew against Model for three models at
@@ -49,9 +50,10 @@ for step in ${STEPS-noise_b drop_in eval}; do
     ipc)
         timeout 120 python3 benchmarks/ipc_probe.py --gb 1 4 2>&1 | tail -8 ;;
     memory)
+        [[ -n "${MB_PREVIOUS:-}" ]] && cp "$MB_PREVIOUS" "$out/memory_bound.json"
         timeout $(( $(left) - 15 )) python3 benchmarks/memory_bound_speed.py --device cuda \
             --problems .devdata/kernelbench/level1.jsonl --jobs "${MB_JOBS:-2}" \
-            --trials "${MB_TRIALS:-2}" --no-graph ${MB_IDS:+--ids $MB_IDS} \
+            --trials "${MB_TRIALS:-2}" --no-graph ${MB_IDS:+--ids $MB_IDS} ${MB_PREVIOUS:+--resume} \
             --out "$out/memory_bound.json" 2>/dev/null | tail -45 ;;
     gemm)
         timeout $(( $(left) - 15 )) python3 benchmarks/gemm_variants.py --device cuda \
