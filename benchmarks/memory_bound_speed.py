@@ -257,8 +257,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument(
         "--resume",
         action="store_true",
-        help="keep the rows --out already holds and measure only the problems it lacks (a "
-        "GPU run of the whole list takes several calls); its copy bandwidth is kept too",
+        help="keep the rows --out already holds and measure only the problems it lacks or that "
+        "ran out of GPU memory (a GPU run of the whole list takes several calls); its copy "
+        "bandwidth is kept too",
     )
     args = ap.parse_args(argv)
     if args.resume and not args.out:
@@ -298,6 +299,10 @@ def earlier_run(path: str | None) -> dict[str, Any]:
     return payload
 
 
+def out_of_memory(row: dict[str, Any]) -> bool:
+    return "out of memory" in str(row.get("reason", "")).lower()
+
+
 def run(args: argparse.Namespace) -> int:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -306,7 +311,9 @@ def run(args: argparse.Namespace) -> int:
     cap = args.cap if args.cap is not None else (None if cuda else 16)
     problems = load_problems(args.problems, args.ids, cap)
     earlier = earlier_run(args.out) if args.resume else {}
-    rows: list[dict[str, Any]] = list(earlier.get("rows", []))
+    # A row that ran out of GPU memory failed for want of room beside the other jobs, not on
+    # its kernel: a resumed run measures it again (as `eval kernelbench --rerun-oom` does).
+    rows = [r for r in earlier.get("rows", []) if not out_of_memory(r)]
     left_out: list[str] = list(earlier.get("left_out", []))
     done = {r["name"] for r in rows} | set(left_out)
     problems = [p for p in problems if p["name"] not in done]
