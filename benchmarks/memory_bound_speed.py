@@ -30,9 +30,11 @@ too_big.
 
 A GPU run of the whole list is long (23 of its problems move 6-8.6 GB, and a verification
 copies every output set to the host and back): --jobs verifies several problems at once, each
-in its own process (the GPU's lock keeps the timed sections apart), --trials takes fewer
-correctness sets than the verifier's five and --no-graph skips the graph replays; the JSON
-records both settings.
+in its own process (the GPU's lock keeps the timed sections apart; a problem starts only while
+the estimated footprints fit in the GPU's memory, and one that runs out of memory beside others
+runs again alone), --trials takes fewer correctness sets than the verifier's five and
+--no-graph skips the graph replays; the JSON records both settings. --resume continues a run
+cut short (a call's time limit) from its --out file.
 
 Prints one table and, with --out, writes the rows and the copy bandwidth as JSON
 (atomically, after every problem).  Exit 1 when a kept problem's candidate is rejected, 2 on a usage error.
@@ -58,6 +60,8 @@ if not os.environ.get("PYTHONPATH"):
 
 from drtriton.catalog import op as catalog_op  # noqa: E402
 from drtriton.errors import ResourceError, UserError  # noqa: E402
+from drtriton.evaluate import memory  # noqa: E402
+from drtriton.evaluate.scheduler import AdmittedRun  # noqa: E402
 from drtriton.frontend import from_module_source  # noqa: E402
 from drtriton.program import parse  # noqa: E402
 from drtriton.teach import emit  # noqa: E402
@@ -299,13 +303,20 @@ def earlier_run(path: str | None) -> dict[str, Any]:
     return payload
 
 
+def admission(args: argparse.Namespace) -> memory.Admission:
+    """Memory admission on a GPU (evaluate/memory.py: each problem's footprint estimated from
+    its KernelBench module on the meta device, with --trials input sets); none on the CPU."""
+    budgets = memory.gpu_budgets([args.device]) if args.device.startswith("cuda") else {}
+    return memory.Admission(budgets, lambda p: memory.footprint(p["code"], args.trials))
+
+
 def out_of_memory(row: dict[str, Any]) -> bool:
     return "out of memory" in str(row.get("reason", "")).lower()
 
 
 def run(args: argparse.Namespace) -> int:
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import ProcessPoolExecutor
 
     cuda = args.device.startswith("cuda")
     cap = args.cap if args.cap is not None else (None if cuda else 16)
@@ -345,12 +356,25 @@ def run(args: argparse.Namespace) -> int:
     else:
         # Processes, not threads: the GPU lock (verify/gpu_lock.py), which keeps every timed
         # section alone on the GPU, is one per process and serializes a process's threads.
+        # Problems start only while their estimated footprints fit in the GPU's memory, as in
+        # the evaluation: three 7 GB problems at once ran six of 25 out of memory (2026-12-03).
         spawn = multiprocessing.get_context("spawn")  # no CUDA state forked
         with ProcessPoolExecutor(max_workers=args.jobs, mp_context=spawn) as pool:
-            futures = {pool.submit(kept_row, p, opts, max_bytes, copy_gbs): p for p in problems}
+
+            def submit(device: str, problem: dict[str, Any]) -> Any:
+                return pool.submit(kept_row, problem, opts, max_bytes, copy_gbs)
+
+            run = AdmittedRun(problems, {args.device: args.jobs}, admission(args), submit,
+                              retry_alone=lambda _p, f: out_of_memory(f.result() or {}))  # fmt: skip
             # Recorded as they finish: a call that ends mid-list keeps every finished problem.
-            for future in as_completed(futures):
-                record(futures[future], future.result())
+            for problem, future in run:
+                try:
+                    row = future.result()
+                except Exception as exc:  # the job's process died (a broken pool): not a row
+                    print(f"{problem['name']}: not measured ({type(exc).__name__}: {exc})"[:300],
+                          file=sys.stderr)  # fmt: skip
+                    continue  # unrecorded, so --resume measures it
+                record(problem, row)
     print_table(rows, copy_gbs, args.device)
     print(f"left out (a matrix product or convolution): {len(left_out)} problems")
     if args.out:

@@ -54,7 +54,7 @@ for step in ${STEPS-noise_b drop_in eval}; do
         timeout $(( $(left) - 15 )) python3 benchmarks/memory_bound_speed.py --device cuda \
             --problems .devdata/kernelbench/level1.jsonl --jobs "${MB_JOBS:-2}" \
             --trials "${MB_TRIALS:-2}" --no-graph ${MB_IDS:+--ids $MB_IDS} ${MB_PREVIOUS:+--resume} \
-            --out "$out/memory_bound.json" 2>/dev/null | tail -45 ;;
+            --out "$out/memory_bound.json" 2>&1 | grep -v Warning | tail -60 ;;
     gemm)
         timeout $(( $(left) - 15 )) python3 benchmarks/gemm_variants.py --device cuda \
             --out "$out/gemm.json" 2>&1 | tail -20 ;;

@@ -1,13 +1,10 @@
-"""verify-batch's scheduling: processes per device and GPU-memory admission (verify/batch.py)."""
+"""verify-batch's scheduling: processes per device and footprints of its pairs (verify/batch.py;
+the admitted loop itself is tested in tests/evaluate/test_scheduler.py)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-import pytest
-
 from drtriton.evaluate import memory
-from drtriton.verify.batch import pool_slots, schedule
+from drtriton.verify.batch import pool_slots
 
 
 def test_pool_slots_split_workers_over_gpus():
@@ -15,65 +12,6 @@ def test_pool_slots_split_workers_over_gpus():
     assert pool_slots(6, 1) == {"cuda:0": 6}
     assert pool_slots(7, 2) == {"cuda:0": 4, "cuda:1": 3}
     assert pool_slots(1, 2) == {"cuda:0": 1, "cuda:1": 1}  # every GPU gets a process
-
-
-class Recorder:
-    """A submit that finishes each record at once and notes what was held on its device."""
-
-    def __init__(self, admission: memory.Admission) -> None:
-        self.admission = admission
-        self.held_at_start: list[int] = []
-        self.order: list[str] = []
-
-    def __call__(self, device: str, record: dict[str, Any], done: Any) -> None:
-        self.held_at_start.append(sum(self.admission.held[device]))
-        self.order.append(record["id"])
-        done(record.get("raise") or f"{record['id']}\n")
-
-
-def records(*needs: int) -> list[dict[str, Any]]:
-    return [{"id": f"p{i}", "need": need} for i, need in enumerate(needs)]
-
-
-def test_pairs_start_only_while_their_estimates_fit():
-    admission = memory.Admission({"cuda:0": 100}, lambda r: r["need"])
-    submit = Recorder(admission)
-    lines = list(schedule(records(60, 60, 30, 30), {"cuda:0": 4}, admission, submit))
-    assert sorted(lines) == ["p0\n", "p1\n", "p2\n", "p3\n"]
-    # p0 alone (60), then p2 beside it (90); p1 and p3 wait although slots are free
-    assert submit.order[:2] == ["p0", "p2"]
-    assert max(submit.held_at_start) <= 100
-    assert admission.held["cuda:0"] == []  # every estimate released
-
-
-def test_an_idle_gpu_takes_a_pair_over_its_budget():
-    admission = memory.Admission({"cuda:0": 100}, lambda r: r["need"])
-    submit = Recorder(admission)
-    assert list(schedule(records(500, 10), {"cuda:0": 2}, admission, submit)) == ["p0\n", "p1\n"]
-
-
-def test_slots_bound_concurrency_without_a_budget():
-    admission = memory.Admission({}, lambda r: r["need"])  # the CPU: no memory constraint
-    submit = Recorder(admission)
-    consumed, in_flight = 0, []
-    original = submit.__call__
-
-    def counting(device: str, record: dict[str, Any], done: Any) -> None:
-        in_flight.append(len(submit.order) + 1 - consumed)
-        original(device, record, done)
-
-    for _line in schedule(records(1, 1, 1, 1, 1), {"cpu": 2}, admission, counting):
-        consumed += 1
-    assert consumed == 5
-    assert max(in_flight) == 2
-
-
-def test_a_pool_exception_is_raised():
-    admission = memory.Admission({}, lambda r: 0)
-    submit = Recorder(admission)
-    recs = [{"id": "a", "raise": RuntimeError("sandbox cannot start")}]
-    with pytest.raises(RuntimeError, match="sandbox"):
-        list(schedule(recs, {"cpu": 1}, admission, submit))
 
 
 def test_footprint_counts_the_timed_sets():

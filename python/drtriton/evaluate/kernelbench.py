@@ -24,6 +24,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ from typing import Any
 from drtriton.errors import UserError
 from drtriton.evaluate import memory
 from drtriton.evaluate.metrics import speedup
+from drtriton.evaluate.scheduler import AdmittedRun
 from drtriton.evaluate.store import ResultStore, read_results
 from drtriton.evaluate.summary import (
     Column,
@@ -379,56 +381,43 @@ def out_of_memory_ids(path: Path) -> set[str]:
     """Problems recorded as not correct whose record mentions running out of GPU memory
     anywhere (the final verification, a fragment, the reference): with six problems on one
     H200, 13 of 63 records were such failures of sharing, not of the kernels."""
-    return {
-        str(r["id"])
-        for r in read_results(path)
-        if not r.get("correct") and "out of memory" in json.dumps(r).lower()
-    }
+    return {str(r["id"]) for r in read_results(path) if ran_out_of_memory(r)}
+
+
+def ran_out_of_memory(record: dict[str, Any]) -> bool:
+    """A record not correct that mentions running out of GPU memory anywhere."""
+    return not record.get("correct") and "out of memory" in json.dumps(record).lower()
 
 
 def _schedule(todo: Sequence[dict[str, Any]], devices: list[str], cfg: RunConfig,
               out_dir: Path, store: ResultStore, progress: bool) -> int:  # fmt: skip
-    """Keeps one problem per worker slot in flight until the work or the time budget ends."""
+    """Keeps one problem per worker slot in flight until the work or the time budget ends;
+    a problem that ran out of GPU memory beside others runs once more, alone."""
     from tqdm import tqdm
 
     start = time.monotonic()
     stop = threading.Event()
-    free = list(range(len(devices)))
-    queue = list(todo)
-    pending: dict[cf.Future[dict[str, Any]], tuple[int, int]] = {}  # -> (slot, estimate)
-    admission = _admission(devices, cfg)
     ran = correct = 0
     bar = tqdm(total=len(todo), disable=not progress, unit="problem", desc="kernelbench")
     with cf.ThreadPoolExecutor(max_workers=len(devices)) as pool:
+
+        def submit(device: str, problem: dict[str, Any]) -> cf.Future[dict[str, Any]]:
+            return pool.submit(run_problem, problem, device, cfg, out_dir, stop)
+
+        run = AdmittedRun(todo, dict(Counter(devices)), _admission(devices, cfg), submit,
+                          keep_starting=lambda: _within(cfg.time_budget, start),
+                          retry_alone=lambda _p, f: ran_out_of_memory(f.result()))  # fmt: skip
         try:
-            while True:
-                for slot in list(free):
-                    if not queue or not _within(cfg.time_budget, start):
-                        break
-                    pick = admission.pick(queue, devices[slot])
-                    if pick is None:  # nothing fits on this GPU until a problem ends
-                        continue
-                    free.remove(slot)
-                    problem = queue.pop(pick)
-                    estimate = admission.start(problem, devices[slot])
-                    future = pool.submit(run_problem, problem, devices[slot], cfg, out_dir, stop)
-                    pending[future] = (slot, estimate)
-                if not pending:
-                    break
-                done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
-                for future in done:
-                    slot, estimate = pending.pop(future)
-                    free.append(slot)
-                    admission.finish(devices[slot], estimate)
-                    record = future.result()
-                    store.append(record)
-                    ran += 1
-                    correct += record["correct"]
-                    bar.update(1)
-                    bar.set_postfix(correct=correct, last=record["status"])
+            for _problem, future in run:
+                record = future.result()
+                store.append(record)
+                ran += 1
+                correct += record["correct"]
+                bar.update(1)
+                bar.set_postfix(correct=correct, last=record["status"])
         except BaseException:
             stop.set()  # children are killed; problems in flight stay unrecorded (not run)
-            for future in pending:
+            for future in run.in_flight:
                 with contextlib.suppress(Exception):
                     future.result()  # waits for the child to be killed
             raise

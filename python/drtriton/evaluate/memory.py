@@ -50,6 +50,7 @@ from typing import Any
 COPIES = 10
 IO_COPIES = 5
 SHARE = 0.85
+ALONE = 1 << 62  # the estimate of a problem that must run by itself: more than any GPU
 
 
 def _tensor_bytes(value: Any) -> int:
@@ -144,31 +145,38 @@ def gpu_budgets(devices: Sequence[str], share: float = SHARE) -> dict[str, int]:
 class Admission:
     """Which queued problem a free worker slot on `device` may start (see the module doc)."""
 
-    def __init__(self, budgets: dict[str, int], need: Callable[[dict[str, Any]], int]) -> None:
+    def __init__(self, budgets: dict[str, int], need: Callable[[Any], int]) -> None:
         self.budgets = budgets
         self.need = need
         self.held: dict[str, list[int]] = {}  # device -> estimates of its running problems
         self._needs: dict[int, int] = {}  # id(problem) -> estimate, computed once
 
-    def _estimate(self, problem: dict[str, Any]) -> int:
+    def _estimate(self, problem: Any) -> int:
         key = id(problem)
         if key not in self._needs:
             self._needs[key] = self.need(problem)
         return self._needs[key]
 
-    def pick(self, queue: Sequence[dict[str, Any]], device: str) -> int | None:
+    def alone(self, problem: Any) -> None:
+        """From now on `problem` starts only on an idle device and nothing starts beside it;
+        while it waits first in the queue, nothing starts before it (it is not starved)."""
+        self._needs[id(problem)] = ALONE
+
+    def pick(self, queue: Sequence[Any], device: str) -> int | None:
         """Index in `queue` of the first problem that fits on `device` now, or None."""
         budget = self.budgets.get(device)
         running = self.held.get(device, [])
         if budget is None or not running:
             return 0 if queue else None
+        if queue and self._estimate(queue[0]) == ALONE:
+            return None
         room = budget - sum(running)
         for i, problem in enumerate(queue):
             if self._estimate(problem) <= room:
                 return i
         return None
 
-    def start(self, problem: dict[str, Any], device: str) -> int:
+    def start(self, problem: Any, device: str) -> int:
         estimate = self._estimate(problem) if device in self.budgets else 0
         self.held.setdefault(device, []).append(estimate)
         return estimate

@@ -29,7 +29,9 @@ pairs running there fit in its memory (evaluate/memory.py, as `eval kernelbench`
 problems; module and functional tasks are read on the meta device): six verifications of one
 1.75 GB KernelBench problem at once ran four of five out of GPU memory (h200-2026-12-01-e),
 and one of five under the first estimate (h200-2026-12-03-c). A task that cannot be read
-there counts as zero, and an idle GPU takes any pair.
+there counts as zero, and an idle GPU takes any pair. A pair that runs out of GPU memory
+anyway is run once more, alone on its GPU (evaluate/scheduler.py), before it is written as a
+retry.
 """
 
 from __future__ import annotations
@@ -39,13 +41,13 @@ import dataclasses
 import json
 import multiprocessing as mp
 import os
-import queue
 import sys
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from drtriton.errors import ResourceError, UserError
+from drtriton.evaluate.scheduler import AdmittedRun, pool_future
 from drtriton.files import ends_torn
 from drtriton.jsonl import read_jsonl, require_precision, run_precision
 from drtriton.verify.harness import Options, Verifier
@@ -190,7 +192,14 @@ def run_batch(pairs: str, out: str, opts: Options, *, workers: int | None = None
                     pool = ctx.Pool(size, initializer=_init,
                                     initargs=(opts, device if opts.on_cuda else None))  # fmt: skip
                 pools[device] = stack.enter_context(pool)
-            for line in schedule(todo, slots, admission, _submitter(pools)):
+
+            def submit(device: str, record: dict[str, Any]) -> Any:
+                return pool_future(pools[device], _one, record)
+
+            # A pair that ran out of GPU memory beside others runs once more, alone.
+            run = AdmittedRun(todo, slots, admission, submit, retry_alone=_needs_room)
+            for _record, future in run:
+                line = future.result()  # a pool's exception (a sandbox that cannot start)
                 os.write(fd, line.encode())
                 count += 1
                 bar.update(1)
@@ -226,53 +235,9 @@ def _footprint(record: dict[str, Any], trials: int) -> int:
         return 0
 
 
-# submit(device, record, done): starts `record` on `device`'s pool; done(line or exception)
-# is called from the pool's result thread.
-Submit = Callable[[str, dict[str, Any], Callable[[Any], None]], None]
-
-
-def _submitter(pools: dict[str, Any]) -> Submit:
-    def submit(device: str, record: dict[str, Any], done: Callable[[Any], None]) -> None:
-        pools[device].apply_async(_one, (record,), callback=done, error_callback=done)
-
-    return submit
-
-
-def schedule(todo: list[dict[str, Any]], slots: dict[str, int], admission: Any,
-             submit: Submit) -> Iterator[str]:  # fmt: skip
-    """Runs every record of `todo` through `submit`, at most slots[device] at once per device
-    and only while `admission` lets it start there; yields each result line as it arrives.
-    An exception a pool process raised (a sandbox that cannot start) is raised here."""
-    pending = list(todo)
-    free = dict(slots)
-    finished: queue.Queue[tuple[str, int, Any]] = queue.Queue()
-    running = 0
-
-    def start_what_fits() -> int:
-        started = 0
-        for device in slots:
-            while free[device] and pending:
-                index = admission.pick(pending, device)
-                if index is None:
-                    break
-                record = pending.pop(index)
-                estimate = admission.start(record, device)
-                free[device] -= 1
-                started += 1
-                submit(device, record,
-                       lambda result, d=device, e=estimate: finished.put((d, e, result)))  # fmt: skip
-        return started
-
-    running += start_what_fits()
-    while running:
-        device, estimate, result = finished.get()
-        running -= 1
-        admission.finish(device, estimate)
-        free[device] += 1
-        if isinstance(result, BaseException):
-            raise result
-        yield result
-        running += start_what_fits()
+def _needs_room(record: dict[str, Any], future: Any) -> bool:
+    """Whether a pair's result says the harness ran out of GPU memory (not judged)."""
+    return bool(json.loads(future.result()).get("retry"))
 
 
 @dataclasses.dataclass
