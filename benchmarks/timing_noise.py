@@ -254,6 +254,7 @@ def kernel_stats(pick_id: str, verdicts: list[dict[str, Any]]) -> dict[str, Any]
     passed = None
     if all_correct and median is not None and time_ratio is not None:
         passed = time_ratio <= (1.05 if median >= 0.05 else 1.15)
+    peaks = [sum(v["peak_gb"].values()) for v in verdicts if v.get("peak_gb")]
     iqr = [v["time_q3_ms"] / v["time_q1_ms"] for v in verdicts
            if v.get("time_q1_ms") and v.get("time_q3_ms")]  # fmt: skip
     return {
@@ -268,11 +269,15 @@ def kernel_stats(pick_id: str, verdicts: list[dict[str, Any]]) -> dict[str, Any]
         "graph_ratio": ratio([v.get("graph_ms") for v in verdicts]),
         "median_iqr_ratio": statistics.median(iqr) if iqr else None,  # within one verdict
         "time_ms": times,
+        # GPU memory the harness and its worker reserved at most together (verdict peak_gb),
+        # beside the admission's estimate: what the estimate is checked against
+        "peak_gb": max(peaks, default=None),
         "pass": passed,
     }
 
 
 def part_a(args: argparse.Namespace) -> dict[str, Any]:
+    from drtriton.evaluate.memory import footprint
     from drtriton.evaluate.store import read_results
     from drtriton.verify import Options
     from drtriton.verify.batch import run_batch
@@ -292,7 +297,8 @@ def part_a(args: argparse.Namespace) -> dict[str, Any]:
     for record in read_results(out):  # an earlier run's other kernels or repeats left out
         if str(record["id"]) in wanted:
             by_id[str(record["id"]).rpartition("#")[0]].append(record)
-    kernels = {p.id: {**p.summary(), **kernel_stats(p.id, by_id[p.id])} for p in picks}
+    kernels = {p.id: {**p.summary(), **kernel_stats(p.id, by_id[p.id]),
+                      "footprint_gb": footprint(p.task) / 1e9} for p in picks}  # fmt: skip
     judged = [k for k in kernels.values() if k["pass"] is not None]
     return {"device": args.device, "workers": args.workers, "repeats": args.repeats,
             "kernels": kernels, "passed": sum(bool(k["pass"]) for k in judged),
@@ -303,11 +309,12 @@ def part_a(args: argparse.Namespace) -> dict[str, Any]:
 
 def print_a(a: dict[str, Any]) -> None:
     print(f"{'kernel':<18} {'est ms':>8} {'median ms':>10} {'time':>6} {'eager':>6} "
-          f"{'speedup':>7} {'graph':>6}  pass")  # fmt: skip
+          f"{'speedup':>7} {'graph':>6} {'peak GB':>7} {'est GB':>6}  pass")  # fmt: skip
     for k in a["kernels"].values():
         print(f"{k['id']:<18} {k['estimate_ms']:8.3f} {fmt(k['median_ms'], 10)} "
               f"{fmt(k['time_ratio'], 6)} {fmt(k['eager_ratio'], 6)} "
-              f"{fmt(k['speedup_ratio'], 7)} {fmt(k['graph_ratio'], 6)}  "
+              f"{fmt(k['speedup_ratio'], 7)} {fmt(k['graph_ratio'], 6)} "
+              f"{fmt(k.get('peak_gb'), 7)} {fmt(k.get('footprint_gb'), 6)}  "
               f"{'-' if k['pass'] is None else 'yes' if k['pass'] else 'NO'}")  # fmt: skip
     print(f"max/min over repeats; passed {a['passed']} of {a['judged']} timed, correct kernels")
     for kid, statuses in a["not_correct"].items():

@@ -110,6 +110,9 @@ class WorkerChannel:
         # Seconds spent waiting for the worker's replies, by request (the verdict's request_s:
         # where a verification's time goes, beside its lock waits).
         self.request_s: dict[str, float] = {}
+        # The most GPU memory the worker's allocator reserved (its replies carry it): the
+        # verdict's peak_gb, the measurement memory admission's estimates are checked against.
+        self.peak_bytes = 0
 
     @contextlib.contextmanager
     def harness_work(self) -> Iterator[None]:
@@ -181,6 +184,9 @@ class WorkerChannel:
             raise Rejected(
                 {"status": "crashed", "reason": "the worker's reply is malformed"}
             ) from None
+        peak = reply.get("peak_bytes")
+        if isinstance(peak, int):
+            self.peak_bytes = max(self.peak_bytes, peak)
         if not reply.get("ok"):
             status = reply.get("status")
             if status == OUT_OF_MEMORY:  # not a verdict: the harness's own inputs did not fit

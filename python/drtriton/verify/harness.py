@@ -94,6 +94,8 @@ class Verifier:
             return early
         candidate_source = judged
         level = sandbox.choose(opts.sandbox)
+        if opts.on_cuda:  # this verification's own peak (a pooled harness verifies many)
+            torch.cuda.reset_peak_memory_stats(opts.device)
         worker = self._take_spare(opts, level) or WorkerChannel(opts, level)
         worker.deadline = start + opts.wall_limit()
         if opts.prewarm:  # the next candidate's worker imports torch while this one runs
@@ -120,6 +122,9 @@ class Verifier:
         finally:
             worker.close()
             if opts.on_cuda:
+                peak = torch.cuda.max_memory_reserved(opts.device)
+                peak_gb = {"harness": round(peak / 1e9, 3),
+                           "worker": round(worker.peak_bytes / 1e9, 3)}  # fmt: skip
                 # A long-lived harness (a pool of them shares a GPU) would otherwise keep the
                 # cached blocks of its largest task's reference: 13-25 GB per process in the
                 # 2026-11-30 teacher run, until a sixth process could not allocate a timing buffer.
@@ -130,6 +135,8 @@ class Verifier:
             verdict.extra["judged_chars"] = len(judged)  # the text before the drop-in marker
         verdict.extra["wall_s"] = round(time.monotonic() - start, 3)
         verdict.extra["request_s"] = {op: round(s, 3) for op, s in worker.request_s.items()}
+        if opts.on_cuda:  # reserved by the caching allocators, CUDA contexts not included
+            verdict.extra["peak_gb"] = peak_gb
         # What sharing the GPU cost this verification (the evaluation's throughput figures).
         lock_after = gpu_lock.totals()
         verdict.extra["lock_wait_s"] = round(lock_after["wait_s"] - lock_before["wait_s"], 3)

@@ -517,6 +517,9 @@ def main() -> None:
             # nothing was judged (the H200, 2026-12-01: a 1.75 GB input set in six processes).
             first = (str(exc).splitlines() or [""])[0]  # an empty message is no IndexError
             reply = {"ok": False, "status": OUT_OF_MEMORY, "reason": first}
+        cuda = worker.torch.cuda
+        if cuda.is_initialized():  # the reserved peak so far (the verdict's peak_gb)
+            reply["peak_bytes"] = int(cuda.max_memory_reserved())
         sys.stdout.flush()
         replies.write(json.dumps(reply) + "\n")
         replies.flush()
