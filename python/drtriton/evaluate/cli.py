@@ -113,7 +113,8 @@ def _register_kernelbench(sub: argparse._SubParsersAction) -> None:
                    f"problems on its GPU ({memory.COPIES}x their inputs and parameters or "
                    f"{memory.IO_COPIES}x those and the outputs, whichever is larger, read on the "
                    "meta device) fit in this share (0..1) of the GPU's memory; an idle GPU "
-                   "takes any problem; 0 turns this off (default: %(default)s)")  # fmt: skip
+                   "takes any problem, and one that runs out of memory beside others runs once "
+                   "more alone; 0 turns this off (default: %(default)s)")  # fmt: skip
     k.add_argument("--keep-slower", action="store_true",
                    help="keep a problem's least slow verified kernel when none beats PyTorch "
                    "(KernelBench's correctness counts any correct kernel; fast_p still "
