@@ -159,3 +159,13 @@ def test_pool_future_carries_results_and_errors():
     assert pool_future(Pool(), json.dumps, [1]).result() == "[1]"
     with pytest.raises(TypeError):
         pool_future(Pool(), json.dumps, object()).result()
+
+
+def test_without_a_budget_nothing_is_retried():
+    adm = admission(None)  # admission off (the CPU, or --memory-share 0): it could not be alone
+    submit = Recorder(adm, fail_beside_others={"p1"})
+    run = AdmittedRun(items(10, 10), {"cpu": 2}, adm, submit,
+                      retry_alone=lambda _i, f: f.result()["oom"])  # fmt: skip
+    results = {f.result()["id"]: f.result()["oom"] for _i, f in run}
+    assert results == {"p0": False, "p1": True}  # p1 ran beside p0 and is reported as it is
+    assert submit.order.count("p1") == 1

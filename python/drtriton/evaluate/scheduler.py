@@ -67,7 +67,7 @@ class AdmittedRun(Generic[Item]):
                 item, device, estimate = self.running.pop(future)
                 self.admission.finish(device, estimate)
                 self.free[device] += 1
-                if self._again_alone(item, future):
+                if self._again_alone(item, device, future):
                     continue
                 yield item, future
 
@@ -83,8 +83,10 @@ class AdmittedRun(Generic[Item]):
                 self.started += 1
                 self.running[self.submit(device, item)] = (item, device, estimate)
 
-    def _again_alone(self, item: Item, future: cf.Future[Any]) -> bool:
+    def _again_alone(self, item: Item, device: str, future: cf.Future[Any]) -> bool:
         if self.retry_alone is None or id(item) in self.retried:
+            return False
+        if device not in self.admission.budgets:  # no admission there (the CPU): not alone
             return False
         if future.exception() is not None or not self.retry_alone(item, future):
             return False
