@@ -99,6 +99,28 @@ def test_rerun_oom_runs_only_the_out_of_memory_failures_again(
     assert by_id["L1_2"]["correct"] is True and by_id["L2_3"]["status"] == "optimize_error"
 
 
+def test_a_problem_out_of_memory_beside_others_runs_once_more_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from drtriton.evaluate import kernelbench, memory
+
+    # A device with a memory budget (the CPU has none): every problem needs 1 of 100 bytes.
+    monkeypatch.setattr(kernelbench, "_admission",
+                        lambda devices, cfg: memory.Admission({d: 100 for d in devices},
+                                                              lambda p: 1))  # fmt: skip
+    log = tmp_path / "calls.txt"
+    monkeypatch.setenv("EVAL_FAKE_CALLS", str(log))
+    monkeypatch.setenv("EVAL_FAKE_OOM", "1")  # the OOM problem fails alone too
+    problems = [problem(1, 1), problem(1, 2, "OOM"), problem(1, 3)]
+    out = tmp_path / "run"
+    outcome = run_kernelbench(problems, out, fake_config(workers=2), progress=False)
+    assert outcome.ran == 3  # one record each: the retry's replaces nothing, it is the record
+    ran = [c.split()[2] for c in calls(log)]
+    assert sorted(ran) == ["1/1", "1/2", "1/2", "1/3"]
+    by_id = {r["id"]: r for r in read_results(out / "results.jsonl")}
+    assert by_id["L1_2"]["status"] == "optimize_error" and by_id["L1_3"]["correct"] is True
+
+
 def test_the_timeout_grows_with_the_bytes_a_problem_moves() -> None:
     # 2^28 floats in (1 GiB) and as many out: 2.147 GB moved.
     code = (
