@@ -2,32 +2,23 @@
 // program owns BLOCK_O output elements (rows) and walks their windows in BLOCK_R lanes
 // (the window volume, usually <= 27, fits one block); lanes outside the input are masked
 // out, which is padding for max (-inf) and for avg (0, with torch's divisor rules).
+// Max and average pools of literal sizes take the strip kernel instead (emit_pool_strips.cc:
+// 16-byte loads, taps combined in registers); this one serves adaptive pools, generic shapes
+// and windows too large to unroll.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "codegen/emitters.h"
 #include "codegen/expr.h"
 #include "codegen/heuristics.h"
+#include "codegen/pool_spec.h"
 
 namespace drtriton::codegen {
 namespace {
 
 using Coords = std::vector<std::string>;
-
-struct PoolSpec {
-  enum Kind { kMax, kAvg, kAdaptive } kind = kMax;
-  size_t nsp = 1;
-  Shape in_sp, out_sp;
-  std::vector<int64_t> kernel, stride, pad, dil;
-  bool count_include_pad = true;
-  Shape window;  // lanes per output: the kernel, or the largest adaptive bin
-  Dims in_dims;  // in_sp as text (sizes.h): literals, or runtime sizes in generic mode
-  // The window as text: the kernel, the largest adaptive bin, or in generic mode a bound on
-  // the adaptive bin for a runtime length L over O bins: L // O + 2 (a bin spans
-  // ceil((o+1) L / O) - floor(o L / O) < L / O + 2 elements; lanes past its end are masked).
-  Dims window_dims;
-};
 
 // Largest adaptive bin along one dim: bins are [floor(o*I/O), ceil((o+1)*I/O)).
 int64_t MaxBin(int64_t in, int64_t out) {
@@ -37,7 +28,9 @@ int64_t MaxBin(int64_t in, int64_t out) {
   return best;
 }
 
-PoolSpec SpecOf(const GroupContext& ctx, const Node& node) {
+}  // namespace
+
+PoolSpec PoolSpecOf(const GroupContext& ctx, const Node& node) {
   const Program& p = ctx.program;
   const OpInfo& op = GetOp(node.op);
   PoolSpec s;
@@ -70,6 +63,8 @@ PoolSpec SpecOf(const GroupContext& ctx, const Node& node) {
   return s;
 }
 
+namespace {
+
 std::string PlusPad(const std::string& dim, int64_t pad) {
   return pad == 0 ? dim : dim + " + " + IntLiteral(pad);
 }
@@ -90,7 +85,8 @@ std::string TimesDim(const std::string& c, const std::string& dim) {
 Result<EmittedKernel> EmitPool(const GroupContext& ctx) {
   const Program& p = ctx.program;
   const Node& node = p.node(ctx.group.anchor);
-  const PoolSpec s = SpecOf(ctx, node);
+  const PoolSpec s = PoolSpecOf(ctx, node);
+  if (std::optional<EmittedKernel> strips = EmitPoolStrips(ctx, s)) return *std::move(strips);
   const Shape& out = p.value(node.result).shape;
   const Dims out_dims = ctx.DimsOf(node.result);
   const int64_t rows = Product(out), kv = Product(s.window);

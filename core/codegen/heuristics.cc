@@ -124,6 +124,47 @@ RowsConfig ChooseReduceRows(int64_t rows, int64_t reduced, int variant, bool r_i
   return c;
 }
 
+StripConfig ChooseStrips(int64_t rows, int64_t strips, int64_t vec, int variant) {
+  // One strip per thread: 128 strips are 4 warps and, at 4 fp32 a strip, 512 outputs; 2 KB of
+  // output a program keeps the per-program index arithmetic (a few scalar divisions) below
+  // 1% of its work.  Variants: 128, 256, 64, 512 strips (512: 8 warps, two strips a thread).
+  static constexpr int64_t kStrips[kNumVariants] = {128, 256, 64, 512};
+  int64_t per_program = kStrips[variant % kNumVariants];
+  auto plan = [&](int64_t share) {
+    StripConfig c;
+    c.block_g = std::min(NextPow2(strips), share);
+    c.block_r = std::min(NextPow2(rows), std::max<int64_t>(1, share / c.block_g));
+    c.row_blocks = c.block_r == 1 ? CeilDiv(strips, c.block_g) : 1;
+    c.programs = c.block_r == 1 ? rows * c.row_blocks : CeilDiv(rows, c.block_r);
+    // A warp per 32 strips of the tile (a small problem's tile is its whole size).
+    c.launch.num_warps =
+        static_cast<int>(std::clamp<int64_t>(c.block_r * c.block_g / 32, 1, 8));
+    return c;
+  };
+  StripConfig c = plan(per_program);
+  // Large problems: keep at least two waves of programs.
+  if (rows * strips * vec >= kLaunchBoundElems)
+    while (per_program > 32 && c.programs < kMinPrograms) c = plan(per_program /= 2);
+  return c;
+}
+
+StripConfig InterpreterStrips(const StripConfig& gpu, int64_t rows, int64_t strips) {
+  // L1 46 shrunk to 16x16x16x16x16 (benchmarks/memory_bound_speed.py --device cpu): 256
+  // programs of 128 strips took 76 s a call, about 400 interpreted operations a program (27
+  // chunk loads, their splits and sums), while numpy's work per operation is tiny.
+  constexpr int64_t kInterpreterStrips = 8192;
+  StripConfig c = gpu;
+  if (gpu.block_r == 1) {
+    c.block_g = std::min(NextPow2(strips), kInterpreterStrips);
+    c.row_blocks = CeilDiv(strips, c.block_g);
+    c.programs = rows * c.row_blocks;
+  } else {
+    c.block_r = std::min(NextPow2(rows), std::max(gpu.block_r, kInterpreterStrips / c.block_g));
+    c.programs = CeilDiv(rows, c.block_r);
+  }
+  return c;
+}
+
 RowsConfig ChooseSequentialRows(int64_t rows, int variant) {
   // A product's order matters where it leaves float32's range: sequentially, a prefix that
   // underflowed to 0 stays 0, but a tree-order scan (tl.cumprod over a tile) can overflow a

@@ -39,6 +39,22 @@ RowsConfig ChooseRows(int64_t rows, int64_t reduced, int variant, bool r_inner =
 RowsConfig ChooseReduceRows(int64_t rows, int64_t reduced, int variant, bool r_inner);
 int64_t OnePassLimit(int variant);
 
+// Pooling strips (emit_pool_strips.cc): a program owns BLOCK_R output rows of BLOCK_G strips,
+// each strip `vec` consecutive outputs of the last dim that one thread computes from 16-byte
+// loads.  `strips` per row, `rows` rows of them.  block_r > 1 only when a row has fewer strips
+// than a program's share (BLOCK_G = the whole row, rounded up to a power of two).
+struct StripConfig {
+  int64_t block_g = 128;
+  int64_t block_r = 1;
+  int64_t row_blocks = 1;  // programs per row: ceil(strips / block_g) when block_r == 1
+  int64_t programs = 1;
+  LaunchConfig launch;
+};
+StripConfig ChooseStrips(int64_t rows, int64_t strips, int64_t vec, int variant);
+// The same kernel's tile in Triton's CPU interpreter, which pays per operation and program,
+// not per element: `gpu`'s layout (one row a program or several) with up to 8192 strips.
+StripConfig InterpreterStrips(const StripConfig& gpu, int64_t rows, int64_t strips);
+
 // Scans that must combine in torch's sequential order (cumprod): one element of R per step
 // (BLOCK_R = 1) over BLOCK_O rows at once.
 RowsConfig ChooseSequentialRows(int64_t rows, int variant);
