@@ -12,8 +12,12 @@
 // compiled to 16 scalar loads and 269 PTX instructions per thread for 2 outputs (134 an output,
 // 3.4e9 warp instructions, about 3.2 ms of issue on 132 SMs) and ran 4.66 ms; L1 46
 // (avg_pool3d k=3 s=2 p=1) 431 instructions for half an output and 11.6 ms.  Strips of 4 fp32
-// load 7 16-byte chunks for L1 41's 4 outputs (1.75 loads and about 36 SASS instructions an
-// output), and 27 chunks for L1 46's (9 row taps x 3 chunks).
+// load 7 16-byte chunks for L1 41's 4 outputs (1.75 loads and about 32 SASS instructions an
+// output), and 27 chunks for L1 46's (9 row taps x 3 chunks).  H200, 2026-12-03, the emitted
+// candidates timed with CUDA events after an L2 flush (trimmed mean of 10, not the verifier's
+// harness), window kernel -> strips: L1 41 4.71 -> 1.66 ms (3.88 TB/s, torch.compile 2.72),
+// L1 44 2.70 -> 1.04 ms (4.12 TB/s, compile 1.90), L1 46 11.8 -> 2.82 ms (3.43 TB/s, compile
+// 8.51), L1 43 6.31 -> 1.41 ms (compile 12.1); copy bandwidth 4.26 TB/s.
 #include <algorithm>
 #include <optional>
 #include <string>
