@@ -296,39 +296,37 @@ void RowsEmitter::EmitOp() {
   }
 }
 
-// First index of the max (min) as torch does.  Each lane keeps its own best value and the
-// index where it first saw it (a later block replaces it only when strictly better), and one
-// reduction after the loop picks the best value and, among the lanes holding it, the lowest
-// index.  Reducing across the block in every iteration instead (tl.argmin per block) cost
-// 9 barriers a block: KernelBench L1 52 (argmin over 4096 strided elements, 8.6 GB) ran at
-// 79% of the H200's copy bandwidth where amax over the same rows, lane-wise, ran at 96%
-// (h200-2026-12-03-d); lane-wise it should run as amax does.
+// First index of the max (min) as torch does: the block's first extreme lane, kept
+// across blocks only when a later block is strictly better.  A lane-wise variant (each lane's
+// best value and first index over the blocks, one reduction after the loop, as amax does)
+// was slower, not faster: KernelBench L1 52 (argmin over 4096 elements of stride 4095) ran
+// 6.06 ms against 2.55 for this one on the H200 (h200-2026-12-03-d); not yet understood.
 void RowsEmitter::EmitArg(bool is_max) {
   const std::string worst = is_max ? kMinusInf : "float('inf')";
   const std::string red = is_max ? "max" : "min";
   const std::string n = ctx_.generic() ? Atom(R()) : IntLiteral(r_);
-  // `r` is int64 where offsets may pass 2^31 (ctx_.wide): the indices follow it, so the
-  // loop-carried tile keeps one type.
-  const std::string index_type = ctx_.wide ? "tl.int64" : "tl.int32";
-  w_.Line("best_v = tl.full([BLOCK_O, BLOCK_R], " + worst + ", dtype=tl.float32)");
-  w_.Line("best_i = tl.zeros([BLOCK_O, BLOCK_R], dtype=" + index_type + ")");
+  w_.Line("best_v = tl.full([BLOCK_O, 1], " + worst + ", dtype=tl.float32)");
+  w_.Line("best_i = tl.zeros([BLOCK_O, 1], dtype=tl.int32)");
   // torch ranks NaN above everything (argmax and argmin alike): the first NaN wins.  A
   // runtime size is added to zeros: tl.full takes a compile-time fill value.
-  w_.Line("first_nan = tl.zeros([BLOCK_O, BLOCK_R], dtype=" + index_type + ") + " + n);
+  if (ctx_.generic())
+    w_.Line("first_nan = tl.zeros([BLOCK_O, 1], dtype=tl.int32) + " + n);
+  else
+    w_.Line("first_nan = tl.full([BLOCK_O, 1], " + n + ", dtype=tl.int32)");
   ForEachBlock("0", [&](const std::string& x) {
+    const std::string offset = block_start_ == "0" ? "" : " + " + block_start_;
     w_.Line("is_nan = mask & (" + x + " != " + x + ")");
-    w_.Line("first_nan = tl.minimum(first_nan, tl.where(is_nan, r, " + n + "))");
+    w_.Line("first_nan = tl.minimum(first_nan, tl.min(tl.where(is_nan, r, " + n +
+            "), axis=1, keep_dims=True))");
     w_.Line("xm = tl.where(mask & ~is_nan, " + x + ", " + worst + ")");
-    w_.Line(std::string("better = xm ") + (is_max ? ">" : "<") + " best_v");
-    w_.Line("best_i = tl.where(better, r, best_i)");
-    w_.Line("best_v = tl.where(better, xm, best_v)");
+    w_.Line("blk_v = tl." + red + "(xm, axis=1, keep_dims=True)");
+    w_.Line("blk_i = tl.arg" + red + "(xm, axis=1, tie_break_left=True, keep_dims=True)" + offset);
+    w_.Line(std::string("better = blk_v ") + (is_max ? ">" : "<") + " best_v");
+    w_.Line("best_i = tl.where(better, blk_i, best_i)");
+    w_.Line("best_v = tl.where(better, blk_v, best_v)");
   });
-  // A row with no lane better than `worst` (all -inf for argmax) leaves every index 0: torch's.
-  w_.Line("row_v = tl." + red + "(best_v, axis=1, keep_dims=True)");
-  w_.Line("row_i = tl.min(tl.where(best_v == row_v, best_i, " + n + "), axis=1, keep_dims=True)");
-  w_.Line("row_nan = tl.min(first_nan, axis=1, keep_dims=True)");
-  w_.Line("row_i = tl.where(row_nan < " + n + ", row_nan, row_i)");
-  StoreReduced("row_i.to(tl.int64)");
+  w_.Line("best_i = tl.where(first_nan < " + n + ", first_nan, best_i)");
+  StoreReduced("best_i.to(tl.int64)");
 }
 
 // A running carry joins the blocks: cumsum adds it, cumprod multiplies by it; the last
