@@ -300,7 +300,11 @@ void RowsEmitter::EmitOp() {
 // across blocks only when a later block is strictly better.  A lane-wise variant (each lane's
 // best value and first index over the blocks, one reduction after the loop, as amax does)
 // was slower, not faster: KernelBench L1 52 (argmin over 4096 elements of stride 4095) ran
-// 6.06 ms against 2.55 for this one on the H200 (h200-2026-12-03-d); not yet understood.
+// 6.06 ms against 2.55 for this one on the H200 (h200-2026-12-03-d).  Its sm_90 SASS shows
+// why: ptxas issues the block's 16 loads one at a time into one register, each consumed by
+// the compare-and-select before the next is issued (one load in flight per thread), where
+// this form's 16 loads go out together into 16 registers.  A lane-wise form needs the loads
+// kept in flight (a prefetched next block, say) before it can pay.
 void RowsEmitter::EmitArg(bool is_max) {
   const std::string worst = is_max ? kMinusInf : "float('inf')";
   const std::string red = is_max ? "max" : "min";
