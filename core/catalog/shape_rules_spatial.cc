@@ -3,15 +3,10 @@
 #include <string>
 
 #include "catalog/call.h"
+#include "util/int_math.h"
 
 namespace drtriton::catalog_internal {
 namespace {
-
-// Floor division, as PyTorch's div_rtn (the numerator may be negative).
-int64_t FloorDiv(int64_t a, int64_t b) {
-  const int64_t q = a / b;
-  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
 
 size_t ChannelDim(const Call& call) {
   return call.input().size() - static_cast<size_t>(call.op().spatial_dims) - 1;

@@ -82,6 +82,18 @@ std::string TimesDim(const std::string& c, const std::string& dim) {
 
 }  // namespace
 
+std::string AvgDivisorTerm(const GroupContext& ctx, const PoolSpec& s, size_t d,
+                           const std::string& start) {
+  // in + pad: a literal, or "x0_s2 + 1" for a runtime length.
+  const std::string padded = ctx.generic() && !IsLiteral(s.in_dims[d])
+                                 ? PlusPad(s.in_dims[d], s.pad[d])
+                                 : IntLiteral(s.in_sp[d] + s.pad[d]);
+  const std::string end =
+      "tl.minimum(" + start + " + " + IntLiteral(s.kernel[d]) + ", " + padded + ")";
+  if (s.count_include_pad) return "(" + end + " - " + start + ")";
+  return "(tl.minimum(" + end + ", " + s.in_dims[d] + ") - tl.maximum(" + start + ", 0))";
+}
+
 Result<EmittedKernel> EmitPool(const GroupContext& ctx) {
   const Program& p = ctx.program;
   const Node& node = p.node(ctx.group.anchor);
@@ -165,24 +177,9 @@ Result<EmittedKernel> EmitPool(const GroupContext& ctx) {
       sizes.push_back("(end" + std::to_string(d) + " - start" + std::to_string(d) + ")");
     w.Line("result = result / (" + Join(sizes, " * ") + ")");
   } else if (s.kind == PoolSpec::kAvg) {
-    // torch: the window end is clipped to input + padding for count_include_pad, and to
-    // the input itself (start clipped to 0 as well) otherwise.
     std::vector<std::string> sizes;
-    for (size_t d = 0; d < s.nsp; ++d) {
-      const std::string ds = std::to_string(d);
-      // in + pad: a literal, or "x0_s2 + 1" for a runtime length.
-      const std::string padded = ctx.generic() && !IsLiteral(s.in_dims[d])
-                                     ? PlusPad(s.in_dims[d], s.pad[d])
-                                     : IntLiteral(s.in_sp[d] + s.pad[d]);
-      const std::string end =
-          "tl.minimum(start" + ds + " + " + IntLiteral(s.kernel[d]) + ", " + padded + ")";
-      if (s.count_include_pad) {
-        sizes.push_back("(" + end + " - start" + ds + ")");
-      } else {
-        sizes.push_back("(tl.minimum(" + end + ", " + s.in_dims[d] + ") - tl.maximum(start" + ds +
-                        ", 0))");
-      }
-    }
+    for (size_t d = 0; d < s.nsp; ++d)
+      sizes.push_back(AvgDivisorTerm(ctx, s, d, "start" + std::to_string(d)));
     w.Line("result = result / (" + Join(sizes, " * ") + ")");
   }
   ExprEmitter tail(p, ctx.plan.materialized, params, w, "row_mask", "rows * 0", counter);

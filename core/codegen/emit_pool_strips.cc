@@ -27,6 +27,7 @@
 #include "codegen/expr.h"
 #include "codegen/heuristics.h"
 #include "codegen/pool_spec.h"
+#include "util/int_math.h"
 
 namespace drtriton::codegen {
 namespace {
@@ -51,8 +52,6 @@ struct StripDim {
   // The column (input element, from chunk lo's first) of output lane i's tap k.
   int64_t Column(int64_t i, int64_t k) const { return i * stride - pad + k * dil - lo * vec; }
 };
-
-int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 
 StripDim LastDim(const PoolSpec& s) {
   const size_t l = s.nsp - 1;
@@ -146,18 +145,13 @@ std::string Scaled(const std::string& c, int64_t k, int64_t offset) {
   return e;
 }
 
-// The average's divisor along one dim, torch's rule (as in emit_pool.cc): the window end is
-// clipped to in + pad, and for count_include_pad=False to the input, start clipped to 0.
-// "" when it is the kernel size for every output (no window reaches past in + pad).
-std::string DivisorFactor(const PoolSpec& s, size_t d, const std::string& start) {
-  const int64_t k = s.kernel[d], padded = s.in_sp[d] + s.pad[d];
-  const std::string end = "tl.minimum(" + start + " + " + IntLiteral(k) + ", " +
-                          IntLiteral(padded) + ")";
-  if (!s.count_include_pad)
-    return "(tl.minimum(" + end + ", " + IntLiteral(s.in_sp[d]) + ") - tl.maximum(" + start +
-           ", 0))";
-  const bool clipped = (s.out_sp[d] - 1) * s.stride[d] - s.pad[d] + k > padded;
-  return clipped ? "(" + end + " - " + start + ")" : "";
+// The average's divisor along one dim (AvgDivisorTerm); "" when it is the kernel size for
+// every output (count_include_pad and no window reaches past in + pad).
+std::string DivisorFactor(const GroupContext& ctx, const PoolSpec& s, size_t d,
+                          const std::string& start) {
+  const bool clipped = (s.out_sp[d] - 1) * s.stride[d] - s.pad[d] + s.kernel[d] >
+                       s.in_sp[d] + s.pad[d];
+  return s.count_include_pad && !clipped ? "" : AvgDivisorTerm(ctx, s, d, start);
 }
 
 // The program's rows and strips: `row` (a scalar when a program covers one row), `strip`
@@ -222,13 +216,14 @@ std::vector<std::vector<std::string>> EmitRowTapIndices(PythonWriter& w, const P
 
 // The average's divisor for the [Q, VEC] outputs: the product of DivisorFactor over the dims,
 // the dims whose factor is the kernel size for every output folded into one literal.
-std::string EmitDivisor(PythonWriter& w, const PoolSpec& s, const StripDim& last) {
+std::string EmitDivisor(PythonWriter& w, const GroupContext& ctx, const PoolSpec& s,
+                        const StripDim& last) {
   const size_t l = s.nsp - 1;
   std::vector<std::string> factors;
   int64_t constant = 1;
   for (size_t d = 0; d <= l; ++d) {
     const std::string start = d == l ? "wstart" : "start" + std::to_string(d);
-    const std::string f = DivisorFactor(s, d, start);
+    const std::string f = DivisorFactor(ctx, s, d, start);
     if (f.empty()) {
       constant *= s.kernel[d];
       continue;
@@ -359,7 +354,7 @@ std::optional<EmittedKernel> EmitPoolStrips(const GroupContext& ctx, const PoolS
     EmitCombines(w, last, is_max, acc);
   }
   JoinColumns(w, acc, "result", q);
-  if (!is_max) w.Line("result = result / (" + EmitDivisor(w, s, last) + ")");
+  if (!is_max) w.Line("result = result / (" + EmitDivisor(w, ctx, s, last) + ")");
   w.Line("out_mask = strip_mask & (ow < " + IntLiteral(last.out) + ")");
   Coords oc(rc.begin(), rc.end());
   oc.push_back("ow");

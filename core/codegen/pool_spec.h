@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "codegen/emitters.h"
@@ -27,6 +28,12 @@ struct PoolSpec {
 };
 
 PoolSpec PoolSpecOf(const GroupContext& ctx, const Node& node);
+
+// torch's average-pool divisor along dim `d` for windows starting at `start` (text): the
+// window end clipped to in + pad, and for count_include_pad=False to the input, with the
+// start clipped to 0.  Runtime sizes in generic mode.
+std::string AvgDivisorTerm(const GroupContext& ctx, const PoolSpec& s, size_t d,
+                           const std::string& start);
 
 // The strip kernel (emit_pool_strips.cc) for a max or average pool of literal sizes whose
 // unrolled taps stay small; nullopt where it does not apply (the caller emits the window
