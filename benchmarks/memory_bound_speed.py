@@ -364,10 +364,10 @@ def run(args: argparse.Namespace) -> int:
             def submit(device: str, problem: dict[str, Any]) -> Any:
                 return pool.submit(kept_row, problem, opts, max_bytes, copy_gbs)
 
-            run = AdmittedRun(problems, {args.device: args.jobs}, admission(args), submit,
-                              retry_alone=lambda _p, f: out_of_memory(f.result() or {}))  # fmt: skip
+            admitted = AdmittedRun(problems, {args.device: args.jobs}, admission(args), submit,
+                                   retry_alone=lambda _p, f: out_of_memory(f.result() or {}))  # fmt: skip
             # Recorded as they finish: a call that ends mid-list keeps every finished problem.
-            for problem, future in run:
+            for problem, future in admitted:
                 try:
                     row = future.result()
                 except Exception as exc:  # the job's process died (a broken pool): not a row

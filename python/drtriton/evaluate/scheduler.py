@@ -50,7 +50,6 @@ class AdmittedRun(Generic[Item]):
         self.retry_alone = retry_alone
         self.running: dict[cf.Future[Any], tuple[Item, str, int]] = {}
         self.retried: set[int] = set()  # id() of items queued again to run alone
-        self.started = 0
 
     @property
     def in_flight(self) -> list[cf.Future[Any]]:
@@ -80,7 +79,6 @@ class AdmittedRun(Generic[Item]):
                 item = self.queue.pop(index)
                 estimate = self.admission.start(item, device)
                 self.free[device] -= 1
-                self.started += 1
                 self.running[self.submit(device, item)] = (item, device, estimate)
 
     def _again_alone(self, item: Item, device: str, future: cf.Future[Any]) -> bool:
