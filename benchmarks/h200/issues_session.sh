@@ -16,6 +16,9 @@
 #            table): MB_JOBS at once (default 2), MB_TRIALS correctness sets (default 2),
 #            events only; MB_IDS picks problems; MB_PREVIOUS (an earlier call's
 #            memory_bound.json) is resumed: only the problems it lacks are measured
+#   variants benchmarks/variant_probe.py: every schedule variant of the teacher's kernel for the
+#            level-1 problems VARIANT_IDS (default "34"), beside eager and torch.compile;
+#            VARIANTS_S caps it (default 240 s)
 #   gemm     benchmarks/gemm_variants.py: three Triton GEMM schedules (the teacher's tile,
 #            persistent, persistent with TMA) against cuBLAS in bf16 at level 2's linear shapes
 #   drop_in  benchmarks/drop_in.py --keep-slower: ModelNew against Model for three models at
@@ -27,7 +30,7 @@
 #            with an earlier call's results.jsonl, resumed), PROBLEM_TIMEOUT (default 240)
 # Everything lands in OUTDIR (the device tool brings back 8 files: name the steps to fit): the wheel the
 # prelude built (carry it back in .whl/ to skip the build), noise_b.json, drop_in.json,
-# memory_bound.json, gemm.json, noise_a.json and eval/{results.jsonl,summary.md,logs.tgz}.
+# memory_bound.json, gemm.json, noise_a.json, variants.json and eval/{results.jsonl,summary.md,logs.tgz}.
 # Usage: STEPS="noise_b eval" bash benchmarks/h200/issues_session.sh OUTDIR BUDGET_S
 source "$(dirname "$0")/prelude.sh" "$@"
 
@@ -40,7 +43,7 @@ for step in ${STEPS-noise_b drop_in eval}; do
     noise_a)
         timeout "${NOISE_A_S:-300}" python3 benchmarks/timing_noise.py --device cuda --parts a \
             --kernelbench .devdata/kernelbench --workers 6 --repeats 5 \
-            --out "$out/noise_a.json" 2>/dev/null | tail -20 ;;
+            --out "$out/noise_a.json" 2>&1 | grep -v -i "warn\|verify:" | tail -20 ;;
     probe)
         timeout 150 python3 benchmarks/split_rows_probe.py --device cuda 2>&1 \
             | grep -v Warning | tail -30 ;;
@@ -55,6 +58,9 @@ for step in ${STEPS-noise_b drop_in eval}; do
             --problems .devdata/kernelbench/level1.jsonl --jobs "${MB_JOBS:-2}" \
             --trials "${MB_TRIALS:-2}" --no-graph ${MB_IDS:+--ids $MB_IDS} ${MB_PREVIOUS:+--resume} \
             --out "$out/memory_bound.json" 2>&1 | grep -v Warning | tail -60 ;;
+    variants)
+        timeout "${VARIANTS_S:-240}" python3 benchmarks/variant_probe.py --device cuda \
+            --ids ${VARIANT_IDS:-34} --out "$out/variants.json" 2>&1 | grep -v -i warn | tail -30 ;;
     gemm)
         timeout $(( $(left) - 15 )) python3 benchmarks/gemm_variants.py --device cuda \
             --out "$out/gemm.json" 2>&1 | tail -20 ;;

@@ -35,7 +35,8 @@ class ExprEmitter {
   // `tl.load(ptr)`, instead of a tile of lanes all reading one address (`ptr + zero`): a
   // KernelBench matrix-times-scalar kernel built that way ran at half of eager's bandwidth on
   // the H200 (whether this load was the cause is not measured yet).  For kernels whose
-  // arithmetic broadcasts a scalar freely (pointwise, contraction epilogues), not reductions.
+  // arithmetic broadcasts a scalar freely: pointwise, contraction epilogues, and rows, whose
+  // reads all meet their block's mask in a tl.where.
   void LoadOneElementValuesAsScalars() { scalar_loads_ = true; }
   // Loads of the reads registered with KernelParams::AddContiguousRead become
   // `if FLAG:` (flat address) / `else:` (strided address) pairs: one kernel body serves

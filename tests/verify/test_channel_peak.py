@@ -42,3 +42,20 @@ def test_a_peak_that_is_not_an_integer_is_ignored():
     channel = channel_with({"ok": True, "peak_bytes": "lots"})
     channel._read_reply()
     assert channel.peak_bytes == 0
+
+
+def test_the_harness_resets_its_peak_only_once_cuda_is_initialized(monkeypatch):
+    # torch's reset raises before CUDA is initialized: a pooled harness's first verification
+    # on the H200 failed that way, so the reset waits for an initialized CUDA.
+    import torch
+
+    from drtriton.verify import harness
+
+    resets: list[str] = []
+    monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", resets.append)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)
+    harness._reset_peak_memory("cuda:0")
+    assert resets == []
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    harness._reset_peak_memory("cuda:0")
+    assert resets == ["cuda:0"]

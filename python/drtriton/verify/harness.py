@@ -95,7 +95,7 @@ class Verifier:
         candidate_source = judged
         level = sandbox.choose(opts.sandbox)
         if opts.on_cuda:  # this verification's own peak (a pooled harness verifies many)
-            torch.cuda.reset_peak_memory_stats(opts.device)
+            _reset_peak_memory(opts.device)
         worker = self._take_spare(opts, level) or WorkerChannel(opts, level)
         worker.deadline = start + opts.wall_limit()
         if opts.prewarm:  # the next candidate's worker imports torch while this one runs
@@ -161,6 +161,14 @@ def verify(task_source: str, candidate_source: str, options: Options | None = No
         return verifier.verify(task_source, candidate_source, options, **kwargs)
     with Verifier() as fresh:
         return fresh.verify(task_source, candidate_source, options, **{**kwargs, "prewarm": False})
+
+
+def _reset_peak_memory(device: str) -> None:
+    """Starts `device`'s reserved-memory peak afresh. Only once CUDA is initialized: before,
+    nothing is reserved, and torch's reset raises ("Invalid device argument: did you call
+    init?"), which failed a pooled harness's first verification on the H200 (2026-12-03)."""
+    if torch.cuda.is_initialized():
+        torch.cuda.reset_peak_memory_stats(device)
 
 
 def _stop_spares(spares: dict[tuple[Any, ...], WorkerChannel]) -> None:

@@ -1,0 +1,157 @@
+"""Which of the teacher's schedule variants is fastest on a problem? (run on the H200)
+
+    python benchmarks/variant_probe.py --device cuda --ids 34 98 100
+    TRITON_INTERPRET=1 python benchmarks/variant_probe.py --ids 40 --cap 64   # the CPU: errors only
+
+Why: the teacher picks one schedule per shape (core/codegen/heuristics.cc); `--variants` gives
+three more (other tiles, warps and row blocks) that the search and RL choose among. Where a
+level-1 problem misses torch.compile, the first question is whether another of those schedules
+already wins (then the heuristic should pick it) or none does (then the kernel's structure is
+the gap). KernelBench L1 34 (instance norm, 7,168 rows of 262,144) ran its default schedule,
+8,192-element blocks over 16 warps with 80 registers (one program per SM), at 7.04 ms against
+torch.compile's 6.00 (h200-2026-12-03-e).
+
+What it does: for each problem (the frontend's functional program, as memory_bound_speed.py
+builds it), every distinct variant's candidate, eager and torch.compile are timed together by
+the verifier's `time_tasks` (one exclusive hold, calls interleaved round by round, L2 flushed,
+events), in groups of two variants so that the inputs of a 7.5 GB problem fit beside each
+other. Each candidate's output on the first input set is compared with eager's: the largest
+difference relative to the largest reference magnitude (a screen, not the verifier's rule).
+Prints one row per variant: its time, eager / it and compile / it, and the error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+from typing import Any
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "python"))
+
+import torch  # noqa: E402
+
+from drtriton.errors import UserError  # noqa: E402
+from drtriton.teach import emit  # noqa: E402
+from drtriton.verify.measure import time_tasks  # noqa: E402
+from drtriton.verify.task import load_task  # noqa: E402
+from memory_bound_speed import classify, load_problems  # noqa: E402
+
+VARIANTS = (0, 1, 2, 3)  # core/codegen/heuristics.h: kNumVariants
+GROUP = 2  # variants timed in one hold beside eager and torch.compile
+
+
+def inputs_of(program: str) -> str:
+    """The `def get_inputs` block of a functional program (the tasks below share it)."""
+    return program[program.index("def get_inputs"):]
+
+
+def as_task(candidate: str, program: str) -> str:
+    """A trusted task whose fused_operator is the teacher's candidate (time_tasks times tasks)."""
+    return (candidate + "\n\ndef fused_operator(*args):\n    return triton_fused_operator(*args)"
+            "\n\n\n" + inputs_of(program))  # fmt: skip
+
+
+def compiled_task(program: str) -> str:
+    return program + "\n\nfused_operator = torch.compile(fused_operator)\n"
+
+
+def relative_error(task: str, program: str, device: str) -> float:
+    """max |candidate - eager| / max |eager| on input set 0."""
+    dev = torch.device(device)
+    with torch.no_grad():
+        reference = load_task(program)
+        ref, inputs = reference.build_reference(dev, 0), reference.make_inputs(0, 0, dev)
+        # Loaded last: the CPU interpreter reads kernels back from the last task's text.
+        got = load_task(task).build_reference(dev, 0)
+        want = ref(*inputs).double()
+        have = got(*inputs).double()
+    scale = want.abs().max().item() or 1.0
+    return (have - want).abs().max().item() / scale
+
+
+def probe(record: dict[str, Any], device: str, runs: int) -> list[dict[str, Any]]:
+    kept = classify(record["code"])
+    name = record["name"]
+    if kept["kind"] != "memory":
+        return [{"problem": name, "status": kept["kind"], "ops": kept.get("opaque")}]
+    program = kept["program"]
+    texts: dict[str, int] = {}  # candidate text -> the first variant that emits it
+    for variant in VARIANTS:
+        try:
+            texts.setdefault(emit(program, variant=variant), variant)
+        except UserError as exc:
+            return [{"problem": name, "status": "no_kernel", "reason": str(exc)}]
+    rows = []
+    variants = [(v, as_task(text, program)) for text, v in texts.items()]
+    for start in range(0, len(variants), GROUP):
+        group = variants[start:start + GROUP]
+        if device == "cpu":  # no timing without a GPU
+            times = [{} for _ in range(2 + len(group))]
+        else:
+            times = time_tasks([program, compiled_task(program), *(t for _, t in group)],
+                               device, runs=runs)  # fmt: skip
+        eager_ms, compile_ms = times[0].get("median"), times[1].get("median")
+        for (variant, task), timed in zip(group, times[2:], strict=True):
+            ms = timed.get("median")
+            rows.append({"problem": name, "variant": variant, "status": "timed" if ms else "run",
+                         "ms": ms, "eager_ms": eager_ms, "compile_ms": compile_ms,
+                         "vs_eager": eager_ms / ms if ms and eager_ms else None,
+                         "vs_compile": compile_ms / ms if ms and compile_ms else None,
+                         "error": relative_error(task, program, device)})  # fmt: skip
+        if device != "cpu":
+            torch.cuda.empty_cache()
+    return rows
+
+
+def fmt(v: Any, spec: str) -> str:
+    width = int(spec.split(".")[0] or 0)
+    return "-".rjust(width) if v is None else format(v, spec)
+
+
+def print_rows(rows: list[dict[str, Any]]) -> None:
+    print(f"{'problem':<34} {'var':>3} {'ms':>8} {'eager':>8} {'compile':>8} "
+          f"{'vs eager':>8} {'vs comp':>8} {'error':>8}")  # fmt: skip
+    for r in rows:
+        if "variant" not in r:
+            print(f"{r['problem'][:34]:<34}   {r['status']}: {r.get('reason') or r.get('ops')}")
+            continue
+        print(f"{r['problem'][:34]:<34} {r['variant']:>3} {fmt(r['ms'], '8.3f')} "
+              f"{fmt(r['eager_ms'], '8.3f')} {fmt(r['compile_ms'], '8.3f')} "
+              f"{fmt(r['vs_eager'], '8.3f')} {fmt(r['vs_compile'], '8.3f')} "
+              f"{fmt(r['error'], '8.1e')}")  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--problems", type=pathlib.Path,
+                        default=ROOT / ".devdata" / "kernelbench" / "level1.jsonl",
+                        help="KernelBench problems (jsonl; default: .devdata's level 1)")
+    parser.add_argument("--ids", type=int, nargs="+", required=True, help="problem ids")
+    parser.add_argument("--device", default="cpu", help="cuda times; cpu checks only")
+    parser.add_argument("--cap", type=int, default=None,
+                        help="shrink every dimension to at most this (CPU runs)")
+    parser.add_argument("--runs", type=int, default=10, help="minimum timed rounds")
+    parser.add_argument("--out", default=None, help="write the rows as JSON here")
+    args = parser.parse_args(argv)
+    try:
+        problems = load_problems(args.problems, args.ids, args.cap)
+    except UserError as exc:
+        print(f"variant_probe: {exc}", file=sys.stderr)
+        return 2
+    rows: list[dict[str, Any]] = []
+    for record in problems:
+        rows += probe(record, args.device, args.runs)
+        print(f"{record['name']}: done", flush=True)
+    print_rows(rows)
+    if args.out:
+        pathlib.Path(args.out).write_text(json.dumps(rows, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
