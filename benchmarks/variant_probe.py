@@ -46,7 +46,7 @@ GROUP = 2  # variants timed in one hold beside eager and torch.compile
 
 def inputs_of(program: str) -> str:
     """The `def get_inputs` block of a functional program (the tasks below share it)."""
-    return program[program.index("def get_inputs"):]
+    return program[program.index("def get_inputs") :]
 
 
 def as_task(candidate: str, program: str) -> str:
@@ -88,7 +88,7 @@ def probe(record: dict[str, Any], device: str, runs: int) -> list[dict[str, Any]
     rows = []
     variants = [(v, as_task(text, program)) for text, v in texts.items()]
     for start in range(0, len(variants), GROUP):
-        group = variants[start:start + GROUP]
+        group = variants[start : start + GROUP]
         if device == "cpu":  # no timing without a GPU
             times = [{} for _ in range(2 + len(group))]
         else:
@@ -126,15 +126,20 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--problems", type=pathlib.Path,
-                        default=ROOT / ".devdata" / "kernelbench" / "level1.jsonl",
-                        help="KernelBench problems (jsonl; default: .devdata's level 1)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--problems",
+        type=pathlib.Path,
+        default=ROOT / ".devdata" / "kernelbench" / "level1.jsonl",
+        help="KernelBench problems (jsonl; default: .devdata's level 1)",
+    )
     parser.add_argument("--ids", type=int, nargs="+", required=True, help="problem ids")
     parser.add_argument("--device", default="cpu", help="cuda times; cpu checks only")
-    parser.add_argument("--cap", type=int, default=None,
-                        help="shrink every dimension to at most this (CPU runs)")
+    parser.add_argument(
+        "--cap", type=int, default=None, help="shrink every dimension to at most this (CPU runs)"
+    )
     parser.add_argument("--runs", type=int, default=10, help="minimum timed rounds")
     parser.add_argument("--out", default=None, help="write the rows as JSON here")
     args = parser.parse_args(argv)

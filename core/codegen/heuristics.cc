@@ -108,13 +108,31 @@ int64_t OnePassLimit(int variant) {
   return kLimit[variant % kNumVariants];
 }
 
+// A row longer than the one-pass limit is walked in blocks, and the block then sets only how
+// much of the row a program has in flight and how many programs share an SM.  With many such
+// rows, 4096 elements over 8 warps beat 8192 over 16 on all five level-1 problems timed on the
+// H200 (benchmarks/variant_probe.py, h200-2026-12-03-e; torch.compile in brackets): L1 34
+// instance norm 7.15 -> 5.71 ms (6.00), L1 91 reversed cumsum 7.08 -> 4.73 (6.71), L1 98 KL
+// divergence 0.639 -> 0.619 (0.580), L1 100 hinge loss 0.997 -> 0.986 (1.094), L1 23 softmax
+// 4.837 -> 4.835 (4.724).  Instance norm's 8192-element loop took 80 registers a thread in
+// its sm_90 build: one 16-warp program per SM, whose loads stall together; at 4096, several
+// programs interleave theirs.  Variant 1 takes 8192, so the four variants stay distinct.  Few
+// long rows (split across programs, SplitFewLongRows) keep the one-pass tile: L1 40's split
+// was measured at 8192 over 16 warps (0.236 ms against torch.compile's 0.325).
+int64_t LoopBlock(int variant) {
+  static constexpr int64_t kBlock[kNumVariants] = {4096, 8192, 16384, 2048};
+  return kBlock[variant % kNumVariants];
+}
+
 RowsConfig ChooseReduceRows(int64_t rows, int64_t reduced, int variant, bool r_inner) {
   if (!r_inner && rows > 1) return ChooseRows(rows, reduced, variant, r_inner);
   // One tile of OnePassLimit elements: a whole row up to that length, or several short rows.
   const int64_t tile = OnePassLimit(variant);
+  // Unknown sizes (generic mode, whose rows are short more often than not) keep the tile.
+  const bool many_long_rows = reduced > tile && reduced < kUnknownSize && rows >= kMinPrograms;
   RowsConfig c;
-  c.block_r = std::min(NextPow2(reduced), tile);
-  c.block_o = std::min(NextPow2(rows), std::max<int64_t>(1, tile / c.block_r));
+  c.block_r = many_long_rows ? LoopBlock(variant) : std::min(NextPow2(reduced), tile);
+  c.block_o = many_long_rows ? 1 : std::min(NextPow2(rows), std::max<int64_t>(1, tile / c.block_r));
   // Large problems: keep at least two waves of programs.
   if (rows * reduced >= kLaunchBoundElems)
     while (c.block_o > 1 && CeilDiv(rows, c.block_o) < kMinPrograms) c.block_o /= 2;

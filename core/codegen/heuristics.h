@@ -34,10 +34,12 @@ RowsConfig ChooseRows(int64_t rows, int64_t reduced, int variant, bool r_inner =
 // Reductions, softmax, norms and cumsum (emit_rows.cc).  A row of up to OnePassLimit(variant)
 // elements is one block of BLOCK_R = next_power_of_2(R) lanes: the kernel reads it once,
 // keeps it in registers for the write, and never loops.  Longer rows loop over blocks of
-// OnePassLimit(variant) with running (online) statistics, two reads at most; when there are
-// too few rows to fill the GPU, each row is split across programs (RowsConfig::split).
+// LoopBlock(variant) with running (online) statistics, two reads at most; when there are
+// too few rows to fill the GPU, each row is split across programs (RowsConfig::split) in
+// blocks of OnePassLimit(variant).
 RowsConfig ChooseReduceRows(int64_t rows, int64_t reduced, int variant, bool r_inner);
 int64_t OnePassLimit(int variant);
+int64_t LoopBlock(int variant);
 
 // Pooling strips (emit_pool_strips.cc): a program owns BLOCK_R output rows of BLOCK_G strips,
 // each strip `vec` consecutive outputs of the last dim that one thread computes from 16-byte
