@@ -24,11 +24,20 @@
 // norms), rows_split.cc (split rows), rows_stats.cc (online statistics), rows_layout.cc.
 // Elementwise producers are recomputed inside every pass; elementwise consumers run before
 // the store (epilogue).
+// - A cumsum of a flip along its contiguous scan dim walks the row from its end, reading the
+//   flip's input at increasing addresses (ScanInputFlip, OpenBlock, EmitScan): Triton
+//   vectorizes no decreasing index, and the flip read as index arithmetic (n - 1 - r) cost
+//   KernelBench L1 91 (flip-cumsum-flip, 32768 x 32768) 16 scalar loads, 1256 instructions
+//   and 86 registers a thread in sm_90 against 4 vector loads, 512 and 53 for a plain cumsum.
+//   A flip of a scan's result along the scan dim alone is the scan's store (fusion.h
+//   Group::mirrored), so flip-cumsum-flip is one kernel.
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "codegen/layout.h"
 #include "codegen/rows_emitter.h"
 
 namespace drtriton::codegen {
@@ -63,12 +72,31 @@ RowsEmitter::RowsEmitter(const GroupContext& ctx, const Node& node, Role role)
                          : ChooseReduceRows(rows_hint, r_hint, ctx.variant, ReducesInnermost());
   single_ = !ctx.generic() && r_ <= config_.block_r;
   contiguous_ = layout_.trailing && NonUnitDims(layout_.r_dims) >= 2;
+  if (GetOp(node.op).has(kScan)) {
+    scan_dim_ = NormDim(node.attrs[0].i, p_.value(node.tensors[0]).shape.size());
+    input_flip_ = ScanInputFlip();
+  }
+}
+
+// The flip along the scan dim (and maybe others) that produces a cumsum's input, where
+// walking from the row's end pays: the scan dim is contiguous and a block holds whole groups.
+// Along another dim the loads are vectors across rows whatever the order of r, and cumprod
+// reads one element a row at a time: both read the flip as index arithmetic.  Flips have
+// literal sizes only (sizes.cc GenericBlocker), as have the mirrored indices.
+const Node* RowsEmitter::ScanInputFlip() const {
+  if (Sequential() || !layout_.trailing || config_.block_r < kGroup) return nullptr;
+  const NodeId producer = p_.value(node_.tensors[0]).producer;
+  if (!producer.valid()) return nullptr;
+  const Node& flip = p_.node(producer);
+  const std::vector<int> dims = FlippedDims(p_, flip);
+  return std::find(dims.begin(), dims.end(), scan_dim_) != dims.end() ? &flip : nullptr;
 }
 
 std::string RowsEmitter::Schedule() const {
   const std::string chunks = IntLiteral(config_.split) + " chunks of " + IntLiteral(config_.chunk);
   if (role_ == Role::kStats) return "partial statistics of " + chunks;
   if (role_ == Role::kWrite) return "from the partial statistics of " + chunks;
+  if (Reversed()) return single_ ? "one block, reversed" : "one pass from the row's end";
   if (!TwoPasses()) return single_ ? "one block" : "one pass";
   if (single_) return "one pass, the row in registers";
   if (ctx_.generic()) return "one pass when the row fits BLOCK_R, else statistics then write";
@@ -154,11 +182,31 @@ EmittedKernel RowsEmitter::Launch(const std::string& name, std::vector<std::stri
 
 std::string RowsEmitter::OpenBlock(const std::string& start) {
   const std::string lanes = Arange("BLOCK_R", ctx_.wide) + "[None, :]";
-  w_.Line("r = " + (start == "0" ? lanes : start + " + " + lanes));
+  if (Reversed()) {
+    // The block's groups of kGroup lanes from its end, each group in increasing order of r:
+    // 16-byte loads (EmitScan reverses the groups in registers).  The group's start is written
+    // (BLOCK_R // 4 - 1 - lane // 4) * 4: as (BLOCK_R - 4 - lane // 4 * 4), the same value,
+    // L1 91's kernel took 83 registers in sm_90 against 52.
+    const std::string group = IntLiteral(kGroup);
+    w_.Line("lane = " + lanes);
+    w_.Line("r = " + (start == "0" ? "" : start + " + ") + "(BLOCK_R // " + group +
+            " - 1 - lane // " + group + ") * " + group + " + lane % " + group);
+  } else {
+    w_.Line("r = " + (start == "0" ? lanes : start + " + " + lanes));
+  }
   w_.Line("mask = row_mask & (r < " + R() + ")");
   block_start_ = start;
   scope_ = NewScope("mask", "(rows + r) * 0");
-  return scope_->Emit(node_.tensors[0], in_coords_);
+  return ReadInput();
+}
+
+// Walking from the row's end, the lane at r holds the scan's input at n - 1 - r, which is the
+// flip's input at r along the scan dim (the flip's other dims read as the flip says).
+std::string RowsEmitter::ReadInput() {
+  if (!Reversed()) return scope_->Emit(node_.tensors[0], in_coords_);
+  Coords coords = LayoutInputCoords(p_, *input_flip_, in_coords_).coords;
+  coords[scan_dim_] = in_coords_[scan_dim_];
+  return scope_->Emit(input_flip_->tensors[0], coords);
 }
 
 void RowsEmitter::ForEachBlock(const std::string& from,
@@ -175,7 +223,9 @@ void RowsEmitter::ForEachBlock(const std::string& from,
     return;
   }
   OpenLoop(w_, "r0", R(), "BLOCK_R", from);
-  body(OpenBlock("r0"));
+  // From the row's end: the last block (masked past n) first; blocks start at multiples of
+  // BLOCK_R, so the loads stay aligned.
+  body(OpenBlock(Reversed() ? IntLiteral(r_ - 1) + " // BLOCK_R * BLOCK_R - r0" : "r0"));
   CloseLoop(w_, "r0", R(), "BLOCK_R");
 }
 
@@ -234,7 +284,8 @@ void RowsEmitter::Store(const std::string& val, const Coords& coords, const std:
                         const std::string& zero, const std::string& address) {
   ExprEmitter* e = scope_.get();
   std::unique_ptr<ExprEmitter> tail;
-  if (IsReduction(op_)) {
+  // The epilogue reads under the store's mask: a reduction's rows, a scan's scanned order.
+  if (IsReduction(op_) || mask != "mask") {
     tail = NewScope(mask, zero);
     e = tail.get();
   }
@@ -255,12 +306,20 @@ void RowsEmitter::StoreReduced(const std::string& val) {
         params_.Pointer(ctx_.group.output) + " + rows");
 }
 
+// The value at r is the anchor's result at r, stored at r, or, in a flipped output
+// (Group::mirrored), at n - 1 - r.  Walking from the row's end, EmitScan puts the flipped
+// output's values at r (the flips cancel); the unflipped result is StoreScanned's.
 void RowsEmitter::StoreElements(const std::string& val) {
   const std::string zero = "(rows + r) * 0";
-  const std::string address = layout_.trailing
-                                  ? params_.Pointer(ctx_.group.output) + " + row_off + r"
-                                  : params_.Address(ctx_.group.output, in_coords_, zero);
-  Store(val, in_coords_, "mask", zero, address);
+  const bool mirror = ctx_.group.mirrored && !Reversed();
+  auto mirrored = [&](const std::string& c) { return "(" + IntLiteral(r_ - 1) + " - " + c + ")"; };
+  Coords coords = in_coords_;
+  if (mirror) coords[scan_dim_] = mirrored(coords[scan_dim_]);
+  const std::string address =
+      layout_.trailing
+          ? params_.Pointer(ctx_.group.output) + " + row_off + " + (mirror ? mirrored("r") : "r")
+          : params_.Address(ctx_.group.output, coords, zero);
+  Store(val, coords, "mask", zero, address);
 }
 
 void RowsEmitter::EmitOp() {
@@ -351,13 +410,55 @@ void RowsEmitter::EmitScan(bool is_prod) {
       if (!single_) w_.Line("carry = out");
       return;
     }
-    w_.Line("out = tl.cumsum(xm, axis=1) + carry");
-    StoreElements("out");
+    // Walking from the row's end, the block is scanned in descending order of r (its groups
+    // reversed in registers); a flipped output takes the result back in the order of r, an
+    // unflipped one as scanned.
+    const std::string xs = Reversed() ? ReverseGroups("xm", "xs") : "xm";
+    w_.Line("out = tl.cumsum(" + xs + ", axis=1) + carry");
+    if (!Reversed())
+      StoreElements("out");
+    else if (ctx_.group.mirrored)
+      StoreElements(ReverseGroups("out", "res"));
+    else
+      StoreScanned("out");
     if (!single_) {
       w_.Line("last = tl.arange(0, BLOCK_R)[None, :] == BLOCK_R - 1");
       w_.Line("carry = tl.sum(tl.where(last, out, 0.0), axis=1, keep_dims=True)");
     }
   });
+}
+
+// Walking from the row's end into an unflipped result (flip-cumsum): the j-th scanned lane,
+// at r = start + BLOCK_R - 1 - j, holds the result at n - 1 - r = n - BLOCK_R - start + j,
+// increasing in j: stored as scanned, in 16-byte stores, under a mask of its own (the lanes
+// past the row's end come first, at negative positions).  Put back in the order of r, the
+// values would land 16 bytes apart across a warp's lanes: 16 scalar stores a thread, each
+// writing a quarter of the sectors it touches.  flip-cumsum at L1 91's shape in sm_90: 4
+// stores, 488 instructions, 82 registers, against 16, 528 and 88 (loads and stores walking
+// opposite ways cost the 30 registers over flip-cumsum-flip's 52).
+void RowsEmitter::StoreScanned(const std::string& val) {
+  const std::string start = block_start_ == "0" ? "" : " - " + Atom(block_start_);
+  w_.Line("q = " + IntLiteral(r_) + " - BLOCK_R" + start + " + lane");
+  Coords coords = in_coords_;
+  coords[scan_dim_] = "q";
+  Store(val, coords, "row_mask & (q >= 0)", "(rows + q) * 0",
+        params_.Pointer(ctx_.group.output) + " + row_off + q");
+}
+
+// `x`'s groups of kGroup lanes, each reversed, as `name`: in the block OpenBlock reads walking
+// from the row's end, the lanes in descending order of r.  Splits and joins of dims of 2 held
+// by one thread rename registers (no instruction in sm_90: L1 91's scan has the plain
+// cumsum's 512).  tl.cumsum(reverse=True) is no substitute: Triton 3.6 moves each value
+// across the warp's lanes with 5 shuffles before the scan and 5 after (L1 91: 193 shuffles
+// against 33, 656 instructions, 83 registers).
+std::string RowsEmitter::ReverseGroups(const std::string& x, const std::string& name) {
+  static_assert(kGroup == 4, "two splits into dims of 2");
+  w_.Line("ev, od = tl.split(tl.reshape(" + x + ", [BLOCK_O, BLOCK_R // 4, 2, 2]))");
+  w_.Line("ev0, ev1 = tl.split(ev)");  // lanes 0 and 2 of each group
+  w_.Line("od0, od1 = tl.split(od)");  // lanes 1 and 3
+  w_.Line(name + " = tl.reshape(tl.join(tl.join(od1, od0), tl.join(ev1, ev0)), " +
+          "[BLOCK_O, BLOCK_R])");
+  return name;
 }
 
 Result<EmittedKernel> EmitRows(const GroupContext& ctx) {

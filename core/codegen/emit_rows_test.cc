@@ -293,5 +293,99 @@ TEST(EmitRowsTest, SplitReductionCombinesPartialsPerRow) {
             std::string::npos);
 }
 
+// `lines` (the last one's result returned) over one input x0.
+std::string EmitLines(const std::vector<std::string>& lines, const std::string& input) {
+  std::string body;
+  for (const auto& line : lines) body += "    " + line + "\n";
+  const std::string out = lines.back().substr(0, lines.back().find(" ="));
+  CodegenOptions options;
+  auto c = EmitCandidate(
+      MustParse("def fused_operator(x0):\n" + body + "    return " + out + "\n", input), options);
+  EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.error().ToString());
+  return c.ok() ? c.value() : "";
+}
+
+// KernelBench L1 91: one kernel walks each row from its end, reading the input in 16-byte
+// groups at increasing addresses, reversing the groups in registers for a forward scan and
+// back for the store, at the input's own positions (the flips cancel).  No flip kernel.
+TEST(EmitRowsTest, FlipCumsumFlipIsOneScanFromTheRowsEnd) {
+  const std::string c = EmitLines(
+      {"t0 = torch.flip(x0, [1])", "t1 = torch.cumsum(t0, 1)", "t2 = torch.flip(t1, [1])"},
+      "torch.randn(32768, 32768)");
+  EXPECT_EQ(Count(c, "@triton.jit"), 1);
+  ExpectInOrder(c, {"cumsum over 32768 of 32768 rows: one pass from the row's end",
+                    "for r0 in tl.range(0, 32768, BLOCK_R):",
+                    "r = 32767 // BLOCK_R * BLOCK_R - r0 + (BLOCK_R // 4 - 1 - lane // 4) * 4 + "
+                    "lane % 4\n",
+                    "x0_ptr + rc0 * stride_x0_0 + r * stride_x0_1 +",
+                    "ev, od = tl.split(tl.reshape(xm, [BLOCK_O, BLOCK_R // 4, 2, 2]))",
+                    "xs = tl.reshape(tl.join(tl.join(od1, od0), tl.join(ev1, ev0)), [BLOCK_O, "
+                    "BLOCK_R])",
+                    "out = tl.cumsum(xs, axis=1) + carry",
+                    "ev, od = tl.split(tl.reshape(out, [BLOCK_O, BLOCK_R // 4, 2, 2]))",
+                    "tl.store(t2_ptr + row_off + r, res, mask=mask)",
+                    "last = tl.arange(0, BLOCK_R)[None, :] == BLOCK_R - 1"});
+  EXPECT_EQ(Count(c, "32767 - "), 0);  // no decreasing address
+  EXPECT_EQ(Count(c, "reverse=True"), 0);
+}
+
+// Without the trailing flip the result lands mirrored, in the scanned order: increasing, the
+// lanes past the row's end first.  A row that fits one block is that block read from its end.
+TEST(EmitRowsTest, FlipCumsumStoresTheScannedOrderMirrored) {
+  const std::string c = KernelOf(EmitLines(
+      {"t0 = torch.flip(x0, [-1])", "t1 = torch.cumsum(t0, -1)"}, "torch.randn(6, 1003)"));
+  ExpectInOrder(
+      c, {"one block, reversed", "r = (BLOCK_R // 4 - 1 - lane // 4) * 4 + lane % 4\n",
+          "r * stride_x0_1", "out = tl.cumsum(xs, axis=1) + carry", "q = 1003 - BLOCK_R + lane\n",
+          "tl.store(t1_ptr + row_off + q, out, mask=row_mask & (q >= 0))"});
+  EXPECT_EQ(Loops(c), 0);
+  EXPECT_EQ(Count(c, "res ="), 0);  // the scanned groups stay reversed
+  const std::string longer =
+      EmitLines({"t0 = torch.flip(x0, [-1])", "t1 = torch.cumsum(t0, -1)", "t2 = torch.exp(t1)"},
+                "torch.randn(6, 20000)");
+  ExpectInOrder(longer, {"for r0 in tl.range(0, 20000, BLOCK_R):",
+                         "q = 20000 - BLOCK_R - (19999 // BLOCK_R * BLOCK_R - r0) + lane\n",
+                         "# exp", "tl.store(t2_ptr + row_off + q, y"});
+}
+
+// A flip after a forward scan is its mirrored store; a flip of another dim too stays a copy,
+// and so does the flip of a scan whose result has another reader.
+TEST(EmitRowsTest, ScanStoresThroughAFlipOfTheScanDimAlone) {
+  const std::string mirrored =
+      EmitLines({"t0 = torch.cumsum(x0, 1)", "t1 = torch.flip(t0, [1])", "t2 = torch.relu(t1)"},
+                "torch.randn(5, 1000)");
+  EXPECT_EQ(Count(mirrored, "@triton.jit"), 1);
+  ExpectInOrder(mirrored, {"r = tl.arange(0, BLOCK_R)[None, :]", "tl.cumsum(xm, axis=1)", "# relu",
+                           "tl.store(t2_ptr + row_off + (999 - r)"});
+  const std::string both_dims = EmitLines(
+      {"t0 = torch.cumsum(x0, 1)", "t1 = torch.flip(t0, [0, 1])"}, "torch.randn(5, 1000)");
+  EXPECT_EQ(Count(both_dims, "@triton.jit"), 2);
+  const std::string shared = EmitLines({"t0 = torch.flip(x0, [1])", "t1 = torch.cumsum(t0, 1)",
+                                        "t2 = torch.flip(t1, [1])", "t3 = torch.add(t1, t2)"},
+                                       "torch.randn(5, 1000)");
+  EXPECT_EQ(Count(shared, "@triton.jit"), 2);
+  // The scan still reads from the row's end, and stores its result unflipped.
+  ExpectInOrder(shared, {"lane // 4", "tl.store(t1_ptr + row_off + q, out"});
+}
+
+// Along a dim that is not the contiguous one, and for cumprod (one element a row at a time),
+// the walk stays forward: the loads are vectors across rows, or single elements, whatever the
+// order of r.  The flips are index arithmetic, the trailing one the store's.
+TEST(EmitRowsTest, StridedAndSequentialScansReadFlipsAsIndexArithmetic) {
+  const std::string dim0 = EmitLines(
+      {"t0 = torch.flip(x0, [0, 1])", "t1 = torch.cumsum(t0, 0)", "t2 = torch.flip(t1, [0])"},
+      "torch.randn(300, 7)");
+  EXPECT_EQ(Count(dim0, "@triton.jit"), 1);
+  ExpectInOrder(dim0, {"r = r0 + tl.arange(0, BLOCK_R)[None, :]",
+                       "x0_ptr + ((299 - r)) * stride_x0_0 + ((6 - rc0)) * stride_x0_1",
+                       "tl.store(t2_ptr + ((299 - r)) * stride_t2_0 + rc0 * stride_t2_1"});
+  const std::string prod = EmitLines(
+      {"t0 = torch.flip(x0, [1])", "t1 = torch.cumprod(t0, 1)", "t2 = torch.flip(t1, [1])"},
+      "torch.rand(4, 300)");
+  EXPECT_EQ(Count(prod, "@triton.jit"), 1);
+  ExpectInOrder(prod, {"r = r0 + tl.arange(0, BLOCK_R)[None, :]", "((299 - r)) * stride_x0_1",
+                       "out = carry * xm.to(tl.float64)", "tl.store(t2_ptr + row_off + (299 - r)"});
+}
+
 }  // namespace
 }  // namespace drtriton::codegen

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "codegen/kernel.h"
+#include "codegen/layout.h"
+
 namespace drtriton::codegen {
 namespace {
 
@@ -40,6 +43,21 @@ ValueId EpilogueEnd(const Program& program, const std::vector<std::vector<NodeId
   return end;
 }
 
+// The flip that a scan's kernel can store through: the only consumer of the scan's epilogue
+// end `end` (not itself an output), reversing the scan dim and no other.  Absorbed, it costs
+// the scan's store a mirrored address instead of a copy kernel reading and writing the whole
+// tensor again (KernelBench L1 91, flip-cumsum-flip of 32768 x 32768: 4 GiB each way after
+// the scan, whose own traffic is the same 8 GiB).  Flips of other dims too stay copies.
+// Null when there is none.
+const Node* ScanDimFlip(const Program& program, const std::vector<std::vector<NodeId>>& users,
+                        const Node& scan, ValueId end) {
+  const auto& u = users[end.index];
+  if (IsOutput(program, end) || u.size() != 1) return nullptr;
+  const Node& next = program.node(u.front());
+  const int dim = NormDim(scan.attrs[0].i, program.value(scan.result).shape.size());
+  return FlippedDims(program, next) == std::vector<int>{dim} ? &next : nullptr;
+}
+
 }  // namespace
 
 bool IsInlinable(const Program& program, NodeId node) {
@@ -71,8 +89,15 @@ FusionPlan PlanFusion(const Program& program, bool fuse_epilogue) {
     Group g;
     g.kind = AnchorKind(program, id);
     g.anchor = id;
-    const ValueId result = program.node(id).result;
-    g.output = fuse_epilogue ? EpilogueEnd(program, users, result) : result;
+    const Node& node = program.node(id);
+    g.output = fuse_epilogue ? EpilogueEnd(program, users, node.result) : node.result;
+    const Node* flip = fuse_epilogue && GetOp(node.op).has(kScan)
+                           ? ScanDimFlip(program, users, node, g.output)
+                           : nullptr;
+    if (flip) {
+      g.output = EpilogueEnd(program, users, flip->result);
+      g.mirrored = true;
+    }
     plan.materialized[g.output.index] = true;
     covered[g.output.index] = true;
     ordered.emplace_back(program.value(g.output).producer.index, g);

@@ -9,6 +9,9 @@
 // chain in its own registers and stores only the chain's end (epilogue fusion).  Program
 // outputs are always stored; an output produced by inlinable nodes alone gets a pointwise
 // kernel.  So `conv -> relu -> add` is one kernel, and so is any elementwise program.
+// A scan's epilogue may also pass one flip along the scan dim (and only that dim): the scan
+// kernel stores each value at its mirrored position (Group::mirrored), so that
+// flip(cumsum(flip(x))) is one kernel and no copy.
 #pragma once
 
 #include <vector>
@@ -23,6 +26,9 @@ struct Group {
   GroupKind kind = GroupKind::kPointwise;
   NodeId anchor;   // invalid for pointwise groups
   ValueId output;  // the value this kernel stores: the anchor's result or its epilogue's end
+  // A scan whose epilogue flips the scan dim: `output`'s coordinate along it is the
+  // anchor result's mirrored (n - 1 - i).
+  bool mirrored = false;
 };
 
 struct FusionPlan {

@@ -104,10 +104,8 @@ LayoutRead LayoutInputCoords(const Program& p, const Node& node,
     }
     case ShapeRule::kSameAsInput:  // flip, triu, tril
       if (op.triangle != Triangle::kNone) return TriangleRead(op, node, coords);
-      for (int64_t d : Ints(node.attrs[0])) {
-        const int k = NormDim(d, in.size());
+      for (int k : FlippedDims(p, node))
         r.coords[k] = "(" + IntLiteral(in[k] - 1) + " - " + coords[k] + ")";
-      }
       return r;
     case ShapeRule::kPad: {
       const std::vector<int64_t> pad = Ints(node.attrs[0]);
@@ -126,6 +124,16 @@ LayoutRead LayoutInputCoords(const Program& p, const Node& node,
       assert(false && "LayoutInputCoords: not a layout rule");
       return r;
   }
+}
+
+std::vector<int> FlippedDims(const Program& p, const Node& node) {
+  const OpInfo& op = GetOp(node.op);
+  if (!op.has(kLayout) || op.rule != ShapeRule::kSameAsInput || op.triangle != Triangle::kNone)
+    return {};
+  const size_t rank = p.value(node.tensors[0]).shape.size();
+  std::vector<int> dims;
+  for (int64_t d : Ints(node.attrs[0])) dims.push_back(NormDim(d, rank));
+  return dims;
 }
 
 }  // namespace drtriton::codegen

@@ -23,4 +23,8 @@ struct LayoutRead {
 LayoutRead LayoutInputCoords(const Program& program, const Node& node,
                              const std::vector<std::string>& coords);
 
+// The dims a flip node reverses, normalized to [0, rank) in the node's order; empty for any
+// other node.
+std::vector<int> FlippedDims(const Program& program, const Node& node);
+
 }  // namespace drtriton::codegen

@@ -45,6 +45,11 @@ class RowsEmitter {
   EmittedKernel Launch(const std::string& name, std::vector<std::string> constexprs);
   // cumprod walks R one element at a time (heuristics.h: ChooseSequentialRows).
   bool Sequential() const { return op_ == RowOp::kCumprod; }
+  // A cumsum of a flip along the scan dim walks the row from its end (ScanInputFlip).
+  bool Reversed() const { return input_flip_ != nullptr; }
+  const Node* ScanInputFlip() const;
+  // Walking from the row's end, a block is read in groups of 4 lanes (16 bytes of float32).
+  static constexpr int kGroup = 4;
   // True unless an along-dim operator reduces a dim with non-unit dims after it.
   bool ReducesInnermost() const { return IsNorm(op_) || layout_.trailing; }
   // Softmax and norms store one value per input element and need the row's statistics
@@ -73,8 +78,11 @@ class RowsEmitter {
   }
 
   // Writes `r` and `mask` for the block of R starting at `start` ("0", "r0") and opens a
-  // scope over it; returns the input at (rows, r).
+  // scope over it; returns the input at (rows, r).  Walking from the row's end, the lanes
+  // hold the block's groups from its end (`lane` and `r` written).
   std::string OpenBlock(const std::string& start);
+  // The anchor's input at lane r of the open block (through input_flip_ when Reversed).
+  std::string ReadInput();
   // `body` on every block from `from` on ("0" or "BLOCK_R"): a loop over R, or, when the row
   // fits one block, the first block alone in straight-line code (and nothing after it).
   void ForEachBlock(const std::string& from, const std::function<void(const std::string&)>& body);
@@ -88,6 +96,7 @@ class RowsEmitter {
              const std::string& zero, const std::string& address);
   void StoreReduced(const std::string& val);
   void StoreElements(const std::string& val);
+  void StoreScanned(const std::string& val);
 
   // Split rows: the partials buffer, and its (`count` floats per chunk) stores and loads;
   // LoadPartials writes `p_<name>` for each (name, identity), one lane per chunk.
@@ -113,6 +122,8 @@ class RowsEmitter {
   void EmitOp();
   void EmitArg(bool is_max);
   void EmitScan(bool is_prod);
+  // Writes `name`: `x` with each group of kGroup lanes reversed (in registers).
+  std::string ReverseGroups(const std::string& x, const std::string& name);
   void EmitLogsumexp();
   void EmitSoftmax(bool log);
   void EmitNorm();
@@ -138,6 +149,9 @@ class RowsEmitter {
   bool single_ = true;       // the row is one block (specialized mode only)
   bool contiguous_ = false;  // the kernel has a CONTIG path
   Coords row_, r_coords_, in_coords_;
+  // Scans: the dim scanned, and the flip along it that the scan reads (null: none).
+  int scan_dim_ = -1;
+  const Node* input_flip_ = nullptr;
   std::string block_start_ = "0";
   std::unique_ptr<ExprEmitter> scope_, first_;
   std::string first_x_;

@@ -200,3 +200,77 @@ def test_arg_reductions_pick_torchs_first_index(op: str, kind: str, r: int) -> N
     # emitted from a program of plain randn inputs, judged on the special ones
     candidate = emit(task(lines, "x0", f"torch.randn(5, {r})"))
     judge(task(lines, "x0", ARG_INPUTS[kind].format(r=r, worst_expr=worst_expr)), candidate)
+
+
+# Scans of flips along the scan dim.  A cumsum of a flip along the contiguous dim walks each
+# row from its end in one kernel (emit_rows.cc: `lane // 4`, the 16-byte groups read from the
+# block's end); a flip of the scan's result along the scan dim alone is its store (one kernel,
+# no copy).  Along another dim, and for cumprod, the flips stay index arithmetic.  The kernels
+# are emitted from randn inputs and judged on small integers, whose sums float32 holds exactly
+# (a float32 tree-order scan of 9000 randn values already misses atol = 1e-4 near zero).
+FLIPPED_SCANS = {
+    # two blocks of 8192, the last one partial; rows of 9001 floats are not 16-byte aligned
+    "flip_cumsum_flip": (
+        ["t0 = torch.flip(x0, [1])", "t1 = torch.cumsum(t0, 1)", "t2 = torch.flip(t1, [1])"],
+        (3, 9001),
+        True,
+    ),
+    "flip_cumsum": (["t0 = torch.flip(x0, [-1])", "t1 = torch.cumsum(t0, -1)"], (3, 9000), True),
+    # stored in the scanned order: the epilogue reads x0 there, under that order's mask
+    "flip_cumsum_times_input": (
+        ["t0 = torch.flip(x0, [1])", "t1 = torch.cumsum(t0, 1)", "t2 = torch.mul(t1, x0)"],
+        (3, 9001),
+        True,
+    ),
+    "cumsum_flip": (["t0 = torch.cumsum(x0, 1)", "t1 = torch.flip(t0, [1])"], (5, 1000), False),
+    # several rows a program (BLOCK_O > 1), each one block
+    "short_rows": (
+        ["t0 = torch.flip(x0, [1])", "t1 = torch.cumsum(t0, 1)", "t2 = torch.flip(t1, [1])"],
+        (100, 37),
+        True,
+    ),
+    "dim0_flipped_twice": (
+        ["t0 = torch.flip(x0, [0, 1])", "t1 = torch.cumsum(t0, 0)", "t2 = torch.flip(t1, [0])"],
+        (300, 7),
+        False,
+    ),
+    "3d_last_dim_relu": (
+        [
+            "t0 = torch.flip(x0, [2, 0])",
+            "t1 = torch.cumsum(t0, 2)",
+            "t2 = torch.flip(t1, [2])",
+            "t3 = torch.relu(t2)",
+        ],
+        (2, 3, 1003),
+        True,
+    ),
+    "3d_middle_dim": (
+        ["t0 = torch.flip(x0, [1])", "t1 = torch.cumsum(t0, 1)", "t2 = torch.flip(t1, [1])"],
+        (4, 50, 6),
+        False,
+    ),
+}
+
+
+def shape_args(shape: tuple[int, ...]) -> str:
+    return ", ".join(map(str, shape))
+
+
+@pytest.mark.parametrize("case", sorted(FLIPPED_SCANS))
+def test_scans_of_flips_are_one_kernel_that_matches_torch(case: str) -> None:
+    lines, shape, from_the_end = FLIPPED_SCANS[case]
+    candidate = emit(task(lines, "x0", f"torch.randn({shape_args(shape)})"))
+    assert candidate.count("@triton.jit") == 1
+    assert ("lane // 4" in candidate) == from_the_end
+    exact = f"torch.randint(-3, 4, ({shape_args(shape)},)).float()"
+    judge(task(lines, "x0", exact), candidate)
+
+
+def test_reversed_cumprod_is_one_kernel_that_matches_torch() -> None:
+    # One element a row per step, from the start: the flips are the load's and store's index
+    # arithmetic.  Uniform inputs: the products that have not underflowed sit at the row's end.
+    lines = ["t0 = torch.flip(x0, [1])", "t1 = torch.cumprod(t0, 1)", "t2 = torch.flip(t1, [1])"]
+    src = task(lines, "x0", "torch.rand(4, 300)")
+    candidate = emit(src)
+    assert candidate.count("@triton.jit") == 1 and "(299 - r)" in candidate
+    judge(src, candidate)
