@@ -24,13 +24,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import sys
 from typing import Any
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-sys.path.insert(0, str(ROOT / "python"))
+# The source tree's package, unless PYTHONPATH names another copy (a private build's _core).
+if not os.environ.get("PYTHONPATH"):
+    sys.path.insert(0, str(ROOT / "python"))
 
 import torch  # noqa: E402
 

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import drtriton
+
 ROOT = Path(__file__).resolve().parents[2]
 SOFTMAX = (
     "import torch\nimport torch.nn as nn\n\n"
@@ -22,7 +24,10 @@ SOFTMAX = (
 
 
 def probe(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    # The child imports the package this test imported (an installed one has its _core; the
+    # source tree's python/ may have none).
+    package_root = str(Path(drtriton.__file__).resolve().parents[1])
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": package_root}
     return subprocess.run([sys.executable, str(ROOT / "benchmarks" / "variant_probe.py"), *args],
                           capture_output=True, text=True, env=env, timeout=600)  # fmt: skip
 
