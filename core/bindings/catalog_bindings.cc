@@ -60,7 +60,9 @@ nb::dict ParamToDict(const Param& p) {
   if (p.kind != ParamKind::kAttr) {
     d["required"] = p.kind == ParamKind::kTensor;
     d["positive"] = p.positive;
-    d["boolean"] = p.boolean;
+    d["boolean"] = p.dtype == "bool";
+    d["dtype"] = p.dtype;
+    d["index_dim"] = p.index_dim;
     d["aux"] = AuxShapeName(p.aux);
     return d;
   }

@@ -35,6 +35,18 @@ void AddCreateOps(std::vector<OpInfo>& out) {
                       .Doc(doc)
                       .Example({}, {L({2, 3})}));
   }
+  // Class indices (nll_loss's target): torch.randint(low, high, size), int64.  Programs draw
+  // them from 0; the frontend makes them only where they index (Param::index_dim).
+  out.push_back(Entry("randint", "torch.randint", "torch.randint")
+                    .Create()
+                    .Params({Attr("low", IntRange(0, 0, 0)), Attr("high", IntRange(1, 1 << 30, {})),
+                             Attr("size", IntListAttr())})
+                    .Rule(ShapeRule::kCreate)
+                    .Rank(0, 8)
+                    .Traits(kCreateTrait | kIndexResult)
+                    .Flops(0)
+                    .Doc("int64 tensor uniform in [low, high); the class targets of nll_loss")
+                    .Example({}, {I(0), I(4), L({2})}));
 }
 
 }  // namespace catalog_internal

@@ -45,6 +45,8 @@ enum Trait : uint32_t {
   // in inference mode, on its running statistics): inlined into kernels like an elementwise
   // operator, by its own formula (codegen/expr.cc EmitBatchNorm).
   kChannelwise = 1u << 18,
+  // Reads its input at positions an int64 index tensor names (nll_loss's class targets).
+  kGather = 1u << 19,
 };
 
 // How the output shape follows from the inputs; the synthesizer posts one constraint
@@ -69,6 +71,7 @@ enum class ShapeRule {
   kSelect,          // one index of one dim, the dim removed
   kPad,             // constant padding (before, after) per dim, last dim first
   kExpand,          // broadcast_to: size-1 dims (and new leading dims) repeated
+  kClassLoss,       // scores (N, C), class indices (N,): () or (N,) with reduction='none'
 };
 
 enum class ParamKind { kTensor, kOptionalTensor, kAttr };
@@ -88,7 +91,13 @@ struct Param {
   AttrSpec attr;          // for kAttr
   bool positive = false;  // tensor must hold positive values (running_var); programs use torch.rand
   bool keyword_only = false;  // printed as name=value (PyTorch declares it after `*`)
-  bool boolean = false;  // a bool tensor (where's condition); every other tensor is float32
+  // The tensor's dtype: "float32" (every program input of the synthesizer), "bool" (where's
+  // condition: a comparison's result) or "int64" (nll_loss's target: class indices).
+  std::string dtype = "float32";
+  // int64 indices into this dim of the first tensor input (nll_loss's target: its classes,
+  // dim 1); -1 for every other tensor.  A program input read here is drawn from
+  // torch.randint(0, high) with high at most that dim's size (ir/program.cc checks it).
+  int index_dim = -1;
   AuxShape aux = AuxShape::kFree;  // for tensors: shape fixed by the first input
 };
 
@@ -118,6 +127,9 @@ enum class RowKind {
   kLayerNorm,     // over the trailing normalized_shape dims
   kGroupNorm,     // over channel groups
   kInstanceNorm,  // over each (sample, channel)'s spatial dims
+  // nll_loss: each row's element at its target class, negated, then reduced over the rows
+  // (a log_softmax along the classes before it is computed in the same pass: cross_entropy).
+  kNllLoss,
 };
 
 // Which elements a triangle operator keeps (triu, tril: the others read as zero); the code
@@ -159,7 +171,14 @@ struct OpInfo {
   // operator has no one-operator program; it only ever reads a comparison's result.
   bool has_bool_param() const {
     for (const Param& q : params)
-      if (q.boolean) return true;
+      if (q.kind != ParamKind::kAttr && q.dtype == "bool") return true;
+    return false;
+  }
+  // An int64 tensor parameter (nll_loss's target): its one-operator program draws it from
+  // torch.randint; the synthesizer, whose programs are float32, never samples the operator.
+  bool has_index_param() const {
+    for (const Param& q : params)
+      if (q.kind != ParamKind::kAttr && q.index_dim >= 0) return true;
     return false;
   }
   int arity() const;        // required tensor inputs

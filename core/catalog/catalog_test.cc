@@ -202,7 +202,7 @@ std::vector<AttrValue> LoweringAttrs(const OpInfo& op) {
 // code generator lowers by its trait (one emitter per family: contraction, conv, rows, ...).
 TEST(CatalogTest, EveryComputeOperatorHasALoweringOrAnEmitterFamily) {
   const uint32_t families = kReduction | kRowwise | kScan | kContraction | kNormalization |
-                            kPooling | kConv | kConvTranspose | kLayout;
+                            kPooling | kConv | kConvTranspose | kLayout | kGather;
   for (const OpInfo& op : Catalog()) {
     if (op.kind != OpKind::kCompute) continue;
     if (!op.has(kElementwise)) {
@@ -211,7 +211,7 @@ TEST(CatalogTest, EveryComputeOperatorHasALoweringOrAnEmitterFamily) {
       // The row emitter's operators say which computation they are; a channelwise one
       // (batch_norm in inference mode) is arithmetic on its running statistics instead.
       const bool rows = op.has(kReduction) || op.has(kRowwise) || op.has(kScan) ||
-                        (op.has(kNormalization) && !op.has(kChannelwise));
+                        op.has(kGather) || (op.has(kNormalization) && !op.has(kChannelwise));
       EXPECT_EQ(op.row != RowKind::kNone, rows) << op.name;
       continue;
     }

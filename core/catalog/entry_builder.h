@@ -31,7 +31,14 @@ inline Param PositiveTensor(std::string name, AuxShape aux = AuxShape::kFree) {
 }
 inline Param BoolTensor(std::string name) {
   Param p = Tensor(std::move(name));
-  p.boolean = true;
+  p.dtype = "bool";
+  return p;
+}
+// int64 indices into dim `dim` of the first tensor input (nll_loss's class targets).
+inline Param IndexTensor(std::string name, int dim) {
+  Param p = Tensor(std::move(name));
+  p.dtype = "int64";
+  p.index_dim = dim;
   return p;
 }
 inline Param OptionalTensor(std::string name, AuxShape aux = AuxShape::kFree) {

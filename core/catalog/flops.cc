@@ -11,6 +11,23 @@ using catalog_internal::Call;
 
 double Elements(const Shape* s) { return s ? static_cast<double>(NumElements(*s)) : 0.0; }
 
+// Elements of the operator's index tensor (nll_loss's target): as many as a gather picks.
+double IndexElements(const OpInfo& op, const OpArgs& args) {
+  const std::vector<int> tensor_params = op.tensor_param_indices();
+  for (size_t k = 0; k < args.tensors.size(); ++k)
+    if (op.params[static_cast<size_t>(tensor_params[k])].index_dim >= 0)
+      return Elements(args.tensors[k] ? &*args.tensors[k] : nullptr);
+  return 0;
+}
+
+// Bytes of one element of a tensor parameter: a bool (where's condition, a comparison's
+// result) is one byte, int64 indices eight, floats `elem_bytes`.
+double ParamElementBytes(const Param& param, int elem_bytes) {
+  if (param.dtype == "bool") return 1;
+  if (param.dtype == "int64") return 8;
+  return elem_bytes;
+}
+
 // Product of a tensor's dims after the first: (C_in / g) * prod(k) for a conv weight,
 // (C_out / g) * prod(k) for a transposed-conv weight.
 double InnerVolume(const Shape* s) {
@@ -60,18 +77,21 @@ double CountFlops(const OpInfo& op, const OpArgs& args, const Shape& out) {
   if (op.has(kPooling)) return op.flops_per_element * PoolTaps(call, out) * out_elems;
   if (op.has(kReduction) || op.has(kScan) || op.has(kNormalization))
     return op.flops_per_element * Elements(&call.input());
+  // A gather (nll_loss) works on the elements its indices pick: one per index.
+  if (op.has(kGather)) return op.flops_per_element * IndexElements(op, args);
   return op.flops_per_element * out_elems;
 }
 
 double CountBytes(const OpInfo& op, const OpArgs& args, const Shape& out, int elem_bytes) {
-  // A bool tensor (where's condition, a comparison's result) is one byte per element; int64
-  // indices eight.
+  // A gather reads one element of its first input per index, not the whole input.
   const std::vector<int> tensor_params = op.tensor_param_indices();
   double in_bytes = 0;
   for (size_t k = 0; k < args.tensors.size(); ++k) {
-    const bool boolean = op.params[static_cast<size_t>(tensor_params[k])].boolean;
-    in_bytes +=
-        Elements(args.tensors[k] ? &*args.tensors[k] : nullptr) * (boolean ? 1 : elem_bytes);
+    const Param& param = op.params[static_cast<size_t>(tensor_params[k])];
+    const double elements = k == 0 && op.has(kGather)
+                                ? IndexElements(op, args)
+                                : Elements(args.tensors[k] ? &*args.tensors[k] : nullptr);
+    in_bytes += elements * ParamElementBytes(param, elem_bytes);
   }
   const int out_bytes = op.has(kIndexResult) ? 8 : op.has(kBoolResult) ? 1 : elem_bytes;
   return in_bytes + static_cast<double>(NumElements(out)) * out_bytes;

@@ -45,6 +45,14 @@ TEST(FlopsTest, BoolTensorsCountOneBytePerElement) {
   EXPECT_EQ(where.bytes, 3.0 * 1 + (24.0 + 4) * 4 + 24 * 4);
 }
 
+TEST(FlopsTest, NllLossCountsThePickedElementsAndEightByteTargets) {
+  // (6, 10) scores, (6,) int64 targets: one score a row read, negated and summed.
+  const Counts loss =
+      Count("nll_loss", {Shape{6, 10}, Shape{6}}, {I(-100), AttrValue::String("mean")});
+  EXPECT_EQ(loss.flops, 2.0 * 6);
+  EXPECT_EQ(loss.bytes, 6.0 * 4 + 6.0 * 8 + 1 * 4);
+}
+
 TEST(FlopsTest, ConvolutionsMatchFlopCounterMode) {
   // 2 * N * C_out * H_out * W_out * (C_in / g) * k * k = 2 * 2 * 6 * 64 * 2 * 9
   EXPECT_EQ(

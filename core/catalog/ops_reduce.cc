@@ -60,6 +60,25 @@ void AddReductionOps(std::vector<OpInfo>& out) {
                     .Alias({"torch.nn.functional.log_softmax", "F.log_softmax",
                             "torch.special.log_softmax"})
                     .Row(RowKind::kLogSoftmax));
+  // The loss of class scores: F.nll_loss(log_softmax(x, 1), target) is F.cross_entropy(x,
+  // target).  Frontend-only: its target is int64 (Param::index_dim), and the synthesizer's
+  // programs are float32 throughout.  Each row's loss is -input[i, target[i]], 0 where
+  // target[i] == ignore_index; 'mean' divides the sum by the rows not ignored.  FLOPs: the
+  // negation and the sum, per row.  No class weights (the frontend keeps a weighted loss in
+  // PyTorch).
+  out.push_back(Entry("nll_loss", "torch.nn.functional.nll_loss", "F.nll_loss")
+                    .Params({Tensor("input"), IndexTensor("target", 1),
+                             KeywordAttr("ignore_index", IntRange(-100, -100, -100)),
+                             KeywordAttr("reduction",
+                                         StringChoices({"mean", "sum", "none"}, "mean"))})
+                    .Rule(ShapeRule::kClassLoss)
+                    .Rank(2, 2)
+                    .Traits(kGather | kFrontendOnly)
+                    .Flops(2)
+                    .Doc("-input[i, target[i]] per row of (N, C) scores, int64 targets; mean, sum "
+                         "or none over the rows")
+                    .Example({{4, 5}, {4}}, {I(-100), S("mean")})
+                    .Row(RowKind::kNllLoss));
   out.push_back(AlongDim("cumsum", kScan, 1, "running sum along dim").Row(RowKind::kCumsum));
   out.push_back(AlongDim("cumprod", kScan, 1, "running product along dim").Row(RowKind::kCumprod));
 }

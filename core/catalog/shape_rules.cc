@@ -191,6 +191,18 @@ Result<Shape> InferTranspose(const Call& call) {
   return out;
 }
 
+// nll_loss: scores (N, C) and one class index per row, (N,); a loss per row with
+// reduction='none', else one number.
+Result<Shape> InferClassLoss(const Call& call) {
+  const Shape& in = call.input();
+  const Shape* target = call.tensor("target");
+  if (!target || *target != Shape{in[0]})
+    return call.Fail("target must have shape " + ShapeText({in[0]}) + " (one class a row)");
+  const AttrValue* reduction = call.attr("reduction");
+  if (reduction && reduction->s == "none") return Shape{in[0]};
+  return Shape{};
+}
+
 Result<Shape> InferByRule(const Call& call) {
   switch (call.op().rule) {
     case ShapeRule::kCreate:
@@ -231,6 +243,8 @@ Result<Shape> InferByRule(const Call& call) {
       return catalog_internal::InferPad(call);
     case ShapeRule::kExpand:
       return catalog_internal::InferExpand(call);
+    case ShapeRule::kClassLoss:
+      return InferClassLoss(call);
   }
   return call.Fail("unknown shape rule");
 }
@@ -286,6 +300,8 @@ std::string_view ShapeRuleName(ShapeRule rule) {
       return "pad";
     case ShapeRule::kExpand:
       return "expand";
+    case ShapeRule::kClassLoss:
+      return "class_loss";
   }
   return "unknown";
 }
@@ -350,6 +366,9 @@ std::string_view ShapeRuleConstraints(ShapeRule rule) {
     case ShapeRule::kExpand:
       return "input right-aligned to size (len(size) >= rank); each input dim equals its size "
              "or is 1; -1 keeps an input dim; out = size";
+    case ShapeRule::kClassLoss:
+      return "input = (N, C), target = (N,) of int64 class indices in [0, C); out = () or (N,) "
+             "with reduction='none'";
   }
   return "";
 }
@@ -375,6 +394,7 @@ std::vector<std::string> TraitNames(uint32_t traits) {
       {kFrontendOnly, "frontend_only"},
       {kBoolResult, "bool_result"},
       {kChannelwise, "channelwise"},
+      {kGather, "gather"},
   };
   std::vector<std::string> names;
   for (const auto& [t, n] : kNames)

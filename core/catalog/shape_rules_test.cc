@@ -49,6 +49,22 @@ TEST(ShapeRulesTest, Broadcast) {
   ExpectError(Infer("relu", {Shape{1, 2, 1, 2, 1, 2, 1}}), "relu", "rank");
 }
 
+TEST(ShapeRulesTest, ClassLoss) {
+  const AttrValue mean = AttrValue::String("mean"), none = AttrValue::String("none");
+  ExpectShape(Infer("nll_loss", {Shape{8, 10}, Shape{8}}, {I(-100), mean}), {});
+  ExpectShape(Infer("F.nll_loss", {Shape{8, 10}, Shape{8}}, {I(-100), AttrValue::String("sum")}),
+              {});
+  ExpectShape(Infer("nll_loss", {Shape{8, 10}, Shape{8}}, {I(-100), none}), {8});
+  ExpectError(Infer("nll_loss", {Shape{8, 10}, Shape{7}}, {I(-100), mean}), "nll_loss",
+              "target must have shape (8,)");
+  ExpectError(Infer("nll_loss", {Shape{8, 10}, Shape{8, 1}}, {I(-100), mean}), "nll_loss",
+              "one class a row");
+  ExpectError(Infer("nll_loss", {Shape{8, 10, 3}, Shape{8}}, {I(-100), mean}), "nll_loss",
+              "rank");
+  ExpectError(Infer("nll_loss", {Shape{8, 10}, Shape{8}}, {I(-100), AttrValue::String("max")}),
+              "nll_loss", "reduction");
+}
+
 TEST(ShapeRulesTest, Layout) {
   ExpectShape(Infer("reshape", {Shape{2, 3, 4}}, {L({-1, 4})}), {6, 4});
   ExpectShape(Infer("reshape", {Shape{2, 3}}, {L({2, 1, 3})}), {2, 1, 3});

@@ -60,6 +60,8 @@ RowsEmitter::RowsEmitter(const GroupContext& ctx, const Node& node, Role role)
       op_(RowOpOf(GetOp(node.op))),
       layout_(LayoutOf(ctx, node, op_)),
       params_(p_) {
+  if (ctx.group.absorbed.valid()) absorbed_ = &p_.node(ctx.group.absorbed);
+  row_input_ = absorbed_ ? absorbed_->tensors[0] : node.tensors[0];
   rows_ = Product(layout_.row_shape);
   r_ = Product(layout_.r_shape);
   rows_expr_ = DimProduct(layout_.row_dims);
@@ -70,6 +72,12 @@ RowsEmitter::RowsEmitter(const GroupContext& ctx, const Node& node, Role role)
   const int64_t r_hint = ctx.generic() ? kUnknownSize : r_;
   config_ = Sequential() ? ChooseSequentialRows(rows_hint, ctx.variant)
                          : ChooseReduceRows(rows_hint, r_hint, ctx.variant, ReducesInnermost());
+  // A loss that reads one element a row (no log_softmax to compute): rows only, 1024 a program.
+  if (op_ == RowOp::kNllLoss && !absorbed_) {
+    config_.block_r = 1;
+    config_.block_o = std::min<int64_t>(NextPow2(rows_), 1024);
+    config_.launch.num_warps = 4;
+  }
   single_ = !ctx.generic() && r_ <= config_.block_r;
   contiguous_ = layout_.trailing && NonUnitDims(layout_.r_dims) >= 2;
   if (GetOp(node.op).has(kScan)) {
@@ -93,6 +101,12 @@ const Node* RowsEmitter::ScanInputFlip() const {
 }
 
 std::string RowsEmitter::Schedule() const {
+  if (op_ == RowOp::kNllLoss) {
+    std::string how = !absorbed_ ? "the target's element of each row"
+                      : single_  ? "one block, log_softmax's statistics and the target's score"
+                                 : "one pass, log_softmax's statistics and the target's score";
+    return ReducesRows() ? how + ", a partial sum a program" : how;
+  }
   const std::string chunks = IntLiteral(config_.split) + " chunks of " + IntLiteral(config_.chunk);
   if (role_ == Role::kStats) return "partial statistics of " + chunks;
   if (role_ == Role::kWrite) return "from the partial statistics of " + chunks;
@@ -120,11 +134,12 @@ void RowsEmitter::WritePrologue() {
   }
   w_.Line("row_mask = rows < " + params_.Sizes(rows_expr_));
   row_ = DecomposeDims(w_, "rows", layout_.row_dims, "rc");
-  if (layout_.trailing && (contiguous_ || !IsReduction(op_)))
+  if (layout_.trailing && (contiguous_ || !IsReduction(op_)) && op_ != RowOp::kNllLoss)
     w_.Line("row_off = rows * " + Atom(R()));
 }
 
 EmittedKernel RowsEmitter::Emit() {
+  if (role_ == Role::kTotal) return EmitLossTotal();
   r_coords_ = InlineCoords("r", layout_.r_dims);
   WritePrologue();
   in_coords_ = layout_.in_coords(row_, r_coords_);
@@ -142,8 +157,11 @@ EmittedKernel RowsEmitter::Emit() {
   if (!check.empty()) constexprs.push_back("CONTIG");
   std::string name = ctx_.kernel_name;
   if (role_ == Role::kStats) name.insert(name.rfind("_kernel"), "_stats");
+  if (ReducesRows()) name.insert(name.rfind("_kernel"), "_rows");
   EmittedKernel k = Launch(name, constexprs);
   if (!check.empty()) SetContiguityFlag(k, check);
+  if (ReducesRows())  // a partial sum (and a count, for the mean) per program
+    k.setup.insert(k.setup.begin(), ScratchAllocation(p_, PartialsBuffer(), 2 * LossPrograms()));
   if (role_ == Role::kStats) {
     const int64_t floats = rows_ * config_.split * PartialsPerChunk();
     k.setup.insert(k.setup.begin(), ScratchAllocation(p_, PartialsBuffer(), floats));
@@ -203,7 +221,7 @@ std::string RowsEmitter::OpenBlock(const std::string& start) {
 // Walking from the row's end, the lane at r holds the scan's input at n - 1 - r, which is the
 // flip's input at r along the scan dim (the flip's other dims read as the flip says).
 std::string RowsEmitter::ReadInput() {
-  if (!Reversed()) return scope_->Emit(node_.tensors[0], in_coords_);
+  if (!Reversed()) return scope_->Emit(row_input_, in_coords_);
   Coords coords = LayoutInputCoords(p_, *input_flip_, in_coords_).coords;
   coords[scan_dim_] = in_coords_[scan_dim_];
   return scope_->Emit(input_flip_->tensors[0], coords);
@@ -350,6 +368,8 @@ void RowsEmitter::EmitOp() {
     case RowOp::kGroupNorm:
     case RowOp::kInstanceNorm:
       return EmitNorm();
+    case RowOp::kNllLoss:
+      return EmitNllLoss();
     case RowOp::kNone:  // not a row operator: the dispatch never sends one here
       break;
   }
@@ -464,6 +484,11 @@ std::string RowsEmitter::ReverseGroups(const std::string& x, const std::string& 
 Result<EmittedKernel> EmitRows(const GroupContext& ctx) {
   const Node& node = ctx.program.node(ctx.group.anchor);
   RowsEmitter whole(ctx, node);
+  if (whole.ReducesRows()) {  // the rows' partial sums, then their total
+    EmittedKernel k = RowsEmitter(ctx, node, Role::kTotal).Emit();
+    k.before.push_back(whole.Emit());
+    return k;
+  }
   if (!whole.Splits()) return whole.Emit();
   EmittedKernel k = RowsEmitter(ctx, node, Role::kWrite).Emit();
   k.before.push_back(RowsEmitter(ctx, node, Role::kStats).Emit());

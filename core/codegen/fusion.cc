@@ -60,6 +60,22 @@ const Node* ScanDimFlip(const Program& program, const std::vector<std::vector<No
 
 }  // namespace
 
+const Node* LossLogSoftmax(const Program& program, const Node& loss) {
+  if (GetOp(loss.op).row != RowKind::kNllLoss) return nullptr;
+  const ValueId scores = loss.tensors[0];
+  const NodeId producer = program.value(scores).producer;
+  if (!producer.valid() || IsOutput(program, scores)) return nullptr;
+  const Node& softmax = program.node(producer);
+  if (GetOp(softmax.op).row != RowKind::kLogSoftmax) return nullptr;
+  if (NormDim(softmax.attrs[0].i, program.value(scores).shape.size()) != 1) return nullptr;
+  for (const Node& n : program.nodes()) {  // read by the loss alone
+    if (&n == &loss) continue;
+    for (ValueId t : n.tensors)
+      if (t == scores) return nullptr;
+  }
+  return &softmax;
+}
+
 bool IsInlinable(const Program& program, NodeId node) {
   const OpInfo& op = GetOp(program.node(node).op);
   return op.has(kElementwise) || op.has(kLayout) || op.has(kChannelwise);
@@ -83,9 +99,16 @@ FusionPlan PlanFusion(const Program& program, bool fuse_epilogue) {
   // topological because an epilogue only reads values produced before its last node.
   std::vector<std::pair<int, Group>> ordered;
   std::vector<bool> covered(program.values().size(), false);  // stored by some group
+  // Producers another anchor computes in its own kernel (LossLogSoftmax): no group of their own.
+  std::vector<NodeId> absorbed_by(program.nodes().size());
+  if (fuse_epilogue)
+    for (size_t i = 0; i < program.nodes().size(); ++i)
+      if (const Node* softmax = LossLogSoftmax(program, program.nodes()[i]))
+        absorbed_by[program.value(softmax->result).producer.index] =
+            NodeId{static_cast<int32_t>(i)};
   for (size_t i = 0; i < program.nodes().size(); ++i) {
     const NodeId id{static_cast<int32_t>(i)};
-    if (IsInlinable(program, id)) continue;
+    if (IsInlinable(program, id) || absorbed_by[i].valid()) continue;
     Group g;
     g.kind = AnchorKind(program, id);
     g.anchor = id;
@@ -98,6 +121,8 @@ FusionPlan PlanFusion(const Program& program, bool fuse_epilogue) {
       g.output = EpilogueEnd(program, users, flip->result);
       g.mirrored = true;
     }
+    if (const Node* softmax = fuse_epilogue ? LossLogSoftmax(program, node) : nullptr)
+      g.absorbed = program.value(softmax->result).producer;
     plan.materialized[g.output.index] = true;
     covered[g.output.index] = true;
     ordered.emplace_back(program.value(g.output).producer.index, g);

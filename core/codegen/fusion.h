@@ -29,12 +29,20 @@ struct Group {
   // A scan whose epilogue flips the scan dim: `output`'s coordinate along it is the
   // anchor result's mirrored (n - 1 - i).
   bool mirrored = false;
+  // A rows producer this kernel computes itself, never stored (LossLogSoftmax): invalid
+  // for every other group.
+  NodeId absorbed;
 };
 
 struct FusionPlan {
   std::vector<Group> groups;       // in an order where every group's inputs come first
   std::vector<bool> materialized;  // per value: stored in memory (inputs, group outputs)
 };
+
+// The log_softmax along the classes whose only reader is the nll_loss `loss` (and which the
+// program does not return): the loss's rows kernel computes its row statistics in the same
+// read of the scores, so cross_entropy stores no (N, C) log-probabilities.  Null otherwise.
+const Node* LossLogSoftmax(const Program& program, const Node& loss);
 
 // True for nodes computed inline by whichever kernel reads them.
 bool IsInlinable(const Program& program, NodeId node);

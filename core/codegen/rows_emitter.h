@@ -19,8 +19,9 @@ namespace drtriton::codegen {
 inline constexpr const char* kMinusInf = "float('-inf')";
 
 // The kernel being emitted: the whole operator, or one of the two kernels of a split row:
-// the chunks' partial statistics, then the output from them.
-enum class Role { kWhole, kStats, kWrite };
+// the chunks' partial statistics, then the output from them; or the total of a loss's rows
+// (nll_loss's mean and sum) from the partial sums its rows kernel wrote.
+enum class Role { kWhole, kStats, kWrite, kTotal };
 
 class RowsEmitter {
  public:
@@ -29,12 +30,16 @@ class RowsEmitter {
   EmittedKernel Emit();
 
   // The heuristics split the rows and the operator's statistics combine across chunks (the
-  // first index of argmax and the carries of scans are not split).
+  // first index of argmax and the carries of scans are not split, nor a loss's rows).
   bool Splits() const {
     const bool combinable = op_ != RowOp::kArgmax && op_ != RowOp::kArgmin &&
-                            op_ != RowOp::kCumsum && op_ != RowOp::kCumprod;
+                            op_ != RowOp::kCumsum && op_ != RowOp::kCumprod &&
+                            op_ != RowOp::kNllLoss;
     return config_.split > 1 && !ctx_.generic() && combinable;
   }
+  // nll_loss with reduction 'mean' or 'sum': its rows kernel stores each program's partial sum
+  // (and count of rows not ignored), and a kernel of one program (Role::kTotal) adds them up.
+  bool ReducesRows() const;
 
  private:
   bool Split() const { return role_ != Role::kWhole; }
@@ -125,6 +130,14 @@ class RowsEmitter {
   // Writes `name`: `x` with each group of kGroup lanes reversed (in registers).
   std::string ReverseGroups(const std::string& x, const std::string& name);
   void EmitLogsumexp();
+  // row_max and row_sum (of exp(x - row_max)) over the whole row, unsplit: from its one block
+  // in registers, or online over its blocks.
+  void MaxSumOfRow();
+  // rows_loss.cc: nll_loss's rows (with the log_softmax it absorbs: cross_entropy), and the
+  // total of their partial sums.
+  void EmitNllLoss();
+  EmittedKernel EmitLossTotal();
+  int64_t LossPrograms() const { return CeilDiv(rows_, config_.block_o); }
   void EmitSoftmax(bool log);
   void EmitNorm();
   // Softmax's row_max and row_sum, and the norms' mean and var, for every schedule.
@@ -149,6 +162,10 @@ class RowsEmitter {
   bool single_ = true;       // the row is one block (specialized mode only)
   bool contiguous_ = false;  // the kernel has a CONTIG path
   Coords row_, r_coords_, in_coords_;
+  // The tensor whose rows the kernel reads: the anchor's input, or the input of the producer
+  // it computes itself (Group::absorbed: nll_loss's log_softmax), which is then non-null.
+  const Node* absorbed_ = nullptr;
+  ValueId row_input_;
   // Scans: the dim scanned, and the flip along it that the scan reads (null: none).
   int scan_dim_ = -1;
   const Node* input_flip_ = nullptr;

@@ -94,6 +94,7 @@ RowLayout Groups(const Shape& in, const Dims& dims, int64_t groups) {
 RowLayout LayoutOf(const GroupContext& ctx, const Node& node, RowOp op) {
   const Shape& in = ctx.program.value(node.tensors[0]).shape;
   const Dims dims = ctx.DimsOf(node.tensors[0]);
+  if (op == RowOp::kNllLoss) return AlongDim(in, dims, 1, /*keepdim=*/false);  // the classes
   if (!IsNorm(op)) {
     const bool keepdim = IsReduction(op) && node.attrs[1].b;
     return AlongDim(in, dims, NormDim(node.attrs[0].i, in.size()), keepdim);

@@ -23,19 +23,25 @@ void RowsEmitter::SoftmaxStats() {
   MaxSumCombine(w_, "m_acc", "s_acc");
 }
 
-void RowsEmitter::EmitLogsumexp() {
+void RowsEmitter::MaxSumOfRow() {
   if (single_) {
     const std::string x = OpenBlock("0");
     w_.Line("xm = tl.where(mask, " + x + ", " + kMinusInf + ")");
     w_.Line("row_max = tl.max(xm, axis=1, keep_dims=True)");
     w_.Line("row_sum = tl.sum(tl.exp(xm - row_max), axis=1, keep_dims=True)");
-  } else if (role_ == Role::kWrite) {
+    return;
+  }
+  MaxSumInit(w_);
+  ForEachBlock("0", [&](const std::string& x) { MaxSumUpdate(w_, x); });
+  MaxSumCombine(w_, "m_acc", "s_acc");
+}
+
+void RowsEmitter::EmitLogsumexp() {
+  if (!single_ && role_ == Role::kWrite) {
     LoadPartials({{"row_max", kMinusInf}, {"row_sum", "0.0"}});
     MaxSumCombine(w_, "p_row_max", "p_row_sum");
   } else {
-    MaxSumInit(w_);
-    ForEachBlock("0", [&](const std::string& x) { MaxSumUpdate(w_, x); });
-    MaxSumCombine(w_, "m_acc", "s_acc");
+    MaxSumOfRow();
   }
   StoreReduced("row_max + tl.log(row_sum)");
 }

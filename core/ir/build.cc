@@ -20,11 +20,12 @@ Result<Program> SingleOpProgram(OpId op_id) {
   }
   for (int k : tensor_params) {
     const Param& param = op.params[static_cast<size_t>(k)];
-    if (param.boolean)  // program inputs are float32 (randn, rand): a bool is a comparison's
+    if (param.dtype == "bool")  // inputs are float32 or int64 indices: a bool is a comparison's
       return MakeError(op.name + ": '" + param.name + "' is bool, which no program input is");
   }
   const OpId randn = FindOp("torch.randn");
   const OpId rand = FindOp("torch.rand");
+  const OpId randint = FindOp("torch.randint");
   Program program;
   std::vector<ValueId> tensors;
   for (size_t k = 0; k < tensor_params.size(); ++k) {
@@ -36,7 +37,11 @@ Result<Program> SingleOpProgram(OpId op_id) {
     }
     const bool positive = param.positive || op.has(kPositiveInput);
     const std::string name = "x" + std::to_string(program.inputs().size());
-    auto id = program.AddInput(name, shape, positive ? rand : randn);
+    // Indices (nll_loss's target) cover the dim they index: [0, size).
+    const auto index_dim = static_cast<size_t>(param.index_dim);
+    auto id = param.index_dim >= 0 && index_dim < op.example.inputs[0].size()
+                  ? program.AddInput(name, shape, randint, {0, op.example.inputs[0][index_dim]})
+                  : program.AddInput(name, shape, positive ? rand : randn);
     if (!id) return MakeError(op.name + " example: " + id.error().message);
     tensors.push_back(id.value());
   }
@@ -61,6 +66,8 @@ std::string CanonicalKey(const Program& program) {
   for (ValueId id : program.inputs()) {
     const Value& v = program.value(id);
     key += ref(id) + "=" + GetOp(v.create_op).name + "(";
+    if (v.dtype == "int64")  // randint's range is part of the task
+      key += std::to_string(v.range.low) + ":" + std::to_string(v.range.high) + ";";
     for (int64_t d : v.shape) key += std::to_string(d) + ",";
     key += ");";
   }

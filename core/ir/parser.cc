@@ -408,8 +408,36 @@ Result<Functions> SplitFunctions(const LexedText& lexed) {
 struct InputSpec {
   OpId create = kInvalidOp;
   Shape shape;
+  IndexRange range;  // torch.randint
   int line = 0;
 };
+
+// torch.randint(high, size) or torch.randint(low, high, size), the size one tuple or list
+// (or size=...): class indices, int64.
+Result<InputSpec> ToIndexInputSpec(const CallExpr& call, InputSpec spec) {
+  std::vector<int64_t> bounds;
+  bool sized = false;
+  for (const ArgExpr& arg : call.args) {
+    const bool list = !arg.is_name && arg.literal.type == AttrType::kIntList;
+    const bool integer = !arg.is_name && arg.literal.type == AttrType::kInt;
+    if (!arg.keyword.empty() && arg.keyword != "size")
+      return MakeError("unknown keyword '" + arg.keyword + "' for " + call.callee, call.line);
+    if (list && !sized) {
+      spec.shape = arg.literal.ints;
+      sized = true;
+    } else if (integer && arg.keyword.empty() && !sized) {
+      bounds.push_back(arg.literal.i);
+    } else {
+      return MakeError(call.callee + " takes (low, high, size) with integers and one tuple, got " +
+                           arg.text,
+                       call.line);
+    }
+  }
+  if (!sized || bounds.empty() || bounds.size() > 2)
+    return MakeError(call.callee + " takes (high, size) or (low, high, size)", call.line);
+  spec.range = bounds.size() == 1 ? IndexRange{0, bounds[0]} : IndexRange{bounds[0], bounds[1]};
+  return spec;
+}
 
 // torch.randn(2, 3), torch.rand((2, 3)), torch.randn([2, 3]), torch.randn(size=(2, 3)).
 Result<InputSpec> ToInputSpec(const CallExpr& call) {
@@ -421,9 +449,11 @@ Result<InputSpec> ToInputSpec(const CallExpr& call) {
   }
   if (GetOp(spec.create).kind != OpKind::kCreate) {
     return MakeError(
-        "get_inputs may only create tensors (torch.randn, torch.rand), not call " + call.callee,
+        "get_inputs may only create tensors (torch.randn, torch.rand, torch.randint), not call " +
+            call.callee,
         call.line);
   }
+  if (GetOp(spec.create).has(kIndexResult)) return ToIndexInputSpec(call, spec);
   const bool one_list = call.args.size() == 1 && !call.args[0].is_name &&
                         call.args[0].literal.type == AttrType::kIntList;
   for (const ArgExpr& arg : call.args) {
@@ -496,7 +526,7 @@ class BodyParser {
                        specs_line);
     }
     for (size_t k = 0; k < specs.size(); ++k) {
-      auto id = program_.AddInput(fn.params[k], specs[k].shape, specs[k].create);
+      auto id = program_.AddInput(fn.params[k], specs[k].shape, specs[k].create, specs[k].range);
       if (!id) return MakeError(id.error().message, specs[k].line);
       defined_at_[fn.params[k]] = fn.line;
     }

@@ -70,6 +70,31 @@ TEST(ParserTest, RoundTripsMultipleOutputsAndUnusedInputs) {
   EXPECT_EQ(p.value(p.outputs()[1]).shape, (Shape{2, 3, 1}));
 }
 
+TEST(ParserTest, ClassIndicesFromRandintRoundTrip) {
+  const std::string text =
+      "import torch\n"
+      "import torch.nn.functional as F\n"
+      "\n"
+      "def fused_operator(x0, x1):\n"
+      "    t0 = torch.log_softmax(x0, 1)\n"
+      "    t1 = F.nll_loss(t0, x1, reduction='sum')\n"
+      "    return t1\n"
+      "\n"
+      "def get_inputs():\n"
+      "    return [torch.randn(4, 8), torch.randint(0, 8, (4,))]\n";
+  const Program p = ParseOk(text);
+  EXPECT_EQ(p.Print(), text);
+  EXPECT_EQ(p.value(p.inputs()[1]).dtype, "int64");
+  EXPECT_EQ(p.value(p.inputs()[1]).range, (IndexRange{0, 8}));
+  // (high, size) and size= read as (0, high, size); a list as the tuple.
+  for (const char* make : {"torch.randint(8, (4,))", "torch.randint(0, 8, size=(4,))",
+                           "torch.randint(0, 8, [4])"}) {
+    std::string other = text;
+    other.replace(other.find("torch.randint(0, 8, (4,))"), 25, make);
+    EXPECT_EQ(ParseOk(other).Print(), text) << make;
+  }
+}
+
 TEST(ParserTest, KeywordAndPositionalFormsPrintTheSame) {
   EXPECT_EQ(PrintedLine("torch.sum(x0, 1)"), "torch.sum(x0, 1)");
   EXPECT_EQ(PrintedLine("torch.sum(x0, dim=1)"), "torch.sum(x0, 1)");
@@ -272,6 +297,19 @@ const std::string kInputs =
 INSTANTIATE_TEST_SUITE_P(
     AllKinds, ParseErrorTest,
     ::testing::Values(
+        ErrorCase{"RandintWithoutSize",
+                  kBadHeader + "    return x0\n\ndef get_inputs():\n"
+                               "    return [torch.randn(4, 8), torch.randint(0, 8)]\n",
+                  7, "takes (high, size) or (low, high, size)"},
+        ErrorCase{"RandintEmptyRange",
+                  kBadHeader + "    return x0\n\ndef get_inputs():\n"
+                               "    return [torch.randn(4, 8), torch.randint(3, 3, (4,))]\n",
+                  7, "randint needs 0 <= low < high"},
+        ErrorCase{"RandintTargetsPastTheClasses",
+                  kBadHeader + "    t0 = F.nll_loss(x0, x1)\n    return t0\n\n"
+                               "def get_inputs():\n"
+                               "    return [torch.randn(4, 8), torch.randint(0, 9, (4,))]\n",
+                  4, "draws indices up to 8"},
         ErrorCase{"UnknownOperator", Task("    t0 = torch.frobnicate(x0)\n"), 5,
                   "unknown operator 'torch.frobnicate'"},
         ErrorCase{"BareOperatorName", Task("    t0 = relu(x0)\n"), 5, "unknown operator 'relu'"},

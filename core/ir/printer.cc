@@ -61,7 +61,16 @@ std::string PrintCall(const Program& program, const Node& node) {
 }
 
 std::string PrintCreate(const Value& input) {
-  std::string text = GetOp(input.create_op).spelling + "(";
+  const OpInfo& op = GetOp(input.create_op);
+  if (op.has(kIndexResult)) {  // torch.randint(low, high, (sizes,))
+    std::string size;
+    for (size_t k = 0; k < input.shape.size(); ++k)
+      size += (k ? ", " : "") + std::to_string(input.shape[k]);
+    return op.spelling + "(" + std::to_string(input.range.low) + ", " +
+           std::to_string(input.range.high) + ", (" + size +
+           (input.shape.size() == 1 ? ",))" : "))");
+  }
+  std::string text = op.spelling + "(";
   for (size_t k = 0; k < input.shape.size(); ++k) {
     text += (k ? ", " : "") + std::to_string(input.shape[k]);
   }

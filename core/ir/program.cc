@@ -138,7 +138,30 @@ std::optional<std::string> CheckAttrDomain(const OpInfo& op, const Param& param,
   return std::nullopt;
 }
 
-// Tensors: required ones present, every handle ours, float32 only, first input's rank
+// Index parameters (Param::index_dim) read by a program input: torch.randint must draw
+// indices the dim holds ([low, high) inside [0, size)), or the program would read past it.
+// Computed indices (an argmax) are the computation's business.
+std::optional<std::string> CheckIndexRanges(const Program& program, const OpInfo& op,
+                                            const std::vector<ValueId>& tensors,
+                                            const OpArgs& args) {
+  const std::vector<int> tensor_params = op.tensor_param_indices();
+  for (size_t k = 0; k < tensors.size(); ++k) {
+    const Param& param = op.params[static_cast<size_t>(tensor_params[k])];
+    if (param.index_dim < 0 || !tensors[k].valid() || args.tensors.empty() || !args.tensors[0])
+      continue;
+    const Value& v = program.value(tensors[k]);
+    const Shape& first = *args.tensors[0];
+    if (v.producer.valid() || static_cast<size_t>(param.index_dim) >= first.size()) continue;
+    const int64_t size = first[static_cast<size_t>(param.index_dim)];
+    if (v.range.high > size)
+      return op.spelling + ": '" + v.name + "' draws indices up to " +
+             std::to_string(v.range.high - 1) + ", but '" + param.name + "' indexes dim " +
+             std::to_string(param.index_dim) + " of size " + std::to_string(size);
+  }
+  return std::nullopt;
+}
+
+// Tensors: required ones present, every handle ours, of the parameter's dtype, first input's rank
 // within the operator's bounds.  Returns their shapes aligned to the tensor params.
 Result<OpArgs> CheckTensors(const Program& program, const OpInfo& op,
                             const std::vector<ValueId>& tensors) {
@@ -158,15 +181,15 @@ Result<OpArgs> CheckTensors(const Program& program, const OpInfo& op,
                        "' is not a value of this program");
     }
     const Value& v = program.value(tensors[k]);
-    // Index results (argmax) are outputs only: no compute operator here reads int64.  A bool
-    // tensor (a comparison's result) is where's condition and nothing else.
-    const std::string want = param.boolean ? "bool" : "float32";
-    if (v.dtype != want) {
+    // Each tensor parameter takes one dtype (Param::dtype): a bool tensor (a comparison's
+    // result) is where's condition and nothing else, int64 indices nll_loss's target.
+    if (v.dtype != param.dtype) {
       return MakeError(op.spelling + ": '" + v.name + "' holds " + v.dtype + ", but '" +
-                       param.name + "' takes " + want);
+                       param.name + "' takes " + param.dtype);
     }
     args.tensors.emplace_back(v.shape);
   }
+  if (auto bad = CheckIndexRanges(program, op, tensors, args)) return MakeError(*bad);
   const int rank = static_cast<int>(FirstRank(args));
   if (!args.tensors.empty() && args.tensors[0] && (rank < op.min_rank || rank > op.max_rank)) {
     return MakeError(op.spelling + ": input must have rank " + std::to_string(op.min_rank) +
@@ -247,13 +270,20 @@ Result<ValueId> Program::AddValue(Value value) {
   return id;
 }
 
-Result<ValueId> Program::AddInput(std::string name, Shape shape, OpId create_op) {
+Result<ValueId> Program::AddInput(std::string name, Shape shape, OpId create_op,
+                                  IndexRange range) {
   if (create_op < 0 || static_cast<size_t>(create_op) >= Catalog().size() ||
       GetOp(create_op).kind != OpKind::kCreate) {
     return MakeError("input '" + name +
                      "' must be made by a create operator (torch.randn, "
-                     "torch.rand)");
+                     "torch.rand, torch.randint)");
   }
+  const bool indices = GetOp(create_op).has(kIndexResult);  // torch.randint: int64
+  if (indices && (range.low < 0 || range.high <= range.low))
+    return MakeError("input '" + name + "' draws from [" + std::to_string(range.low) + ", " +
+                     std::to_string(range.high) + "): randint needs 0 <= low < high");
+  if (!indices && !(range == IndexRange{}))
+    return MakeError("input '" + name + "': only torch.randint draws from a range");
   if (shape.empty()) return MakeError("input '" + name + "' needs at least one dimension");
   if (auto bad = CheckShape(shape)) {
     return MakeError("input '" + name + "' has shape " + ShapeText(shape) + ": " + *bad);
@@ -262,6 +292,8 @@ Result<ValueId> Program::AddInput(std::string name, Shape shape, OpId create_op)
   value.name = std::move(name);
   value.shape = std::move(shape);
   value.create_op = create_op;
+  value.range = range;
+  if (indices) value.dtype = "int64";
   auto id = AddValue(std::move(value));
   if (id) inputs_.push_back(id.value());
   return id;

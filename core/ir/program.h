@@ -29,13 +29,21 @@ struct NodeId {
   bool operator==(NodeId o) const { return index == o.index; }
 };
 
+// The integers torch.randint draws: [low, high).
+struct IndexRange {
+  int64_t low = 0;
+  int64_t high = 0;
+  bool operator==(const IndexRange& o) const { return low == o.low && high == o.high; }
+};
+
 // A tensor: a program input (made by a create operator in get_inputs) or a node result.
 struct Value {
   std::string name;
   Shape shape;
-  std::string dtype = "float32";  // "int64" for argmax/argmin results
+  std::string dtype = "float32";  // "int64" for argmax/argmin results and randint inputs
   NodeId producer;                // invalid for inputs
-  OpId create_op = kInvalidOp;    // for inputs: torch.randn, torch.rand, ...
+  OpId create_op = kInvalidOp;    // for inputs: torch.randn, torch.rand, torch.randint
+  IndexRange range;               // torch.randint inputs: class indices (nll_loss's target)
 };
 
 // One operator application: `result = op(tensors..., attrs...)`.
@@ -49,8 +57,9 @@ struct Node {
 
 class Program {
  public:
-  // Adds a parameter of fused_operator, created in get_inputs() by `create_op`.
-  Result<ValueId> AddInput(std::string name, Shape shape, OpId create_op);
+  // Adds a parameter of fused_operator, created in get_inputs() by `create_op`; an int64
+  // one (torch.randint) draws from `range`, which must be non-empty and start at 0 or above.
+  Result<ValueId> AddInput(std::string name, Shape shape, OpId create_op, IndexRange range = {});
   // Appends `result_name = op(...)`, checking arity, handles, attribute types, dims and
   // strict choices (loose choices and ranges are the synthesizer's; see attr.h) and the
   // catalog's shape rule.  An int where a float is meant is stored as that float.

@@ -135,6 +135,44 @@ TEST(ProgramTest, LogicalNotReadsAndGivesBool) {
   ExpectError(p.AddNode(Op("logical_not"), {X(p, 0)}, {}, "t2"), "takes bool");
 }
 
+TEST(ProgramTest, ClassIndicesAreInt64InputsThatOnlyNllLossReads) {
+  Program p;
+  ASSERT_TRUE(p.AddInput("x0", {6, 10}, Op("randn")).ok());
+  auto target = p.AddInput("x1", {6}, Op("torch.randint"), {0, 10});
+  ASSERT_TRUE(target.ok()) << target.error().ToString();
+  EXPECT_EQ(p.value(target.value()).dtype, "int64");
+  const std::vector<AttrValue> mean = {AttrValue::Int(-100), AttrValue::String("mean")};
+  auto lsm = p.AddNode(Op("log_softmax"), {X(p, 0)}, {AttrValue::Int(1)}, "t0");
+  ASSERT_TRUE(lsm.ok());
+  auto loss = p.AddNode(Op("nll_loss"), {lsm.value(), target.value()}, mean, "t1");
+  ASSERT_TRUE(loss.ok()) << loss.error().ToString();
+  EXPECT_EQ(p.value(loss.value()).shape, Shape{});
+  EXPECT_EQ(p.value(loss.value()).dtype, "float32");
+  p.SetOutputs({loss.value()});
+  EXPECT_EQ(p.Print(),
+            "import torch\n"
+            "import torch.nn.functional as F\n"
+            "\n"
+            "def fused_operator(x0, x1):\n"
+            "    t0 = torch.log_softmax(x0, 1)\n"
+            "    t1 = F.nll_loss(t0, x1)\n"
+            "    return t1\n"
+            "\n"
+            "def get_inputs():\n"
+            "    return [torch.randn(6, 10), torch.randint(0, 10, (6,))]\n");
+  EXPECT_DOUBLE_EQ(p.bytes(), 60.0 * 4 + 6 * 8 + 4);
+  // int64 only where indices go, and floats never there.
+  ExpectError(p.AddNode(Op("relu"), {target.value()}, {}, "t2"), "takes float32");
+  ExpectError(p.AddNode(Op("nll_loss"), {X(p, 0), X(p, 0)}, mean, "t2"), "takes int64");
+  // Indices past the dim they index would read past it.
+  auto wide = p.AddInput("x2", {6}, Op("torch.randint"), {0, 11});
+  ASSERT_TRUE(wide.ok());
+  ExpectError(p.AddNode(Op("nll_loss"), {X(p, 0), wide.value()}, mean, "t2"),
+              "draws indices up to 10, but 'target' indexes dim 1 of size 10");
+  ExpectError(p.AddInput("x3", {6}, Op("torch.randint"), {0, 0}), "0 <= low < high");
+  ExpectError(p.AddInput("x4", {6}, Op("randn"), {0, 4}), "only torch.randint");
+}
+
 TEST(ProgramTest, AddInputChecks) {
   Program p;
   ExpectError(p.AddInput("x0", {2, 3}, Op("relu")), "create operator");
@@ -269,8 +307,8 @@ TEST(BuildTest, SingleOpProgramUsesRandForPositiveInputs) {
       if (!node.tensors[k].valid()) continue;
       const Param& param = op.params[static_cast<size_t>(tensor_params[k])];
       const bool positive = param.positive || op.has(kPositiveInput);
-      EXPECT_EQ(GetOp(program.value().value(node.tensors[k]).create_op).name,
-                positive ? "rand" : "randn")
+      const char* create = param.index_dim >= 0 ? "randint" : positive ? "rand" : "randn";
+      EXPECT_EQ(GetOp(program.value().value(node.tensors[k]).create_op).name, create)
           << op.name << " " << param.name;
     }
   }

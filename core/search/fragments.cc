@@ -68,10 +68,12 @@ Result<Fragment> MakeFragment(const Program& program, int start, int end) {
   std::unordered_map<int32_t, ValueId> local;
   for (const auto& [id, positive] : ExternalInputs(program, start, end)) {
     const Value& value = program.value(id);
-    if (value.dtype != "float32")
+    // A program input keeps its create op (randint's indices their range); a computed value
+    // becomes a float32 input, so computed indices or masks cannot cross a fragment's edge.
+    if (value.dtype != "float32" && value.producer.valid())
       return MakeError("fragment reads " + value.name + " of dtype " + value.dtype);
     const OpId create = value.producer.valid() ? (positive ? rand : randn) : value.create_op;
-    auto input = fragment.program.AddInput(value.name, value.shape, create);
+    auto input = fragment.program.AddInput(value.name, value.shape, create, value.range);
     if (!input) return input.error();
     local.emplace(id.index, input.value());
     fragment.inputs.push_back(value.name);

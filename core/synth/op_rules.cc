@@ -34,7 +34,8 @@ Reject PostRule(Ctx& c, int primary) {
     case ShapeRule::kNarrow:
     case ShapeRule::kSelect:
     case ShapeRule::kPad:
-    case ShapeRule::kExpand: break;
+    case ShapeRule::kExpand:
+    case ShapeRule::kClassLoss: break;  // int64 class indices: no synthesized input is integer
   }
   return Reject::kUnsupported;
 }
