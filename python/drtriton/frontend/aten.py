@@ -134,7 +134,8 @@ def _reduction(op: str, chainable: bool = True) -> Entry:
 
 def _rowwise(op: str) -> Entry:
     def entry(a: dict[str, Any]) -> list[Step] | None:
-        if a.get("dtype") is not None or a.get("half_to_float"):
+        # A dtype that is the input's own changes nothing (cross_entropy's log_softmax).
+        if a.get("dtype") not in (None, a["self"].meta["val"].dtype) or a.get("half_to_float"):
             return None
         return _one(op, input=a["self"], dim=a["dim"])
 
@@ -419,6 +420,27 @@ def _masked_fill(a: dict[str, Any]) -> list[Step] | None:
     return _one("where", condition=a["mask"], input=a["value"], other=a["self"])
 
 
+# nll_loss_forward's reduction argument (ATen's Reduction enum) as F.nll_loss spells it.
+_LOSS_REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
+
+
+def _nll_loss(a: dict[str, Any]) -> list[Step] | None:
+    """nll_loss_forward(self, target, weight, reduction, ignore_index): element 0 of its
+    (output, total_weight) tuple; cross_entropy exports to it after _log_softmax.  (N, C)
+    scores and int64 class targets only; class weights stay PyTorch."""
+    if a["weight"] is not None or len(_shape(a["self"])) != 2:
+        return None
+    if a["target"].meta["val"].dtype != torch.int64:
+        return None
+    return _one(
+        "nll_loss",
+        input=a["self"],
+        target=a["target"],
+        ignore_index=a["ignore_index"],
+        reduction=_LOSS_REDUCTIONS[a["reduction"]],
+    )
+
+
 def _string_padding(a: dict[str, Any]) -> list[int] | None:
     """'valid' → zeros; 'same' → the symmetric padding that keeps the size (stride 1),
     or None where PyTorch would pad one side more (an even dilated kernel)."""
@@ -586,6 +608,7 @@ ATEN_TO_CATALOG: dict[Any, Entry] = {
     aten._softmax.default: _rowwise("softmax"),
     aten.log_softmax.int: _rowwise("log_softmax"),
     aten._log_softmax.default: _rowwise("log_softmax"),
+    aten.nll_loss_forward.default: _nll_loss,
     aten.cumsum.default: _rowwise("cumsum"),
     aten.cumprod.default: _rowwise("cumprod"),
     aten.matmul.default: _matmul("matmul", "other"),
@@ -649,6 +672,7 @@ ATEN_TO_CATALOG: dict[Any, Entry] = {
 
 # ATen operators whose tuple result maps through element 0 (the others are unused state).
 TUPLE_RESULT = {
+    aten.nll_loss_forward.default,
     aten.max.dim,
     aten.min.dim,
     aten._native_batch_norm_legit_no_training.default,

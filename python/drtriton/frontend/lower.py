@@ -50,6 +50,9 @@ class Input(Tensor):
     kind: str = "user"
     target: str | None = None  # module attribute path; a scalar's forward argument (x1)
     positive: bool = False  # a catalog use needs positive values (running_var): torch.rand
+    # int64 class indices (nll_loss's target): the size of the dim they index, so the
+    # program draws them with torch.randint(0, high); None where no catalog use indexes.
+    high: int | None = None
     # A 0-d parameter or buffer (nn.Parameter(torch.tensor(c))) passed as its one-element view:
     # the IR has no 0-d tensors, and for an elementwise operand of rank >= 1 [1] broadcasts alike.
     as_one_element: bool = False
@@ -118,6 +121,8 @@ class Lowering:
         self.lines: list[Line] = []
         self.outputs: list[str] = []
         self._positive: set[str] = set()
+        # int64 operands of catalog index parameters: the smallest dim size they index.
+        self.index_bounds: dict[str, int] = {}
         self._mapped_tuples: set[torch.fx.Node] = set()
         # A split's elements (SPLIT_VIEWS): the steps of each, emitted where a getitem reads it.
         self._split_parts: dict[torch.fx.Node, list[list[Step]]] = {}
@@ -136,6 +141,7 @@ class Lowering:
         self._prune()
         for inp in self.inputs:
             inp.positive = inp.name in self._positive
+            inp.high = self.index_bounds.get(inp.name)
         return self
 
     def _user_outputs(self, node: torch.fx.Node) -> list[str]:
@@ -370,6 +376,7 @@ class Lowering:
         """The catalog line, checked by the IR's parser on the operands' shapes."""
         entry = catalog.op(op)
         args, operands, positive = [], [], []
+        bounds: dict[str, int] = {}  # index operands: the dim size they index
         for k, param in enumerate(entry["params"]):
             if param["name"] not in params:
                 continue
@@ -383,9 +390,16 @@ class Lowering:
             else:
                 text = self._operand(value)
                 tensor = self.tensors.get(text or "") or self._pending.get(text or "")
-                # where's condition is bool (a comparison's result); every other tensor float32
-                if tensor is None or tensor.dtype != ("bool" if param["boolean"] else "float32"):
+                # Each parameter takes one dtype: where's condition bool (a comparison's
+                # result), nll_loss's target int64, every other tensor float32.  Any other
+                # tensor keeps the ATen node a PyTorch call.
+                if tensor is None or tensor.dtype != param["dtype"]:
                     return None
+                if param["index_dim"] >= 0:
+                    first = self._tensor(operands[0]) if operands else None
+                    if first is None or param["index_dim"] >= len(first.shape):
+                        return None
+                    bounds[text] = first.shape[param["index_dim"]]
                 operands.append(text)
                 if param["positive"] or (k == 0 and "positive_input" in entry["traits"]):
                     positive.append(text)
@@ -395,8 +409,13 @@ class Lowering:
         if checked is None:
             return None
         self._positive.update(positive)
+        for name, size in bounds.items():
+            self.index_bounds[name] = min(size, self.index_bounds.get(name, size))
         self._pending[result] = Tensor(result, checked.shape, checked.dtype)
         return Line(result, checked.name, op, operands)
+
+    def _tensor(self, name: str) -> Tensor | None:
+        return self.tensors.get(name) or self._pending.get(name)
 
     def _canonical(
         self, call: str, operands: list[str], positive: list[str], result: str
@@ -404,9 +423,10 @@ class Lowering:
         """The parser's spelling of `call` (as the Tensor's name slot: see _checked_line) and
         its result's shape, or None when the IR rejects it."""
         unique = list(dict.fromkeys(operands))
-        tensors = [self.tensors.get(n) or self._pending[n] for n in unique]
+        tensors = [self._tensor(n) for n in unique]
+        # Indices from 0 alone index any dim: the line's check needs no bound.
         makes = [
-            ("torch.rand" if n in positive else "torch.randn") + _shape_args(t.shape or [1])
+            make_input(t.shape or [1], n in positive, 1 if t.dtype == "int64" else None)
             for n, t in zip(unique, tensors, strict=True)
         ]
         # No program input is bool or 0-d: a bool operand is made by a comparison of a float
@@ -540,6 +560,15 @@ def _callable_name(target: Any) -> str:
 
 def _shape_args(shape: list[int]) -> str:
     return "(" + ", ".join(str(d) for d in shape) + ")"
+
+
+def make_input(shape: list[int], positive: bool = False, high: int | None = None) -> str:
+    """get_inputs()'s call for a program input: torch.randint(0, high, ...) for class indices
+    (int64), torch.rand where a use needs positive values, torch.randn otherwise."""
+    if high is not None:
+        size = ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "")
+        return f"torch.randint(0, {high}, ({size}))"
+    return ("torch.rand" if positive else "torch.randn") + _shape_args(shape)
 
 
 def render_task(params: list[str], lines: list[Line], outputs: list[str], makes: list[str]) -> str:

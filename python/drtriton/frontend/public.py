@@ -38,6 +38,20 @@ def _batch_norm(args: list[Any], lit: Literal) -> str:
     return f"({call}, {rest}),)"
 
 
+def _nll_loss_forward(args: list[Any], lit: Literal) -> str | None:
+    """(F.nll_loss(...), None): element 0 is the loss, as in ATen's (output, total_weight);
+    the total weight is for the backward, which a forward program never reads (cross_entropy
+    with class weights, or of one sample, exports to this call and reads element 0 alone)."""
+    if len(args) != 5 or args[3] not in (0, 1, 2):
+        return None
+    x, target, weight, reduction, ignore_index = args
+    how = ("none", "mean", "sum")[reduction]
+    return (
+        f"(F.nll_loss({lit(x)}, {lit(target)}, weight={lit(weight)}, "
+        f"ignore_index={lit(ignore_index)}, reduction={how!r}), None)"
+    )
+
+
 def _to_copy(args: list[Any], kwargs: dict[str, Any], lit: Literal) -> str | None:
     if set(kwargs) - {"dtype", "device", "layout", "memory_format"}:
         return None
@@ -65,6 +79,7 @@ _POSITIONAL: dict[str, Callable[[list[Any], Literal], str | None]] = {
     "alias": lambda a, lit: f"{lit(a[0])}.view_as({lit(a[0])})",
     "_softmax": _softmax("softmax"),
     "_log_softmax": _softmax("log_softmax"),
+    "nll_loss_forward": _nll_loss_forward,
 }
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from drtriton import _core
-from drtriton.frontend.lower import Input, Line, Tensor, _shape_args, render_task
+from drtriton.frontend.lower import Input, Line, Tensor, make_input, render_task
 
 
 @dataclass
@@ -46,6 +46,9 @@ class FrontendResult:
     # program is valid for these values only.  A float read at run time is an input of kind
     # "scalar" instead.
     specialized: dict[str, Any] = field(default_factory=dict)
+    # int64 values that catalog lines read as class indices, by name: the size of the dim they
+    # index (a run's task draws them with torch.randint(0, size)).
+    index_bounds: dict[str, int] = field(default_factory=dict)
 
     @property
     def fully_mapped(self) -> bool:
@@ -75,11 +78,15 @@ class FrontendResult:
         run.outputs = [line.result for line in run.lines if line.result in read_later]
         if run.lines[0].opaque or not run.outputs:
             return
-        if any(self.tensors[n].dtype != "float32" for n in run.inputs):
+        # A task's inputs are float32, or int64 class indices (drawn within the dim they index).
+        indices = {n for n in run.inputs if self.tensors[n].dtype == "int64"}
+        if any(self.tensors[n].dtype != "float32" for n in set(run.inputs) - indices):
+            return
+        if any(n not in self.index_bounds for n in indices):
             return
         positive = {i.name for i in self.inputs if i.positive}
         makes = [
-            ("torch.rand" if n in positive else "torch.randn") + _shape_args(self.tensors[n].shape)
+            make_input(self.tensors[n].shape, n in positive, self.index_bounds.get(n))
             for n in run.inputs
         ]
         ok, program, _ = _core.parse(render_task(run.inputs, run.lines, run.outputs, makes))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch.export.graph_signature import InputKind
 
-from drtriton import _core
+from drtriton import _core, catalog
 from drtriton.errors import UserError
 from drtriton.frontend.export import LoadedTask, export_model, load_module_task
 from drtriton.frontend.lower import (
@@ -13,7 +13,7 @@ from drtriton.frontend.lower import (
     Line,
     Lowering,
     Tensor,
-    _shape_args,
+    make_input,
     render_task,
     user_positions,
 )
@@ -64,14 +64,13 @@ def from_module_source(
     task = load_module_task(code, seed, training, fake_inputs=fake_inputs)
     exported = export_model(task)
     lowering = _lower(task, exported)
-    makes = [
-        ("torch.rand" if i.positive else "torch.randn") + _shape_args(i.shape)
-        for i in lowering.inputs
-    ]
+    makes = [make_input(i.shape, i.positive, i.high) for i in lowering.inputs]
     source = render_task([i.name for i in lowering.inputs], lowering.lines, lowering.outputs, makes)
     program_text = None
+    # A program's inputs are float32, or int64 class indices that catalog lines index with.
     if all(not line.opaque for line in lowering.lines) and all(
-        i.dtype == "float32" for i in lowering.inputs
+        i.dtype == "float32" or (i.dtype == "int64" and i.high is not None)
+        for i in lowering.inputs
     ):
         ok, program, _ = _core.parse(source)
         program_text = program["source"] if ok else None
@@ -86,6 +85,7 @@ def from_module_source(
         {**(getattr(exported, "constants", {}) or {}), **lowering.scalars},
         lowering.signature,
         lowering.specialized,
+        lowering.index_bounds,
     )
 
 
@@ -108,5 +108,24 @@ def from_functional_source(text: str) -> FrontendResult:
         for n in program["nodes"]
     ]
     return FrontendResult(
-        inputs, lines, program["outputs"], tensors, program["source"], program["source"]
+        inputs,
+        lines,
+        program["outputs"],
+        tensors,
+        program["source"],
+        program["source"],
+        index_bounds=_index_bounds(program["nodes"], shapes),
     )
+
+
+def _index_bounds(nodes: list[dict], shapes: dict[str, list[int]]) -> dict[str, int]:
+    """The dim size each value read as class indices indexes (the smallest, if several)."""
+    bounds: dict[str, int] = {}
+    for node in nodes:
+        tensor_params = [p for p in catalog.op(node["op"])["params"] if p["kind"] != "attr"]
+        for param, name in zip(tensor_params, node["inputs"], strict=False):
+            if name is None or param["index_dim"] < 0:
+                continue
+            size = shapes[node["inputs"][0]][param["index_dim"]]
+            bounds[name] = min(size, bounds.get(name, size))
+    return bounds
