@@ -47,6 +47,7 @@ DOC_FLOPS_PER_ELEMENT = {
     "logsumexp": 4,
     "softmax": 5,
     "log_softmax": 5,
+    "nll_loss": 2,  # per target element
     "batch_norm": 4,
     **dict.fromkeys("layer_norm group_norm instance_norm".split(), 8),
     **dict.fromkeys(
@@ -100,6 +101,8 @@ def _doc_flops(op: dict, attrs: list, inputs: list, out) -> float:
         return factor * math.prod(_per_dim(attrs[0], n)) * out.numel()
     if traits & {"reduction", "scan", "normalization"} or op["rule"] == "same_as_input":
         return factor * inputs[0].numel()
+    if "gather" in traits:  # one picked element per index
+        return factor * inputs[1].numel()
     return factor * out.numel()
 
 
@@ -142,7 +145,7 @@ def test_example_matches_torch(name):
         attrs = program.nodes[0]["attrs"]
         assert program.flops == pytest.approx(_doc_flops(op, attrs, inputs, out)), text
     # One operator alone: its traffic is its inputs and its output (int64: 8 bytes).
-    in_bytes = sum(t.numel() * 4 for t in inputs)
+    in_bytes = sum(t.numel() * t.element_size() for t in inputs)
     assert program.bytes == in_bytes + out.numel() * out.element_size()
 
 
@@ -223,6 +226,7 @@ def test_where_matches_torch():
 def _program_text(op: dict, shapes: list, attrs: list) -> str:
     """A one-operator task in the DESIGN.md format, with every argument spelled out."""
     names, args, creates = [], [], []
+    first = shapes[0] or []
     shapes = iter(shapes)
     attrs = iter(attrs)
     for param in op["params"]:
@@ -238,6 +242,10 @@ def _program_text(op: dict, shapes: list, attrs: list) -> str:
         name = f"x{len(names)}"
         names.append(name)
         args.append(name)
+        if param["index_dim"] >= 0:  # class indices within the dim they index (or 1)
+            high = first[param["index_dim"]] if param["index_dim"] < len(first) else 1
+            creates.append(f"torch.randint(0, {high}, ({''.join(f'{d}, ' for d in shape)}))")
+            continue
         create = "torch.rand" if param.get("positive") else "torch.randn"
         creates.append(f"{create}({', '.join(map(str, shape))})")
     return (

@@ -50,12 +50,12 @@ class Input(Tensor):
     kind: str = "user"
     target: str | None = None  # module attribute path; a scalar's forward argument (x1)
     positive: bool = False  # a catalog use needs positive values (running_var): torch.rand
-    # int64 class indices (nll_loss's target): the size of the dim they index, so the
-    # program draws them with torch.randint(0, high); None where no catalog use indexes.
-    high: int | None = None
     # A 0-d parameter or buffer (nn.Parameter(torch.tensor(c))) passed as its one-element view:
     # the IR has no 0-d tensors, and for an elementwise operand of rank >= 1 [1] broadcasts alike.
     as_one_element: bool = False
+    # int64 class indices (nll_loss's target): the size of the dim they index, so the
+    # program draws them with torch.randint(0, high); None where no catalog use indexes.
+    high: int | None = None
 
 
 @dataclass

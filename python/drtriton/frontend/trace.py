@@ -69,8 +69,7 @@ def from_module_source(
     program_text = None
     # A program's inputs are float32, or int64 class indices that catalog lines index with.
     if all(not line.opaque for line in lowering.lines) and all(
-        i.dtype == "float32" or (i.dtype == "int64" and i.high is not None)
-        for i in lowering.inputs
+        i.dtype == "float32" or (i.dtype == "int64" and i.high is not None) for i in lowering.inputs
     ):
         ok, program, _ = _core.parse(source)
         program_text = program["source"] if ok else None
