@@ -101,6 +101,20 @@ TEST(RowsLossTest, ElementwiseProloguesAndEpiloguesFuse) {
                     "tl.exp(loss)  # exp", "tl.store(t3_ptr + rows, y"});
 }
 
+TEST(RowsLossTest, ALogSoftmaxReadElsewhereOrReturnedIsStored) {
+  // Returned, or along another dim: the log_softmax keeps its kernel and the loss reads it.
+  for (const std::string& body :
+       {std::string("    t0 = torch.log_softmax(x0, 1)\n    t1 = F.nll_loss(t0, x1)\n"
+                    "    return t0, t1\n"),
+        std::string("    t0 = torch.log_softmax(x0, 0)\n    t1 = F.nll_loss(t0, x1)\n"
+                    "    return t1\n")}) {
+    const std::string k =
+        KernelsOf(Emit(body, "torch.randn(64, 100), torch.randint(0, 100, (64,))"));
+    ExpectInOrder(k, {"def k0_log_softmax_kernel", "def k1_nll_loss_rows_kernel",
+                      "loss = tl.where(counted, -x1, 0.0)"});
+  }
+}
+
 TEST(RowsLossTest, WithoutFusionLogSoftmaxIsStored) {
   const std::string k = KernelsOf(
       Emit(CrossEntropy(), "torch.randn(64, 100), torch.randint(0, 100, (64,))", /*fuse=*/false));
