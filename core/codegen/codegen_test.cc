@@ -447,8 +447,11 @@ TEST(CodegenTest, DotPrecisionIsAConstexprTheWrapperChooses) {
   EXPECT_EQ(Count(c, "tl.dot(a.to(tl.bfloat16), b.to(tl.bfloat16))"), 2);
   EXPECT_EQ(Count(c, "tl.dot(a.to(tl.float16), b.to(tl.float16))"), 2);
   EXPECT_EQ(Count(c, "float_dtype = x0.dtype"), 1);
-  EXPECT_EQ(Count(c, ", other=0.0).to(tl.float32)"), 4);  // the operands, loaded as float32
-  EXPECT_EQ(Count(c, "input_precision=\""), 0);
+  // The operands, loaded as float32, in the K loop and again in the range guard's.
+  EXPECT_EQ(Count(c, ", other=0.0).to(tl.float32)"), 8);
+  // The only literal precision: the fp16x3 range guard's second loop (WriteRangeGuard).
+  EXPECT_EQ(Count(c, "input_precision=\"ieee\")"), 2);
+  EXPECT_EQ(Count(c, "input_precision=\""), 2);
   EXPECT_EQ(Count(c, "if float_dtype == torch.bfloat16 or float_dtype == torch.float16:"), 1);
   ExpectInOrder(
       c, {"def k0_matmul_kernel(", "GROUP_M: tl.constexpr, DOT_PRECISION: tl.constexpr):",

@@ -62,6 +62,7 @@ std::string ExprEmitter::Emit(ValueId v, const std::vector<std::string>& coords)
 
 void ExprEmitter::EmitLoad(const std::string& var, ValueId v,
                            const std::vector<std::string>& coords) {
+  ++tile_loads_;
   const std::string& dtype = program_.value(v).dtype;
   const std::string other = dtype == "int64" ? "0" : dtype == "bool" ? "False" : "0.0";
   auto load = [&](const std::string& address) {

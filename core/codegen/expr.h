@@ -51,6 +51,9 @@ class ExprEmitter {
   std::string EmitMasked(ValueId v, const std::vector<std::string>& coords,
                          const std::string& mask);
   std::string NewVar(const std::string& stem);
+  // Tile loads emitted so far (scalar loads not counted): in a tl.dot kernel's K loop each is
+  // staged through shared memory by Triton's software pipeliner (heuristics.h, DotSharedBytes).
+  int tile_loads() const { return tile_loads_; }
 
  private:
   std::string EmitNode(const Node& node, const std::vector<std::string>& coords);
@@ -65,6 +68,7 @@ class ExprEmitter {
   std::string mask_;
   std::string zero_;
   int& counter_;
+  int tile_loads_ = 0;
   bool scalar_loads_ = false;
   std::string contiguous_flag_;
   std::map<int, std::string> bound_;

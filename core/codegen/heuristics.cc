@@ -377,6 +377,42 @@ std::vector<TileChoice> TunedTiles(const ContractionConfig& c, int64_t m, int64_
   return tiles.size() > 1 ? tiles : std::vector<TileChoice>{};
 }
 
+int64_t DotSharedBytes(int64_t block_m, int64_t block_n, int64_t block_k, int num_stages,
+                       OperandLoads loads) {
+  const int64_t a = block_m * block_k, b = block_k * block_n;
+  const int64_t staged = std::max(num_stages - 1, 0) * (loads.a * a + loads.b * b);
+  return (staged + a + b) * 4;
+}
+
+void FitSharedMemory(OperandLoads loads, ContractionConfig* c) {
+  if (c->narrow) return;
+  const auto fits = [&](int64_t bm, int64_t bn, int stages) {
+    return DotSharedBytes(bm, bn, c->block_k, stages, loads) <= kSharedMemoryBudget;
+  };
+  int& stages = c->launch.num_stages;
+  while (!fits(c->block_m, c->block_n, stages)) {
+    if (stages > 2) {
+      --stages;
+    } else if (c->block_k > 16) {
+      c->block_k /= 2;
+    } else if (std::max(c->block_m, c->block_n) > 16) {
+      (c->block_m >= c->block_n ? c->block_m : c->block_n) /= 2;
+      c->launch.num_warps = c->block_m * c->block_n >= 128 * 128 ? 8 : 4;
+    } else {
+      break;  // 16x16x16 in 2 stages: 10 KB a load, so only a program with ~20 would miss
+    }
+  }
+  if (c->tuned.empty()) return;
+  // The own tile first, as it now is; the others stay whether or not they fit float32
+  // operands: they are there for 16-bit ones (TunedTiles), and the autotuner skips a
+  // configuration that is out of resources as long as one fits.
+  std::vector<TileChoice> tuned = {
+      {c->block_m, c->block_n, c->group_m, c->launch.num_warps, stages}};
+  for (const TileChoice& t : c->tuned)
+    if (std::find(tuned.begin(), tuned.end(), t) == tuned.end()) tuned.push_back(t);
+  c->tuned = tuned.size() > 1 ? tuned : std::vector<TileChoice>{};
+}
+
 // A window-sum kernel (ContractionConfig::narrow, for a depthwise convolution) takes one kernel
 // offset a step (BLOCK_K = 1): its operand tile is BLOCK_M output positions of one channel, in a
 // layout whose threads run along the positions, so each step's loads are coalesced rows of the

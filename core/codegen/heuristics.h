@@ -153,6 +153,31 @@ std::vector<TileChoice> TunedTiles(const ContractionConfig& c, int64_t m, int64_
 // `precision`: the GPU's tl.dot precision the configuration is for (its K chunking follows it).
 ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t batch, int variant,
                                     DotPrecision precision = kDefaultDotPrecision);
+// Shared memory of a tl.dot kernel on Hopper.  Triton 3.6's software pipeliner stages every
+// tile load of the K loop (the operands and each input a fused prologue reads) through shared
+// memory in num_stages - 1 buffers, and the dot's operands pass through it once more (the
+// fp16x3 split's hi and lo halves: 4 bytes an operand element).  So a step needs
+//   (num_stages - 1) * (a_loads * BLOCK_M * BLOCK_K + b_loads * BLOCK_K * BLOCK_N) * 4
+//   + (BLOCK_M * BLOCK_K + BLOCK_K * BLOCK_N) * 4 bytes,
+// which matched Triton's own figure (compiled for sm_90 on the CPU: tests/teach/
+// test_shared_memory.py) on all 13 tiles of the five paper-preset programs the H200 rejected
+// as out of resources on 2026-12-03 (262,144 to 589,824 bytes, against 232,448): a div
+// prologue (two A loads) on 128x128x64 in 3 stages is 2 * 96 KB + 64 KB = 256 KB; a
+// batch_norm prologue (five A loads) on 128x64x64, 2 * 176 KB + 48 KB = 400 KB.
+struct OperandLoads {
+  int a = 1, b = 1;  // tile loads per K step building each operand
+};
+int64_t DotSharedBytes(int64_t block_m, int64_t block_n, int64_t block_k, int num_stages,
+                       OperandLoads loads);
+// An H200 block's shared memory (cudaDevAttrMaxSharedMemoryPerBlockOptin, the "Hardware
+// limit" of Triton's OutOfResources), less 1 KB for what the model leaves out.
+inline constexpr int64_t kSharedMemoryBudget = 232448 - 1024;
+// Makes `c` fit kSharedMemoryBudget for `loads`: fewer stages (down to 2), then a narrower
+// BLOCK_K (down to 16; K chunks and slices stay whole multiples of it), then a smaller tile.
+// The autotuned list (c->tuned) starts with the fitted tile: the autotuner skips configurations
+// that are out of resources, but when none fits it launches one anyway and raises
+// OutOfResources (what the H200 reported).  Narrow kernels (no tl.dot) are left as they are.
+void FitSharedMemory(OperandLoads loads, ContractionConfig* c);
 // Depthwise convolutions (one input channel per group, conv_spec.cc): window sums through the
 // narrow path, whose N (channels per group) and K (the window) are too small for tl.dot.
 ContractionConfig ChooseWindowSum(int64_t m, int64_t n, int variant);

@@ -64,6 +64,24 @@ CASES = {
         "x0, x1",
         "torch.randn(8, 70000), torch.randn(70000, 1)",
     ),
+    "matmul_past_fp16_range": (
+        ["t0 = torch.matmul(x0, x1)"],
+        "x0, x1",
+        "torch.randn(40, 48), torch.randn(48, 24)",
+    ),
+    "linear_with_inf": (
+        ["t0 = F.linear(x0, x1)"],
+        "x0, x1",
+        "torch.randn(20, 32), torch.randn(24, 32)",
+    ),
+}
+# Past the fp16x3 split's range (operands beyond 65504 * 2^8 = 1.7e7, and an inf), run on these
+# inputs (emitted from the plain ones above: the task format takes constructors only): the hi
+# parts overflow, and the kernel's range guard sums such tiles again with ieee products.
+RANGE = {
+    "matmul_past_fp16_range": "torch.randn(40, 48) * 1e9, torch.randn(48, 24)",
+    "linear_with_inf": "torch.randn(20, 32).index_fill_(1, torch.tensor([3]), float('inf')), "
+    "torch.randn(24, 32)",
 }
 SPLIT = {"bmm_split_k": "tl.dot", "matrix_vector_split_k": "+= a[:, :, None] * b[None, :, :]"}
 NARROW = {"matrix_vector_split_k"}
@@ -99,7 +117,11 @@ for task_path in sorted(folder.glob("task_*.py")):
             row[label] = {"error": f"{type(exc).__name__}: {exc}"[-300:]}
             continue
         err = (out.double() - ref64).norm() / ref64.norm()
-        row[label] = {"rel_l2": float(err), "bits": out.view(torch.int32).sum().item()}
+        row[label] = {
+            "rel_l2": float(err),
+            "bits": out.view(torch.int32).sum().item(),
+            "like_fp32": bool(torch.allclose(out, ref32, rtol=1e-4, atol=1e-4, equal_nan=True)),
+        }
     row["torch"] = {"rel_l2": float((ref32.double() - ref64).norm() / ref64.norm())}
     result[name] = row
 print(json.dumps(result))
@@ -117,7 +139,8 @@ def probe(
         assert (GPU_CHOICE in candidate) == (name not in NARROW), name  # no tl.dot: no choice
         if name in SPLIT:
             assert "_part_kernel[" in candidate and SPLIT[name] in candidate, name
-        (folder / f"task_{name}.py").write_text(source)
+        probe_source = task(lines, args, RANGE[name]) if name in RANGE else source
+        (folder / f"task_{name}.py").write_text(probe_source)
         (folder / f"cand_{name}__emitted.py").write_text(candidate)
         # The same kernel, the precision forced: the GPU's fp16x3 in every case with a tl.dot,
         # and Triton's own precisions in the matmul.
@@ -134,7 +157,7 @@ def probe(
 
 
 def test_emitted_contractions_run_exactly_in_the_interpreter(probe: dict) -> None:
-    for name in CASES:
+    for name in set(CASES) - set(RANGE):
         got = probe[name]["emitted"]
         assert "error" not in got, (name, got)
         # Exact fp32 products per tl.dot: within fp32 rounding of float64, like torch itself.
@@ -146,13 +169,21 @@ def test_the_fp16x3_split_is_as_accurate_as_fp32(probe: dict) -> None:
     # into the sum), here with the interpreter's exact fp16 products: its error against
     # float64 is that of fp32 rounding (benchmarks/dot_split_accuracy.py: 1.5e-7 - 4.2e-7 on
     # larger shapes), not of a 16-bit product (~1e-4 with hi parts alone).
-    for name in CASES:
-        if name in NARROW:
-            continue
+    for name in set(CASES) - NARROW - set(RANGE):
         got = probe[name]["fp16x3"]
         assert "error" not in got, (name, got)
         assert got["rel_l2"] <= max(4 * probe[name]["torch"]["rel_l2"], 5e-7), (name, got)
         assert got["bits"] != probe[name]["emitted"]["bits"], name  # not the ieee path
+
+
+def test_the_fp16x3_split_keeps_float32_range(probe: dict) -> None:
+    # Without the range guard both come out NaN where float32 has a finite value or an inf
+    # (the hi parts overflow fp16); with it, the overflowing tiles are summed again in ieee.
+    for name in RANGE:
+        for label in ("emitted", "fp16x3"):
+            got = probe[name][label]
+            assert "error" not in got, (name, label, got)
+            assert got["like_fp32"], (name, label, got)
 
 
 def test_interpreter_refuses_the_bf16_splits(probe: dict) -> None:

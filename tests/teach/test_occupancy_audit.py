@@ -76,3 +76,43 @@ def test_an_integer_one_compiles_as_the_constant_like_the_jit(tool) -> None:
                                                             and value is not True)  # fmt: skip
     Param.do_not_specialize = True
     assert not tool._specialized_to_one(Param(), 1)
+
+
+# Paper-preset programs the H200 rejected as out of shared memory on 2026-12-03 (their prologues'
+# loads are staged through shared memory beside the operands: 256 KB, 400 KB and 320 KB against
+# the 227 KB a block may hold). Every tile a kernel runs with by default (an autotuned kernel's
+# first, the others' only) must fit (core/codegen/heuristics.h, FitSharedMemory).
+OUT_OF_SHARED_MEMORY = {
+    "div_conv1d": (
+        "def fused_operator(x0, x1, x2, x3):\n    t0 = torch.div(x0, x1)\n"
+        "    t1 = F.conv1d(t0, x2, None, 1, 0, 2, 4)\n    t2 = torch.sub(t1, x3)\n    return t2\n",
+        "torch.randn(292), torch.randn(24068, 1), torch.randn(5244, 6017, 1), torch.randn(1, 1)",
+    ),
+    "batch_norm_conv_transpose1d": (
+        "def fused_operator(x0, x1, x2, x3, x4, x5):\n    t0 = F.batch_norm(x0, x1, x2, x3, x4)\n"
+        "    t1 = F.hardsigmoid(t0)\n    t2 = F.conv_transpose1d(t1, x5, None, 1, 0, 0, 3)\n"
+        "    return t2\n",
+        "torch.randn(924, 22132), torch.randn(22132), torch.rand(22132), torch.randn(22132), "
+        "torch.randn(22132), torch.randn(924, 42, 11)",
+    ),
+    "prologue_matmul": (
+        "def fused_operator(x0, x1, x2, x3):\n    t0 = torch.relu(x0)\n    t1 = torch.sigmoid(t0)\n"
+        "    t2 = torch.maximum(t1, x1)\n    t3 = torch.sub(t2, x2)\n    t4 = torch.matmul(t3, x3)\n"
+        "    return t4\n",
+        "torch.randn(115, 4063), torch.randn(4063), torch.randn(115, 4063), torch.randn(4063, 29481)",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OUT_OF_SHARED_MEMORY))
+def test_contraction_tiles_fit_hopper_shared_memory(tool, name: str) -> None:
+    body, inputs = OUT_OF_SHARED_MEMORY[name]
+    program = (
+        f"import torch\nimport torch.nn.functional as F\n\n{body}\n"
+        f"def get_inputs():\n    return [{inputs}]\n"
+    )
+    rows = tool.audit(program)
+    defaults = [r for r in rows if not r["kernel"].endswith("]") or r["kernel"].endswith("[0]")]
+    assert any("conv" in r["kernel"] or "matmul" in r["kernel"] for r in defaults), rows
+    for row in defaults:
+        assert row["shared"] <= 232448, row  # cudaDevAttrMaxSharedMemoryPerBlockOptin, H200
