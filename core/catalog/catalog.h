@@ -47,6 +47,11 @@ enum Trait : uint32_t {
   kChannelwise = 1u << 18,
   // Reads its input at positions an int64 index tensor names (nll_loss's class targets).
   kGather = 1u << 19,
+  // An absolute error of the input becomes a relative error of the output (exp, softmax,
+  // log_softmax's exp), or relative errors add up along a dim (cumprod): a producer's
+  // rounding is magnified where its values are large (codegen: emit_contraction.cc
+  // ContractionPrecision).
+  kAmplifiesError = 1u << 20,
 };
 
 // How the output shape follows from the inputs; the synthesizer posts one constraint

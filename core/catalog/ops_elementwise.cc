@@ -89,7 +89,7 @@ void AddElementwiseOps(std::vector<OpInfo>& out) {
                     .Lower(lowering::Clamp));
 
   // Unary math.  log and sqrt are sampled on positive inputs (torch.rand) only.
-  out.push_back(Unary("exp", "torch.exp", "torch.exp", 0, 1, "e ** x")
+  out.push_back(Unary("exp", "torch.exp", "torch.exp", kAmplifiesError, 1, "e ** x")
                     .Lower(lowering::Exp));
   out.push_back(Unary("log", "torch.log", "torch.log", kPositiveInput, 1, "natural log, x > 0")
                     .Params({PositiveTensor("input")})

@@ -53,10 +53,10 @@ void AddReductionOps(std::vector<OpInfo>& out) {
                     .Row(RowKind::kLogsumexp));
 
   // max, subtract, exp, sum, divide (log_softmax: subtract the log) per element.
-  out.push_back(AlongDim("softmax", kRowwise, 5, "exp(x) / sum(exp(x)) along dim")
+  out.push_back(AlongDim("softmax", kRowwise | kAmplifiesError, 5, "exp(x) / sum(exp(x)) along dim")
                     .Alias({"torch.nn.functional.softmax", "F.softmax", "torch.special.softmax"})
                     .Row(RowKind::kSoftmax));
-  out.push_back(AlongDim("log_softmax", kRowwise, 5, "x - logsumexp(x) along dim")
+  out.push_back(AlongDim("log_softmax", kRowwise | kAmplifiesError, 5, "x - logsumexp(x) along dim")
                     .Alias({"torch.nn.functional.log_softmax", "F.log_softmax",
                             "torch.special.log_softmax"})
                     .Row(RowKind::kLogSoftmax));
@@ -80,7 +80,7 @@ void AddReductionOps(std::vector<OpInfo>& out) {
                     .Example({{4, 5}, {4}}, {I(-100), S("mean")})
                     .Row(RowKind::kNllLoss));
   out.push_back(AlongDim("cumsum", kScan, 1, "running sum along dim").Row(RowKind::kCumsum));
-  out.push_back(AlongDim("cumprod", kScan, 1, "running product along dim").Row(RowKind::kCumprod));
+  out.push_back(AlongDim("cumprod", kScan | kAmplifiesError, 1, "running product along dim").Row(RowKind::kCumprod));
 }
 
 }  // namespace drtriton::catalog_internal

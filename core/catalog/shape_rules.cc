@@ -395,6 +395,7 @@ std::vector<std::string> TraitNames(uint32_t traits) {
       {kBoolResult, "bool_result"},
       {kChannelwise, "channelwise"},
       {kGather, "gather"},
+      {kAmplifiesError, "amplifies_error"},
   };
   std::vector<std::string> names;
   for (const auto& [t, n] : kNames)

@@ -789,5 +789,70 @@ TEST(CodegenTest, Literals) {
   EXPECT_EQ(NextPow2(1), 1);
 }
 
+
+// Triton's shared memory for the five paper-preset tiles the H200 reported out of resources
+// (compiled for sm_90 on the CPU): a div prologue (2 A loads) on 128x128x64 in 3 stages, a
+// batch_norm prologue (5) on 128x64x64 in 3 and 4, a four-operator prologue (3) on 128x128x64.
+TEST(HeuristicsTest, DotSharedBytesMatchesTritonsFigures) {
+  EXPECT_EQ(DotSharedBytes(128, 128, 64, 3, {2, 1}), 262144);
+  EXPECT_EQ(DotSharedBytes(128, 64, 64, 3, {5, 1}), 409600);
+  EXPECT_EQ(DotSharedBytes(128, 64, 64, 4, {5, 1}), 589824);
+  EXPECT_EQ(DotSharedBytes(128, 128, 64, 3, {3, 1}), 327680);
+  EXPECT_EQ(DotSharedBytes(128, 256, 64, 3, {2, 1}), 360448);
+}
+
+TEST(HeuristicsTest, FitSharedMemoryDropsStagesThenBlockKThenTile) {
+  ContractionConfig c = ChooseContraction(4096, 4096, 4096, 1, 0);
+  c.tuned = TunedTiles(c, 4096, 4096);
+  ASSERT_EQ(c.launch.num_stages, 3);
+  ContractionConfig plain = c;
+  FitSharedMemory({1, 1}, &plain);  // 192 KB: as it was
+  EXPECT_EQ(plain.launch.num_stages, 3);
+  EXPECT_EQ(plain.tuned, c.tuned);
+
+  ContractionConfig two = c;
+  FitSharedMemory({2, 1}, &two);  // 256 KB in 3 stages, 160 KB in 2
+  EXPECT_EQ(two.launch.num_stages, 2);
+  EXPECT_EQ(two.block_k, 64);
+  ASSERT_FALSE(two.tuned.empty());
+  EXPECT_EQ(two.tuned[0].num_stages, 2);  // the autotuner's first is the fitted tile
+  EXPECT_EQ(two.tuned[0].block_m, 128);
+
+  ContractionConfig many = c;
+  FitSharedMemory({12, 1}, &many);  // 2 stages of 128x128x64 would be 480 KB
+  EXPECT_EQ(many.launch.num_stages, 2);
+  EXPECT_LT(many.block_k, 64);
+  EXPECT_LE(DotSharedBytes(many.block_m, many.block_n, many.block_k, 2, {12, 1}),
+            kSharedMemoryBudget);
+  EXPECT_EQ(many.chunk_k % many.block_k, 0);
+}
+
+TEST(CodegenTest, ContractionsFeedingErrorAmplifiersUseTheFullPrecisionSplit) {
+  const std::string softmax = MustEmit(
+      MustParse("def fused_operator(x0, x1, x2):\n"
+                "    t0 = torch.bmm(x0, x1)\n"
+                "    t1 = torch.mul(t0, x2)\n"
+                "    t2 = torch.softmax(t1, 2)\n"
+                "    return t2\n",
+                "torch.randn(8, 64, 32), torch.randn(8, 32, 48), torch.randn(48)"));
+  EXPECT_EQ(Count(softmax, "\"bf16x6\" if torch.get_float32_matmul_precision()"), 1);
+  EXPECT_EQ(Count(softmax, "fp16x3"), 0);
+  // A reduction in between ends the chain: the sum's rounding is not the bmm's.
+  const std::string summed = MustEmit(
+      MustParse("def fused_operator(x0, x1):\n"
+                "    t0 = torch.bmm(x0, x1)\n"
+                "    t1 = torch.sum(t0, 2)\n"
+                "    t2 = torch.exp(t1)\n"
+                "    return t2\n",
+                "torch.randn(8, 64, 32), torch.randn(8, 32, 48)"));
+  EXPECT_EQ(Count(summed, "\"fp16x3\" if torch.get_float32_matmul_precision()"), 1);
+  // fp16x3's range guard: an overflowing tile summed again with ieee products.
+  ExpectInOrder(summed, {"elif DOT_PRECISION == \"fp16x3\":", "if DOT_PRECISION == \"fp16x3\":",
+                         "if tl.sum((tl.abs(acc) < float(\"inf\")).to(tl.int32)) < BLOCK_M * "
+                         "BLOCK_N:",
+                         "acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
+                         "acc += tl.dot(a, b, input_precision=\"ieee\")"});
+}
+
 }  // namespace
 }  // namespace drtriton::codegen

@@ -564,6 +564,29 @@ class ContractionWriter {
   const std::string m_expr_, k_expr_, batch_expr_;
 };
 
+// The GPU split of a contraction whose result reaches an operator that magnifies its rounding
+// (catalog: kAmplifiesError; softmax, log_softmax, exp, cumprod) through elementwise, layout
+// and channelwise operators only.  fp16x3 carries 22 significant bits of each operand, bf16x6
+// 24 as float32 does.  On the H200 (2026-12-04) three of the four paper-preset programs the
+// verifier rejected were such chains (bmm -> mul -> softmax, conv3d -> softmax, conv3d ->
+// cumprod), each a few elements of 30-172M past 1e-4 on the scaled_10 inputs.  The first,
+// emulated on the CPU (6 of its 538 batches, benchmarks/dot_split_accuracy.py's step
+// arithmetic): elements past the verifier's 1e-4 were 4 of 1.2M with fp16x3, 4 with exact
+// float32 products per BLOCK_K step, 6 with torch's own float32 bmm, 0 with bf16x6.  bf16x6
+// costs half of fp16x3's speed (72 against 147 TFLOP/s on 4096^3; still 1.4x cuBLAS strict
+// SGEMM), so it is kept to these chains.
+DotPrecision ContractionPrecision(const Program& p, ValueId result) {
+  for (const Node& n : p.nodes()) {
+    if (std::find(n.tensors.begin(), n.tensors.end(), result) == n.tensors.end()) continue;
+    const OpInfo& op = GetOp(n.op);
+    if (op.has(kAmplifiesError)) return DotPrecision::kBf16x6;
+    const bool passes = op.has(kElementwise) || op.has(kLayout) || op.has(kChannelwise);
+    if (passes && ContractionPrecision(p, n.result) == DotPrecision::kBf16x6)
+      return DotPrecision::kBf16x6;
+  }
+  return kDefaultDotPrecision;
+}
+
 }  // namespace
 
 Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
@@ -573,10 +596,11 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   const int64_t m = Product(s.m_shape), k = Product(s.k_shape), batch = Product(s.batch_shape);
   // Generic mode: the tiles of a large problem for every shape (masks cover the edges).
   const int64_t u = kUnknownSize;
+  const DotPrecision precision = ContractionPrecision(p, node.result);
   ContractionConfig c = s.window_sum    ? (ctx.generic() ? ChooseWindowSum(u, u, ctx.variant)
                                                          : ChooseWindowSum(m, s.n, ctx.variant))
-                        : ctx.generic() ? ChooseContraction(u, u, u, 1, ctx.variant)
-                                        : ChooseContraction(m, s.n, k, batch, ctx.variant);
+                        : ctx.generic() ? ChooseContraction(u, u, u, 1, ctx.variant, precision)
+                                        : ChooseContraction(m, s.n, k, batch, ctx.variant, precision);
   // Stride phases are separate launches of one kernel, each its own M (the heuristics saw the
   // longest): a K split of each would need a workspace per phase, so phases keep one kernel.
   if (s.phases > 1 && c.split_k > 1) {

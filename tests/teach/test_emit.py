@@ -36,11 +36,12 @@ def test_candidate_is_python_with_kernels_and_wrapper() -> None:
     assert names[:-1] == ["k0_linear_kernel", "k1_softmax_kernel"]
     assert text.count("@triton.jit") == 2
     # An 8-row linear (M < 16) stays on the FMA units; at 16 rows the GPU's tensor-core split
-    # or the interpreter's exact path is chosen at launch time.
+    # or the interpreter's exact path is chosen at launch time: bf16x6, the split of float32's
+    # 24 bits, since the linear feeds a softmax (emit_contraction.cc ContractionPrecision).
     assert "input_precision=DOT_PRECISION" in text
     assert 'dot_precision = "ieee"\n' in text
     wider = emit(SOFTMAX_MLP.replace("torch.randn(8, 32)", "torch.randn(16, 32)"))
-    assert 'dot_precision = "fp16x3" if torch.get_float32_matmul_precision() ' in wider
+    assert 'dot_precision = "bf16x6" if torch.get_float32_matmul_precision() ' in wider
     assert 'if x0.device.type != "cuda" and dot_precision != "fp16":' in wider
 
 
