@@ -496,8 +496,25 @@ class ContractionWriter {
   // the arguments' dtypes and DOT_PRECISION; a phased kernel's each phase, its own M), timed on
   // the GPU at the first call and cached on disk; the interpreter, which has no do_bench, runs
   // the first (the heuristic's own).
-  std::string AutotuneDecorator(bool phased) const {
-    std::string text = "@triton.autotune(\n    configs=[\n";
+  //
+  // The tiles larger than the heuristic's own (TunedTiles' 128x256 and 256x128) are for 16-bit
+  // operands: with float32 ones (the splits, tf32 and ieee) a prune function leaves them out
+  // before they are compiled.  As float32 tiles they rarely fit shared memory, and where they
+  // did (a plain GEMM's 256x128: 224 KB in its sm_90 build) the range guard's second loop
+  // spilled (1,168 local stores against none in the own tile); their builds also cost most of
+  // the compile time: a 128 x 4096 x 4096 linear's three tiles took 8.2 s to build for sm_90
+  // on a CPU core, 6.0 of them the 128x256 one.
+  std::string TilePrune(const std::string& name) const {
+    return "def " + name + "_tiles(configs, named_args, **kwargs):\n" +
+           "    if kwargs[\"DOT_PRECISION\"] in (\"bf16\", \"fp16\"):\n" +
+           "        return configs\n" +
+           "    own = configs[0].kwargs[\"BLOCK_M\"] * configs[0].kwargs[\"BLOCK_N\"]\n" +
+           "    return [c for c in configs if c.kwargs[\"BLOCK_M\"] * c.kwargs[\"BLOCK_N\"] <= " +
+           "own]\n\n\n";
+  }
+
+  std::string AutotuneDecorator(const std::string& name, bool phased) const {
+    std::string text = TilePrune(name) + "@triton.autotune(\n    configs=[\n";
     for (const TileChoice& t : c_.tuned)
       text += "        triton.Config({\"BLOCK_M\": " + IntLiteral(t.block_m) +
               ", \"BLOCK_N\": " + IntLiteral(t.block_n) +
@@ -507,6 +524,7 @@ class ContractionWriter {
               ", num_stages=" + std::to_string(t.num_stages) + "),\n";
     text += "    ][: None if torch.cuda.is_available() else 1],\n";
     text += std::string("    key=[\"DOT_PRECISION\"") + (phased ? ", \"PHASE\"" : "") + "],\n";
+    text += "    prune_configs_by={\"early_config_prune\": " + name + "_tiles},\n";
     return text + "    cache_results=True,\n)\n";
   }
 
@@ -539,7 +557,7 @@ class ContractionWriter {
     kernel.call_args = params.args();
     kernel.tuned = dot && !c_.tuned.empty();
     if (kernel.tuned)
-      kernel.text = AutotuneDecorator(Phased()) + kernel.text;
+      kernel.text = AutotuneDecorator(name, Phased()) + kernel.text;
     else
       kernel.constexprs = {"BLOCK_M=" + IntLiteral(c_.block_m), "BLOCK_N=" + IntLiteral(c_.block_n),
                            "BLOCK_K=" + IntLiteral(c_.block_k),
