@@ -618,7 +618,8 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   ContractionConfig c = s.window_sum    ? (ctx.generic() ? ChooseWindowSum(u, u, ctx.variant)
                                                          : ChooseWindowSum(m, s.n, ctx.variant))
                         : ctx.generic() ? ChooseContraction(u, u, u, 1, ctx.variant, precision)
-                                        : ChooseContraction(m, s.n, k, batch, ctx.variant, precision);
+                                        : ChooseContraction(m, s.n, k, batch, ctx.variant,
+                                                            precision);
   // Stride phases are separate launches of one kernel, each its own M (the heuristics saw the
   // longest): a K split of each would need a workspace per phase, so phases keep one kernel.
   if (s.phases > 1 && c.split_k > 1) {

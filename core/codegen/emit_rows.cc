@@ -155,11 +155,17 @@ EmittedKernel RowsEmitter::Emit() {
   std::vector<std::string> constexprs = {"BLOCK_O", "BLOCK_R"};
   const std::string check = ContiguityCheck(p_, params_.flat_values());
   if (!check.empty()) constexprs.push_back("CONTIG");
+  if (op_ == RowOp::kCumprod) constexprs.push_back("F64_CARRY");
   std::string name = ctx_.kernel_name;
   if (role_ == Role::kStats) name.insert(name.rfind("_kernel"), "_stats");
   if (ReducesRows()) name.insert(name.rfind("_kernel"), "_rows");
   EmittedKernel k = Launch(name, constexprs);
   if (!check.empty()) SetContiguityFlag(k, check);
+  if (op_ == RowOp::kCumprod) {  // EmitScan: torch's accumulator type on the inputs' device
+    const std::string device = InputDevice(p_);
+    k.constexprs.push_back(std::string("F64_CARRY=") +
+                           (device == "'cuda'" ? "False" : device + ".type != \"cuda\""));
+  }
   if (ReducesRows())  // a partial sum (and a count, for the mean) per program
     k.setup.insert(k.setup.begin(), ScratchAllocation(p_, PartialsBuffer(), 2 * LossPrograms()));
   if (role_ == Role::kStats) {
@@ -417,15 +423,21 @@ void RowsEmitter::EmitArg(bool is_max) {
 // blocks are one element wide, so its product is sequential, as torch's.
 void RowsEmitter::EmitScan(bool is_prod) {
   const std::string identity = is_prod ? "1.0" : "0.0";
-  // torch's CPU cumprod multiplies in float64 and rounds each output; its CUDA one scans in
-  // float32.  A float64 running product is right for both where the verifier's float64
-  // evaluation arbitrates (a float32 product overflowing before a later 0 is inf * 0 = NaN).
-  const std::string carry_type = is_prod ? "tl.float64" : "tl.float32";
+  // The running product is accumulated as torch's cumprod does on the inputs' device
+  // (at::acc_type): in float64 on the CPU, each output rounded; in float32 on CUDA.  They
+  // part where float32 leaves its range: a product that overflowed before a 0 is inf * 0 = NaN
+  // in float32, 0 in float64.  Where that 0 is exact the verifier's float64 evaluation accepts
+  // either, but where it is float32 rounding (a log_softmax's row maximum, -1e-20 in float64)
+  // the float64 answer is beyond float32's range and only the device's own NaN is right: the
+  // H200 rejected paper-preset program 54 (log_softmax -> cumprod along dim 0: 40-44k NaN of
+  // the CUDA reference computed as 0) with the float64 product everywhere.  F64_CARRY is set
+  // at launch from the inputs' device.
+  const std::string carry_type = is_prod ? "tl.float64 if F64_CARRY else tl.float32" : "tl.float32";
   w_.Line("carry = tl.full([BLOCK_O, 1], " + identity + ", dtype=" + carry_type + ")");
   ForEachBlock("0", [&](const std::string& x) {
     w_.Line("xm = tl.where(mask, " + x + ", " + identity + ")");
     if (is_prod) {  // BLOCK_R is 1: the running product is the output and the next carry
-      w_.Line("out = carry * xm.to(tl.float64)");
+      w_.Line("out = carry * xm.to(carry.dtype)");
       StoreElements("out.to(tl.float32)");
       if (!single_) w_.Line("carry = out");
       return;

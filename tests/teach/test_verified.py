@@ -39,7 +39,9 @@ CASES = {
     "cumprod_long_row": task(["t0 = torch.cumprod(x0, -1)"], "x0", "torch.rand(2, 600)"),
     # Log-probabilities of ~1e2 overflow a float32 product within ~19 rows, and each row's
     # maximum is exactly 0: multiplied in float32 that is inf * 0 = NaN, while torch's CPU
-    # cumprod (float64 inside) gives 0 (H200 paper-preset program 54 was rejected for this).
+    # cumprod (float64 inside) gives 0. The kernel multiplies as torch does on the device
+    # (H200 paper-preset program 54 was rejected with float64 on the GPU, and float32 on the
+    # CPU before that); DRTRITON_TEST_DEVICE=cuda runs the GPU's side.
     "cumprod_after_log_softmax": task(
         ["t0 = torch.matmul(x0, x1)", "t1 = torch.log_softmax(t0, 1)", "t2 = torch.cumprod(t1, 0)"],
         "x0, x1",
