@@ -62,7 +62,10 @@ TERM_GRACE_S = 10.0  # SIGTERM → SIGKILL: time for the verifier to kill its ow
 # L2 37 was verified correct at 241.6 s. On 2026-12-01 (six problems per H200, every GPU step
 # under the lock) five level-2 convolution models at 240 s found and checked a hybrid, but their
 # searches ended 10-60 s past the 144 s deadline (a fragment in flight, then the hybrid check)
-# and the final verification, started at 139-203 s, did not finish.
+# and the final verification, started at 139-203 s, did not finish.  On 2026-12-04 (level 3)
+# ResNet101, GoogleNet and DenseNet201 timed out in their final verification's torch.compile
+# of the whole model; that compilation now runs first, inside this share (optimize/pipeline.py:
+# _compile_baseline_first), so the search of a large model is shorter by it.
 SEARCH_SHARE = 0.5
 # Seconds added to the problem timeout per GB of the problem's inputs, parameters and outputs
 # (memory.problem_bytes): moving them is most of a large problem's time (each verification

@@ -107,16 +107,24 @@ class Baselines:
         # compiled callable holds the reference it was made from).
         self._compiled: dict[tuple[str, str, bool, str], Callable[..., Any] | str] = {}
 
+    def has(self, source: str, device: str, eval_mode: bool, mode: Mode = STRICT) -> bool:
+        """Whether the task's compilation (or its failure) is kept here already."""
+        return _key(source, device, eval_mode, mode) in self._compiled
+
     def compiled(self, source: str, reference: Callable[..., Any], inputs: list[Any],
                  device: str, eval_mode: bool,
                  mode: Mode = STRICT) -> tuple[Callable[..., Any] | None, str | None]:  # fmt: skip
         """torch.compile of the task, compiled on its first use here: (callable, None), or
         (None, why) when it does not compile (which is not the candidate's fault)."""
-        key = (hashlib.sha256(source.encode()).hexdigest(), device, eval_mode, mode.name)
+        key = _key(source, device, eval_mode, mode)
         if key not in self._compiled:
             self._compiled[key] = _compile(reference, inputs, device, mode)
         found = self._compiled[key]
         return (None, found) if isinstance(found, str) else (found, None)
+
+
+def _key(source: str, device: str, eval_mode: bool, mode: Mode) -> tuple[str, str, bool, str]:
+    return (hashlib.sha256(source.encode()).hexdigest(), device, eval_mode, mode.name)
 
 
 def _compile(reference: Callable[..., Any], inputs: list[Any], device: str, mode: Mode) -> Any:

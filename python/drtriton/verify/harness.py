@@ -145,6 +145,41 @@ class Verifier:
         )
         return verdict
 
+    def compile_baseline(self, task_source: str, options: Options | None = None) -> float:
+        """Compiles the task's torch.compile baseline now, as a verification of the task would
+        when it times it (baselines.py: same reference, input set 0, precision mode and lock
+        protocol), and keeps it for this Verifier's later verifications of that task. Returns
+        the seconds it took: 0.0 where a verification would compile none (on the CPU, or with
+        `baselines` or `compile_baseline` off) or this Verifier has it already.
+
+        Why: a caller that will verify a large task later, under a deadline, can pay the
+        compilation first. On the H200 (2026-12-04, six KernelBench problems at once, 240 s
+        each) ResNet101, GoogleNet and DenseNet201 timed out in their final verification,
+        whose first part is torch.compile of the whole model in training mode (ResNet101's
+        had 97 s left after its search and did not finish).
+
+        Raises drtriton.errors.UserError when the task itself is unusable."""
+        opts = options or Options()
+        if not (opts.on_cuda and opts.baselines and opts.compile_baseline):
+            return 0.0
+        began = time.monotonic()
+        device, task = torch.device(opts.device), load_task(task_source)
+        precision = mode(opts.precision)
+        if self.baselines.has(task.source, opts.device, opts.eval_mode, precision):
+            return 0.0
+        if device.index is not None:
+            torch.cuda.set_device(device)
+        with torch.no_grad(), gpu_lock.hold(opts.device, gpu_lock.SHARED):
+            reference = guard_task(
+                lambda: task.build_reference(device, opts.seed, opts.eval_mode, precision)
+            )
+            first = InputSets(task, opts, device).make(0)
+            self.baselines.compiled(task.source, reference, first, opts.device, opts.eval_mode,
+                                    precision)  # fmt: skip
+        del first
+        torch.cuda.empty_cache()
+        return time.monotonic() - began
+
     def _take_spare(self, opts: Options, level: str) -> WorkerChannel | None:
         worker = self.spares.pop(_spare_key(opts, level), None)
         if worker is not None and not worker.alive():
