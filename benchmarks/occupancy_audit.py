@@ -2,6 +2,7 @@
 and how evenly the grid fills the SMs, from each kernel compiled for sm_90 on this machine.
 
     python benchmarks/occupancy_audit.py [--problems level1.jsonl] [--ids 40 23] [--out a.json]
+    python benchmarks/occupancy_audit.py --programs teacher_paper70.jsonl --ids 27 57
 
 Why: a memory-bound kernel's time is its bytes over the bandwidth only when every SM streams to
 the end. On the H200 (2026-12-03) KernelBench L1 40's layer norm ran 272 programs whose sm_90
@@ -21,7 +22,10 @@ with the cuobjdump that Triton ships. Then, per launch: programs per SM the SM c
 shared memory), rounds = grid / (132 SMs x that), and the last round's fill: how much of the
 final round's capacity is used (1.0 when the grid is a whole number of rounds; L1 40 before the
 change: 0.03 and 0.06). A launch of a few rounds with a thin last round over at least 64 MB
-of tensors is flagged. Prints one table; exit 0 when it ran, 2 on a usage error.
+of tensors is flagged. Also per kernel: its spill instructions (local loads and stores) and
+those in the loop around its matrix instructions (spill_counts), where a contraction pays
+them. `--programs` audits synthetic programs (the teacher's paper-preset set) instead.
+Prints one table; exit 0 when it ran, 2 on a usage error.
 """
 
 from __future__ import annotations
@@ -164,6 +168,7 @@ def compile_launch(launch: dict[str, Any]) -> dict[str, Any]:
                               target=GPUTarget("cuda", 90, 32),
                               options={"num_warps": warps, "num_stages": stages})  # fmt: skip
     regs, static = _resources(compiled.asm["cubin"])
+    spills, loop_spills = spill_counts(_sass(compiled.asm["cubin"]))
     # Triton's pipelines take dynamic shared memory (the metadata's), cuobjdump reports static.
     shared = max(static, int(compiled.metadata.shared))
     grid = launch["grid"]
@@ -174,7 +179,8 @@ def compile_launch(launch: dict[str, Any]) -> dict[str, Any]:
     # (L1 40's split output kernel: 39, and 1.35 ms where the same schedule with 5 ran 0.28).
     barriers = compiled.asm["ptx"].count("bar.sync")
     return {"kernel": name, "grid": programs, "warps": warps, "regs": regs, "shared": shared,
-            "barriers": barriers, "mb": _tensor_mb(args)}  # fmt: skip
+            "barriers": barriers, "spills": spills, "loop_spills": loop_spills,
+            "mb": _tensor_mb(args)}  # fmt: skip
 
 
 def _tensor_mb(args: tuple[Any, ...]) -> float:
@@ -185,15 +191,53 @@ def _tensor_mb(args: tuple[Any, ...]) -> float:
     return sum(t.numel() * t.element_size() for t in seen.values()) / 1e6
 
 
-def _resources(cubin: bytes) -> tuple[int, int]:
+def spill_counts(sass: str) -> tuple[int, int | None]:
+    """(local-memory loads and stores in the kernel, those inside its hot loop): the innermost
+    loop (a backward branch) around every matrix instruction (HGMMA, HMMA), None without one.
+    Why both: a contraction's build can spill where it never runs hot.  Paper-preset program
+    27 (hardtanh -> transpose -> conv_transpose1d, 2026-12-04) has 600 spill instructions in
+    its sm_90 build, 75 in the K loop; without the fp16x3 range guard's second (ieee) loop, 3."""
+    lines = sass.splitlines()
+    address: dict[int, int] = {}
+    for k, line in enumerate(lines):
+        found = re.match(r"\s*/\*([0-9a-f]{4,})\*/", line)
+        if found:
+            address[k] = int(found.group(1), 16)
+    spilled = [k for k, line in enumerate(lines) if re.search(r"\b(STL|LDL)\b", line)]
+    matrix = [k for k, line in enumerate(lines) if re.search(r"\bH(G)?MMA\b", line)]
+    if not matrix:
+        return len(spilled), None
+    loops = []
+    for k, line in enumerate(lines):
+        branch = re.search(r"\bBRA\b.*?0x([0-9a-f]+)", line)
+        if not branch or k not in address or int(branch.group(1), 16) >= address[k]:
+            continue
+        start = min((j for j, a in address.items() if a >= int(branch.group(1), 16)), default=k)
+        if start <= matrix[0] and k >= matrix[-1]:
+            loops.append((k - start, start, k))
+    if not loops:
+        return len(spilled), None
+    _, first, last = min(loops)
+    return len(spilled), sum(first <= k <= last for k in spilled)
+
+
+def _sass(cubin: bytes) -> str:
+    return _cuobjdump(cubin, "-sass")
+
+
+def _cuobjdump(cubin: bytes, flag: str) -> str:
     import triton
 
     tool = pathlib.Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
-        out = subprocess.run([str(tool), "--dump-resource-usage", f.name], capture_output=True,
-                             text=True, check=True).stdout  # fmt: skip
+        return subprocess.run([str(tool), flag, f.name], capture_output=True, text=True,
+                              check=True).stdout  # fmt: skip
+
+
+def _resources(cubin: bytes) -> tuple[int, int]:
+    out = _cuobjdump(cubin, "--dump-resource-usage")
     found = re.search(r"REG:(\d+).*?SHARED:(\d+)", out)
     if not found:
         raise RuntimeError(f"no resource usage in cuobjdump's output: {out[:200]}")
@@ -260,25 +304,35 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--problems", type=pathlib.Path,
                     default=ROOT / ".devdata" / "kernelbench" / "level1.jsonl")  # fmt: skip
+    ap.add_argument("--programs", type=pathlib.Path,
+                    help="synthetic program records (JSONL with `source`, as `drtriton synth` "
+                    "writes and teacher_acceptance.py keeps) instead of KernelBench problems; "
+                    "--ids then names their `index`")  # fmt: skip
     ap.add_argument("--ids", type=int, nargs="+", help="only these problem ids")
     ap.add_argument("--all", action="store_true",
                     help="every fully mapped problem, matrix products and convolutions too "
                     "(each autotuned tile a row)")  # fmt: skip
     ap.add_argument("--out", help="write the rows as JSON here")
     args = ap.parse_args(argv)
-    if not args.problems.is_file():
-        print(f"occupancy_audit: no KernelBench problems at {args.problems}", file=sys.stderr)
+    source = args.programs or args.problems
+    if not source.is_file():
+        print(f"occupancy_audit: no such file: {source}", file=sys.stderr)
         return 2
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from drtriton.files import write_text_atomic
     from memory_bound_speed import classify
 
     table = []
-    for line in args.problems.read_text().splitlines():
+    for line in source.read_text().splitlines():
         record = json.loads(line)
-        if args.ids and record["problem_id"] not in args.ids:
+        key = record.get("index") if args.programs else record["problem_id"]
+        if args.ids and key not in args.ids:
             continue
-        program = _program(record["code"], args.all, classify)
+        if args.programs:  # a synthetic program is the teacher's input as it stands
+            program = record["source"]
+            record["name"] = str(record.get("id", key))
+        else:
+            program = _program(record["code"], args.all, classify)
         if program is None:
             continue
         try:
@@ -288,7 +342,8 @@ def main(argv: list[str] | None = None) -> int:
         for row in rows:
             table.append({"problem": record["name"], **row})
     print(f"{'problem':<36} {'kernel':<34} {'MB':>7} {'grid':>7} {'warps':>5} {'regs':>4} "
-          f"{'smem':>6} {'bar':>4} {'per SM':>6} {'rounds':>7} {'last':>5}")  # fmt: skip
+          f"{'smem':>6} {'bar':>4} {'spill':>5} {'loop':>4} {'per SM':>6} {'rounds':>7} "
+          f"{'last':>5}")  # fmt: skip
     for r in table:
         if "error" in r:
             print(f"{r['problem'][:36]:<36} error: {r['error']}")
@@ -300,9 +355,11 @@ def main(argv: list[str] | None = None) -> int:
                   "an SM (the autotuner skips it)")  # fmt: skip
             continue
         mark = "  <- thin last round" if r["flag"] else ""
+        loop = "" if r["loop_spills"] is None else r["loop_spills"]
         print(f"{r['problem'][:36]:<36} {r['kernel'][-34:]:<34} {r['mb']:>7.0f} {r['grid']:>7} "
-              f"{r['warps']:>5} {r['regs']:>4} {r['shared']:>6} {r['barriers']:>4} {r['per_sm']:>6} "
-              f"{r['rounds']:>7.2f} {r['last_fill']:>5.2f}{mark}")  # fmt: skip
+              f"{r['warps']:>5} {r['regs']:>4} {r['shared']:>6} {r['barriers']:>4} "
+              f"{r['spills']:>5} {loop:>4} {r['per_sm']:>6} {r['rounds']:>7.2f} "
+              f"{r['last_fill']:>5.2f}{mark}")  # fmt: skip
     if args.out:
         write_text_atomic(args.out, json.dumps(table, indent=1))
     return 0

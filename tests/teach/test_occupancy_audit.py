@@ -116,3 +116,40 @@ def test_contraction_tiles_fit_hopper_shared_memory(tool, name: str) -> None:
     assert any("conv" in r["kernel"] or "matmul" in r["kernel"] for r in defaults), rows
     for row in defaults:
         assert row["shared"] <= 232448, row  # cudaDevAttrMaxSharedMemoryPerBlockOptin, H200
+
+
+SASS = """
+        /*0100*/                   LDG.E R2, desc[UR4][R2.64] ;
+        /*0110*/                   STL [R1+0x10], R2 ;
+        /*0120*/                   HGMMA.64x64x16.F32 R24, gdesc[UR8], R24 ;
+        /*0130*/                   LDL R3, [R1+0x10] ;
+        /*0140*/              @P0  BRA 0x120 ;
+        /*0150*/                   STL [R1+0x20], R4 ;
+        /*0160*/              @P1  BRA 0x100 ;
+        /*0170*/                   LDL R5, [R1+0x20] ;
+"""
+
+
+def test_spills_are_counted_in_the_kernel_and_in_the_matrix_loop_by_hand(tool) -> None:
+    # The innermost loop around the HGMMA is 0x120-0x140 (one LDL); the outer one is longer.
+    assert tool.spill_counts(SASS) == (4, 1)
+    assert tool.spill_counts(SASS.replace("HGMMA", "FFMA")) == (4, None)  # no matrix loop
+
+
+def test_synthetic_programs_are_audited_by_index(tool, tmp_path, capsys) -> None:
+    import json
+
+    source = (
+        "import torch\n\ndef fused_operator(x0):\n    t0 = torch.relu(x0)\n    return t0\n\n"
+        "def get_inputs():\n    return [torch.randn(64, 64)]\n"
+    )
+    records = [{"id": "p-3", "index": 3, "source": source}, {"id": "p-4", "index": 4}]
+    path = tmp_path / "programs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "rows.json"
+    assert tool.main(["--programs", str(path), "--ids", "3", "--out", str(out)]) == 0
+    rows = json.loads(out.read_text())
+    assert [r["problem"] for r in rows] == ["p-3"]
+    assert rows[0]["spills"] == 0 and rows[0]["loop_spills"] is None  # no matrix instructions
+    assert tool.main(["--programs", str(tmp_path / "missing.jsonl")]) == 2
+    assert "no such file" in capsys.readouterr().err
