@@ -144,8 +144,6 @@ def compile_launch(launch: dict[str, Any]) -> dict[str, Any]:
     # contraction runs the fp16x3 split (core/codegen/heuristics.h).
     if kwargs.get("DOT_PRECISION") == "ieee":
         kwargs["DOT_PRECISION"] = "fp16x3"
-    if "F64_CARRY" in kwargs:  # cumprod's float64 running product is the CPU's (emit_rows.cc)
-        kwargs["F64_CARRY"] = False
     values = dict(zip(fn.arg_names, args, strict=False)) | kwargs
     signature, constants, attrs = {}, {}, {}
     for i, param in enumerate(fn.params):

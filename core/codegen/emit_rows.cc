@@ -161,10 +161,13 @@ EmittedKernel RowsEmitter::Emit() {
   if (ReducesRows()) name.insert(name.rfind("_kernel"), "_rows");
   EmittedKernel k = Launch(name, constexprs);
   if (!check.empty()) SetContiguityFlag(k, check);
-  if (op_ == RowOp::kCumprod) {  // EmitScan: torch's accumulator type on the inputs' device
+  // EmitScan: torch's accumulator type on the inputs' device.  The CPU's is float64; any other
+  // device gets the GPU's float32, meta tensors too (benchmarks/occupancy_audit.py builds the
+  // kernel the H200 runs from them), as the pooling strips choose (SetStripLaunch).
+  if (op_ == RowOp::kCumprod) {
     const std::string device = InputDevice(p_);
     k.constexprs.push_back(std::string("F64_CARRY=") +
-                           (device == "'cuda'" ? "False" : device + ".type != \"cuda\""));
+                           (device == "'cuda'" ? "False" : device + ".type == \"cpu\""));
   }
   if (ReducesRows())  // a partial sum (and a count, for the mean) per program
     k.setup.insert(k.setup.begin(), ScratchAllocation(p_, PartialsBuffer(), 2 * LossPrograms()));

@@ -14,7 +14,7 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from drtriton import _core
 from drtriton.errors import UserError
@@ -22,6 +22,9 @@ from drtriton.frontend import FrontendResult, Run, from_module_source
 from drtriton.optimize import assemble
 from drtriton.optimize.allowed import allowed_ops
 from drtriton.search.lazy import Calibration
+
+if TYPE_CHECKING:
+    from drtriton.verify import Options, Verifier
 
 Progress = Callable[[str], None]
 
@@ -229,7 +232,7 @@ def _optimize(
     result: OptimizeResult,
     deadline: float | None,
     say: Progress,
-    final: Any,
+    final: Verifier,
 ) -> None:
     runs = frontend.runs()
     pieces: list[assemble.Piece] = []
@@ -303,7 +306,9 @@ def _optimize(
     say(f"verified: {result.verdict.get('status')}")
 
 
-def _compile_baseline_first(code: str, config: OptimizeConfig, final: Any, say: Progress) -> None:
+def _compile_baseline_first(
+    code: str, config: OptimizeConfig, final: Verifier, say: Progress
+) -> None:
     """torch.compile of the whole model, for the final verification, before the search: under
     a deadline the search then ends where it would have, and the final verification starts
     with its baseline compiled.  Compiled after the search (as before), it was the part of the
@@ -324,7 +329,7 @@ def _compile_baseline_first(code: str, config: OptimizeConfig, final: Any, say: 
 def _any_batch(code: str, frontend: FrontendResult, pieces: list[assemble.Piece],
                found_by_run: dict[int, Any], attributes: set[str], serving: Any,
                allow: tuple[str, ...], config: OptimizeConfig, deadline: float | None,
-               say: Progress, final: Any) -> Any:  # fmt: skip
+               say: Progress, final: Verifier) -> Any:  # fmt: skip
     """ModelNew for any batch (optimize/generic.py) where its checks pass; else a Generic
     that says why not, and the example-shape ModelNew is built and verified as before."""
     from drtriton.optimize import generic
@@ -392,7 +397,7 @@ def _load_model(code: str, config: OptimizeConfig) -> Any:
     return load_module_task(code, config.seed, config.mode == "train", inputs=False).model
 
 
-def _final_options(config: OptimizeConfig, allow: tuple[str, ...]) -> Any:
+def _final_options(config: OptimizeConfig, allow: tuple[str, ...]) -> Options:
     from drtriton.verify import Options
 
     return Options(
@@ -406,7 +411,7 @@ def _final_options(config: OptimizeConfig, allow: tuple[str, ...]) -> Any:
 
 
 def _final_verdict(
-    code: str, model_new: str, allow: tuple[str, ...], config: OptimizeConfig, final: Any
+    code: str, model_new: str, allow: tuple[str, ...], config: OptimizeConfig, final: Verifier
 ) -> dict[str, Any]:
     import json
 

@@ -170,9 +170,7 @@ class Verifier:
         if device.index is not None:
             torch.cuda.set_device(device)
         with torch.no_grad(), gpu_lock.hold(opts.device, gpu_lock.SHARED):
-            reference = guard_task(
-                lambda: task.build_reference(device, opts.seed, opts.eval_mode, precision)
-            )
+            reference = _reference(task, opts, device, precision)
             first = InputSets(task, opts, device).make(0)
             self.baselines.compiled(task.source, reference, first, opts.device, opts.eval_mode,
                                     precision)  # fmt: skip
@@ -196,6 +194,12 @@ def verify(task_source: str, candidate_source: str, options: Options | None = No
         return verifier.verify(task_source, candidate_source, options, **kwargs)
     with Verifier() as fresh:
         return fresh.verify(task_source, candidate_source, options, **{**kwargs, "prewarm": False})
+
+
+def _reference(task: Any, opts: Options, device: torch.device, precision: Any) -> Any:
+    """The task's reference on `device`, as a verification judges and times against it (and
+    Verifier.compile_baseline compiles it)."""
+    return guard_task(lambda: task.build_reference(device, opts.seed, opts.eval_mode, precision))
 
 
 def _reset_peak_memory(device: str) -> None:
@@ -259,9 +263,7 @@ class _Judgement:
     def run(self) -> Verdict:
         opts, worker, task = self.opts, self.worker, self.task
         with self.lock():  # not while waiting for the worker: that would hold timings back
-            reference = guard_task(
-                lambda: task.build_reference(self.device, opts.seed, opts.eval_mode, self.mode)
-            )
+            reference = _reference(task, opts, self.device, self.mode)
             first = self.inputs.make(0)
             references = References(reference, self.device, opts.envelope_max_gb, self.mode,
                                     envelope_host_max_gb=opts.envelope_host_max_gb)  # fmt: skip
