@@ -518,6 +518,29 @@ TEST(CodegenTest, UnalignedOperandRowsAreCopiedIntoPaddedRowsWhenTheirStridesSay
   EXPECT_EQ(Count(small, "_rows"), 0);
 }
 
+TEST(CodegenTest, NarrowFromZeroIsNotReadFlatFromItsLargerInput) {
+  // narrow(x0, 1, 0, 4) reads x0 at the output's coordinate names, but x0 is (4, 8): the
+  // contiguous fast path may read only values of the output's shape flat (KernelBench L3 43
+  // split one linear's (B, T, 3C) output into q, k and v; all three read the first C).
+  const std::string pointwise = MustEmit(OneOp("torch.narrow(x0, 1, 0, 4)", "torch.randn(4, 8)"));
+  EXPECT_EQ(Count(pointwise, "x0_ptr + offs"), 0);
+  ExpectInOrder(pointwise, {"c1 = offs % 4", "x0_ptr + c0 * stride_x0_0 + c1"});
+  // The same for a row kernel reading its row from the narrowed tensor.
+  const std::string rows =
+      MustEmit(MustParse("def fused_operator(x0):\n"
+                         "    t0 = torch.narrow(x0, 1, 0, 4)\n"
+                         "    t1 = torch.softmax(t0, -1)\n"
+                         "    return t1\n",
+                         "torch.randn(4, 8)"));
+  EXPECT_EQ(Count(rows, "x0_ptr + row_off"), 0);
+  // And for a pad with nothing before (torch.cat exports as pads and an add: L3 17, 14).
+  const std::string pad = MustEmit(OneOp("F.pad(x0, [0, 0, 0, 5])", "torch.randn(4, 8)"));
+  EXPECT_EQ(Count(pad, "x0_ptr + offs"), 0);
+  // A value of the output's shape is still read flat.
+  const std::string same = MustEmit(OneOp("torch.relu(x0)", "torch.randn(4, 8)"));
+  EXPECT_EQ(Count(same, "x0_ptr + offs"), 1);
+}
+
 TEST(CodegenTest, AlignedNarrowAndConvolutionOperandsAreNotCopied) {
   // Rows of 32 and 48 elements: the candidate as before.
   EXPECT_EQ(Count(MustEmit(MatmulOf("torch.randn(40, 32), torch.randn(32, 48)")), "_rows"), 0);

@@ -404,7 +404,8 @@ class ContractionWriter {
                    counter);
     eb.LoadOneElementValuesAsScalars();
     if (s_.b_flat) {
-      params.AddContiguousRead(b.coords, s_.b_flat(t.bc, "offs_kb", "offs_n"));
+      params.AddContiguousRead(b.coords, s_.b_flat(t.bc, "offs_kb", "offs_n"),
+                               p.value(s_.b).shape);
       eb.SetContiguousFlag("CONTIG");
     }
     const std::string bv = eb.Emit(s_.b, b.coords);

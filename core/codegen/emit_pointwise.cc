@@ -58,7 +58,7 @@ std::string PointwiseBody(const GroupContext& ctx, const Dims& dims, KernelParam
                           int depth, bool contiguous) {
   PythonWriter defs(depth);
   const auto coords = DecomposeDims(defs, "offs", dims, "c");
-  if (contiguous) params.SetFlatIndex(coords, "offs");
+  if (contiguous) params.SetFlatIndex(coords, "offs", ctx.program.value(ctx.group.output).shape);
   PythonWriter body(depth);
   int counter = 0;
   ExprEmitter e(ctx.program, ctx.plan.materialized, params, body, "mask", "offs * 0", counter);

@@ -144,8 +144,11 @@ EmittedKernel RowsEmitter::Emit() {
   WritePrologue();
   in_coords_ = layout_.in_coords(row_, r_coords_);
   if (contiguous_) {
-    params_.AddContiguousRead(in_coords_, "row_off + r");
-    params_.AddContiguousRead(r_coords_, "r");  // values of R's shape: layer_norm's weight
+    const Shape& in_shape = p_.value(row_input_).shape;
+    params_.AddContiguousRead(in_coords_, "row_off + r", in_shape);
+    // Values of R's shape (the input's trailing dims): layer_norm's weight.
+    const size_t r_rank = std::min(r_coords_.size(), in_shape.size());
+    params_.AddContiguousRead(r_coords_, "r", Shape(in_shape.end() - r_rank, in_shape.end()));
   }
   if (role_ == Role::kStats)
     EmitPartials();

@@ -131,13 +131,15 @@ std::string KernelParams::Sizes(const std::string& expr) {
   return expr;
 }
 
-void KernelParams::AddContiguousRead(std::vector<std::string> coords, std::string flat) {
-  contiguous_reads_.emplace_back(std::move(coords), std::move(flat));
+void KernelParams::AddContiguousRead(std::vector<std::string> coords, std::string flat,
+                                     Shape shape) {
+  contiguous_reads_.push_back({std::move(coords), std::move(flat), std::move(shape)});
 }
 
 std::string KernelParams::ContiguousAddress(ValueId v, const std::vector<std::string>& coords) {
-  for (const auto& [read_coords, flat] : contiguous_reads_) {
-    if (read_coords == coords) return FlatAddress(v, flat);
+  for (const ContiguousRead& read : contiguous_reads_) {
+    if (read.coords == coords && program_.value(v).shape == read.shape)
+      return FlatAddress(v, read.flat);
   }
   return "";
 }
@@ -150,7 +152,8 @@ std::string KernelParams::FlatAddress(ValueId v, const std::string& flat) {
 
 std::string KernelParams::Address(ValueId v, const std::vector<std::string>& coords,
                                   const std::string& zero) {
-  if (!flat_.empty() && coords == flat_coords_) return FlatAddress(v, flat_);
+  if (!flat_.empty() && coords == flat_coords_ && program_.value(v).shape == flat_shape_)
+    return FlatAddress(v, flat_);
   std::string e = Pointer(v);
   bool any = false;
   for (size_t d = 0; d < coords.size(); ++d) {

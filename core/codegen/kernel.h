@@ -74,20 +74,24 @@ class KernelParams {
   // mask's full shape, so a 2-D zero is always added; a 1-D one only when every
   // coordinate is the constant 0.
   std::string Address(ValueId v, const std::vector<std::string>& coords, const std::string& zero);
-  // While set, Address() of a value read at exactly `coords` (the full coordinates of the
-  // kernel's output, so the value has the output's shape) is `ptr + flat`, with no
-  // strides: the contiguous fast path of pointwise kernels (emit_pointwise.cc), valid only
-  // where the launch checked those values are contiguous.  Such values are recorded in
+  // While set, Address() of a value of `shape` read at exactly `coords` (the full
+  // coordinates of the kernel's output) is `ptr + flat`, with no strides: the contiguous fast
+  // path of pointwise kernels (emit_pointwise.cc), valid only where the launch checked those
+  // values are contiguous.  The shape matters: narrow(x, d, 0, n) reads its larger input at
+  // the same coordinate names (KernelBench L3 43's q, k, v split of one linear was read flat
+  // from the (B, T, 3C) tensor as if it were (B, T, C)).  Such values are recorded in
   // flat_values(), in first-use order.  An empty `flat` turns it off.
-  void SetFlatIndex(std::vector<std::string> coords, std::string flat) {
+  void SetFlatIndex(std::vector<std::string> coords, std::string flat, Shape shape = {}) {
     flat_coords_ = std::move(coords);
     flat_ = std::move(flat);
+    flat_shape_ = std::move(shape);
   }
   // Rows kernels (emit_rows.cc) keep one body for both layouts: a value read at exactly
   // `coords` is loaded from `ptr + flat` under the kernel's CONTIG flag and through its
   // strides otherwise (ExprEmitter::SetContiguousFlag).  Several (coords, flat) pairs may be
-  // registered: the input's coordinates and, for layer_norm's weight, the reduced ones.
-  void AddContiguousRead(std::vector<std::string> coords, std::string flat);
+  // registered: the input's coordinates and, for layer_norm's weight, the reduced ones.  Only
+  // values of `shape` qualify (see SetFlatIndex).
+  void AddContiguousRead(std::vector<std::string> coords, std::string flat, Shape shape);
   // `ptr + flat` for a read registered above, recording `v` in flat_values(); "" otherwise.
   std::string ContiguousAddress(ValueId v, const std::vector<std::string>& coords);
   const std::vector<ValueId>& flat_values() const { return flat_values_; }
@@ -107,7 +111,13 @@ class KernelParams {
   std::vector<std::string> args_;
   std::vector<std::string> flat_coords_;
   std::string flat_;
-  std::vector<std::pair<std::vector<std::string>, std::string>> contiguous_reads_;
+  Shape flat_shape_;
+  struct ContiguousRead {
+    std::vector<std::string> coords;
+    std::string flat;
+    Shape shape;
+  };
+  std::vector<ContiguousRead> contiguous_reads_;
   std::vector<ValueId> flat_values_;
 };
 

@@ -163,3 +163,29 @@ def _relu_fragment() -> dict:
         "    return t0\n\ndef get_inputs():\n    return [torch.randn(4096, 4096)]\n"
     )
     return next(f for f in _core.fragments(task, 1))
+
+
+def test_an_operator_reading_a_computed_mask_is_timed_through_its_producer() -> None:
+    # where(eq(t0, c), x0, t0): a fragment cannot take the computed bool t1 as input, so where
+    # has no one-operator fragment; [eq, where] stands for it, less eq's own time.
+    from drtriton import _core
+    from drtriton.search.lazy import _op_costs, _timed_spans
+
+    task = (
+        "import torch\nimport torch.nn.functional as F\n\n"
+        "def fused_operator(x0, x1):\n"
+        "    t0 = torch.relu(x0)\n"
+        "    t1 = torch.eq(t0, x1)\n"
+        "    t2 = torch.where(t1, x0, t0)\n"
+        "    return t2\n\n"
+        "def get_inputs():\n    return [torch.randn(4, 8), torch.randn(1)]\n"
+    )
+    fragments = list(_core.fragments(task, 3))
+    assert not any(f["start"] == 2 and f["end"] == 3 for f in fragments)
+    spans = _timed_spans(fragments, 3)
+    assert [(f["start"], f["end"]) for f in spans] == [(0, 1), (1, 2), (1, 3)]
+    assert _op_costs(spans, [0.5, 0.25, 1.0], 3) == [0.5, 0.25, 0.75]
+    # A difference below the cheapest measured operator (noise) is raised to it.
+    assert _op_costs(spans, [0.5, 0.25, 0.2], 3) == [0.5, 0.25, 0.25]
+    # An operator with no fragment ending in it from timed operators: no costs at all.
+    assert _timed_spans([f for f in fragments if f["end"] != 3], 3) is None

@@ -101,3 +101,36 @@ def test_the_hybrid_probe_runs_the_kept_lines_in_the_precision_modes_dtype(monke
     plan = _core.plan_hybrid(TASK, cover)
     assert "log" in hybrid.kept_packets(TASK, plan, "cpu", "fp16")
     assert dtypes == {torch.float16}
+
+
+def test_kept_lines_are_probed_in_the_layouts_the_hybrid_gives_them():
+    # A kept reshape of a kept transpose copies (aten.clone): probed alone on contiguous zeros
+    # it would only view, and the hybrid would be rejected for the clone it runs.  A fused
+    # fragment's output is contiguous, so a reshape of it alone does not copy.
+    from drtriton.search import hybrid
+
+    task = (
+        "import torch\nimport torch.nn.functional as F\n\n"
+        "def fused_operator(x0):\n"
+        "    t0 = torch.relu(x0)\n"
+        "    t1 = torch.transpose(t0, 0, 1)\n"
+        "    t2 = torch.reshape(t1, [32])\n"
+        "    t3 = torch.exp(t2)\n"
+        "    return t3\n\n"
+        "def get_inputs():\n    return [torch.randn(4, 8)]\n"
+    )
+    kept_transpose = [
+        {"start": 0, "end": 1, "fused": True},
+        {"start": 1, "end": 2, "fused": False},
+        {"start": 2, "end": 3, "fused": False},
+        {"start": 3, "end": 4, "fused": True},
+    ]
+    plan = _core.plan_hybrid(task, kept_transpose)
+    assert "clone" in hybrid.kept_packets(task, plan, "cpu")
+    fused_transpose = [
+        {"start": 0, "end": 2, "fused": True},
+        {"start": 2, "end": 3, "fused": False},
+        {"start": 3, "end": 4, "fused": True},
+    ]
+    plan = _core.plan_hybrid(task, fused_transpose)
+    assert "clone" not in hybrid.kept_packets(task, plan, "cpu")
