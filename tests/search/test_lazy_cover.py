@@ -189,3 +189,23 @@ def test_an_operator_reading_a_computed_mask_is_timed_through_its_producer() -> 
     assert _op_costs(spans, [0.5, 0.25, 0.2], 3) == [0.5, 0.25, 0.25]
     # An operator with no fragment ending in it from timed operators: no costs at all.
     assert _timed_spans([f for f in fragments if f["end"] != 3], 3) is None
+
+
+def test_a_mask_negated_before_its_where_is_timed_in_order() -> None:
+    # logical_not reads a computed bool and where reads another: [eq, not] times not, and
+    # [eq, not, where] then times where from not's derived time (KernelBench L3 49's masks).
+    from drtriton import _core
+    from drtriton.search.lazy import _op_costs, _timed_spans
+
+    task = (
+        "import torch\nimport torch.nn.functional as F\n\n"
+        "def fused_operator(x0, x1):\n"
+        "    t0 = torch.eq(x0, x1)\n"
+        "    t1 = torch.logical_not(t0)\n"
+        "    t2 = torch.where(t1, x0, x1)\n"
+        "    return t2\n\n"
+        "def get_inputs():\n    return [torch.randn(4, 8), torch.randn(1)]\n"
+    )
+    spans = _timed_spans(list(_core.fragments(task, 3)), 3)
+    assert [(f["start"], f["end"]) for f in spans] == [(0, 1), (0, 2), (0, 3)]
+    assert _op_costs(spans, [0.125, 0.5, 1.0], 3) == [0.125, 0.375, 0.5]

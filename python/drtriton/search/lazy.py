@@ -205,20 +205,22 @@ def eager_op_costs_ms(fragments: Sequence[dict[str, Any]], n_ops: int, device: s
 def _timed_spans(fragments: Sequence[dict[str, Any]], n_ops: int) -> list[dict[str, Any]] | None:
     """The fragments whose eager times give every operator's: each one-operator fragment, and
     for an operator without one, the shortest fragment that ends in it whose other operators
-    have their own.  An operator lacks one where a computed bool reaches it: fragments take
+    have times (their own, or one found so, as for a mask negated before its where).  An operator lacks one where a computed bool reaches it: fragments take
     no computed mask as input (KernelBench L3 43's where(eq(bias, 0), -inf, scores)), and
     before this every operator fell back to modelled bytes, so a linear measured 2.4x faster
     than eager was not chosen.  None when some operator has neither."""
     singles = {f["start"]: f for f in fragments if f["end"] == f["start"] + 1}
     spans = [singles[i] for i in sorted(singles)]
+    known = set(singles)
     for i in range(n_ops):
-        if i in singles:
+        if i in known:
             continue
         ending = [f for f in fragments if f["end"] == i + 1
-                  and all(k in singles for k in range(f["start"], i))]  # fmt: skip
+                  and all(k in known for k in range(f["start"], i))]  # fmt: skip
         if not ending:
             return None
         spans.append(min(ending, key=lambda f: i + 1 - f["start"]))
+        known.add(i)
     return spans
 
 
