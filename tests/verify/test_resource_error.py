@@ -33,6 +33,26 @@ def test_verify_raises_resource_error(harness_out_of_memory: None) -> None:
         verify(task_source("add_relu"), _honest(), device="cpu", timeout=30)
 
 
+def test_an_accelerator_error_out_of_memory_is_a_resource_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A CUDA call other than an allocation (a capture stream) reports memory running out as
+    # torch.AcceleratorError; any other error still propagates.
+    def accelerator(*_args: object, **_kwargs: object) -> None:
+        raise torch.AcceleratorError("CUDA error: out of memory")
+
+    monkeypatch.setattr(harness._Judgement, "run", accelerator)
+    with pytest.raises(ResourceError, match="ran out of GPU memory"):
+        verify(task_source("add_relu"), _honest(), device="cpu", timeout=30)
+
+    def other(*_args: object, **_kwargs: object) -> None:
+        raise torch.AcceleratorError("CUDA error: an illegal memory access was encountered")
+
+    monkeypatch.setattr(harness._Judgement, "run", other)
+    with pytest.raises(torch.AcceleratorError, match="illegal memory access"):
+        verify(task_source("add_relu"), _honest(), device="cpu", timeout=30)
+
+
 def test_batch_marks_retry_and_redoes_it(
     harness_out_of_memory: None, monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
 ) -> None:

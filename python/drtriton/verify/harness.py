@@ -113,9 +113,9 @@ class Verifier:
             ).run()
         except Rejected as rejected:
             verdict = Verdict(**rejected.kwargs)
-        except (
-            torch.OutOfMemoryError
-        ) as exc:  # raised here, in the harness: the worker's are replies
+        except RuntimeError as exc:  # raised here, in the harness: the worker's are replies
+            if not _out_of_memory(exc):
+                raise
             raise ResourceError(
                 f"the harness ran out of GPU memory: {str(exc).splitlines()[0]}"
             ) from None
@@ -200,6 +200,13 @@ def _reference(task: Any, opts: Options, device: torch.device, precision: Any) -
     """The task's reference on `device`, as a verification judges and times against it (and
     Verifier.compile_baseline compiles it)."""
     return guard_task(lambda: task.build_reference(device, opts.seed, opts.eval_mode, precision))
+
+
+def _out_of_memory(exc: RuntimeError) -> bool:
+    """torch.OutOfMemoryError, or the AcceleratorError a CUDA call other than an allocation
+    raises when memory runs out (on the H200, 2026-12-04, creating the timing's capture stream
+    beside five teacher processes: it ended the whole teacher run instead of one program)."""
+    return isinstance(exc, torch.OutOfMemoryError) or "out of memory" in str(exc)
 
 
 def _reset_peak_memory(device: str) -> None:
