@@ -98,3 +98,23 @@ def test_a_failed_hybrid_falls_back_to_one_verified_fragment(
     assert fused in ([(0, 2)], [(3, 5)])
     assert result.hybrid.count("# fragment ") == 1
     assert result.cost < result.pytorch_cost
+
+
+def test_the_first_fallback_is_checked_after_the_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The search's time runs out while the best cover's hybrid is checked: the best
+    # one-fragment cover is still checked (once), and kept when it passes.
+    import importlib
+
+    search_module = importlib.import_module("drtriton.search.search")
+    checked: list[int] = []
+
+    def check(task_source, hybrid, plan, device, verifier=None, **options):  # type: ignore[no-untyped-def]
+        fragments = hybrid.count("# fragment ")
+        checked.append(fragments)
+        return fragments == 1 and len(checked) > 2, "made to fail unless one fragment, late"
+
+    monkeypatch.setattr(search_module, "check_hybrid", check)
+    monkeypatch.setattr(search_module.Pace, "out_of_time", lambda self: bool(checked))
+    result = search(FIVE, NoSigmoid(), SearchConfig(k=1, max_ops=2, hybrid_fallbacks=2))
+    assert checked == [2, 1]  # the best cover, then one fallback: no second one, out of time
+    assert not result.hybrid_ok

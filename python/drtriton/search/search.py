@@ -294,7 +294,12 @@ def _search(task: str, policy: Policy, config: SearchConfig, cache: VerdictCache
     for alternative, cost in _one_fragment_covers(n_ops, results, op_costs, cover,
                                                   config.keep_slower):  # fmt: skip
         whole = len(alternative) == 1
-        if not whole and (checks >= config.hybrid_fallbacks or pace.out_of_time()):
+        # The first fallback is checked even past the deadline: the search's share is half a
+        # KernelBench problem's time, and on the H200 (2026-12-04) L3 43's best hybrid failed
+        # at 124 s of 240, when its two fragments had each verified 2.1-2.4x faster than eager,
+        # and the problem ended with no kernel and two minutes unused.
+        late = checks > 0 and pace.out_of_time()
+        if not whole and (checks >= config.hybrid_fallbacks or late):
             continue
         checks += not whole
         trial = SearchResult(alternative, None, cost, list(op_costs), results,
