@@ -96,3 +96,20 @@ def test_a_failing_constructor_is_blamed_on_the_constructor(tmp_path: pathlib.Pa
     assert main(["optimize", str(tmp_path / "model.py")]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "constructor failed" in err
+
+
+def test_a_correct_model_new_slower_than_eager_is_not_kept_on_a_gpu() -> None:
+    from drtriton.optimize import OptimizeConfig
+    from drtriton.optimize.pipeline import OptimizeResult, _slower_than_eager
+
+    slower = {"correct": True, "speedup": 0.71, "time_ms": 3.947, "eager_ms": 2.816}
+    why = _slower_than_eager(slower, OptimizeConfig(device="cuda"))
+    assert why is not None and "3.947 ms against 2.816 ms, 0.71x" in why
+    assert _slower_than_eager(slower, OptimizeConfig(device="cuda", keep_slower=True)) is None
+    assert _slower_than_eager(slower, OptimizeConfig(device="cpu")) is None  # nothing timed
+    faster = {**slower, "speedup": 1.4}
+    assert _slower_than_eager(faster, OptimizeConfig(device="cuda")) is None
+    assert _slower_than_eager({**slower, "correct": False}, OptimizeConfig(device="cuda")) is None
+    # A result whose ModelNew was dropped is not `correct` (the CLI exits 1), its verdict kept.
+    assert not OptimizeResult(model_new=None, verdict=slower).correct
+    assert OptimizeResult(model_new="class ModelNew: ...", verdict=slower).correct

@@ -28,7 +28,9 @@ other train/eval mode where the output depends on it, CPU inputs without TRITON_
 runs Model's own forward, with a one-time warning. The report says which shapes are served.
 
 Exit codes: 0 the final ModelNew was verified correct, 1 it was not (or no kernel was
-worth it), 2 a usage error (missing file, not a model task, torch.export failure)."""
+worth it, or on a GPU the whole ModelNew ran slower than Model's eager forward: none is
+written unless --keep-slower), 2 a usage error (missing file, not a model task, torch.export
+failure)."""
 
 
 def _atomic_write(path: str, text: str) -> None:

@@ -76,7 +76,8 @@ class OptimizeResult:
 
     @property
     def correct(self) -> bool:
-        return bool(self.verdict and self.verdict.get("correct"))
+        """A verified ModelNew was kept (the verdict is kept too where one was not: slower)."""
+        return bool(self.verdict and self.verdict.get("correct")) and self.model_new is not None
 
     def report_markdown(self) -> str:
         from drtriton.optimize.report import render
@@ -304,6 +305,24 @@ def _optimize(
     say(f"verify ModelNew ({len(allow)} ATen operators left in PyTorch)")
     result.verdict = _final_verdict(code, result.model_new, allow, config, final)
     say(f"verified: {result.verdict.get('status')}")
+    slower = _slower_than_eager(result.verdict, config)
+    if slower:
+        result.error, result.model_new = slower, None
+
+
+def _slower_than_eager(verdict: dict[str, Any], config: OptimizeConfig) -> str | None:
+    """Why a correct ModelNew is not handed back: on a GPU, without keep_slower, it ran slower
+    than Model's own eager forward.  Each fragment beat the operators it replaces, but those
+    are the export's, and the kept ones can be slower than the module they came from: on the
+    H200 (2026-12-04) KernelBench L3 28 and 32, transformers whose nn.MultiheadAttention
+    exports as matmuls, softmax and views, came out at 0.71x and 0.75x eager."""
+    if not config.device.startswith("cuda") or config.keep_slower:
+        return None
+    speedup, ms, eager = (verdict.get(k) for k in ("speedup", "time_ms", "eager_ms"))
+    if not verdict.get("correct") or speedup is None or speedup >= 1.0:
+        return None
+    return (f"ModelNew was correct but slower than Model's eager forward ({ms:.4g} ms against "
+            f"{eager:.4g} ms, {speedup:.2f}x), so none is kept (--keep-slower keeps it)")  # fmt: skip
 
 
 def _compile_baseline_first(
