@@ -2,6 +2,7 @@
 operators, and reproduce the module's outputs (issue 6, part 1).
 
     python benchmarks/frontend_coverage.py [--levels 1 2 3] [--timeout 20] [--jobs 2] [--map-only]
+                                           [--training]
 
 Each problem runs in its own process with a wall-clock limit: a problem whose equivalence
 check does not finish within --timeout seconds on this CPU counts as skipped for that stage
@@ -11,6 +12,10 @@ and, with --details, one line per problem with its opaque operators or error.
 --map-only exports on fake inputs of the problem's shapes (no memory, no random numbers: a
 level-1 input of 1.6G elements otherwise takes minutes and 6.4 GB on a shared CPU before the
 export starts) and skips the equivalence check; the export and mapping counts are the same.
+
+--training exports in training mode, as KernelBench's evaluation runs the models (batch norm
+with batch statistics, dropout's random mask); with --map-only only (the equivalence check
+runs the module in eval mode).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from pathlib import Path
 KERNELBENCH = Path("/work/shared/kernelbench")
 
 
-def one(code: str, map_only: bool = False) -> None:
+def one(code: str, map_only: bool = False, training: bool = False) -> None:
     """Runs in the child: prints the record after each stage, so that a problem whose
     module is too slow to run on this CPU still counts as exported and mapped."""
     import warnings
@@ -36,7 +41,7 @@ def one(code: str, map_only: bool = False) -> None:
 
     record: dict = {"exported": False, "mapped": False, "equivalent": False}
     try:
-        result = from_module_source(code, fake_inputs=map_only)
+        result = from_module_source(code, training=training, fake_inputs=map_only)
     except Exception as exc:
         record["error"] = f"export: {type(exc).__name__}: {str(exc)[:160]}"
         print(json.dumps(record), flush=True)
@@ -59,12 +64,18 @@ def _last_record(stdout: str | bytes | None) -> dict | None:
     return json.loads(lines[-1]) if lines else None
 
 
-def run_problem(problem: dict, timeout: float, map_only: bool) -> dict:
+def run_problem(problem: dict, timeout: float, map_only: bool, training: bool = False) -> dict:
     """The problem's record; `skipped` when the time ran out before the equivalence check
     finished (the stages it did finish still count)."""
     try:
         done = subprocess.run(
-            [sys.executable, __file__, "--child", *(["--map-only"] if map_only else [])],
+            [
+                sys.executable,
+                __file__,
+                "--child",
+                *(["--map-only"] if map_only else []),
+                *(["--training"] if training else []),
+            ],
             input=problem["code"],
             capture_output=True,
             text=True,
@@ -89,10 +100,15 @@ def main() -> None:
         action="store_true",
         help="export on fake inputs and skip the equivalence check (counts export and mapping)",
     )
+    parser.add_argument(
+        "--training", action="store_true", help="export in training mode (needs --map-only)"
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.training and not args.map_only:
+        parser.error("--training needs --map-only: the equivalence check runs in eval mode")
     if args.child:
-        one(sys.stdin.read(), args.map_only)
+        one(sys.stdin.read(), args.map_only, args.training)
         return
     problems = [
         json.loads(line)
@@ -101,7 +117,9 @@ def main() -> None:
         if line.strip()
     ]
     with ThreadPoolExecutor(args.jobs) as pool:
-        records = list(pool.map(lambda p: run_problem(p, args.timeout, args.map_only), problems))
+        records = list(
+            pool.map(lambda p: run_problem(p, args.timeout, args.map_only, args.training), problems)
+        )
     opaque: Counter[str] = Counter()
     for level in args.levels:
         rows = [r for r in records if r["level"] == level]

@@ -49,7 +49,7 @@ DOC_FLOPS_PER_ELEMENT = {
     "log_softmax": 5,
     "nll_loss": 2,  # per target element
     "batch_norm": 4,
-    **dict.fromkeys("layer_norm group_norm instance_norm".split(), 8),
+    **dict.fromkeys("layer_norm group_norm instance_norm batch_norm_train".split(), 8),
     **dict.fromkeys(
         "transpose reshape permute narrow select flip pad triu tril broadcast_to".split(), 0
     ),

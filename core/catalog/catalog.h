@@ -132,6 +132,7 @@ enum class RowKind {
   kLayerNorm,     // over the trailing normalized_shape dims
   kGroupNorm,     // over channel groups
   kInstanceNorm,  // over each (sample, channel)'s spatial dims
+  kBatchNorm,     // over each channel's samples and spatial dims (batch statistics)
   // nll_loss: each row's element at its target class, negated, then reduced over the rows
   // (a log_softmax along the classes before it is computed in the same pass: cross_entropy).
   kNllLoss,

@@ -9,6 +9,12 @@ namespace {
 AttrSpec Eps() { return FloatChoices({1e-5}, 1e-5); }
 AttrSpec Momentum() { return FloatChoices({0.1}, 0.1); }
 
+// An attribute written in every call: torch.batch_norm has no defaults.
+AttrSpec Required(AttrSpec spec) {
+  spec.default_value = AttrValue::None();
+  return spec;
+}
+
 }  // namespace
 
 void AddNormalizationOps(std::vector<OpInfo>& out) {
@@ -28,6 +34,28 @@ void AddNormalizationOps(std::vector<OpInfo>& out) {
           .Flops(4)
           .Doc("(x - running_mean) / sqrt(running_var + eps) * weight + bias, per channel")
           .Example({{2, 3, 4, 4}, {3}, {3}, {3}, {3}}, {B(false), F(0.1), F(1e-5)}));
+  // Batch norm in training mode (KernelBench's evaluation mode for every CNN): the batch's own
+  // mean and biased variance per channel.  torch.batch_norm is F.batch_norm's ATen entry
+  // (weight and bias before the running statistics); given running statistics it updates
+  // them in place, as nn.BatchNorm does, which only a PyTorch line kept by a hybrid does: a
+  // kernel computes the output alone (the verifier compares outputs; module state is not one).
+  out.push_back(
+      Entry("batch_norm_train", "torch.batch_norm", "torch.batch_norm")
+          .Params({Tensor("input"), OptionalTensor("weight", AuxShape::kChannels),
+                   OptionalTensor("bias", AuxShape::kChannels),
+                   OptionalTensor("running_mean", AuxShape::kChannels),
+                   PositiveOptionalTensor("running_var", AuxShape::kChannels),
+                   Attr("training", Required(FixedBoolAttr(true))),
+                   Attr("momentum", Required(Momentum())), Attr("eps", Required(Eps())),
+                   Attr("cudnn_enabled", Required(FixedBoolAttr(true)))})
+          .Rule(ShapeRule::kSameAsInput)
+          .Rank(2, 5)
+          .Traits(kNormalization)
+          .Flops(8)
+          .Doc("(x - mean) / sqrt(var + eps) * weight + bias, mean and biased var per channel "
+               "over the batch and spatial dims")
+          .Example({{2, 3, 4, 4}, {3}, {3}, {3}, {3}}, {B(true), F(0.1), F(1e-5), B(true)})
+          .Row(RowKind::kBatchNorm));
   out.push_back(Entry("layer_norm", "torch.nn.functional.layer_norm", "F.layer_norm")
                     .Alias({"torch.layer_norm"})
                     .Params({Tensor("input"), Attr("normalized_shape", IntListAttr()),

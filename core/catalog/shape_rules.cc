@@ -136,9 +136,17 @@ std::optional<Error> CheckInputStats(const Call& call) {
 }
 
 // Row-wise ops (dim already range-checked) and normalizations: the output is the input.
+// torch.batch_norm takes both running statistics or neither.
+std::optional<Error> CheckRunningStatsPaired(const Call& call) {
+  if (call.op().row != RowKind::kBatchNorm) return std::nullopt;
+  if ((call.tensor("running_mean") == nullptr) != (call.tensor("running_var") == nullptr))
+    return call.Fail("running_mean and running_var must both be tensors or both be None");
+  return std::nullopt;
+}
+
 Result<Shape> InferSameAsInput(const Call& call) {
   for (auto check : {CheckAuxTensors, CheckNormalizedShape, CheckGroups, CheckInputStats,
-                     catalog_internal::CheckFlipDims})
+                     CheckRunningStatsPaired, catalog_internal::CheckFlipDims})
     if (auto err = check(call)) return *err;
   return call.input();
 }

@@ -216,6 +216,17 @@ TEST(ShapeRulesTest, Normalizations) {
   ExpectError(Infer("batch_norm", {Shape{2, 3, 4}, Shape{3}, Shape{3}, std::nullopt, std::nullopt},
                     {B(true), F(0.1), F(1e-5)}),
               "batch_norm", "training");
+  // Training mode is its own operator, whose running statistics come both or neither.
+  const std::vector<AttrValue> train = {B(true), F(0.1), F(1e-5), B(true)};
+  ExpectShape(Infer("batch_norm_train",
+                    {Shape{2, 3, 4}, Shape{3}, Shape{3}, std::nullopt, std::nullopt}, train),
+              {2, 3, 4});
+  ExpectShape(
+      Infer("batch_norm_train", {Shape{2, 3, 4}, Shape{3}, Shape{3}, Shape{3}, Shape{3}}, train),
+      {2, 3, 4});
+  ExpectError(Infer("batch_norm_train",
+                    {Shape{2, 3, 4}, std::nullopt, std::nullopt, Shape{3}, std::nullopt}, train),
+              "batch_norm_train", "both be tensors or both be None");
   ExpectShape(
       Infer("layer_norm", {Shape{2, 3, 4}, Shape{3, 4}, std::nullopt}, {L({3, 4}), F(1e-5)}),
       {2, 3, 4});

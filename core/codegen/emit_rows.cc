@@ -379,6 +379,7 @@ void RowsEmitter::EmitOp() {
     case RowOp::kLayerNorm:
     case RowOp::kGroupNorm:
     case RowOp::kInstanceNorm:
+    case RowOp::kBatchNorm:
       return EmitNorm();
     case RowOp::kNllLoss:
       return EmitNllLoss();

@@ -107,6 +107,24 @@ TEST(EmitRowsTest, LongSoftmaxIsOnlineInTwoPasses) {
           "tl.exp(x2 - row_max) * row_inv", "tl.store("});
 }
 
+TEST(EmitRowsTest, BatchNormInTrainingModeIsARowPerChannelOverSamplesAndPositions) {
+  // (4, 3, 5, 5): 3 rows (channels) of 100 = 4 samples x 25 positions, addressed through the
+  // sample r // 25 and the position r % 25; weight and bias once per channel.
+  const std::string c =
+      Emit("torch.batch_norm(x0, x1, x2, None, None, True, 0.1, 1e-05, True)",
+           "torch.randn(4, 3, 5, 5), torch.randn(3), torch.randn(3)");
+  const std::string k = KernelOf(c);
+  EXPECT_EQ(Count(k, "@triton.jit"), 1);
+  EXPECT_EQ(Count(k, "row_off"), 0);  // the row is not contiguous
+  ExpectInOrder(k, {"row_mask = rows < 3", "rc0 = rows",
+                    "tl.load(x0_ptr + (r // 25) * stride_x0_0 + rc0 * stride_x0_1",
+                    "mean = tl.sum(",
+                    "var = tl.sum(xc * xc, axis=1, keep_dims=True) / 1e+02",
+                    "rstd = 1.0 / tl.sqrt(var + 1e-05)", "tl.load(x1_ptr + rc0 * stride_x1_0",
+                    "tl.load(x2_ptr + rc0 * stride_x2_0", "result = xc * scale + x2",
+                    "tl.store(t0_ptr + (r // 25) * stride_t0_0 + rc0 * stride_t0_1"});
+}
+
 TEST(EmitRowsTest, LongLogsumexpReadsOnce) {
   const std::string k = KernelOf(Emit("torch.logsumexp(x0, 1)", "torch.randn(3, 20000)"));
   EXPECT_EQ(Count(k, "tl.load("), 1);

@@ -25,10 +25,12 @@ inline RowOp RowOpOf(const OpInfo& op) { return op.row; }
 inline bool IsReduction(RowOp op) { return op >= RowOp::kSum && op <= RowOp::kLogsumexp; }
 // The normalizations: statistics per row, then every element normalized.
 inline bool IsNorm(RowOp op) {
-  return op == RowOp::kLayerNorm || op == RowOp::kGroupNorm || op == RowOp::kInstanceNorm;
+  return op == RowOp::kLayerNorm || op == RowOp::kGroupNorm || op == RowOp::kInstanceNorm ||
+         op == RowOp::kBatchNorm;
 }
 
-// Where a norm's weight and bias vary: per row (instance_norm: one channel per row), along
+// Where a norm's weight and bias vary: per row (instance_norm, batch_norm: one channel per row),
+// along
 // R (layer_norm: the normalized shape), or per element (group_norm: the channel of a group's
 // element, the same for a whole block when channels are whole blocks long).
 enum class ParamsVary { kNone, kPerRow, kAlongR, kPerElement };

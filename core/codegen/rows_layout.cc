@@ -1,4 +1,4 @@
-// Rows layouts (rows.h): along one dim, trailing dims, groups of channels.
+// Rows layouts (rows.h): along one dim, trailing dims, groups of channels, channels.
 #include <string>
 #include <vector>
 
@@ -89,6 +89,31 @@ RowLayout Groups(const Shape& in, const Dims& dims, int64_t groups) {
   return l;
 }
 
+// Batch norm's batch statistics: a row per channel, reduced over (sample, spatial...).  The
+// row's elements are N runs of the spatial size, so r is not innermost (trailing is false)
+// and each element is addressed through its coordinates: r // S is the sample, r % S the
+// position in its channel's contiguous spatial run.
+RowLayout Channels(const Shape& in, const Dims& dims) {
+  RowLayout l;
+  l.row_shape = {in[1]};
+  l.row_dims = {dims[1]};
+  l.r_shape = {in[0]};
+  l.r_shape.insert(l.r_shape.end(), in.begin() + 2, in.end());
+  l.r_dims = {dims[0]};
+  l.r_dims.insert(l.r_dims.end(), dims.begin() + 2, dims.end());
+  l.in_coords = [](const Coords& row, const Coords& r) {
+    Coords c = {r[0], row[0]};
+    c.insert(c.end(), r.begin() + 1, r.end());
+    return c;
+  };
+  l.params = ParamsVary::kPerRow;
+  l.param_coords = [](const Coords&, const Coords&, const Coords& coords) {
+    return Coords{coords[1]};
+  };
+  l.trailing = false;
+  return l;
+}
+
 }  // namespace
 
 RowLayout LayoutOf(const GroupContext& ctx, const Node& node, RowOp op) {
@@ -102,6 +127,7 @@ RowLayout LayoutOf(const GroupContext& ctx, const Node& node, RowOp op) {
   if (op == RowOp::kLayerNorm)
     return Trailing(in, dims, in.size() - node.attrs[0].ints.size(), ParamsVary::kAlongR);
   if (op == RowOp::kInstanceNorm) return Trailing(in, dims, 2, ParamsVary::kPerRow);
+  if (op == RowOp::kBatchNorm) return Channels(in, dims);
   return Groups(in, dims, node.attrs[0].i);  // group_norm
 }
 

@@ -147,15 +147,17 @@ void RowsEmitter::NormStats() {
 
 // (x - mean) * rstd * weight + bias.
 void RowsEmitter::EmitNorm() {
-  const bool instance = GetOp(node_.op).row == RowKind::kInstanceNorm;
+  const OpInfo& op = GetOp(node_.op);
+  const bool instance = op.row == RowKind::kInstanceNorm;
   const size_t first_param = instance ? 3 : 1;  // after running mean and var
   weight_ = node_.tensors[first_param];
   bias_ = node_.tensors[first_param + 1];
   NormStats();
-  w_.Line("rstd = 1.0 / tl.sqrt(var + " + FloatLiteral(node_.attrs.back().AsFloat()) + ")");
+  const double eps = node_.attrs[static_cast<size_t>(op.attr_index("eps"))].AsFloat();
+  w_.Line("rstd = 1.0 / tl.sqrt(var + " + FloatLiteral(eps) + ")");
   if (layout_.params == ParamsVary::kPerRow) {
     auto per_row = NewScope("row_mask", "rows * 0");
-    const Coords channel = {row_[1]};
+    const Coords channel = {row_.back()};  // instance_norm's rows (n, c), batch_norm's (c)
     row_scale_ = "rstd";
     if (weight_.valid()) {
       w_.Line("scale = rstd * " + per_row->Emit(weight_, channel));

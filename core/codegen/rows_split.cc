@@ -83,6 +83,7 @@ void RowsEmitter::EmitPartials() {
     case RowOp::kLayerNorm:
     case RowOp::kGroupNorm:
     case RowOp::kInstanceNorm:
+    case RowOp::kBatchNorm:
       WelfordInit(w_);
       ForEachBlock("0", [&](const std::string& x) { WelfordUpdate(w_, x); });
       w_.Line("n_chunk = tl.minimum(" + R() + " - start, " + IntLiteral(config_.chunk) + ")");

@@ -87,6 +87,26 @@ def test_conv_batchnorm_eval_relu():
     assert check_equivalence(CONV_BN_RELU, result).ok
 
 
+def test_conv_batchnorm_in_training_mode_uses_batch_statistics():
+    # KernelBench evaluates modules in training mode: batch norm normalizes with the batch's
+    # own statistics (batch_norm_train); the running-statistics updates are state, not results.
+    import torch
+
+    from drtriton.frontend.equivalence import _argument, run_functional
+    from drtriton.frontend.export import load_module_task
+
+    result = from_module_source(CONV_BN_RELU, training=True)
+    assert result.fully_mapped, result.source
+    assert parse(result.program_text).ops == ["conv2d", "batch_norm_train", "relu"]
+    task = load_module_task(CONV_BN_RELU, 0, training=True)
+    assert task.model.training
+    args = [_argument(task.model, task.inputs, result, inp) for inp in result.inputs]
+    with torch.no_grad():
+        expected = task.model(*task.inputs)
+        got = run_functional(result.source, args)
+    assert torch.allclose(got, expected, atol=1e-5, rtol=1e-5)
+
+
 def test_layer_norm():
     result = from_module_source(LAYER_NORM)
     assert parse(result.program_text).ops == ["layer_norm"]

@@ -68,6 +68,29 @@ def test_opaque_op_stays_in_pytorch() -> None:
     assert "`torch.ops.aten.erf.default`" in result.report_markdown()
 
 
+BATCH_NORM = model(
+    "self.fc = nn.Linear(d_in, d_out)\nself.bn = nn.BatchNorm1d(d_out)",
+    "return torch.relu(self.bn(self.fc(x)))",
+)
+
+
+@pytest.mark.parametrize("kernels", [False, True])
+def test_batch_statistics_are_a_kernel_only_when_asked(kernels: bool) -> None:
+    # Training mode (KernelBench's): batch norm normalizes with the batch's statistics.  By
+    # default it stays a PyTorch call; with batch_norm_kernels the catalog's batch_norm_train
+    # is searched like any operator, and the fragment verified against torch in train mode.
+    config = OptimizeConfig(max_ops=3, k=1, mode="train", batch_norm_kernels=kernels)
+    result = optimize_source(BATCH_NORM, config)
+    kept = [op for s in result.segments if not s["fused"] for op in s["ops"]]
+    fused = [op for s in result.segments if s["fused"] for op in s["ops"]]
+    if kernels:
+        assert result.verdict is not None and result.verdict["status"] == "correct", result
+        assert "batch_norm_train" in fused and result.frontend["fully_mapped"]
+    else:  # linear and relu apart save no traffic: no kernel at all
+        assert "torch.ops.aten._native_batch_norm_legit_functional.default" in kept
+        assert not fused and not result.frontend["fully_mapped"]
+
+
 def test_cli_user_errors(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["optimize", str(tmp_path / "missing.py")]) == 2
     assert "cannot read model" in capsys.readouterr().err

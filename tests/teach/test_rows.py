@@ -28,6 +28,7 @@ def inputs(op: str, r: int) -> str:
         "layer_norm": f"torch.randn(3, {w}, 100), torch.randn({w}, 100), torch.randn({w}, 100)",
         "group_norm": f"torch.randn(2, 4, {w // 2}, 100), torch.randn(4), torch.randn(4)",
         "instance_norm": f"torch.randn(2, 3, {w}, 100), torch.randn(3), torch.randn(3)",
+        "batch_norm_train": f"torch.randn(2, 3, {w // 2}, 100), torch.randn(3), torch.randn(3)",
         "softmax_middle_dim": f"torch.randn(2, {r // 10}, 5)",
     }.get(op, f"torch.randn(3, {r})")
 
@@ -44,6 +45,11 @@ OPS = {
     "layer_norm": (["t0 = F.layer_norm(x0, [{w}, 100], x1, x2)"], "x0, x1, x2"),
     "group_norm": (["t0 = F.group_norm(x0, 2, x1, x2)"], "x0, x1, x2"),
     "instance_norm": (["t0 = F.instance_norm(x0, None, None, x1, x2)"], "x0, x1, x2"),
+    # Batch statistics: a row per channel over (sample, position), not contiguous.
+    "batch_norm_train": (
+        ["t0 = torch.batch_norm(x0, x1, x2, None, None, True, 0.1, 1e-05, True)"],
+        "x0, x1, x2",
+    ),
     # A producer recomputed in both passes and a consumer fused into the write.
     "exp_softmax_relu": (
         ["t0 = torch.exp(x0)", "t1 = torch.softmax(t0, -1)", "t2 = torch.relu(t1)"],
@@ -129,6 +135,12 @@ SPLIT = {
         ["t0 = F.instance_norm(x0, None, None, x1, x2)"],
         "x0, x1, x2",
         "torch.randn(1, 2, 600, 1000), torch.randn(2), torch.randn(2)",
+    ),
+    # Two channels of 1.2M: KernelBench's CNNs in training mode have 32-1024 channels.
+    "batch_norm_train": (
+        ["t0 = torch.batch_norm(x0, x1, x2, None, None, True, 0.1, 1e-05, True)"],
+        "x0, x1, x2",
+        "torch.randn(4, 2, 300, 1000), torch.randn(2), torch.randn(2)",
     ),
     # Channels of 512 x 512 = 32 blocks: one weight per block (KernelBench L1 35's layout).
     "group_norm_whole_channel_blocks": (

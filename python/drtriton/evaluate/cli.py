@@ -119,6 +119,9 @@ def _register_kernelbench(sub: argparse._SubParsersAction) -> None:
                    help="keep a problem's least slow verified kernel when none beats PyTorch "
                    "(KernelBench's correctness counts any correct kernel; fast_p still "
                    "measures speed)")  # fmt: skip
+    k.add_argument("--batch-norm-kernels", action="store_true",
+                   help="let kernels compute batch norm's batch statistics (OptimizeConfig."
+                   "batch_norm_kernels; off by default until timed on a GPU)")  # fmt: skip
     k.set_defaults(func=run_kernelbench)
 
 
@@ -173,7 +176,8 @@ def run_kernelbench(args: argparse.Namespace) -> int:
                     timeout_s_per_gb=args.timeout_per_gb, time_budget=args.time_budget,
                     max_ops=args.max_ops, k=args.k, seed=args.seed,
                     rerun_oom=args.rerun_oom, memory_share=args.memory_share,
-                    keep_slower=args.keep_slower, precision=args.precision)  # fmt: skip
+                    keep_slower=args.keep_slower, precision=args.precision,
+                    batch_norm_kernels=args.batch_norm_kernels)  # fmt: skip
     outcome = run(problems, args.out, cfg, source=str(args.problems), progress=not args.no_progress)
     print(f"ran {outcome.ran} problems now; {outcome.results} results in {args.out}, "
           f"{outcome.not_run} not run; summary: {outcome.summary}")  # fmt: skip

@@ -93,6 +93,7 @@ class RunConfig:
     memory_share: float = memory.SHARE
     keep_slower: bool = False  # OptimizeConfig.keep_slower: a correct kernel counts, even slower
     precision: str = "fp32"  # the verifier's precision mode (OptimizeConfig.precision)
+    batch_norm_kernels: bool = False  # OptimizeConfig.batch_norm_kernels
     extra_pythonpath: list[str] = field(default_factory=list)
 
 
@@ -275,6 +276,7 @@ def run_problem(problem: dict[str, Any], device: str, cfg: RunConfig, out_dir: P
               "seed": cfg.seed, "time_budget_s": round(SEARCH_SHARE * timeout, 1),
               "calibration_file": str(out_dir / CALIBRATION_JSON),
               "keep_slower": cfg.keep_slower, "precision": cfg.precision,
+              "batch_norm_kernels": cfg.batch_norm_kernels,
               # KernelBench judges the example shapes: no exports and verifications at other
               # batches, which would double the inputs of problems that already fill a GPU.
               "any_batch": False}  # fmt: skip

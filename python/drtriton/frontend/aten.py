@@ -482,9 +482,25 @@ def _batch_norm_eval(a: dict[str, Any]) -> list[Step]:
 
 
 def _batch_norm(a: dict[str, Any]) -> list[Step] | None:
-    if a["training"] or not _is_tensor(a["running_mean"]):
+    if a["training"]:
+        return _batch_norm_train(a)
+    if not _is_tensor(a["running_mean"]):
         return None
     return _batch_norm_eval(a)
+
+
+def _batch_norm_train(a: dict[str, Any]) -> list[Step] | None:
+    """Batch statistics (a module in training mode: KernelBench's evaluation).  The running
+    statistics pass through when the overload has them (the no_stats one has none)."""
+    if not a.get("training", True):
+        return None
+    return _same_names(
+        "batch_norm_train",
+        running_mean=lambda a: a.get("running_mean"),
+        running_var=lambda a: a.get("running_var"),
+        training=lambda _: True,
+        cudnn_enabled=lambda _: True,
+    )(a)
 
 
 def _layer_norm(a: dict[str, Any]) -> list[Step]:
@@ -642,6 +658,9 @@ ATEN_TO_CATALOG: dict[Any, Entry] = {
     aten.linalg_vector_norm.default: _vector_norm,
     aten.batch_norm.default: _batch_norm,
     aten._native_batch_norm_legit_no_training.default: _batch_norm_eval,
+    aten._native_batch_norm_legit_functional.default: _batch_norm_train,
+    aten._native_batch_norm_legit.default: _batch_norm_train,
+    aten._native_batch_norm_legit.no_stats: _batch_norm_train,
     aten.layer_norm.default: _layer_norm,
     aten.group_norm.default: _same_names("group_norm"),
     aten.instance_norm.default: _same_names("instance_norm"),
@@ -676,6 +695,9 @@ TUPLE_RESULT = {
     aten.max.dim,
     aten.min.dim,
     aten._native_batch_norm_legit_no_training.default,
+    aten._native_batch_norm_legit_functional.default,
+    aten._native_batch_norm_legit.default,
+    aten._native_batch_norm_legit.no_stats,
     aten.max_pool2d_with_indices.default,
     aten.max_pool3d_with_indices.default,
 }

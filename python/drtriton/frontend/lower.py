@@ -107,10 +107,15 @@ class Lowering:
     """One pass over the graph; results in `inputs`, `lines`, `outputs`, `shapes`."""
 
     def __init__(
-        self, exported: torch.export.ExportedProgram, args: list[Any] | None = None
+        self,
+        exported: torch.export.ExportedProgram,
+        args: list[Any] | None = None,
+        batch_statistics: bool = True,
     ) -> None:
         self.exported = exported
         self.args = args  # forward's positional arguments (export's example inputs)
+        # Batch norm with batch statistics maps to batch_norm_train; False: an opaque call.
+        self.batch_statistics = batch_statistics
         # Python-number arguments that export baked into the graph (by argument name), and
         # every positional argument's name (x<position>) in forward's order.
         self.specialized: dict[str, Any] = {}
@@ -124,6 +129,7 @@ class Lowering:
         # int64 operands of catalog index parameters: the smallest dim size they index.
         self.index_bounds: dict[str, int] = {}
         self._mapped_tuples: set[torch.fx.Node] = set()
+        self._state: set[torch.fx.Node] = set()  # results that update module state (run())
         # A split's elements (SPLIT_VIEWS): the steps of each, emitted where a getitem reads it.
         self._split_parts: dict[torch.fx.Node, list[list[Step]]] = {}
         self._pending: dict[str, Tensor] = {}  # checked lines' results, until appended
@@ -133,6 +139,7 @@ class Lowering:
 
     def run(self) -> Lowering:
         self._placeholders()
+        self._state = self._state_outputs()
         for node in self.exported.graph.nodes:
             if node.op == "call_function":
                 self._call(node)
@@ -143,6 +150,17 @@ class Lowering:
             inp.positive = inp.name in self._positive
             inp.high = self.index_bounds.get(inp.name)
         return self
+
+    def _state_outputs(self) -> set[torch.fx.Node]:
+        """The graph's results that update module state (buffer mutations: batch norm's new
+        running statistics in training mode), not forward's own."""
+        output = next(n for n in self.exported.graph.nodes if n.op == "output")
+        specs = self.exported.graph_signature.output_specs
+        return {
+            n
+            for n, spec in zip(output.args[0], specs, strict=True)
+            if spec.kind != OutputKind.USER_OUTPUT and isinstance(n, torch.fx.Node)
+        }
 
     def _user_outputs(self, node: torch.fx.Node) -> list[str]:
         """The forward's own results.  A module exported in training mode also returns its
@@ -238,7 +256,9 @@ class Lowering:
         if self._alias_identity(node):
             return
         steps = to_catalog(node) if isinstance(node.target, torch._ops.OpOverload) else None
-        if node.target in TUPLE_RESULT and not _only_first_used(node):
+        if node.target in TUPLE_RESULT and not _only_first_used(node, self._state):
+            steps = None
+        if steps and not self.batch_statistics and any(s[0] == "batch_norm_train" for s in steps):
             steps = None
         if steps is not None and self._emit_steps(node, steps):
             if node.target in TUPLE_RESULT:
@@ -546,9 +566,16 @@ def _op_name(target: Any) -> str:
     return target._schema.name.split("::")[-1] if isinstance(target, torch._ops.OpOverload) else ""
 
 
-def _only_first_used(node: torch.fx.Node) -> bool:
-    """True when every use of a tuple-valued node takes element 0."""
-    return all(u.target is operator.getitem and u.args[1] == 0 for u in node.users if u.users)
+def _only_first_used(node: torch.fx.Node, state: set[torch.fx.Node]) -> bool:
+    """True when every use of a tuple-valued node takes element 0, apart from elements that
+    only update module `state` (batch norm's running statistics: not results, see
+    _user_outputs; a PyTorch line kept by a hybrid still updates them, a kernel does not)."""
+    return all(
+        u.target is operator.getitem
+        and (u.args[1] == 0 or (u in state and all(x.op == "output" for x in u.users)))
+        for u in node.users
+        if u.users
+    )
 
 
 def _callable_name(target: Any) -> str:

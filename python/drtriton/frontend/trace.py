@@ -39,31 +39,38 @@ def _float_bindings(task: LoadedTask, exported: torch.export.ExportedProgram) ->
     return find_bindings(exported, second, task.inputs, placeholders)
 
 
-def _lower(task: LoadedTask, exported: torch.export.ExportedProgram) -> Lowering:
+def _lower(
+    task: LoadedTask, exported: torch.export.ExportedProgram, batch_statistics: bool = True
+) -> Lowering:
     """The lowering with float arguments read at run time where every use of them maps to a
     catalog operand; else (an opaque line would get a [1] tensor for a Python number) the
     lowering of the graph as export specialized it."""
     binding = _float_bindings(task, exported)
     if binding:
         with bound(binding):
-            lowering = Lowering(exported, task.inputs).run()
+            lowering = Lowering(exported, task.inputs, batch_statistics).run()
         scalars = {i.name for i in lowering.inputs if i.kind == "scalar"}
         if not any(line.opaque and scalars & set(line.operands) for line in lowering.lines):
             return lowering
-    return Lowering(exported, task.inputs).run()
+    return Lowering(exported, task.inputs, batch_statistics).run()
 
 
 def from_module_source(
-    code: str, seed: int = 0, training: bool = False, fake_inputs: bool = False
+    code: str,
+    seed: int = 0,
+    training: bool = False,
+    fake_inputs: bool = False,
+    batch_statistics: bool = True,
 ) -> FrontendResult:
     """Exports `Model(*get_init_inputs())` on `get_inputs()` and lowers the graph: in eval mode,
-    or in training mode when `training` (batch norm then uses batch statistics and stays an
-    opaque PyTorch call; its running-statistics updates are not part of the program).  With
-    `fake_inputs` the inputs are fake tensors of get_inputs()'s shapes (export.py's
-    load_module_task): the mapping is the same, the model never runs on them."""
+    or in training mode when `training` (batch norm then uses batch statistics: the catalog's
+    batch_norm_train, or with `batch_statistics` False an opaque PyTorch call; its
+    running-statistics updates are not part of the program).  With `fake_inputs` the inputs
+    are fake tensors of get_inputs()'s shapes (export.py's load_module_task): the mapping is
+    the same, the model never runs on them."""
     task = load_module_task(code, seed, training, fake_inputs=fake_inputs)
     exported = export_model(task)
-    lowering = _lower(task, exported)
+    lowering = _lower(task, exported, batch_statistics)
     makes = [make_input(i.shape, i.positive, i.high) for i in lowering.inputs]
     source = render_task([i.name for i in lowering.inputs], lowering.lines, lowering.outputs, makes)
     program_text = None

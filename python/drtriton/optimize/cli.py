@@ -64,7 +64,8 @@ def run_optimize(args: argparse.Namespace) -> int:
     config = OptimizeConfig(device=args.device, mode=args.mode, max_ops=args.max_ops, k=args.k,
                             time_budget_s=args.time_budget, seed=args.seed,
                             keep_slower=args.keep_slower, precision=args.precision,
-                            any_batch=not args.example_shapes_only)  # fmt: skip
+                            any_batch=not args.example_shapes_only,
+                            batch_norm_kernels=args.batch_norm_kernels)  # fmt: skip
 
     def progress(msg: str) -> None:
         if not args.json:
@@ -131,6 +132,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--keep-slower", action="store_true",
                    help="when no fused kernel beats PyTorch, keep the verified one that loses "
                    "least (benchmarks count any correct kernel; a deployment should not)")  # fmt: skip
+    p.add_argument("--batch-norm-kernels", action="store_true",
+                   help="--mode train: batch norm's batch statistics may be computed by kernels "
+                   "(the catalog's batch_norm_train) instead of staying a PyTorch call; off "
+                   "by default until timed on a GPU")  # fmt: skip
     p.add_argument("--example-shapes-only", action="store_true",
                    help="skip the kernels that read the batch size at run time (and their "
                    "verifications at other batch sizes): ModelNew then serves the example "

@@ -188,8 +188,8 @@ def attempt(code: str, frontend: FrontendResult, pieces: list[assemble.Piece],
             found_by_run: dict[int, Any], attributes: set[str], serving: Serving,
             options: dict[str, Any], judge: Judge) -> Generic:  # fmt: skip
     """The module docstring's steps. `options`: max_ops, k (the search's), seed, training
-    (the export's), min_speedup (GPU: the least measured speed-up over eager that the
-    generic ModelNew must keep at the example batch; None: any)."""
+    and batch_statistics (the export's), min_speedup (GPU: the least measured speed-up over
+    eager that the generic ModelNew must keep at the example batch; None: any)."""
     batch = batch_of(frontend)
     if batch is None:
         return Generic(why="the model takes no tensor argument")
@@ -222,7 +222,8 @@ def _kernels_at(code: str, frontend: FrontendResult, pieces: list[assemble.Piece
         return mine
     try:
         other = from_module_source(resized_task(code, batch, batch.other), options["seed"],
-                                   options["training"], fake_inputs=True)  # fmt: skip
+                                   options["training"], fake_inputs=True,
+                                   batch_statistics=options.get("batch_statistics", False))  # fmt: skip
     except (UserError, RuntimeError, ValueError, TypeError) as exc:
         return f"the model does not export at batch {batch.other}: {str(exc).splitlines()[0]}"
     theirs = generic_pieces(other, pieces, found_by_run, options["max_ops"], options["k"])

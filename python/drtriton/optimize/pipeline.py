@@ -49,6 +49,13 @@ class OptimizeConfig:
     # one more export and two to three more verifications), so ModelNew serves any batch; off
     # where only the example shapes are judged (KernelBench's evaluation).
     any_batch: bool = True
+    # In training mode, batch norm with batch statistics as the catalog's batch_norm_train,
+    # which kernels may compute (fused with its neighbours), instead of an opaque PyTorch call.
+    # Off until timed on the H200: mapped, a CNN's runs no longer end at every batch norm, so
+    # ResNet101 becomes one run of 449 operators whose search verifies at most
+    # search/lazy.py's MAX_MEASURED fragments, where its runs between batch norms (often
+    # repeats, searched once) had that many each.
+    batch_norm_kernels: bool = False
     # The verifier's precision mode (verify/precision.py): fp32 (strict), tf32, bf16 or fp16.
     # The search's verifications and the final one judge and time in it. The teacher's kernels
     # are still float32 kernels (issue 21, item 3): in bf16 and fp16 they are rejected.
@@ -95,7 +102,11 @@ def _export(code: str, config: OptimizeConfig) -> FrontendResult:
         # KernelBench dev problem of levels 1-3), and a level-1 input of 1.6G elements took
         # 18 s of random numbers and 6.4 GB of host memory in each optimizing process before.
         return from_module_source(
-            code, config.seed, training=config.mode == "train", fake_inputs=True
+            code,
+            config.seed,
+            training=config.mode == "train",
+            fake_inputs=True,
+            batch_statistics=config.batch_norm_kernels,
         )
     except UserError:
         raise
@@ -361,7 +372,8 @@ def _any_batch(code: str, frontend: FrontendResult, pieces: list[assemble.Piece]
     # generic kernels lose at the example batch, the searched (measured) ones stay.
     faster = config.device.startswith("cuda") and not config.keep_slower
     options = {"max_ops": config.max_ops, "k": config.k, "seed": config.seed,
-               "training": config.mode == "train", "min_speedup": 1.0 if faster else None}  # fmt: skip
+               "training": config.mode == "train", "min_speedup": 1.0 if faster else None,
+               "batch_statistics": config.batch_norm_kernels}  # fmt: skip
 
     def judge(task: str, text: str, batch: int) -> dict[str, Any]:
         say(f"verify the generic ModelNew at batch {batch} ({len(allow)} ATen operators left "
