@@ -89,6 +89,8 @@ def test_batch_statistics_are_a_kernel_only_when_asked(kernels: bool) -> None:
     else:  # linear and relu apart save no traffic: no kernel at all
         assert "torch.ops.aten._native_batch_norm_legit_functional.default" in kept
         assert not fused and not result.frontend["fully_mapped"]
+        why = [s["why"] for s in result.segments if "batch_norm" in s["ops"][0]]
+        assert why == ["batch statistics stay a PyTorch call (--batch-norm-kernels maps them)"]
 
 
 def test_cli_user_errors(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:

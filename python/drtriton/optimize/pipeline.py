@@ -262,7 +262,7 @@ def _optimize(
     costs: list[dict[str, Any]] = []  # each search verification's cost (result.search_costs)
     for k, run in enumerate(runs):
         piece = assemble.Piece(run)
-        why = "not in the operator catalog" if run.lines[0].opaque else "no task for this run"
+        why = _opaque_why(run.lines[0], config) if run.lines[0].opaque else "no task for this run"
         if run.task is not None:
             if deadline is not None and time.monotonic() > deadline:
                 why = "the time budget was spent before this run"
@@ -319,6 +319,14 @@ def _optimize(
     slower = _slower_than_eager(result.verdict, config)
     if slower:
         result.error, result.model_new = slower, None
+
+
+def _opaque_why(line: Any, config: OptimizeConfig) -> str:
+    """Why an opaque run stays in PyTorch: its operator is not in the catalog, or it is batch
+    norm with batch statistics, which the catalog has but optimize maps only when asked."""
+    if "_native_batch_norm_legit" in line.call and not config.batch_norm_kernels:
+        return "batch statistics stay a PyTorch call (--batch-norm-kernels maps them)"
+    return "not in the operator catalog"
 
 
 def _slower_than_eager(verdict: dict[str, Any], config: OptimizeConfig) -> str | None:
