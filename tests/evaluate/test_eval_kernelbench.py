@@ -277,3 +277,12 @@ def test_end_to_end_on_the_cpu(tmp_path: Path) -> None:
     # Each problem's log shows where its time went, stage by stage.
     log = (out / "logs" / "L2_1.log").read_text()
     assert "] search 1/1 done:" in log and "] verified: correct" in log
+
+
+def test_batch_norm_kernels_reach_the_optimizer_and_the_summary(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    config = fake_config(problem_timeout=15.0, batch_norm_kernels=True)
+    outcome = run_kernelbench([problem(1, 1)], out, config, progress=False)
+    assert outcome.results == 1  # the worker built OptimizeConfig with the flag
+    assert read_results(out / "results.jsonl")[0]["status"] == "correct"
+    assert "--batch-norm-kernels: batch norm's batch statistics" in (out / "summary.md").read_text()

@@ -486,6 +486,9 @@ def summarize_dir(out_dir: Path) -> Path:
     if config.get("keep_slower"):
         preamble.append("--keep-slower: where no kernel beat PyTorch, the least slow verified "
                         "one was kept, so correct counts kernels slower than eager too.")  # fmt: skip
+    if config.get("batch_norm_kernels"):
+        preamble.append("--batch-norm-kernels: batch norm's batch statistics could be computed "
+                        "by kernels (batch_norm_train), not only by PyTorch.")  # fmt: skip
     return write_summary(out_dir, results, missing, title="KernelBench evaluation",
                          preamble=preamble, columns=COLUMNS)  # fmt: skip
 
