@@ -79,7 +79,7 @@ RowsEmitter::RowsEmitter(const GroupContext& ctx, const Node& node, Role role)
     config_.launch.num_warps = 4;
   }
   single_ = !ctx.generic() && r_ <= config_.block_r;
-  contiguous_ = layout_.trailing && NonUnitDims(layout_.r_dims) >= 2;
+  contiguous_ = (layout_.trailing || layout_.channel_rows) && NonUnitDims(layout_.r_dims) >= 2;
   if (GetOp(node.op).has(kScan)) {
     scan_dim_ = NormDim(node.attrs[0].i, p_.value(node.tensors[0]).shape.size());
     input_flip_ = ScanInputFlip();
@@ -138,12 +138,26 @@ void RowsEmitter::WritePrologue() {
     w_.Line("row_off = rows * " + Atom(R()));
 }
 
+// A channel row's element r in a contiguous (N, C, spatial...) tensor: the sample r // S, the
+// position r % S of its channel's run of S.  Two integer operations an element where the
+// coordinates take one per dim (and a stride multiply each).
+std::string RowsEmitter::ChannelRowsFlat() {
+  const std::string spatial = params_.Sizes(DimProduct(layout_.r_dims, 1));
+  const std::string channels = params_.Sizes(layout_.row_dims[0]);
+  const std::string plane = ctx_.generic() ? Atom(channels) + " * " + Atom(spatial)
+                                           : IntLiteral(rows_ * (r_ / layout_.r_shape[0]));
+  return "(r // " + Atom(spatial) + ") * " + Atom(plane) + " + rows * " + Atom(spatial) +
+         " + r % " + Atom(spatial);
+}
+
 EmittedKernel RowsEmitter::Emit() {
   if (role_ == Role::kTotal) return EmitLossTotal();
   r_coords_ = InlineCoords("r", layout_.r_dims);
   WritePrologue();
   in_coords_ = layout_.in_coords(row_, r_coords_);
-  if (contiguous_) {
+  if (contiguous_ && layout_.channel_rows) {
+    params_.AddContiguousRead(in_coords_, ChannelRowsFlat(), p_.value(row_input_).shape);
+  } else if (contiguous_) {
     const Shape& in_shape = p_.value(row_input_).shape;
     params_.AddContiguousRead(in_coords_, "row_off + r", in_shape);
     // Values of R's shape (the input's trailing dims): layer_norm's weight.
@@ -345,10 +359,13 @@ void RowsEmitter::StoreElements(const std::string& val) {
   auto mirrored = [&](const std::string& c) { return "(" + IntLiteral(r_ - 1) + " - " + c + ")"; };
   Coords coords = in_coords_;
   if (mirror) coords[scan_dim_] = mirrored(coords[scan_dim_]);
-  const std::string address =
+  // The output is allocated by the wrapper, so contiguous: flat where the layout says how.
+  std::string address =
       layout_.trailing
           ? params_.Pointer(ctx_.group.output) + " + row_off + " + (mirror ? mirrored("r") : "r")
           : params_.Address(ctx_.group.output, coords, zero);
+  if (layout_.channel_rows && contiguous_)
+    address = params_.Pointer(ctx_.group.output) + " + " + ChannelRowsFlat();
   Store(val, coords, "mask", zero, address);
 }
 

@@ -108,21 +108,29 @@ TEST(EmitRowsTest, LongSoftmaxIsOnlineInTwoPasses) {
 }
 
 TEST(EmitRowsTest, BatchNormInTrainingModeIsARowPerChannelOverSamplesAndPositions) {
-  // (4, 3, 5, 5): 3 rows (channels) of 100 = 4 samples x 25 positions, addressed through the
-  // sample r // 25 and the position r % 25; weight and bias once per channel.
+  // (4, 3, 5, 5): 3 rows (channels) of 100 = 4 samples x 25 positions.  Contiguous (CONTIG), an
+  // element is (r // 25) * 75 + rows * 25 + r % 25; else the sample and each spatial dim go
+  // through their strides.  The output (the wrapper's, contiguous) is stored flat; weight and
+  // bias are loaded once per channel.
   const std::string c =
       Emit("torch.batch_norm(x0, x1, x2, None, None, True, 0.1, 1e-05, True)",
            "torch.randn(4, 3, 5, 5), torch.randn(3), torch.randn(3)");
   const std::string k = KernelOf(c);
   EXPECT_EQ(Count(k, "@triton.jit"), 1);
-  EXPECT_EQ(Count(k, "row_off"), 0);  // the row is not contiguous
-  ExpectInOrder(k, {"row_mask = rows < 3", "rc0 = rows",
-                    "tl.load(x0_ptr + (r // 25) * stride_x0_0 + rc0 * stride_x0_1",
-                    "mean = tl.sum(",
-                    "var = tl.sum(xc * xc, axis=1, keep_dims=True) / 1e+02",
+  EXPECT_EQ(Count(k, "row_off"), 0);  // the row is not one contiguous run
+  ExpectInOrder(k, {"row_mask = rows < 3", "if CONTIG:",
+                    "tl.load(x0_ptr + (r // 25) * 75 + rows * 25 + r % 25, mask=mask",
+                    "else:", "tl.load(x0_ptr + (r // 25) * stride_x0_0 + rc0 * stride_x0_1",
+                    "mean = tl.sum(", "var = tl.sum(xc * xc, axis=1, keep_dims=True) / 1e+02",
                     "rstd = 1.0 / tl.sqrt(var + 1e-05)", "tl.load(x1_ptr + rc0 * stride_x1_0",
                     "tl.load(x2_ptr + rc0 * stride_x2_0", "result = xc * scale + x2",
-                    "tl.store(t0_ptr + (r // 25) * stride_t0_0 + rc0 * stride_t0_1"});
+                    "tl.store(t0_ptr + (r // 25) * 75 + rows * 25 + r % 25, result"});
+  // Generic shapes: the same addresses from the runtime sizes.
+  const std::string g =
+      KernelOf(Emit("torch.batch_norm(x0, x1, x2, None, None, True, 0.1, 1e-05, True)",
+                    "torch.randn(4, 3, 5, 5), torch.randn(3), torch.randn(3)", true));
+  EXPECT_GE(Count(g, "// (x0_s2 * x0_s3)) * (x0_s1 * (x0_s2 * x0_s3)) + rows * (x0_s2 * x0_s3)"),
+            1);
 }
 
 TEST(EmitRowsTest, LongLogsumexpReadsOnce) {

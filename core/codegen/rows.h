@@ -51,6 +51,9 @@ struct RowLayout {
   // The reduced dims are the input's innermost (only unit dims after them): a contiguous
   // tensor of the input's shape holds element (row, r) at offset row * R + r.
   bool trailing = false;
+  // Rows are the channels of an (N, C, spatial...) input (batch norm): a contiguous tensor
+  // holds element (c, r) at (r // S) * C * S + c * S + r % S, S the spatial size.
+  bool channel_rows = false;
 };
 
 RowLayout LayoutOf(const GroupContext& ctx, const Node& node, RowOp op);

@@ -111,6 +111,7 @@ RowLayout Channels(const Shape& in, const Dims& dims) {
     return Coords{coords[1]};
   };
   l.trailing = false;
+  l.channel_rows = true;
   return l;
 }
 

@@ -99,6 +99,8 @@ STRIDED = {
     "torch.randn(3)",
     "group_norm": "torch.randn(2, 4, 100, {h}).transpose(2, 3), torch.randn(4), torch.randn(4)",
     "layer_norm": "torch.randn(3, {w}, 100), torch.randn(100, {w}).t(), torch.randn({w}, 100)",
+    "batch_norm_train": "torch.randn(2, {h}, 100, 3).permute(0, 3, 1, 2), torch.randn(3), "
+    "torch.randn(3)",
 }
 
 
