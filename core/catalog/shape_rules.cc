@@ -135,7 +135,6 @@ std::optional<Error> CheckInputStats(const Call& call) {
   return std::nullopt;
 }
 
-// Row-wise ops (dim already range-checked) and normalizations: the output is the input.
 // torch.batch_norm takes both running statistics or neither.
 std::optional<Error> CheckRunningStatsPaired(const Call& call) {
   if (call.op().row != RowKind::kBatchNorm) return std::nullopt;
@@ -144,6 +143,7 @@ std::optional<Error> CheckRunningStatsPaired(const Call& call) {
   return std::nullopt;
 }
 
+// Row-wise ops (dim already range-checked) and normalizations: the output is the input.
 Result<Shape> InferSameAsInput(const Call& call) {
   for (auto check : {CheckAuxTensors, CheckNormalizedShape, CheckGroups, CheckInputStats,
                      CheckRunningStatsPaired, catalog_internal::CheckFlipDims})

@@ -360,12 +360,14 @@ void RowsEmitter::StoreElements(const std::string& val) {
   Coords coords = in_coords_;
   if (mirror) coords[scan_dim_] = mirrored(coords[scan_dim_]);
   // The output is allocated by the wrapper, so contiguous: flat where the layout says how.
-  std::string address =
-      layout_.trailing
-          ? params_.Pointer(ctx_.group.output) + " + row_off + " + (mirror ? mirrored("r") : "r")
-          : params_.Address(ctx_.group.output, coords, zero);
-  if (layout_.channel_rows && contiguous_)
-    address = params_.Pointer(ctx_.group.output) + " + " + ChannelRowsFlat();
+  const std::string out = params_.Pointer(ctx_.group.output);
+  std::string address;
+  if (layout_.trailing)
+    address = out + " + row_off + " + (mirror ? mirrored("r") : "r");
+  else if (layout_.channel_rows && contiguous_)
+    address = out + " + " + ChannelRowsFlat();
+  else
+    address = params_.Address(ctx_.group.output, coords, zero);
   Store(val, coords, "mask", zero, address);
 }
 

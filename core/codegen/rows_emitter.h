@@ -62,9 +62,9 @@ class RowsEmitter {
   bool TwoPasses() const {
     return op_ == RowOp::kSoftmax || op_ == RowOp::kLogSoftmax || IsNorm(op_);
   }
+  std::string ChannelRowsFlat();  // batch norm's contiguous address of (rows, r)
   // The row length R: an int expression (runtime sizes registered as parameters), and as a
   // divisor ("8.0" for literals, the runtime size otherwise).
-  std::string ChannelRowsFlat();  // batch norm's contiguous address of (rows, r)
   std::string R() { return params_.Sizes(r_expr_); }
   std::string RCount() const {
     return ctx_.generic() ? Atom(r_expr_) : FloatLiteral(static_cast<double>(r_));

@@ -7,6 +7,9 @@
 namespace drtriton::codegen {
 namespace {
 
+// Per-channel weight and bias (group_norm, batch_norm): the element's channel, dim 1.
+Coords ChannelOf(const Coords&, const Coords&, const Coords& coords) { return {coords[1]}; }
+
 // Along one dim `d` of `in`: rows are the other dims in order, r is dim d.
 RowLayout AlongDim(const Shape& in, const Dims& dims, int d, bool keepdim) {
   RowLayout l;
@@ -82,9 +85,7 @@ RowLayout Groups(const Shape& in, const Dims& dims, int64_t groups) {
     return c;
   };
   l.params = ParamsVary::kPerElement;
-  l.param_coords = [](const Coords&, const Coords&, const Coords& coords) {
-    return Coords{coords[1]};
-  };
+  l.param_coords = ChannelOf;
   l.trailing = true;
   return l;
 }
@@ -107,10 +108,7 @@ RowLayout Channels(const Shape& in, const Dims& dims) {
     return c;
   };
   l.params = ParamsVary::kPerRow;
-  l.param_coords = [](const Coords&, const Coords&, const Coords& coords) {
-    return Coords{coords[1]};
-  };
-  l.trailing = false;
+  l.param_coords = ChannelOf;
   l.channel_rows = true;
   return l;
 }

@@ -151,26 +151,24 @@ class Lowering:
             inp.high = self.index_bounds.get(inp.name)
         return self
 
-    def _state_outputs(self) -> set[torch.fx.Node]:
-        """The graph's results that update module state (buffer mutations: batch norm's new
-        running statistics in training mode), not forward's own."""
-        output = next(n for n in self.exported.graph.nodes if n.op == "output")
-        specs = self.exported.graph_signature.output_specs
-        return {
-            n
-            for n, spec in zip(output.args[0], specs, strict=True)
-            if spec.kind != OutputKind.USER_OUTPUT and isinstance(n, torch.fx.Node)
-        }
-
-    def _user_outputs(self, node: torch.fx.Node) -> list[str]:
-        """The forward's own results.  A module exported in training mode also returns its
-        buffer updates (batch norm's running statistics): those are state, not results."""
+    def _results(self, node: torch.fx.Node) -> list[tuple[Any, bool]]:
+        """The output `node`'s values, each with whether it is one of forward's own results.
+        A module exported in training mode also returns its buffer updates (batch norm's
+        running statistics): those are state, not results."""
         specs = self.exported.graph_signature.output_specs
         return [
-            self.names[n]
+            (n, spec.kind == OutputKind.USER_OUTPUT)
             for n, spec in zip(node.args[0], specs, strict=True)
-            if spec.kind == OutputKind.USER_OUTPUT
         ]
+
+    def _state_outputs(self) -> set[torch.fx.Node]:
+        """The graph's results that update module state, not forward's own."""
+        output = next(n for n in self.exported.graph.nodes if n.op == "output")
+        return {n for n, own in self._results(output) if not own and isinstance(n, torch.fx.Node)}
+
+    def _user_outputs(self, node: torch.fx.Node) -> list[str]:
+        """The forward's own results (_results)."""
+        return [self.names[n] for n, own in self._results(node) if own]
 
     def _prune(self) -> None:
         """Drops lines whose results reach no output (the buffer updates' arithmetic)."""

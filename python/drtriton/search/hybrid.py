@@ -8,8 +8,9 @@ that runs the hybrid's lines in order on zeros (on the search's device, under th
 lock): kept lines in PyTorch, each fused fragment as contiguous zeros of its outputs' shapes
 (its kernels write fresh contiguous tensors). The layouts follow the real call's, so a kept
 reshape of a kept transpose dispatches the clone it will run (KernelBench L3 31 and 44 were
-rejected on 2026-12-04 for aten.clone when every kept line was probed on contiguous zeros). Every other operator keeps the strict rule, and the same five input sets,
-float64 envelope, sandbox and timing as any candidate apply.
+rejected on 2026-12-04 for aten.clone when every kept line was probed on contiguous zeros).
+Every other operator keeps the strict rule, and the same five input sets, float64 envelope,
+sandbox and timing as any candidate apply.
 """
 
 from __future__ import annotations
