@@ -107,6 +107,21 @@ def test_conv_batchnorm_in_training_mode_uses_batch_statistics():
     assert torch.allclose(got, expected, atol=1e-5, rtol=1e-5)
 
 
+def test_batch_statistics_left_opaque_record_why_on_their_line():
+    # With batch_statistics off, batch norm in training mode stays a PyTorch call: the frontend
+    # says so on that line (optimize's report reads it), and on no other.
+    from drtriton.frontend.lower import BATCH_STATISTICS
+
+    result = from_module_source(CONV_BN_RELU, training=True, batch_statistics=False)
+    assert not result.fully_mapped
+    reasons = {line.call.split("(")[0]: line.reason for line in result.lines if line.opaque}
+    assert reasons["torch.ops.aten._native_batch_norm_legit_functional.default"] == (
+        BATCH_STATISTICS
+    )
+    assert [line.reason for line in result.lines].count(BATCH_STATISTICS) == 1
+    assert all(line.reason is None for line in from_module_source(CONV_BN_RELU).lines)
+
+
 def test_layer_norm():
     result = from_module_source(LAYER_NORM)
     assert parse(result.program_text).ops == ["layer_norm"]

@@ -113,3 +113,18 @@ def test_a_correct_model_new_slower_than_eager_is_not_kept_on_a_gpu() -> None:
     # A result whose ModelNew was dropped is not `correct` (the CLI exits 1), its verdict kept.
     assert not OptimizeResult(model_new=None, verdict=slower).correct
     assert OptimizeResult(model_new="class ModelNew: ...", verdict=slower).correct
+
+
+def test_why_an_opaque_run_stays_in_pytorch_is_the_reason_on_its_line() -> None:
+    # The frontend records why it declined a mapping; the call text's operator name is not read.
+    from drtriton.frontend import Line
+    from drtriton.frontend.lower import BATCH_STATISTICS
+    from drtriton.optimize.pipeline import _opaque_why
+
+    call = "torch.ops.aten.some_spelling.default(t0)"
+    declined = Line("t1", call, None, ["t0"], reason=BATCH_STATISTICS)
+    assert _opaque_why(declined) == (
+        "batch statistics stay a PyTorch call (--batch-norm-kernels maps them)"
+    )
+    named = "torch.ops.aten._native_batch_norm_legit.no_stats(t0, None, None, True, 0.1, 1e-05)"
+    assert _opaque_why(Line("t1", named, None, ["t0"])) == "not in the operator catalog"

@@ -42,6 +42,9 @@ class Tensor:
 # (`x * 0.5`): a runtime scalar of the kernels, which ModelNew creates in the inputs' dtype.
 SCALAR_TARGET = "drtriton_scalar_"
 
+# Line.reason of batch norm with batch statistics left opaque (Lowering's batch_statistics off).
+BATCH_STATISTICS = "batch statistics stay a PyTorch call"
+
 
 @dataclass
 class Input(Tensor):
@@ -67,6 +70,9 @@ class Line:
     # An opaque call in public PyTorch (no torch.ops, no private names: what a generated
     # ModelNew may contain); None where public.py knows no spelling.  Catalog lines: `call`.
     public: str | None = None
+    # Why an opaque line stays a PyTorch call where the frontend declined a catalog mapping it
+    # has (BATCH_STATISTICS); None: no catalog operator takes the call.
+    reason: str | None = None
 
     @property
     def opaque(self) -> bool:
@@ -256,13 +262,14 @@ class Lowering:
         steps = to_catalog(node) if isinstance(node.target, torch._ops.OpOverload) else None
         if node.target in TUPLE_RESULT and not _only_first_used(node, self._state):
             steps = None
+        reason = None
         if steps and not self.batch_statistics and any(s[0] == "batch_norm_train" for s in steps):
-            steps = None
+            steps, reason = None, BATCH_STATISTICS
         if steps is not None and self._emit_steps(node, steps):
             if node.target in TUPLE_RESULT:
                 self._mapped_tuples.add(node)
             return
-        self._emit_opaque(node)
+        self._emit_opaque(node, reason)
 
     def _record_split(self, node: torch.fx.Node) -> bool:
         """A split read only through getitem writes no line of its own: each element it hands
@@ -305,7 +312,7 @@ class Lowering:
         self.names[node] = source
         return True
 
-    def _emit_opaque(self, node: torch.fx.Node) -> None:
+    def _emit_opaque(self, node: torch.fx.Node, reason: str | None = None) -> None:
         name = self._fresh(node)
         public = None
         if node.target is operator.getitem:
@@ -324,7 +331,7 @@ class Lowering:
             if isinstance(node.target, torch._ops.OpOverload):
                 public = public_call(node.target, list(node.args), dict(node.kwargs), lit)
         operands = [self.names[n] for n in node.all_input_nodes]
-        self.lines.append(Line(name, call, None, operands, public))
+        self.lines.append(Line(name, call, None, operands, public, reason))
         self.names[node] = name
 
     def _emit_steps(self, node: torch.fx.Node, steps: list[Step]) -> bool:

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from drtriton import _core
 from drtriton.errors import UserError
-from drtriton.frontend import FrontendResult, Run, from_module_source
+from drtriton.frontend import FrontendResult, Line, Run, from_module_source
+from drtriton.frontend.lower import BATCH_STATISTICS
 from drtriton.optimize import assemble
 from drtriton.optimize.allowed import allowed_ops
 from drtriton.search.lazy import Calibration
@@ -262,7 +263,7 @@ def _optimize(
     costs: list[dict[str, Any]] = []  # each search verification's cost (result.search_costs)
     for k, run in enumerate(runs):
         piece = assemble.Piece(run)
-        why = _opaque_why(run.lines[0], config) if run.lines[0].opaque else "no task for this run"
+        why = _opaque_why(run.lines[0]) if run.lines[0].opaque else "no task for this run"
         if run.task is not None:
             if deadline is not None and time.monotonic() > deadline:
                 why = "the time budget was spent before this run"
@@ -321,12 +322,13 @@ def _optimize(
         result.error, result.model_new = slower, None
 
 
-def _opaque_why(line: Any, config: OptimizeConfig) -> str:
-    """Why an opaque run stays in PyTorch: its operator is not in the catalog, or it is batch
-    norm with batch statistics, which the catalog has but optimize maps only when asked."""
-    if "_native_batch_norm_legit" in line.call and not config.batch_norm_kernels:
-        return "batch statistics stay a PyTorch call (--batch-norm-kernels maps them)"
-    return "not in the operator catalog"
+def _opaque_why(line: Line) -> str:
+    """Why an opaque run stays in PyTorch: the reason the frontend recorded on its line (batch
+    norm with batch statistics, which the catalog has but optimize maps only when asked), or
+    else its operator is not in the catalog."""
+    if line.reason == BATCH_STATISTICS:
+        return f"{line.reason} (--batch-norm-kernels maps them)"
+    return line.reason or "not in the operator catalog"
 
 
 def _slower_than_eager(verdict: dict[str, Any], config: OptimizeConfig) -> str | None:
