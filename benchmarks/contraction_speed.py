@@ -160,18 +160,10 @@ def tflops(flops: float, ms: float | None) -> float | None:
 
 def measure(record: dict[str, Any], cls: str, source: str, args: argparse.Namespace,
             folder: str, index: int) -> dict[str, Any]:  # fmt: skip
-    from drtriton import _core
     from drtriton.teach import emit
     from drtriton.verify import Options, verify
 
-    facts = _core.parse(source)[1]
-    row: dict[str, Any] = {
-        **_identity(record),
-        "class": cls,
-        "op": facts["ops"][0],
-        "inputs": [facts["shapes"][n] for n in facts["inputs"]],
-        "flops": float(facts["flops"]),
-    }
+    row = _task_row((record, cls, source))
     try:
         candidate = emit(source, variant=args.variant)
     except UserError as exc:
@@ -332,32 +324,72 @@ def selected_tasks(args: argparse.Namespace,
     return out
 
 
+def _task_row(task: tuple[dict[str, Any], str, str]) -> dict[str, Any]:
+    """A row's identity and the operator's facts, before anything is measured."""
+    from drtriton import _core
+
+    record, cls, source = task
+    facts = _core.parse(source)[1]
+    return {
+        **_identity(record),
+        "class": cls,
+        "op": facts["ops"][0],
+        "inputs": [facts["shapes"][n] for n in facts["inputs"]],
+        "flops": float(facts["flops"]),
+    }
+
+
+def _measure_in_pool(tasks: list[tuple[dict[str, Any], str, str]], pending: list[int],
+                     rows: list[dict[str, Any] | None], jobs: int, args: argparse.Namespace,
+                     folder: str, unexported: list[dict[str, Any]]) -> bool:  # fmt: skip
+    """Measure tasks[pending] in `jobs` processes into rows; False when a process died (the
+    pool is then broken and the unfinished stay None)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    # Processes, not threads: the GPU lock (verify/gpu_lock.py), which keeps every timed
+    # section alone on the GPU, is one per process and serializes a process's threads.
+    spawn = multiprocessing.get_context("spawn")  # no CUDA state forked
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=spawn) as pool:
+        futures = {
+            pool.submit(measure, tasks[i][0], tasks[i][1], tasks[i][2], args, folder, i): i
+            for i in pending
+        }
+        for future in as_completed(futures):
+            i = futures[future]
+            try:
+                rows[i] = future.result()
+            except BrokenProcessPool:
+                return False
+            if args.out:
+                write_rows(args.out, [r for r in rows if r is not None], unexported)
+            record = tasks[i][0]
+            print(f"L{record['level']} {record['name']}: {rows[i]['status']}", file=sys.stderr)
+    return True
+
+
 def run(args: argparse.Namespace) -> int:
     if args.device == "cpu":  # before Triton's first import: the teacher's kernels run here too
         os.environ["TRITON_INTERPRET"] = "1"
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
     unexported: list[dict[str, Any]] = []
     tasks = selected_tasks(args, unexported)
     rows: list[dict[str, Any] | None] = [None] * len(tasks)
     with tempfile.TemporaryDirectory(prefix="drtriton-speed-") as folder:
-        # Processes, not threads: the GPU lock (verify/gpu_lock.py), which keeps every timed
-        # section alone on the GPU, is one per process and serializes a process's threads.
-        spawn = multiprocessing.get_context("spawn")  # no CUDA state forked
-        with ProcessPoolExecutor(max_workers=args.jobs, mp_context=spawn) as pool:
-            futures = {
-                pool.submit(measure, record, cls, source, args, folder, i): i
-                for i, (record, cls, source) in enumerate(tasks)
-            }
-            for future in as_completed(futures):
-                i = futures[future]
-                rows[i] = future.result()
-                done = [r for r in rows if r is not None]
-                if args.out:
-                    write_rows(args.out, done, unexported)
-                record = tasks[i][0]
-                print(f"L{record['level']} {record['name']}: {rows[i]['status']}", file=sys.stderr)
+        jobs = args.jobs
+        while pending := [i for i, row in enumerate(rows) if row is None]:
+            if _measure_in_pool(tasks, pending, rows, jobs, args, folder, unexported):
+                break
+            # A process was killed (2026-12-04: four processes on L1 7, 76, 11 and 13, with
+            # 8.6 GB inputs and float64 references on the 128 GB host): the unfinished go
+            # again with half the processes; with one, the task it died on (the first not
+            # done: one process runs them in order) is recorded and the rest go on.
+            if jobs == 1:
+                culprit = next(i for i in pending if rows[i] is None)
+                rows[culprit] = {**_task_row(tasks[culprit]), "status": "crashed",
+                                 "reason": "its process was killed (host memory?)"}  # fmt: skip
+            jobs = max(1, jobs // 2)
+            print(f"a process died: retrying the unfinished with {jobs}", file=sys.stderr)
     measured = [r for r in rows if r is not None]
     print_table(measured, unexported)
     if args.out:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One H200 call of `benchmarks/contraction_speed.py` (issue 19), run from the repository root
-# with `.devdata/kernelbench/level{1,2}.jsonl` carried (copies of the dev split):
+# with `.devdata/kernelbench/level{1,2}.jsonl` carried (copies of the dev split; PROBLEMS names
+# another folder, whose files may list the problems in the order wanted):
 #
 #   [REBUILD=1] bash benchmarks/h200/contraction_session.sh OUTDIR BUDGET_S LEVEL [IDS...]
 #
@@ -16,7 +17,8 @@ source benchmarks/h200/prelude.sh "$outdir" "$budget"
 ids=()
 [[ $# -gt 0 ]] && ids=(--ids "$@")
 timeout $(( $(left) - 8 )) python benchmarks/contraction_speed.py --device cuda \
-    --problems .devdata/kernelbench --levels "$level" "${ids[@]}" --jobs "${JOBS:-4}" \
+    --problems "${PROBLEMS:-.devdata/kernelbench}" --levels "$level" "${ids[@]}" \
+    --jobs "${JOBS:-4}" \
     --out "$outdir/l$level.json" > "$outdir/l$level.log" 2>&1
 echo "contraction_speed: rc $? with $(left) s of the budget left"
 grep -E "^\| $level " "$outdir/l$level.log" | cut -c1-260

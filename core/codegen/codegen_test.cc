@@ -254,18 +254,23 @@ TEST(CodegenTest, ConvolutionsWithChannelsInWholeVectorsReadChannelsLastCopies) 
                            nchw),
                   "_cl"),
             0);
-  // 3 channels (an RGB input): the copies add a zero channel, K = 9 x 4, and the conv reads
+  // 3 channels (an RGB input): the copies add a zero channel, K = 25 x 4, and the conv reads
   // the 4-channel rows unmasked.
   const std::string rgb = MustEmit(TwoInputOp(
-      "F.conv2d(x0, x1, None, 1, 1)", "torch.randn(2, 3, 10, 12), torch.randn(16, 3, 3, 3)"));
+      "F.conv2d(x0, x1, None, 1, 2)", "torch.randn(2, 3, 10, 12), torch.randn(16, 3, 5, 5)"));
   ExpectInOrder(rgb, {"copied channels-last (dim 1 unit-stride, zeros up to 4 channels)",
                       "mask = (offs_r < 120) & (offs_c < 3)",
                       "x = tl.load(x0_ptr + n * 360 + offs_c * 120 + offs_r, mask=mask, other=0.0)",
                       "tl.store(k0_x0_cl_ptr + n * 480 + offs_r * 4 + offs_c, x, "
                       "mask=(offs_r < 120) & (offs_c < 4))",
-                      "# conv2d: M=240 N=16 K=36", "for k0 in tl.range(0, 36, BLOCK_K):", "sp1 * 4",
-                      "k0_x0_cl = torch.empty_strided((2, 4, 10, 12), (480, 1, 48, 4)",
-                      "k0_x1_cl = torch.empty_strided((16, 4, 3, 3), (36, 1, 12, 4)"});
+                      "# conv2d: M=240 N=16 K=100", "for k0 in tl.range(0, 100, BLOCK_K):",
+                      "sp1 * 4", "k0_x0_cl = torch.empty_strided((2, 4, 10, 12), (480, 1, 48, 4)",
+                      "k0_x1_cl = torch.empty_strided((16, 4, 5, 5), (100, 1, 20, 4)"});
+  // But not a 3x3 kernel: K = 27 is one BLOCK_K step, which the zero channel would make two.
+  EXPECT_EQ(Count(MustEmit(TwoInputOp("F.conv2d(x0, x1, None, 1, 1)",
+                                      "torch.randn(2, 3, 10, 12), torch.randn(16, 3, 3, 3)")),
+                  "_cl"),
+            0);
   // Not with groups (each group's channels would need their own zeros), nor 2 channels of 4.
   EXPECT_EQ(Count(MustEmit(TwoInputOp("F.conv2d(x0, x1, None, 1, 1, 1, 2)",
                                       "torch.randn(2, 6, 10, 12), torch.randn(16, 3, 3, 3)")),

@@ -255,7 +255,8 @@ int64_t ChannelsLastOf(const GroupContext& ctx, const Node& node, const ConvGeom
                        bool window_sum, bool transpose) {
   const auto& stored = ctx.plan.materialized;
   if (ctx.generic() || !stored[node.tensors[0].index] || !stored[node.tensors[1].index]) return 0;
-  return ConvChannelsLast(g.cin_g, window_sum, !transpose && g.groups == 1, ctx.variant);
+  const int64_t window = Product(g.k_sp);
+  return ConvChannelsLast(g.cin_g, window, window_sum, !transpose && g.groups == 1, ctx.variant);
 }
 
 }  // namespace

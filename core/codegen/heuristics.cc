@@ -465,12 +465,14 @@ RepackConfig ChooseRepack(int64_t rows, int64_t cols) {
   return c;
 }
 
-int64_t ConvChannelsLast(int64_t channels_per_group, bool window_sum, bool paddable, int variant) {
+int64_t ConvChannelsLast(int64_t channels_per_group, int64_t window, bool window_sum,
+                         bool paddable, int variant) {
   if (window_sum || variant == 1) return 0;
   const int64_t c = channels_per_group;
   const int64_t padded = CeilDiv(c, kChannelsLastMultiple) * kChannelsLastMultiple;
   if (padded == c) return c;
-  return paddable && 3 * padded <= 4 * c ? padded : 0;  // at most a third more products
+  const bool one_step = window * c <= kChannelsLastPadMinK;
+  return paddable && !one_step && 3 * padded <= 4 * c ? padded : 0;  // a third more at most
 }
 
 // A program transposes BLOCK_R positions x BLOCK_C channels (4096 elements, 32 per thread at 4

@@ -238,12 +238,19 @@ RepackConfig ChooseRepack(int64_t rows, int64_t cols);
 // (L1 56: 0.96x -> 5.70x, 130.8 TFLOP/s; L1 65: 0.16x -> 1.77x).
 // A convolution (not transposed, one group) whose channels miss a multiple of 4 by at most a
 // third of them (RGB's 3 -> 4, 6 -> 8, 7 -> 8) is copied with zero channels added: a third more
-// products for 16-byte loads.  Not measured yet: the 3-channel L1 50 (11x11, stride 4) ran at
-// 11.3 TFLOP/s in NCHW (0.57x eager) where the channels-last convolutions ran 25-131.
+// products for 16-byte loads.  H200 (results h200-2026-12-04c): the 3-channel L1 50 (11x11,
+// stride 4, K 363 -> 484) went from 0.57x eager in NCHW to 1.92x.  But where the unpadded K
+// fits one BLOCK_K step (kChannelsLastPadMinK), each operand element is loaded once a tile
+// and the gathers cost little, while padding adds a second, mostly masked step: L1 59's 3x3x3
+// conv3d of 3 channels (K 27 -> 36) ran 2.72 ms padded (0.99x eager) against 1.05 in NCHW
+// (2.56x, 2026-12-02); so such convolutions keep NCHW.
 inline constexpr int64_t kChannelsLastMultiple = 4;
+inline constexpr int64_t kChannelsLastPadMinK = 32;
 // The channels per group of the channels-last copies (a multiple of kChannelsLastMultiple, at
-// least `channels_per_group`), or 0 for NCHW operands.  `paddable`: zero channels may be added.
-int64_t ConvChannelsLast(int64_t channels_per_group, bool window_sum, bool paddable, int variant);
+// least `channels_per_group`), or 0 for NCHW operands.  `window`: kernel positions (the
+// product of the kernel's spatial sizes).  `paddable`: zero channels may be added.
+int64_t ConvChannelsLast(int64_t channels_per_group, int64_t window, bool window_sum,
+                         bool paddable, int variant);
 // The channels-last copy's tiles: BLOCK_R positions by BLOCK_C channels of one sample.
 RepackConfig ChooseChannelsLast(int64_t positions, int64_t channels);
 // The size the heuristics assume for a dim known only at run time (generic-shape

@@ -236,8 +236,15 @@ def test_channels_last_copies_where_channels_fill_vectors(i: int) -> None:
     case = CASES[i]
     text = emit(case.source(), generic_shapes=case.generic)
     padded = -(-case.cin_g // 4) * 4
-    # Zero channels up to a multiple of 4 for a one-group direct convolution, at most a third.
-    paddable = not case.transpose and case.groups == 1 and 3 * padded <= 4 * case.cin_g
+    # Zero channels up to a multiple of 4 for a one-group direct convolution, at most a third,
+    # and only where K (window x channels) takes more than one BLOCK_K step of 32 unpadded.
+    window = math.prod(case.kernel)
+    paddable = (
+        not case.transpose
+        and case.groups == 1
+        and 3 * padded <= 4 * case.cin_g
+        and window * case.cin_g > 32
+    )
     fills = case.cin_g % 4 == 0 or paddable
     copied = not case.generic and not case.window_sum and fills
     assert ("_cl_kernel[" in text) == copied
