@@ -194,8 +194,19 @@ def spill_counts(sass: str) -> tuple[int, int | None]:
     loop (a backward branch) around every matrix instruction (HGMMA, HMMA), None without one.
     Why both: a contraction's build can spill where it never runs hot.  Paper-preset program
     27 (hardtanh -> transpose -> conv_transpose1d, 2026-12-04) has 600 spill instructions in
-    its sm_90 build, 75 in the K loop; without the fp16x3 range guard's second (ieee) loop, 3."""
+    its sm_90 build, 75 in the K loop; without the fp16x3 range guard's second (ieee) loop, 3.
+    Code past the first CALL target is a called function's (the range guard's noinline tile,
+    which runs only for a tile that overflowed): not the kernel's.  L1 62's conv (2026-12-04):
+    32 spill instructions of its own, 1,072 in the guard's function."""
     lines = sass.splitlines()
+    targets = [int(t, 16) for t in re.findall(r"\bCALL\.\w+(?:\.\w+)* (0x[0-9a-f]+)", sass)]
+    if targets:
+        own_end = min(targets)
+        for k, line in enumerate(lines):
+            found = re.match(r"\s*/\*([0-9a-f]{4,})\*/", line)
+            if found and int(found.group(1), 16) >= own_end:
+                lines = lines[:k]
+                break
     address: dict[int, int] = {}
     for k, line in enumerate(lines):
         found = re.match(r"\s*/\*([0-9a-f]{4,})\*/", line)

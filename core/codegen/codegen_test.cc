@@ -213,7 +213,7 @@ TEST(CodegenTest, ConvolutionsWithChannelsInWholeVectorsReadChannelsLastCopies) 
   // reads both copies at literal strides, the weight as its (C_out, K) rows.
   const std::string c = MustEmit(TwoInputOp("F.conv2d(x0, x1, None, 1, 1)",
                                             "torch.randn(2, 8, 10, 12), torch.randn(16, 8, 3, 3)"));
-  EXPECT_EQ(Count(c, "@triton.jit"), 3);
+  EXPECT_EQ(Count(c, "@triton.jit\n"), 3);  // launched kernels (a guard's tile aside)
   ExpectInOrder(c, {"def k0_x0_cl_kernel(x0_ptr,",
                     "BLOCK_C: tl.constexpr, CONTIG: tl.constexpr):",
                     "mask = (offs_r < 120) & (offs_c < 8)",
@@ -477,7 +477,7 @@ TEST(CodegenTest, UnalignedOperandRowsAreCopiedIntoPaddedRowsWhenTheirStridesSay
   // scalar at a time (heuristics.h, kRowAlignment).  The wrapper checks each input's strides
   // at run time, copies it into rows of 1040 elements, and passes the copy to the matmul.
   const std::string c = MustEmit(MatmulOf("torch.randn(1024, 1037), torch.randn(1037, 1029)"));
-  EXPECT_EQ(Count(c, "@triton.jit"), 3);
+  EXPECT_EQ(Count(c, "@triton.jit\n"), 3);  // launched kernels (a guard's tile aside)
   ExpectInOrder(c,
                 {"def k0_x0_rows_kernel(x0_ptr, stride_x0_0, stride_x0_1, k0_x0_rows_ptr, "
                  "stride_k0_x0_rows_0, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):",
@@ -517,7 +517,7 @@ TEST(CodegenTest, UnalignedOperandRowsAreCopiedIntoPaddedRowsWhenTheirStridesSay
                     "torch.empty_strided((3, 400, 1037), (416000, 1040, 1)", "k0_bmm_kernel["});
   // x1's rows of 32 are aligned in any contiguous input: no check, no copy.
   EXPECT_EQ(Count(b, "x1_repack"), 0);
-  EXPECT_EQ(Count(b, "@triton.jit"), 2);
+  EXPECT_EQ(Count(b, "@triton.jit\n"), 2);
   // Operands under kRepackMinElements are read as they are: the copy's launch would cost more.
   const std::string small = MustEmit(MatmulOf("torch.randn(40, 37), torch.randn(37, 21)"));
   EXPECT_EQ(Count(small, "_rows"), 0);
@@ -877,12 +877,30 @@ TEST(CodegenTest, ContractionsFeedingErrorAmplifiersUseTheFullPrecisionSplit) {
                 "    return t2\n",
                 "torch.randn(8, 64, 32), torch.randn(8, 32, 48)"));
   EXPECT_EQ(Count(summed, "\"fp16x3\" if torch.get_float32_matmul_precision()"), 1);
-  // fp16x3's range guard: an overflowing tile summed again with ieee products.
-  ExpectInOrder(summed, {"elif DOT_PRECISION == \"fp16x3\":", "if DOT_PRECISION == \"fp16x3\":",
+  // fp16x3's range guard: an overflowing tile summed again with ieee products, and stored,
+  // by a function of its own, after which the program returns.
+  ExpectInOrder(summed, {"@triton.jit(noinline=True)\ndef k0_bmm_kernel_ieee_tile(pid, pid_b, "
+                         "pid_m, pid_n, x0_ptr, ",
+                         "offs_m = pid_m * BLOCK_M", "acc = tl.zeros([BLOCK_M, BLOCK_N]",
+                         "acc += tl.dot(a, b, input_precision=\"ieee\")", "tl.store(",
+                         "def k0_bmm_kernel(x0_ptr, ", "elif DOT_PRECISION == \"fp16x3\":",
+                         "if DOT_PRECISION == \"fp16x3\":",
                          "if tl.sum((tl.abs(acc) < float(\"inf\")).to(tl.int32)) < BLOCK_M * "
                          "BLOCK_N:",
-                         "acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
-                         "acc += tl.dot(a, b, input_precision=\"ieee\")"});
+                         "k0_bmm_kernel_ieee_tile(pid, pid_b, pid_m, pid_n, x0_ptr, ",
+                         "return\n", "tl.store("});
+  EXPECT_EQ(Count(summed, "input_precision=\"ieee\""), 1);
+  // The call passes the kernel's parameters and constexprs, in the function's order.
+  const size_t def = summed.find("def k0_bmm_kernel_ieee_tile(");
+  const std::string declared = summed.substr(def, summed.find("):\n", def) - def);
+  const size_t call = summed.find("    k0_bmm_kernel_ieee_tile(");
+  std::string passed = summed.substr(call + 4, summed.find(")\n", call) - call - 4);
+  std::string expected = declared.substr(4);
+  for (const char* c : {"BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"}) {
+    const std::string typed = std::string(c) + ": tl.constexpr";
+    expected.replace(expected.find(typed), typed.size(), c);
+  }
+  EXPECT_EQ(passed, expected);
 }
 
 }  // namespace

@@ -136,6 +136,19 @@ def test_spills_are_counted_in_the_kernel_and_in_the_matrix_loop_by_hand(tool) -
     assert tool.spill_counts(SASS.replace("HGMMA", "FFMA")) == (4, None)  # no matrix loop
 
 
+def test_spills_of_a_called_function_are_not_the_kernels(tool) -> None:
+    # The range guard's noinline tile follows the kernel's code in the same SASS.
+    called = (
+        SASS.replace("/*0170*/                   LDL R5, [R1+0x20] ;",
+                     "/*0170*/              @P2  CALL.REL.NOINC 0x190 ;\n"
+                     "        /*0180*/                   EXIT ;\n"
+                     "        /*0190*/                   STL [R1+0x30], R6 ;\n"
+                     "        /*01a0*/                   LDL R6, [R1+0x30] ;")
+    )  # fmt: skip
+    assert "CALL.REL.NOINC 0x190" in called
+    assert tool.spill_counts(called) == (3, 1)
+
+
 def test_synthetic_programs_are_audited_by_index(tool, tmp_path, capsys) -> None:
     import json
 
