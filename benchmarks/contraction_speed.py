@@ -369,27 +369,34 @@ def _measure_in_pool(tasks: list[tuple[dict[str, Any], str, str]], pending: list
     return True
 
 
+def measure_all(tasks: list[tuple[dict[str, Any], str, str]], args: argparse.Namespace,
+                folder: str, unexported: list[dict[str, Any]]) -> list[dict[str, Any] | None]:  # fmt: skip
+    """A row per task, measured in --jobs processes.  A process the host kills (2026-12-04:
+    four processes on L1 7, 76, 11 and 13, with 8.6 GB inputs and float64 references on the
+    128 GB host) breaks the pool: the unfinished go again with half the processes; with one,
+    the task it died on (the first not done: one process runs them in order) is recorded as
+    crashed and the rest go on."""
+    rows: list[dict[str, Any] | None] = [None] * len(tasks)
+    jobs = args.jobs
+    while pending := [i for i, row in enumerate(rows) if row is None]:
+        if _measure_in_pool(tasks, pending, rows, jobs, args, folder, unexported):
+            break
+        if jobs == 1:
+            culprit = next(i for i in pending if rows[i] is None)
+            rows[culprit] = {**_task_row(tasks[culprit]), "status": "crashed",
+                             "reason": "its process was killed (host memory?)"}  # fmt: skip
+        jobs = max(1, jobs // 2)
+        print(f"a process died: retrying the unfinished with {jobs}", file=sys.stderr)
+    return rows
+
+
 def run(args: argparse.Namespace) -> int:
     if args.device == "cpu":  # before Triton's first import: the teacher's kernels run here too
         os.environ["TRITON_INTERPRET"] = "1"
     unexported: list[dict[str, Any]] = []
     tasks = selected_tasks(args, unexported)
-    rows: list[dict[str, Any] | None] = [None] * len(tasks)
     with tempfile.TemporaryDirectory(prefix="drtriton-speed-") as folder:
-        jobs = args.jobs
-        while pending := [i for i, row in enumerate(rows) if row is None]:
-            if _measure_in_pool(tasks, pending, rows, jobs, args, folder, unexported):
-                break
-            # A process was killed (2026-12-04: four processes on L1 7, 76, 11 and 13, with
-            # 8.6 GB inputs and float64 references on the 128 GB host): the unfinished go
-            # again with half the processes; with one, the task it died on (the first not
-            # done: one process runs them in order) is recorded and the rest go on.
-            if jobs == 1:
-                culprit = next(i for i in pending if rows[i] is None)
-                rows[culprit] = {**_task_row(tasks[culprit]), "status": "crashed",
-                                 "reason": "its process was killed (host memory?)"}  # fmt: skip
-            jobs = max(1, jobs // 2)
-            print(f"a process died: retrying the unfinished with {jobs}", file=sys.stderr)
+        rows = measure_all(tasks, args, folder, unexported)
     measured = [r for r in rows if r is not None]
     print_table(measured, unexported)
     if args.out:

@@ -661,6 +661,16 @@ TEST(CodegenTest, TensorCoreContractionsAreAutotunedOverTilesTheirOwnFirst) {
   ASSERT_EQ(tiles.size(), 2u);
   EXPECT_EQ(tiles[0].block_m, small.block_m);
   EXPECT_EQ(tiles[1].num_stages, small.launch.num_stages + 1);
+  // A 128x64 tile of 4 warps is also tried over 8 (half the accumulator registers a thread).
+  ContractionConfig tall_n64 = ChooseContraction(32768, 64, 512, 1, 0);
+  ASSERT_EQ(tall_n64.block_m * tall_n64.block_n, kEightWarpTile);
+  ASSERT_EQ(tall_n64.launch.num_warps, 4);
+  const std::vector<TileChoice> warps = TunedTiles(tall_n64, 32768, 64);
+  ASSERT_EQ(warps.size(), 3u);
+  EXPECT_EQ(warps[2].num_warps, 8);
+  EXPECT_EQ(warps[2].block_m, tall_n64.block_m);
+  EXPECT_EQ(warps[2].num_stages, tall_n64.launch.num_stages);
+  EXPECT_EQ(tiles.back().num_warps, 4);  // 64x32 is too small to split over 8
   // Split-K, narrow (GEMV) and FMA kernels keep their one configuration.
   EXPECT_TRUE(TunedTiles(ChooseContraction(256, 256, 524288, 1, 0), 256, 256).empty());
   EXPECT_TRUE(TunedTiles(ChooseContraction(2048, 1, 1048576, 1, 0), 2048, 1).empty());

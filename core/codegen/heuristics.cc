@@ -366,10 +366,16 @@ std::vector<TileChoice> TunedTiles(const ContractionConfig& c, int64_t m, int64_
   if (c.split_k > 1 || c.narrow || c.precision == DotPrecision::kIeee) return {};
   const TileChoice own{c.block_m, c.block_n, c.group_m, c.launch.num_warps, c.launch.num_stages};
   const TileChoice wide{128, 256, 8, 8, 3}, tall{256, 128, 8, 8, 3};
-  TileChoice deeper = own;
+  TileChoice deeper = own, wider_warps = own;
   deeper.num_stages = own.num_stages + 1;
+  // The own tile over 8 warps where it has 4 and holds at least 128x64 (kEightWarpTile): each
+  // thread keeps half the accumulators (acc, a chunk's part, the split's fresh tile).  sm_90
+  // builds on the CPU: paper-preset program 12's conv_transpose1d (128x64, an inlined
+  // batch_norm and hardsigmoid) spills 136 instructions, 68 in its K loop, at 4 warps and 26,
+  // 1 at 8; program 57's linear (64x64 there) 31 and 0.  Not timed: the autotuner decides.
+  if (own.num_warps == 4 && own.block_m * own.block_n >= kEightWarpTile) wider_warps.num_warps = 8;
   std::vector<TileChoice> tiles = {own};
-  for (const TileChoice& t : {wide, tall, deeper}) {
+  for (const TileChoice& t : {wide, tall, deeper, wider_warps}) {
     const bool fits = t.block_m <= std::max<int64_t>(16, NextPow2(m)) &&
                       t.block_n <= std::max<int64_t>(16, NextPow2(n));
     if (fits && std::find(tiles.begin(), tiles.end(), t) == tiles.end()) tiles.push_back(t);

@@ -146,10 +146,12 @@ struct ContractionConfig {
 // 8 warps, 3 stages: 147 KB of bf16 operand stages at BLOCK_K 64; as fp32 tiles 295 KB, over
 // the H200's 228 KB, so Triton reports them out of resources and the autotuner skips them) and
 // the chosen tile one stage deeper.  Tiles larger than the (power-of-two) problem are left out.
-// At most these four: each is compiled (outside the GPU's lock, verify/compile_pass.py) and
+// And the own tile over 8 warps where it has 4 and at least kEightWarpTile elements (fewer
+// registers a thread: heuristics.cc).  At most these five: each is compiled (outside the GPU's lock, verify/compile_pass.py) and
 // timed by Triton's do_bench (~125 ms, under the lock) once per process, and cached on disk
 // (autotune cache_results) for the next.
 std::vector<TileChoice> TunedTiles(const ContractionConfig& c, int64_t m, int64_t n);
+inline constexpr int64_t kEightWarpTile = 128 * 64;
 // `precision`: the GPU's tl.dot precision the configuration is for (its K chunking follows it).
 ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t batch, int variant,
                                     DotPrecision precision = kDefaultDotPrecision);

@@ -87,3 +87,47 @@ def test_dry_run_shrinks_kernelbench_sizes_written_as_arithmetic(
 def test_usage_error_exits_2(tool: ModuleType) -> None:
     assert tool.main(["--dry-run", "--limit", "0"]) == 2
     assert tool.main(["--device", "cpu", "--problems", "/nonexistent"]) == 2
+
+
+DYING_MEASURE = """
+import os
+
+
+def measure(record, cls, source, args, folder, index):
+    if record["problem_id"] == 2:
+        os._exit(9)  # killed, as the host's out-of-memory killer would
+    return {"level": 1, "problem_id": record["problem_id"], "name": record["name"],
+            "class": cls, "op": "matmul", "flops": 1.0, "status": "correct"}
+"""
+
+MATMUL_TASK = """import torch
+
+def fused_operator(x0, x1):
+    t0 = torch.matmul(x0, x1)
+    return t0
+
+def get_inputs():
+    return [torch.randn(4, 6), torch.randn(6, 5)]
+"""
+
+
+def test_a_killed_process_costs_only_the_task_it_died_on(
+    tool: ModuleType, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import argparse
+
+    # A module the spawned processes can import by name (they get this process's sys.path).
+    (tmp_path / "dying_measure.py").write_text(DYING_MEASURE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import dying_measure
+
+    monkeypatch.setattr(tool, "measure", dying_measure.measure)
+    tasks = [({"level": 1, "problem_id": i, "name": f"p{i}"}, "contraction", MATMUL_TASK)
+             for i in (1, 2, 3, 4)]  # fmt: skip
+    out = tmp_path / "rows.json"
+    args = argparse.Namespace(jobs=2, out=str(out))
+    rows = tool.measure_all(tasks, args, str(tmp_path), [])
+    assert [r["status"] for r in rows] == ["correct", "crashed", "correct", "correct"]
+    assert rows[1]["op"] == "matmul" and rows[1]["flops"] == 2 * 4 * 6 * 5
+    assert "killed" in rows[1]["reason"]
+    assert len(json.loads(out.read_text())["rows"]) >= 3  # written as they came
