@@ -6,7 +6,11 @@ hardtanh -> conv2d(groups=32) at 10x32x120x120 (4,605,420 of 4,608,000 elements 
 26's relu -> conv2d(groups=60) at 10x60x56x56 (107,469 of 1,881,600). This prints, for each,
 the teacher's candidate against torch on the GPU with and without the prologue, and where the
 wrong elements lie (batches, channels, rows, columns), to tell a GPU-only codegen fault from a
-tolerance one. Run from the repository root on the device machine after install.sh:
+tolerance one. Its first run (results h200-2026-12-04c) found the fault GPU-only and tied to the
+inlined prologue (4,605,346 and 107,475 wrong; none without it); since, the teacher stores a
+window-sum convolution's computed input by a kernel of its own (core/codegen/fusion.cc), and
+this check should find no wrong element. Run from the repository root on the device machine
+after install.sh:
 
     python3 benchmarks/h200/depthwise_prologue_check.py
 

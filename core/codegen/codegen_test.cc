@@ -295,6 +295,31 @@ TEST(CodegenTest, DepthwiseConvolutionSumsItsWindowWithoutDot) {
       c, {"# conv2d: M=128 N=2 K=9 batch=4", "for k0 in tl.range(0, 9, BLOCK_K):", "ci = bc0",
           "lanes += a[:, :, None] * b[None, :, :]", "acc += tl.sum(lanes, axis=1)",
           "BLOCK_M=128, BLOCK_N=2, BLOCK_K=1", "num_warps=4,"});
+  // An elementwise producer of its input is stored by a kernel of its own, which the window
+  // sum reads (fusion.cc: recomputed in the K loop it was a wrong answer on the GPU).
+  const std::string fed =
+      MustEmit(MustParse("def fused_operator(x0, x1):\n"
+                         "    t0 = torch.relu(x0)\n"
+                         "    t1 = F.conv2d(t0, x1, None, 1, 1, 1, 4)\n"
+                         "    return t1\n",
+                         "torch.randn(2, 4, 8, 8), torch.randn(8, 1, 3, 3)"));
+  EXPECT_EQ(Count(fed, "@triton.jit\n"), 2);
+  const size_t conv = fed.find("def k1_conv2d_kernel(");
+  ASSERT_NE(conv, std::string::npos);
+  EXPECT_EQ(Count(fed.substr(conv), "tl.maximum("), 0);
+  ExpectInOrder(fed, {"def k0_relu_kernel(", "tl.maximum(", "tl.store(t0_ptr",
+                      "def k1_conv2d_kernel(", "t0_ptr", "lanes += a[:, :, None] * b[None, :, :]",
+                      "k0_relu_kernel[", "k1_conv2d_kernel["});
+  EXPECT_EQ(Count(fed, "a = tl.where(mask_a"), 0);
+  // A dense convolution keeps its producer inline (its GPU kernels were verified so).
+  const std::string dense =
+      MustEmit(MustParse("def fused_operator(x0, x1):\n"
+                         "    t0 = torch.relu(x0)\n"
+                         "    t1 = F.conv2d(t0, x1, None, 1, 1)\n"
+                         "    return t1\n",
+                         "torch.randn(2, 4, 8, 8), torch.randn(8, 4, 3, 3)"));
+  EXPECT_EQ(Count(dense, "def k0_relu_kernel("), 0);
+  EXPECT_GE(Count(dense, "tl.maximum("), 1);
 }
 
 TEST(CodegenTest, LongReductionsSumInChunks) {

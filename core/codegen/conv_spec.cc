@@ -279,7 +279,7 @@ ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpo
   // One input channel per group (depthwise, with any channel multiplier): K is the window
   // alone (9 for 3x3) and N the multiplier (usually 1), so tl.dot's 16 x 16 minimum would
   // multiply 16 * 16 / (9 * 1) = 28x the products that count.
-  s.window_sum = g.groups > 1 && g.cin_g == 1;
+  s.window_sum = IsWindowSum(ctx.program, node);
   // K is (input channel, kernel offsets) for NCHW operands and (kernel offsets, input
   // channel) for channels-last copies, whose channels are then the K tile's unit stride.
   const int64_t cl_channels = ChannelsLastOf(ctx, node, g, s.window_sum, transpose);

@@ -410,7 +410,8 @@ TEST(EmitRowsTest, StridedAndSequentialScansReadFlipsAsIndexArithmetic) {
       "torch.rand(4, 300)");
   EXPECT_EQ(Count(prod, "@triton.jit"), 1);
   ExpectInOrder(prod, {"r = r0 + tl.arange(0, BLOCK_R)[None, :]", "((299 - r)) * stride_x0_1",
-                       "out = carry * xm.to(carry.dtype)", "tl.store(t2_ptr + row_off + (299 - r)"});
+                       "out = carry * xm.to(carry.dtype)",
+                       "tl.store(t2_ptr + row_off + (299 - r)"});
 }
 
 }  // namespace

@@ -46,6 +46,10 @@ const Node* LossLogSoftmax(const Program& program, const Node& loss);
 
 // True for nodes computed inline by whichever kernel reads them.
 bool IsInlinable(const Program& program, NodeId node);
+// A convolution or transposed convolution of one input channel per group, more than one group
+// (depthwise, any channel multiplier): its kernel sums windows lane by lane (ChooseWindowSum)
+// and reads its input as stored (PlanFusion).
+bool IsWindowSum(const Program& program, const Node& node);
 // The group kind of an anchor node.
 GroupKind AnchorKind(const Program& program, NodeId node);
 

@@ -147,9 +147,9 @@ struct ContractionConfig {
 // the H200's 228 KB, so Triton reports them out of resources and the autotuner skips them) and
 // the chosen tile one stage deeper.  Tiles larger than the (power-of-two) problem are left out.
 // And the own tile over 8 warps where it has 4 and at least kEightWarpTile elements (fewer
-// registers a thread: heuristics.cc).  At most these five: each is compiled (outside the GPU's lock, verify/compile_pass.py) and
-// timed by Triton's do_bench (~125 ms, under the lock) once per process, and cached on disk
-// (autotune cache_results) for the next.
+// registers a thread: heuristics.cc).  At most these five: each is compiled (outside the
+// GPU's lock, verify/compile_pass.py) and timed by Triton's do_bench (~125 ms, under the
+// lock) once per process, and cached on disk (autotune cache_results) for the next.
 std::vector<TileChoice> TunedTiles(const ContractionConfig& c, int64_t m, int64_t n);
 inline constexpr int64_t kEightWarpTile = 128 * 64;
 // `precision`: the GPU's tl.dot precision the configuration is for (its K chunking follows it).
