@@ -74,6 +74,17 @@ CASES = {
         "x0, x1",
         "torch.randn(20, 32), torch.randn(24, 32)",
     ),
+    # The range guard's tile function in a split-K slice and in a stride phase.
+    "bmm_split_k_past_fp16_range": (
+        ["t0 = torch.bmm(x0, x1)"],
+        "x0, x1",
+        "torch.randn(2, 16, 40000), torch.randn(2, 40000, 16)",
+    ),
+    "conv_transpose2d_past_fp16_range": (
+        ["t0 = F.conv_transpose2d(x0, x1, None, 2, 1)"],
+        "x0, x1",
+        "torch.randn(1, 6, 5, 5), torch.randn(6, 16, 3, 3)",
+    ),
 }
 # Past the fp16x3 split's range (operands beyond 65504 * 2^8 = 1.7e7, and an inf), run on these
 # inputs (emitted from the plain ones above: the task format takes constructors only): the hi
@@ -82,6 +93,8 @@ RANGE = {
     "matmul_past_fp16_range": "torch.randn(40, 48) * 1e9, torch.randn(48, 24)",
     "linear_with_inf": "torch.randn(20, 32).index_fill_(1, torch.tensor([3]), float('inf')), "
     "torch.randn(24, 32)",
+    "bmm_split_k_past_fp16_range": "torch.randn(2, 16, 40000) * 1e9, torch.randn(2, 40000, 16)",
+    "conv_transpose2d_past_fp16_range": "torch.randn(1, 6, 5, 5) * 1e9, torch.randn(6, 16, 3, 3)",
 }
 SPLIT = {"bmm_split_k": "tl.dot", "matrix_vector_split_k": "+= a[:, :, None] * b[None, :, :]"}
 NARROW = {"matrix_vector_split_k"}
