@@ -4,7 +4,9 @@
 // norm, contraction, convolution, pooling) that needs a kernel of its own shape, or
 // *inlinable* (elementwise, transpose, inference batch_norm): its value at any coordinates
 // is a cheap function of its inputs at related coordinates.  Inlinable values are never
-// stored; every kernel that reads one recomputes it from its producers (prologue fusion).
+// stored; every kernel that reads one recomputes it from its producers (prologue fusion),
+// but for the input of a depthwise convolution's window sum (IsWindowSum), which a pointwise
+// kernel stores first.
 // An anchor whose result feeds a single chain of same-shape elementwise nodes computes the
 // chain in its own registers and stores only the chain's end (epilogue fusion).  Program
 // outputs are always stored; an output produced by inlinable nodes alone gets a pointwise
