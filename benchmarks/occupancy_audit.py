@@ -199,19 +199,16 @@ def spill_counts(sass: str) -> tuple[int, int | None]:
     which runs only for a tile that overflowed): not the kernel's.  L1 62's conv (2026-12-04):
     32 spill instructions of its own, 1,072 in the guard's function."""
     lines = sass.splitlines()
-    targets = [int(t, 16) for t in re.findall(r"\bCALL\.\w+(?:\.\w+)* (0x[0-9a-f]+)", sass)]
-    if targets:
-        own_end = min(targets)
-        for k, line in enumerate(lines):
-            found = re.match(r"\s*/\*([0-9a-f]{4,})\*/", line)
-            if found and int(found.group(1), 16) >= own_end:
-                lines = lines[:k]
-                break
     address: dict[int, int] = {}
     for k, line in enumerate(lines):
         found = re.match(r"\s*/\*([0-9a-f]{4,})\*/", line)
         if found:
             address[k] = int(found.group(1), 16)
+    targets = [int(t, 16) for t in re.findall(r"\bCALL\.\w+(?:\.\w+)* (0x[0-9a-f]+)", sass)]
+    if targets:  # the kernel's own code ends where the first called function begins
+        own = min((k for k, a in address.items() if a >= min(targets)), default=len(lines))
+        lines = lines[:own]
+        address = {k: a for k, a in address.items() if k < own}
     spilled = [k for k, line in enumerate(lines) if re.search(r"\b(STL|LDL)\b", line)]
     matrix = [k for k, line in enumerate(lines) if re.search(r"\bH(G)?MMA\b", line)]
     if not matrix:

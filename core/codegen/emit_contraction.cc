@@ -198,7 +198,7 @@ class ContractionWriter {
     const Tile t = WriteTile(w, params, /*sliced=*/false);
     WriteKLoop(w, params, counter, t, /*sliced=*/false);
     WriteEpilogue(w, params, counter, t);
-    WriteRangeGuardTile(params, /*sliced=*/false, [&](PythonWriter& hw, int& hc, const Tile& ht) {
+    WriteRangeGuardTile(params, [&](PythonWriter& hw, int& hc, const Tile& ht) {
       WriteEpilogue(hw, params, hc, ht);
     });
     const bool literal = !ctx_.generic();
@@ -225,7 +225,7 @@ class ContractionWriter {
               " + " + WorkspaceIndex() + ", acc, mask=mask_m & mask_n)");
     };
     store_slice(pw, counter, pt);
-    WriteRangeGuardTile(part_params, /*sliced=*/true, store_slice);
+    WriteRangeGuardTile(part_params, store_slice);
     EmittedKernel part = Finish(part_name, part_params, pw, /*dot=*/true,
                                 "(" + IntLiteral(Tiles() * batch_ * c_.split_k) + ",)");
     guarded_name_.clear();
@@ -402,12 +402,13 @@ class ContractionWriter {
   }
 
   // The out-of-line tile of WriteRangeGuard, when the kernel has one: the tile's offsets from
-  // the program ids it is given, the K loop in ieee products and `tail` (the epilogue or the
-  // slice's store), as the text of a noinline function (Finish puts it before the kernel).
+  // the program ids it is given, the K loop in ieee products (over a K slice where the call
+  // was in one) and `tail` (the epilogue or the slice's store), as the body of a noinline
+  // function (WithRangeGuardTile puts it before the kernel).
   template <typename Tail>
-  void WriteRangeGuardTile(KernelParams& params, bool sliced, Tail tail) {
+  void WriteRangeGuardTile(KernelParams& params, Tail tail) {
     if (!guard_sliced_.has_value()) return;
-    assert(*guard_sliced_ == sliced);
+    const bool sliced = *guard_sliced_;
     PythonWriter w(1);
     int counter = 0;
     if (Phased()) s_.phase_lines(w, params);
@@ -616,15 +617,7 @@ class ContractionWriter {
       kernel.constexprs = {"BLOCK_M=" + IntLiteral(c_.block_m), "BLOCK_N=" + IntLiteral(c_.block_n),
                            "BLOCK_K=" + IntLiteral(c_.block_k),
                            "GROUP_M=" + IntLiteral(c_.group_m)};
-    if (!guard_body_.empty()) {
-      std::vector<std::string> names = params.params();
-      for (const std::string& c : constexprs)
-        if (c != "DOT_PRECISION") names.push_back(c);  // the guard's products are ieee
-      const size_t at = kernel.text.find(kGuardArgs);
-      assert(at != std::string::npos && "WriteRangeGuard wrote the call");
-      kernel.text.replace(at, std::string(kGuardArgs).size(), Join(names, ", "));
-      kernel.text = GuardText(params, constexprs) + kernel.text;
-    }
+    if (!guard_body_.empty()) kernel.text = WithRangeGuardTile(kernel.text, params, constexprs);
     if (!check.empty())
       SetContiguityFlag(kernel, check);
     else if (flat)
@@ -635,19 +628,28 @@ class ContractionWriter {
     return kernel;
   }
 
-  // The noinline function of WriteRangeGuardTile: the program ids, then the kernel's own
-  // parameters and constexprs.  Consumes the written body.
-  std::string GuardText(const KernelParams& params, const std::vector<std::string>& constexprs) {
-    std::vector<std::string> declared = params.params();
-    for (const std::string& c : constexprs)
-      if (c != "DOT_PRECISION") declared.push_back(c + ": tl.constexpr");
-    std::string text = "@triton.jit(noinline=True)\ndef " + GuardName() + "(" +
-                       GuardPids(*guard_sliced_) + ", " + Join(declared, ", ") + "):\n" +
-                       "    # the range guard's tile: summed again with ieee products\n" +
-                       guard_body_ + "\n\n";
+  // `kernel` (its text) with the call's arguments filled in and, before it, the noinline
+  // function of WriteRangeGuardTile, which takes the program ids, then the kernel's own
+  // parameters and constexprs but DOT_PRECISION (its products are ieee).  Consumes the body.
+  std::string WithRangeGuardTile(std::string kernel, const KernelParams& params,
+                                 const std::vector<std::string>& constexprs) {
+    std::vector<std::string> passed = params.params(), declared = params.params();
+    for (const std::string& c : constexprs) {
+      if (c == "DOT_PRECISION") continue;
+      passed.push_back(c);
+      declared.push_back(c + ": tl.constexpr");
+    }
+    const size_t at = kernel.find(kGuardArgs);
+    assert(at != std::string::npos && "WriteRangeGuard wrote the call");
+    kernel.replace(at, std::string(kGuardArgs).size(), Join(passed, ", "));
+    const std::string function = "@triton.jit(noinline=True)\ndef " + GuardName() + "(" +
+                                 GuardPids(*guard_sliced_) + ", " + Join(declared, ", ") +
+                                 "):\n" +
+                                 "    # the range guard's tile: summed again with ieee products\n" +
+                                 guard_body_ + "\n\n";
     guard_body_.clear();
     guard_sliced_.reset();
-    return text;
+    return function + kernel;
   }
 
   const GroupContext& ctx_;

@@ -143,9 +143,10 @@ FusionPlan PlanFusion(const Program& program, bool fuse_epilogue) {
   // elements outside 1e-4, and the same kernels reading a stored input none (the CPU
   // interpreter runs both right; the fault is in the GPU build, not found).  The extra
   // write and read of the input cost little beside the convolution (L3 23: 37 MB).
-  for (const auto& [pos, g] : std::vector<std::pair<int, Group>>(ordered)) {
-    if (!g.anchor.valid() || !IsWindowSum(program, program.node(g.anchor))) continue;
-    const ValueId in = program.node(g.anchor).tensors[0];
+  for (size_t i = 0, anchors = ordered.size(); i < anchors; ++i) {
+    const NodeId anchor = ordered[i].second.anchor;
+    if (!anchor.valid() || !IsWindowSum(program, program.node(anchor))) continue;
+    const ValueId in = program.node(anchor).tensors[0];
     if (plan.materialized[in.index]) continue;
     plan.materialized[in.index] = true;
     covered[in.index] = true;
