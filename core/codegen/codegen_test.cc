@@ -97,21 +97,23 @@ TEST(CodegenTest, OneElementInputsLoadAsScalars) {
                          "    return t1\n",
                          "torch.randn(32, 16), torch.randn(16, 32), torch.randn(1, 1)"));
   ExpectInOrder(e, {"acc += tl.dot(", "tl.load(x2_ptr)", "tl.store("});
-  // And in its prologue (attention's scaled q and k, KernelBench L1 97): a tile of lanes
-  // reading one address was pipelined through shared memory like an operand, which took
-  // every autotuned tile of L1 97's product past the SM's 228 KB (sm_90 build: 327-491 KB).
+  // And in a prologue (a matrix-vector product keeps its operands' producers inline,
+  // fusion.h): a tile of lanes reading one address was pipelined through shared memory like
+  // an operand, which took every autotuned tile of KernelBench L1 97's product past the SM's
+  // 228 KB (sm_90 build: 327-491 KB) when its scaled q and k were inline.
   const std::string q =
       MustEmit(MustParse("def fused_operator(x0, x1, x2):\n"
                          "    t0 = torch.mul(x0, x2)\n"
                          "    t1 = torch.mul(x1, x2)\n"
                          "    t2 = torch.matmul(t0, t1)\n"
                          "    return t2\n",
-                         "torch.randn(32, 16), torch.randn(16, 32), torch.randn(1)"));
+                         "torch.randn(32, 16), torch.randn(16, 2), torch.randn(1)"));
   EXPECT_EQ(Count(q, "x2_ptr + ("), 0);
-  ExpectInOrder(q, {"for k0 in", "tl.load(x2_ptr)", "tl.load(x2_ptr)", "acc += tl.dot("});
+  ExpectInOrder(q, {"for k0 in", "tl.load(x2_ptr)", "tl.load(x2_ptr)", "lanes += "});
   // A one-element value's dims of size 1 may be indexed by tile coordinates (an unbatched
-  // transposed convolution's input row, here batch norm's channel dim, is past 0 in masked
-  // lanes): the unmasked scalar load reads index 0 of every dim, never those coordinates.
+  // transposed convolution's input row, here batch norm's channel dim, was past 0 in masked
+  // lanes while the producer was inline; it is stored by its own kernel now): the unmasked
+  // scalar load reads index 0 of every dim, never those coordinates.
   const std::string conv = MustEmit(
       MustParse("def fused_operator(x0, x1, x2, x3):\n"
                 "    t0 = F.batch_norm(x0, x2, x3, None, None)\n"
@@ -119,7 +121,7 @@ TEST(CodegenTest, OneElementInputsLoadAsScalars) {
                 "    return t1\n",
                 "torch.randn(1, 1, 16), torch.randn(1, 4, 3, 3), torch.randn(1), "
                 "torch.rand(1)"));
-  ExpectInOrder(conv, {"for k0 in", "tl.load(x2_ptr)", "tl.load(x3_ptr)"});
+  ExpectInOrder(conv, {"def k0_batch_norm_kernel(", "tl.load(x2_ptr)", "tl.load(x3_ptr)"});
   EXPECT_EQ(Count(conv, "tl.load(x2_ptr +") + Count(conv, "tl.load(x3_ptr +"), 0);
 }
 
@@ -134,7 +136,7 @@ TEST(CodegenTest, ConvWithEpilogueIsOneKernel) {
   CodegenOptions nchw;  // the operands as given (3 channels are copied channels-last otherwise)
   nchw.variant = 1;
   const std::string c = MustEmit(p, nchw);
-  EXPECT_EQ(Count(c, "@triton.jit"), 1);
+  EXPECT_EQ(Count(c, "@triton.jit\n"), 1);
   ExpectInOrder(c, {"def k0_conv2d_kernel(", "# conv2d: M=128 N=8 K=27 batch=1",
                     "for k0 in tl.range(0, 27, BLOCK_K):", "ok0 = (sp0 >= 0) & (sp0 < 8)",
                     "acc += tl.dot(a, b, input_precision=DOT_PRECISION)",
@@ -143,7 +145,7 @@ TEST(CodegenTest, ConvWithEpilogueIsOneKernel) {
   // Without epilogue fusion the conv result is stored and a pointwise kernel follows.
   CodegenOptions unfused = nchw;
   unfused.fuse_epilogue = false;
-  EXPECT_EQ(Count(MustEmit(p, unfused), "@triton.jit"), 2);
+  EXPECT_EQ(Count(MustEmit(p, unfused), "@triton.jit\n"), 2);
 }
 
 TEST(CodegenTest, ConvLoadsAreNotClampedAndItsWeightIsAMatrix) {
@@ -311,15 +313,46 @@ TEST(CodegenTest, DepthwiseConvolutionSumsItsWindowWithoutDot) {
                       "def k1_conv2d_kernel(", "t0_ptr", "lanes += a[:, :, None] * b[None, :, :]",
                       "k0_relu_kernel[", "k1_conv2d_kernel["});
   EXPECT_EQ(Count(fed, "a = tl.where(mask_a"), 0);
-  // A dense convolution keeps its producer inline (its GPU kernels were verified so).
+  // So does a dense convolution (fusion.h, StoresComputedOperands: its K loop no longer
+  // recomputes the producer).
   const std::string dense =
       MustEmit(MustParse("def fused_operator(x0, x1):\n"
                          "    t0 = torch.relu(x0)\n"
                          "    t1 = F.conv2d(t0, x1, None, 1, 1)\n"
                          "    return t1\n",
                          "torch.randn(2, 4, 8, 8), torch.randn(8, 4, 3, 3)"));
-  EXPECT_EQ(Count(dense, "def k0_relu_kernel("), 0);
-  EXPECT_GE(Count(dense, "tl.maximum("), 1);
+  EXPECT_EQ(Count(dense, "def k0_relu_kernel("), 1);
+  EXPECT_EQ(Count(dense.substr(dense.find("def k1_conv2d_kernel(")), "tl.maximum("), 0);
+}
+
+TEST(CodegenTest, ComputedContractionOperandsAreStoredFirst) {
+  // exp -> matmul: the exponential is stored by a pointwise kernel and the product reads it
+  // (fusion.h, StoresComputedOperands); both operands when both are computed.
+  const std::string both =
+      MustEmit(MustParse("def fused_operator(x0, x1):\n"
+                         "    t0 = torch.exp(x0)\n"
+                         "    t1 = torch.sigmoid(x1)\n"
+                         "    t2 = torch.matmul(t0, t1)\n"
+                         "    return t2\n",
+                         "torch.randn(40, 48), torch.randn(48, 24)"));
+  ExpectInOrder(both, {"def k0_exp_kernel(", "def k1_sigmoid_kernel(", "def k2_matmul_kernel(",
+                       "k0_exp_kernel[", "k1_sigmoid_kernel[", "k2_matmul_kernel["});
+  EXPECT_EQ(Count(both.substr(both.find("def k2_matmul_kernel(")), "tl.exp("), 0);
+  // A transpose of an input alone is a strided read, not a copy.
+  const std::string view = MustEmit(MustParse("def fused_operator(x0, x1):\n"
+                                              "    t0 = torch.transpose(x0, 0, 1)\n"
+                                              "    t1 = torch.matmul(t0, x1)\n"
+                                              "    return t1\n",
+                                              "torch.randn(48, 40), torch.randn(48, 24)"));
+  EXPECT_EQ(Count(view, "@triton.jit\n"), 1);
+  // A transpose of a computed value is stored as the operand (transposed).
+  const std::string behind = MustEmit(MustParse("def fused_operator(x0, x1):\n"
+                                                "    t0 = torch.exp(x0)\n"
+                                                "    t1 = torch.transpose(t0, 0, 1)\n"
+                                                "    t2 = torch.matmul(t1, x1)\n"
+                                                "    return t2\n",
+                                                "torch.randn(48, 40), torch.randn(48, 24)"));
+  ExpectInOrder(behind, {"def k0_transpose_kernel(", "tl.exp(", "def k1_matmul_kernel("});
 }
 
 TEST(CodegenTest, LongReductionsSumInChunks) {
@@ -360,8 +393,9 @@ TEST(CodegenTest, Fp16x3SplitsBothOperandsAndStartsEachStepFromZero) {
 
 TEST(CodegenTest, OnlyInlinedOperandsAreMaskedAgainBeforeTheProduct) {
   // Loaded operands already hold 0.0 in masked lanes (their load's `other`); an inlined
-  // producer does not (exp(0) = 1), so its lanes are selected to 0.
-  const std::string plain = MustEmit(MatmulOf("torch.randn(40, 48), torch.randn(48, 24)"));
+  // producer does not (exp(0) = 1), so its lanes are selected to 0.  Producers stay inline in
+  // matrix-vector products (fusion.h, StoresComputedOperands).
+  const std::string plain = MustEmit(MatmulOf("torch.randn(40, 48), torch.randn(48, 2)"));
   ExpectInOrder(plain, {"a = x0\n", "b = x1\n"});
   EXPECT_EQ(Count(plain, "tl.where(mask_a"), 0);
   const std::string fused =
@@ -369,7 +403,7 @@ TEST(CodegenTest, OnlyInlinedOperandsAreMaskedAgainBeforeTheProduct) {
                          "    t0 = torch.exp(x0)\n"
                          "    t1 = torch.matmul(t0, x1)\n"
                          "    return t1\n",
-                         "torch.randn(40, 48), torch.randn(48, 24)"));
+                         "torch.randn(40, 48), torch.randn(48, 2)"));
   ExpectInOrder(fused, {"y1 = tl.exp(x0)", "a = tl.where(mask_a, y1, 0.0)", "b = x2\n"});
 }
 
@@ -412,10 +446,18 @@ TEST(CodegenTest, MatrixVectorProductsStayOnTheFmaUnits) {
   EXPECT_EQ(gemv.k_slice % gemv.chunk_k, 0);
   EXPECT_GE(gemv.split_k * gemv.k_slice, 1048576);
   EXPECT_LT((gemv.split_k - 1) * gemv.k_slice, 1048576);  // no empty slice
-  // M = 8: above kNarrowAtMost, a tl.dot on the FMA units (ieee); 16 x 16 on the tensor cores.
+  // M = 8: above kNarrowAtMost, a tl.dot in the split like 16 x 16 (an FMA tl.dot pads to 16
+  // just the same).
   const ContractionConfig eight = ChooseContraction(8, 4096, 4096, 1, 0);
-  EXPECT_EQ(eight.precision, DotPrecision::kIeee);
+  EXPECT_EQ(eight.precision, kDefaultDotPrecision);
   EXPECT_FALSE(eight.narrow);
+  // N = 1 with 54 window taps (a transposed convolution of one output channel per group,
+  // paper-preset program 5): compute-bound (kDotReuse), a 16-wide tensor-core tile.
+  const ContractionConfig taps = ChooseContraction(100000, 1, 1350, 2, 0, kDefaultDotPrecision, 54);
+  EXPECT_FALSE(taps.narrow);
+  EXPECT_EQ(taps.precision, kDefaultDotPrecision);
+  EXPECT_EQ(taps.block_n, 16);
+  EXPECT_TRUE(ChooseContraction(100000, 1, 1350, 2, 0, kDefaultDotPrecision, 15).narrow);
   EXPECT_EQ(ChooseContraction(16, 16, 4096, 1, 0).precision, kDefaultDotPrecision);
   const std::string e = MustEmit(MatmulOf("torch.randn(64, 256), torch.randn(256, 1)"));
   EXPECT_EQ(Count(e, "tl.dot"), 0);
@@ -699,7 +741,7 @@ TEST(CodegenTest, TensorCoreContractionsAreAutotunedOverTilesTheirOwnFirst) {
   // Split-K, narrow (GEMV) and FMA kernels keep their one configuration.
   EXPECT_TRUE(TunedTiles(ChooseContraction(256, 256, 524288, 1, 0), 256, 256).empty());
   EXPECT_TRUE(TunedTiles(ChooseContraction(2048, 1, 1048576, 1, 0), 2048, 1).empty());
-  EXPECT_TRUE(TunedTiles(ChooseContraction(8, 64, 64, 1, 0), 8, 64).empty());
+  EXPECT_TRUE(TunedTiles(ChooseContraction(64, 64, 64, 1, 0, DotPrecision::kIeee), 64, 64).empty());
   const std::string gemv = MustEmit(MatmulOf("torch.randn(2048, 4096), torch.randn(4096, 1)"));
   EXPECT_EQ(Count(gemv, "@triton.autotune"), 0);
 }

@@ -702,7 +702,7 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
                                                          : ChooseWindowSum(m, s.n, ctx.variant))
                         : ctx.generic() ? ChooseContraction(u, u, u, 1, ctx.variant, precision)
                                         : ChooseContraction(m, s.n, k, batch, ctx.variant,
-                                                            precision);
+                                                            precision, s.taps);
   // Stride phases are separate launches of one kernel, each its own M (the heuristics saw the
   // longest): a K split of each would need a workspace per phase, so phases keep one kernel.
   if (s.phases > 1 && c.split_k > 1) {

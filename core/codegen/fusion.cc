@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "codegen/heuristics.h"
 #include "codegen/kernel.h"
 #include "codegen/layout.h"
 
@@ -90,6 +91,27 @@ bool IsWindowSum(const Program& program, const Node& node) {
   return groups > 1 && in[lead] == groups;
 }
 
+bool StoresComputedOperands(const Program& program, const Node& node) {
+  const OpInfo& op = GetOp(node.op);
+  if (op.has(kConv) || op.has(kConvTranspose)) return true;
+  if (!op.has(kContraction)) return false;
+  const Shape& out = program.value(node.result).shape;
+  if (out.size() < 2) return false;
+  return std::min(out[out.size() - 2], out.back()) > kNarrowAtMost;
+}
+
+bool ComputedInline(const Program& program, const std::vector<bool>& materialized, ValueId v) {
+  if (materialized[v.index]) return false;
+  const NodeId producer = program.value(v).producer;
+  if (!producer.valid()) return false;
+  const Node& node = program.node(producer);
+  const OpInfo& op = GetOp(node.op);
+  if (op.has(kElementwise) || op.has(kChannelwise)) return true;
+  return std::any_of(node.tensors.begin(), node.tensors.end(), [&](ValueId t) {
+    return t.valid() && ComputedInline(program, materialized, t);
+  });
+}
+
 GroupKind AnchorKind(const Program& program, NodeId node) {
   const OpInfo& op = GetOp(program.node(node).op);
   if (op.has(kContraction) || op.has(kConv) || op.has(kConvTranspose))
@@ -136,23 +158,20 @@ FusionPlan PlanFusion(const Program& program, bool fuse_epilogue) {
     covered[g.output.index] = true;
     ordered.emplace_back(program.value(g.output).producer.index, g);
   }
-  // A window-sum convolution's input is stored by a kernel of its own where it is computed
-  // inline.  On the H200 (results h200-2026-12-04c) the window-sum kernels of KernelBench L3
-  // 23 (hardtanh -> conv2d, groups 32) and L3 26 (relu -> conv2d, groups 60) with the
-  // producer recomputed in their K loop put 4,605,346 of 4,608,000 and 107,475 of 1,881,600
-  // elements outside 1e-4, and the same kernels reading a stored input none (the CPU
-  // interpreter runs both right; the fault is in the GPU build, not found).  The extra
-  // write and read of the input cost little beside the convolution (L3 23: 37 MB).
+  // A contraction's operands computed inline are stored by a kernel of their own
+  // (StoresComputedOperands says which contractions and why).
   for (size_t i = 0, anchors = ordered.size(); i < anchors; ++i) {
     const NodeId anchor = ordered[i].second.anchor;
-    if (!anchor.valid() || !IsWindowSum(program, program.node(anchor))) continue;
-    const ValueId in = program.node(anchor).tensors[0];
-    if (plan.materialized[in.index]) continue;
-    plan.materialized[in.index] = true;
-    covered[in.index] = true;
-    Group stored;
-    stored.output = in;
-    ordered.emplace_back(program.value(in).producer.index, stored);
+    if (!anchor.valid() || !StoresComputedOperands(program, program.node(anchor))) continue;
+    for (size_t t = 0; t < 2 && t < program.node(anchor).tensors.size(); ++t) {
+      const ValueId in = program.node(anchor).tensors[t];
+      if (!in.valid() || !ComputedInline(program, plan.materialized, in)) continue;
+      plan.materialized[in.index] = true;
+      covered[in.index] = true;
+      Group stored;
+      stored.output = in;
+      ordered.emplace_back(program.value(in).producer.index, stored);
+    }
   }
   for (ValueId out : program.outputs()) {
     if (covered[out.index]) continue;

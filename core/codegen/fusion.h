@@ -5,7 +5,7 @@
 // *inlinable* (elementwise, transpose, inference batch_norm): its value at any coordinates
 // is a cheap function of its inputs at related coordinates.  Inlinable values are never
 // stored; every kernel that reads one recomputes it from its producers (prologue fusion),
-// but for the input of a depthwise convolution's window sum (IsWindowSum), which a pointwise
+// but for a contraction's computed operands (StoresComputedOperands), which a pointwise
 // kernel stores first.
 // An anchor whose result feeds a single chain of same-shape elementwise nodes computes the
 // chain in its own registers and stores only the chain's end (epilogue fusion).  Program
@@ -49,9 +49,28 @@ const Node* LossLogSoftmax(const Program& program, const Node& loss);
 // True for nodes computed inline by whichever kernel reads them.
 bool IsInlinable(const Program& program, NodeId node);
 // A convolution or transposed convolution of one input channel per group, more than one group
-// (depthwise, any channel multiplier): its kernel sums windows lane by lane (ChooseWindowSum)
-// and reads its input as stored (PlanFusion).
+// (depthwise, any channel multiplier): its kernel sums windows lane by lane (ChooseWindowSum).
 bool IsWindowSum(const Program& program, const Node& node);
+// Whether `node`, a contraction, reads its operands (A and B: tensors 0 and 1) stored where
+// they are computed inline (an elementwise or channelwise producer, possibly behind layout
+// operators; a pure layout view of an input stays a strided read): every convolution and
+// transposed convolution, and matmul-like operators but for matrix-vector products (M or N
+// at most kNarrowAtMost: memory-bound, where a fused prologue saves a real share of the
+// traffic).  Why: on the H200 (results h200-2026-12-05, benchmarks/teacher_profile.py) the
+// tensor-core kernels of the paper-preset programs with a prologue ran at 0.06x - 0.3x eager,
+// their K loops spilling at 255 registers (program 57's maximum -> exp -> linear, a 64x64
+// tile: 412 spill instructions, 10.4 ms against eager's 0.80; program 26's maximum ->
+// conv_transpose1d: 138, 6.8 against 0.64; program 12's batch_norm -> hardsigmoid ->
+// conv_transpose1d: 896), a computed input reads NCHW through gathers where a stored one
+// gets a channels-last copy and 16-byte loads, and the prologue is recomputed once per N
+// tile.  Storing costs a write and a read of the operand (57: 2 x 28 MB, ~0.02 ms).  And the
+// window-sum kernels of depthwise convolutions gave wrong answers on the GPU with their
+// producer recomputed in the K loop (results h200-2026-12-04c: KernelBench L3 23, 4,605,346 of
+// 4,608,000 elements outside 1e-4; none with a stored input; cause not found).
+bool StoresComputedOperands(const Program& program, const Node& node);
+// Whether `v` is computed inline by its readers: not stored, and an elementwise or
+// channelwise node on its way back to stored values.
+bool ComputedInline(const Program& program, const std::vector<bool>& materialized, ValueId v);
 // The group kind of an anchor node.
 GroupKind AnchorKind(const Program& program, NodeId node);
 

@@ -306,16 +306,18 @@ void ChooseSplitK(int64_t m, int64_t n, int64_t k, int64_t batch, ContractionCon
 }  // namespace
 
 ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t batch, int variant,
-                                    DotPrecision precision) {
+                                    DotPrecision precision, int64_t taps) {
   ContractionConfig c;
-  // A matrix-vector product (M or N under 16) pads its tensor-core tile to 16 and computes
-  // 16x the products for nothing, so it stays on the FMA units: on the H200 (2026-12-01) the
-  // bf16x6 split put 4 of 2048 elements of KernelBench L1 4's 2048 x 1 x 1,048,576 GEMV past
-  // 1e-4 (0.05454 against 0.05408).
-  c.precision = m < 16 || n < 16 ? DotPrecision::kIeee : precision;
   // Generic-shape candidates know no size (kUnknownSize): one kernel with full tiles.
   const bool known = m != kUnknownSize && n != kUnknownSize && k != kUnknownSize;
-  c.narrow = known && std::min(m, n) <= kNarrowAtMost;
+  c.narrow = known && std::min(m, n) <= kNarrowAtMost && std::min(m, n) * taps < kDotReuse;
+  // A matrix-vector product (the narrow path, no tl.dot) sums on the FMA units: on the H200
+  // (2026-12-01) the bf16x6 split put 4 of 2048 elements of KernelBench L1 4's 2048 x 1 x
+  // 1,048,576 GEMV past 1e-4 (0.05454 against 0.05408).  Every tl.dot takes the split: an
+  // FMA tl.dot pads its tile to 16 as the tensor cores' does, so it computes the same padded
+  // products more slowly (paper-preset programs 98 and 48, conv_transpose3d with 8 output
+  // channels per group on FMA tl.dot tiles: 0.06x and 0.09x eager, h200-2026-12-05).
+  c.precision = c.narrow ? DotPrecision::kIeee : precision;
   if (c.narrow)
     ChooseNarrowTiles(m, n, k, &c);
   else
