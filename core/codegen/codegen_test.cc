@@ -97,23 +97,21 @@ TEST(CodegenTest, OneElementInputsLoadAsScalars) {
                          "    return t1\n",
                          "torch.randn(32, 16), torch.randn(16, 32), torch.randn(1, 1)"));
   ExpectInOrder(e, {"acc += tl.dot(", "tl.load(x2_ptr)", "tl.store("});
-  // And in a prologue (a matrix-vector product keeps its operands' producers inline,
-  // fusion.h): a tile of lanes reading one address was pipelined through shared memory like
-  // an operand, which took every autotuned tile of KernelBench L1 97's product past the SM's
-  // 228 KB (sm_90 build: 327-491 KB) when its scaled q and k were inline.
+  // And in its prologue (attention's scaled q and k, KernelBench L1 97): a tile of lanes
+  // reading one address was pipelined through shared memory like an operand, which took
+  // every autotuned tile of L1 97's product past the SM's 228 KB (sm_90 build: 327-491 KB).
   const std::string q =
       MustEmit(MustParse("def fused_operator(x0, x1, x2):\n"
                          "    t0 = torch.mul(x0, x2)\n"
                          "    t1 = torch.mul(x1, x2)\n"
                          "    t2 = torch.matmul(t0, t1)\n"
                          "    return t2\n",
-                         "torch.randn(32, 16), torch.randn(16, 2), torch.randn(1)"));
+                         "torch.randn(32, 16), torch.randn(16, 32), torch.randn(1)"));
   EXPECT_EQ(Count(q, "x2_ptr + ("), 0);
-  ExpectInOrder(q, {"for k0 in", "tl.load(x2_ptr)", "tl.load(x2_ptr)", "lanes += "});
+  ExpectInOrder(q, {"for k0 in", "tl.load(x2_ptr)", "tl.load(x2_ptr)", "acc += tl.dot("});
   // A one-element value's dims of size 1 may be indexed by tile coordinates (an unbatched
-  // transposed convolution's input row, here batch norm's channel dim, was past 0 in masked
-  // lanes while the producer was inline; it is stored by its own kernel now): the unmasked
-  // scalar load reads index 0 of every dim, never those coordinates.
+  // transposed convolution's input row, here batch norm's channel dim, is past 0 in masked
+  // lanes): the unmasked scalar load reads index 0 of every dim, never those coordinates.
   const std::string conv = MustEmit(
       MustParse("def fused_operator(x0, x1, x2, x3):\n"
                 "    t0 = F.batch_norm(x0, x2, x3, None, None)\n"
@@ -121,7 +119,7 @@ TEST(CodegenTest, OneElementInputsLoadAsScalars) {
                 "    return t1\n",
                 "torch.randn(1, 1, 16), torch.randn(1, 4, 3, 3), torch.randn(1), "
                 "torch.rand(1)"));
-  ExpectInOrder(conv, {"def k0_batch_norm_kernel(", "tl.load(x2_ptr)", "tl.load(x3_ptr)"});
+  ExpectInOrder(conv, {"for k0 in", "tl.load(x2_ptr)", "tl.load(x3_ptr)"});
   EXPECT_EQ(Count(conv, "tl.load(x2_ptr +") + Count(conv, "tl.load(x3_ptr +"), 0);
 }
 
@@ -313,8 +311,8 @@ TEST(CodegenTest, DepthwiseConvolutionSumsItsWindowWithoutDot) {
                       "def k1_conv2d_kernel(", "t0_ptr", "lanes += a[:, :, None] * b[None, :, :]",
                       "k0_relu_kernel[", "k1_conv2d_kernel["});
   EXPECT_EQ(Count(fed, "a = tl.where(mask_a"), 0);
-  // So does a dense convolution (fusion.h, StoresComputedOperands: its K loop no longer
-  // recomputes the producer).
+  // So does a dense convolution whose input elements enter more than 64 products (fusion.h,
+  // OperandReuse: 8 output channels x 9 taps).
   const std::string dense =
       MustEmit(MustParse("def fused_operator(x0, x1):\n"
                          "    t0 = torch.relu(x0)\n"
@@ -327,14 +325,15 @@ TEST(CodegenTest, DepthwiseConvolutionSumsItsWindowWithoutDot) {
 
 TEST(CodegenTest, ComputedContractionOperandsAreStoredFirst) {
   // exp -> matmul: the exponential is stored by a pointwise kernel and the product reads it
-  // (fusion.h, StoresComputedOperands); both operands when both are computed.
+  // (fusion.h, OperandReuse: each element of A enters N = 96 products, of B M = 80, both
+  // above kInlineOperandReuse); both operands when both are computed.
   const std::string both =
       MustEmit(MustParse("def fused_operator(x0, x1):\n"
                          "    t0 = torch.exp(x0)\n"
                          "    t1 = torch.sigmoid(x1)\n"
                          "    t2 = torch.matmul(t0, t1)\n"
                          "    return t2\n",
-                         "torch.randn(40, 48), torch.randn(48, 24)"));
+                         "torch.randn(80, 48), torch.randn(48, 96)"));
   ExpectInOrder(both, {"def k0_exp_kernel(", "def k1_sigmoid_kernel(", "def k2_matmul_kernel(",
                        "k0_exp_kernel[", "k1_sigmoid_kernel[", "k2_matmul_kernel["});
   EXPECT_EQ(Count(both.substr(both.find("def k2_matmul_kernel(")), "tl.exp("), 0);
@@ -351,8 +350,16 @@ TEST(CodegenTest, ComputedContractionOperandsAreStoredFirst) {
                                                 "    t1 = torch.transpose(t0, 0, 1)\n"
                                                 "    t2 = torch.matmul(t1, x1)\n"
                                                 "    return t2\n",
-                                                "torch.randn(48, 40), torch.randn(48, 24)"));
+                                                "torch.randn(48, 40), torch.randn(48, 96)"));
   ExpectInOrder(behind, {"def k0_transpose_kernel(", "tl.exp(", "def k1_matmul_kernel("});
+  // N = 64 (one 64-wide tile): each element of A enters 64 products, computed once inline.
+  const std::string once = MustEmit(MustParse("def fused_operator(x0, x1):\n"
+                                              "    t0 = torch.exp(x0)\n"
+                                              "    t1 = torch.matmul(t0, x1)\n"
+                                              "    return t1\n",
+                                              "torch.randn(40, 48), torch.randn(48, 64)"));
+  EXPECT_EQ(Count(once, "@triton.jit\n"), 1);
+  ExpectInOrder(once, {"def k0_matmul_kernel(", "tl.exp(", "tl.dot("});
 }
 
 TEST(CodegenTest, LongReductionsSumInChunks) {
@@ -393,8 +400,7 @@ TEST(CodegenTest, Fp16x3SplitsBothOperandsAndStartsEachStepFromZero) {
 
 TEST(CodegenTest, OnlyInlinedOperandsAreMaskedAgainBeforeTheProduct) {
   // Loaded operands already hold 0.0 in masked lanes (their load's `other`); an inlined
-  // producer does not (exp(0) = 1), so its lanes are selected to 0.  Producers stay inline in
-  // matrix-vector products (fusion.h, StoresComputedOperands).
+  // producer does not (exp(0) = 1), so its lanes are selected to 0.
   const std::string plain = MustEmit(MatmulOf("torch.randn(40, 48), torch.randn(48, 2)"));
   ExpectInOrder(plain, {"a = x0\n", "b = x1\n"});
   EXPECT_EQ(Count(plain, "tl.where(mask_a"), 0);

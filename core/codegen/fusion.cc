@@ -91,13 +91,26 @@ bool IsWindowSum(const Program& program, const Node& node) {
   return groups > 1 && in[lead] == groups;
 }
 
-bool StoresComputedOperands(const Program& program, const Node& node) {
+int64_t OperandReuse(const Program& program, const Node& node, size_t operand) {
   const OpInfo& op = GetOp(node.op);
-  if (op.has(kConv) || op.has(kConvTranspose)) return true;
-  if (!op.has(kContraction)) return false;
   const Shape& out = program.value(node.result).shape;
-  if (out.size() < 2) return false;
-  return std::min(out[out.size() - 2], out.back()) > kNarrowAtMost;
+  int64_t elems = 1;
+  for (int64_t d : out) elems *= d;
+  if (op.has(kConv) || op.has(kConvTranspose)) {
+    const Shape& w = program.value(node.tensors[1]).shape;
+    const size_t nsp = static_cast<size_t>(op.spatial_dims);
+    const std::vector<int64_t> stride = node.attrs[0].AsInts(nsp);
+    int64_t taps = 1;
+    for (size_t d = 0; d < nsp; ++d)
+      taps *= op.has(kConvTranspose) ? CeilDiv(w[2 + d], stride[d]) : w[2 + d];
+    const int64_t groups = node.attrs[3].i;
+    const int64_t n = op.has(kConvTranspose) ? w[1] : w[0] / groups;
+    const int64_t n_all = op.has(kConvTranspose) ? w[1] * groups : w[0];
+    return operand == 0 ? n * taps : elems / n_all;
+  }
+  if (!op.has(kContraction) || out.empty()) return 1;
+  // A (operand 0) meets each of the N columns; B each of the batch x M rows.
+  return operand == 0 ? out.back() : elems / out.back();
 }
 
 bool ComputedInline(const Program& program, const std::vector<bool>& materialized, ValueId v) {
@@ -158,14 +171,17 @@ FusionPlan PlanFusion(const Program& program, bool fuse_epilogue) {
     covered[g.output.index] = true;
     ordered.emplace_back(program.value(g.output).producer.index, g);
   }
-  // A contraction's operands computed inline are stored by a kernel of their own
-  // (StoresComputedOperands says which contractions and why).
+  // A contraction's operands computed inline are stored by a kernel of their own where each
+  // element enters more than kInlineOperandReuse products, and a window sum's always (fusion.h).
   for (size_t i = 0, anchors = ordered.size(); i < anchors; ++i) {
     const NodeId anchor = ordered[i].second.anchor;
-    if (!anchor.valid() || !StoresComputedOperands(program, program.node(anchor))) continue;
-    for (size_t t = 0; t < 2 && t < program.node(anchor).tensors.size(); ++t) {
-      const ValueId in = program.node(anchor).tensors[t];
+    if (!anchor.valid() || AnchorKind(program, anchor) != GroupKind::kContraction) continue;
+    const Node& node = program.node(anchor);
+    for (size_t t = 0; t < 2 && t < node.tensors.size(); ++t) {
+      const ValueId in = node.tensors[t];
       if (!in.valid() || !ComputedInline(program, plan.materialized, in)) continue;
+      if (OperandReuse(program, node, t) <= kInlineOperandReuse && !IsWindowSum(program, node))
+        continue;
       plan.materialized[in.index] = true;
       covered[in.index] = true;
       Group stored;

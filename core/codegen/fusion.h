@@ -5,8 +5,8 @@
 // *inlinable* (elementwise, transpose, inference batch_norm): its value at any coordinates
 // is a cheap function of its inputs at related coordinates.  Inlinable values are never
 // stored; every kernel that reads one recomputes it from its producers (prologue fusion),
-// but for a contraction's computed operands (StoresComputedOperands), which a pointwise
-// kernel stores first.
+// but for a contraction's computed operands that enter many products (OperandReuse), which a
+// pointwise kernel stores first.
 // An anchor whose result feeds a single chain of same-shape elementwise nodes computes the
 // chain in its own registers and stores only the chain's end (epilogue fusion).  Program
 // outputs are always stored; an output produced by inlinable nodes alone gets a pointwise
@@ -51,23 +51,28 @@ bool IsInlinable(const Program& program, NodeId node);
 // A convolution or transposed convolution of one input channel per group, more than one group
 // (depthwise, any channel multiplier): its kernel sums windows lane by lane (ChooseWindowSum).
 bool IsWindowSum(const Program& program, const Node& node);
-// Whether `node`, a contraction, reads its operands (A and B: tensors 0 and 1) stored where
-// they are computed inline (an elementwise or channelwise producer, possibly behind layout
-// operators; a pure layout view of an input stays a strided read): every convolution and
-// transposed convolution, and matmul-like operators but for matrix-vector products (M or N
-// at most kNarrowAtMost: memory-bound, where a fused prologue saves a real share of the
-// traffic).  Why: on the H200 (results h200-2026-12-05, benchmarks/teacher_profile.py) the
-// tensor-core kernels of the paper-preset programs with a prologue ran at 0.06x - 0.3x eager,
-// their K loops spilling at 255 registers (program 57's maximum -> exp -> linear, a 64x64
+// How many products each element of a contraction's operand (0: A, the input; 1: B, the
+// weight) enters: A's the N columns (a convolution's output channels per group times its
+// window taps, per stride phase for a transposed one), B's the batch x M rows.  A computed
+// operand whose reuse is above kInlineOperandReuse is stored by a kernel of its own before
+// the contraction reads it (PlanFusion); at or below it, it stays inline (prologue fusion).
+int64_t OperandReuse(const Program& program, const Node& node, size_t operand);
+// Why: on the H200 (results h200-2026-12-05, benchmarks/teacher_profile.py) the tensor-core
+// kernels of the paper-preset programs with a prologue ran at 0.06x - 0.3x eager, their K
+// loops spilling at 255 registers (program 57's maximum -> exp -> linear, N 2275 on a 64x64
 // tile: 412 spill instructions, 10.4 ms against eager's 0.80; program 26's maximum ->
-// conv_transpose1d: 138, 6.8 against 0.64; program 12's batch_norm -> hardsigmoid ->
-// conv_transpose1d: 896), a computed input reads NCHW through gathers where a stored one
-// gets a channels-last copy and 16-byte loads, and the prologue is recomputed once per N
-// tile.  Storing costs a write and a read of the operand (57: 2 x 28 MB, ~0.02 ms).  And the
-// window-sum kernels of depthwise convolutions gave wrong answers on the GPU with their
-// producer recomputed in the K loop (results h200-2026-12-04c: KernelBench L3 23, 4,605,346 of
-// 4,608,000 elements outside 1e-4; none with a stored input; cause not found).
-bool StoresComputedOperands(const Program& program, const Node& node);
+// conv_transpose1d, 24 channels x 15 taps: 138, 6.8 against 0.64; program 12's batch_norm ->
+// hardsigmoid -> conv_transpose1d: 896); a computed input reads NCHW through gathers where a
+// stored one gets a channels-last copy and 16-byte loads; and the prologue is recomputed once
+// per N tile and window tap.  Storing costs a write and a read of the operand (57: 2 x 28 MB,
+// ~0.02 ms).  Where an element enters few products (N at most one 64-wide tile, one tap) the
+// contraction is memory-bound and the prologue computed once: program 37's hardtanh -> tanh
+// -> linear, N 12 over a 3 GB input, would pay 1.4 ms to store what a 0.7 ms read needs.
+inline constexpr int64_t kInlineOperandReuse = 64;
+// Depthwise window sums store a computed input at any reuse: their kernels gave wrong answers
+// on the GPU with the producer recomputed in the K loop (results h200-2026-12-04c: KernelBench
+// L3 23, 4,605,346 of 4,608,000 elements outside 1e-4; none with a stored input; cause not
+// found).
 // Whether `v` is computed inline by its readers: not stored, and an elementwise or
 // channelwise node on its way back to stored values.
 bool ComputedInline(const Program& program, const std::vector<bool>& materialized, ValueId v);
