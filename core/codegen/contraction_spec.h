@@ -28,9 +28,6 @@ struct ContractionSpec {
   // Sizes for the heuristics (the largest launch's where there are several).
   Shape batch_shape, m_shape, k_shape;
   int64_t n = 1;
-  // The window taps each input element meets per output channel (a convolution's kernel
-  // elements, per stride phase for a transposed one; 1 for a matmul): ChooseContraction.
-  int64_t taps = 1;
   // The same as text (sizes.h): literals, or runtime sizes in generic mode; a transposed
   // convolution's phase launches also name the phase's own lengths (conv_spec.cc).
   Dims batch_dims, m_dims, k_dims;

@@ -309,7 +309,6 @@ ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpo
     s.m_dims.push_back(ph ? "outs" + std::to_string(d) : g.out_sp_d[d]);
     s.k_dims.push_back(ph ? "taps" + std::to_string(d) : g.k_sp_d[d]);
   }
-  for (int64_t len : s.k_shape) s.taps *= len;
   s.k_shape.insert(s.k_shape.begin() + static_cast<std::ptrdiff_t>(chan_k), cin_k);
   s.k_dims.insert(s.k_dims.begin() + static_cast<std::ptrdiff_t>(chan_k), cin_k_dim);
   s.n = g.cout_g;

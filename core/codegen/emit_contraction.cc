@@ -675,13 +675,17 @@ class ContractionWriter {
 // arithmetic): elements past the verifier's 1e-4 were 4 of 1.2M with fp16x3, 4 with exact
 // float32 products per BLOCK_K step, 6 with torch's own float32 bmm, 0 with bf16x6.  bf16x6
 // costs half of fp16x3's speed (72 against 147 TFLOP/s on 4096^3; still 1.4x cuBLAS strict
-// SGEMM), so it is kept to these chains.
+// SGEMM), so it is kept to these chains.  Pooling passes the rounding on too (a max keeps
+// one of its inputs, an average their mean): paper-preset program 39, conv_transpose1d ->
+// max_pool1d -> cumprod, lost 1 of 370,152 elements on the H200 (h200-2026-12-05) once its 9
+// output channels took fp16x3 instead of an FMA tl.dot.
 DotPrecision ContractionPrecision(const Program& p, ValueId result) {
   for (const Node& n : p.nodes()) {
     if (std::find(n.tensors.begin(), n.tensors.end(), result) == n.tensors.end()) continue;
     const OpInfo& op = GetOp(n.op);
     if (op.has(kAmplifiesError)) return DotPrecision::kBf16x6;
-    const bool passes = op.has(kElementwise) || op.has(kLayout) || op.has(kChannelwise);
+    const bool passes = op.has(kElementwise) || op.has(kLayout) || op.has(kChannelwise) ||
+                        op.has(kPooling);
     if (passes && ContractionPrecision(p, n.result) == DotPrecision::kBf16x6)
       return DotPrecision::kBf16x6;
   }
@@ -702,7 +706,7 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
                                                          : ChooseWindowSum(m, s.n, ctx.variant))
                         : ctx.generic() ? ChooseContraction(u, u, u, 1, ctx.variant, precision)
                                         : ChooseContraction(m, s.n, k, batch, ctx.variant,
-                                                            precision, s.taps);
+                                                            precision);
   // Stride phases are separate launches of one kernel, each its own M (the heuristics saw the
   // longest): a K split of each would need a workspace per phase, so phases keep one kernel.
   if (s.phases > 1 && c.split_k > 1) {

@@ -306,11 +306,11 @@ void ChooseSplitK(int64_t m, int64_t n, int64_t k, int64_t batch, ContractionCon
 }  // namespace
 
 ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t batch, int variant,
-                                    DotPrecision precision, int64_t taps) {
+                                    DotPrecision precision) {
   ContractionConfig c;
   // Generic-shape candidates know no size (kUnknownSize): one kernel with full tiles.
   const bool known = m != kUnknownSize && n != kUnknownSize && k != kUnknownSize;
-  c.narrow = known && std::min(m, n) <= kNarrowAtMost && std::min(m, n) * taps < kDotReuse;
+  c.narrow = known && std::min(m, n) <= kNarrowAtMost;
   // A matrix-vector product (the narrow path, no tl.dot) sums on the FMA units: on the H200
   // (2026-12-01) the bf16x6 split put 4 of 2048 elements of KernelBench L1 4's 2048 x 1 x
   // 1,048,576 GEMV past 1e-4 (0.05454 against 0.05408).  Every tl.dot takes the split: an

@@ -153,11 +153,8 @@ struct ContractionConfig {
 std::vector<TileChoice> TunedTiles(const ContractionConfig& c, int64_t m, int64_t n);
 inline constexpr int64_t kEightWarpTile = 128 * 64;
 // `precision`: the GPU's tl.dot precision the configuration is for (its K chunking follows it).
-// `taps`: the products each stored operand element enters per output channel (a convolution's
-// window taps per stride phase; 1 for a matmul): see kDotReuse.
 ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t batch, int variant,
-                                    DotPrecision precision = kDefaultDotPrecision,
-                                    int64_t taps = 1);
+                                    DotPrecision precision = kDefaultDotPrecision);
 // Shared memory of a tl.dot kernel on Hopper.  Triton 3.6's software pipeliner stages every
 // tile load of the K loop (the operands and each input a fused prologue reads) through shared
 // memory in num_stages - 1 buffers, and the dot's operands pass through it once more (the
@@ -194,14 +191,13 @@ inline constexpr int64_t kSplitChunkedAbove = 128;
 // at 4 it computes 4x the products it needs; from 5 to 15 the waste is under 4x and the
 // tensor-core tile is kept.
 inline constexpr int64_t kNarrowAtMost = 4;
-// ... unless each operand element enters at least this many products (taps x the narrow dim):
-// then the contraction is compute-bound, not a matrix-vector product, and a 16-wide tensor-core
-// tile beats the FMA lanes despite its padding.  On the H200 (h200-2026-12-05) the narrow path
-// ran paper-preset program 5 (conv_transpose3d, one output channel per group, 54 taps per
-// stride phase) at 178.5 ms against cuDNN's 15.5 and program 133 (two channels per group, 25
-// taps) at 15.7 against 1.35: 0.2-1.1 TFLOP/s, where a tile padded 16x still has ~10 of
-// fp16x3's ~150.  A GEMV (KernelBench L1 4: 1 tap, N = 1) stays narrow.
-inline constexpr int64_t kDotReuse = 16;
+// Not yet for compute-bound convolutions with few channels per group, whose narrow kernels
+// are slow (on the H200, h200-2026-12-05: paper-preset program 5, conv_transpose3d with one
+// output channel per group and 54 taps per stride phase, 178.5 ms against cuDNN's 15.5; 133,
+// two channels and 25 taps, 15.7 against 1.35): a 16-wide tensor-core tile for them (N x
+// taps >= 16) gave program 80 (conv3d, 2 channels per group, 36 taps) a wrong answer on the
+// GPU, 45,694,216 of 45,696,960 elements, where the CPU interpreter runs the same kernel
+// right in ieee and in fp16x3 at a smaller shape.  Cause not found.
 // Split-K: only when the tiles leave SMs idle (fewer programs than kSplitBelowPrograms) and
 // a program would loop over more than kSplitAboveSteps BLOCK_K steps; each slice keeps at
 // least kMinSliceSteps steps so the software pipeline is not all fill and drain.
