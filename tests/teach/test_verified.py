@@ -160,7 +160,7 @@ def test_split_and_narrow_cases_take_those_paths() -> None:
 def test_unfused_variant_is_accepted_too() -> None:
     source = CASES["bmm_relu"]
     unfused = emit(source, fuse_epilogue=False)
-    assert unfused.count("@triton.jit") == 2
+    assert unfused.count("@triton.jit\n") == 2
     verdict = verify(source, unfused, device=DEVICE)
     assert verdict.correct, f"{verdict.status}: {verdict.reason}"
 
