@@ -74,13 +74,16 @@ void BindCodegen(nb::module_& m) {
       "generic_shapes: sizes read at run time (see codegen_generic_unsupported).");
   m.def(
       "codegen_variants",
-      [](const std::string& text, int k, bool generic_shapes) -> std::vector<std::string> {
+      [](const std::string& text, int k, bool generic_shapes,
+         const std::vector<std::string>& amplified) -> std::vector<std::string> {
         Result<Program> program = Parse(text);
         if (!program) throw nb::value_error(program.error().ToString().c_str());
-        return codegen::EmitVariants(program.value(), k, generic_shapes);
+        return codegen::EmitVariants(program.value(), k, generic_shapes, amplified);
       },
       nb::arg("text"), nb::arg("k"), nb::arg("generic_shapes") = false,
-      "Up to k distinct candidates (block sizes, fusion splits); [] when unsupported.");
+      nb::arg("amplified") = std::vector<std::string>{},
+      "Up to k distinct candidates (block sizes, fusion splits); [] when unsupported. "
+      "amplified: output names whose rounding an operator outside the task magnifies.");
   m.def(
       "codegen_unsupported",
       [](const std::string& text) -> std::vector<std::string> {

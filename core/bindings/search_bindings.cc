@@ -57,6 +57,7 @@ void BindSearch(nb::module_& m) {
           d["source"] = f.program.Print();
           d["inputs"] = NamesToPython(f.inputs);
           d["outputs"] = NamesToPython(f.outputs);
+          d["amplified"] = NamesToPython(f.amplified);
           d["bytes"] = f.program.bytes();
           d["unfused_bytes"] = f.program.unfused_bytes();
           out.append(d);
@@ -65,7 +66,8 @@ void BindSearch(nb::module_& m) {
       },
       nb::arg("text"), nb::arg("max_ops") = 5, nb::arg("blocked") = std::vector<bool>{},
       "Contiguous fragments of at most max_ops operators as tasks: dicts {start, end, source, "
-      "inputs, outputs, bytes, unfused_bytes}; blocked[i] keeps node i out of every fragment.");
+      "inputs, outputs, amplified, bytes, unfused_bytes} (amplified: outputs whose rounding a "
+      "later operator magnifies); blocked[i] keeps node i out of every fragment.");
   m.def(
       "best_cover",
       [](int n_ops, const std::map<std::pair<int, int>, double>& fragment_costs,

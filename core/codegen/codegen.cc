@@ -92,7 +92,8 @@ Result<std::string> EmitCandidate(const Program& program, const CodegenOptions& 
                      KernelName(program, g, i),
                      options.variant,
                      IsWide(program),
-                     syms ? &*syms : nullptr};
+                     syms ? &*syms : nullptr,
+                     options.amplified_outputs};
     auto kernel = EmitGroup(ctx);
     if (!kernel) return kernel.error();
     launches.push_back(Launch{std::move(kernel).value(), g.output});
@@ -100,7 +101,8 @@ Result<std::string> EmitCandidate(const Program& program, const CodegenOptions& 
   return AssembleCandidate(program, launches, syms ? &*syms : nullptr);
 }
 
-std::vector<std::string> EmitVariants(const Program& program, int k, bool generic_shapes) {
+std::vector<std::string> EmitVariants(const Program& program, int k, bool generic_shapes,
+                                      const std::vector<std::string>& amplified_outputs) {
   // Variant 0 is the heuristic with epilogue fusion; then the alternative block sizes;
   // then the same without epilogue fusion (a different fusion split).
   std::vector<std::string> out;
@@ -110,6 +112,7 @@ std::vector<std::string> EmitVariants(const Program& program, int k, bool generi
     options.variant = v % kNumVariants;
     options.fuse_epilogue = v < kNumVariants;
     options.generic_shapes = generic_shapes;
+    options.amplified_outputs = amplified_outputs;
     auto text = EmitCandidate(program, options);
     if (!text) return {};
     if (seen.insert(text.value()).second) out.push_back(std::move(text).value());

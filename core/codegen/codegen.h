@@ -28,6 +28,10 @@ struct CodegenOptions {
   // (eps, dims, group counts, kernel sizes of pools) stay literal.  Programs
   // GenericUnsupportedOps lists get the specialized candidate.
   bool generic_shapes = false;
+  // Names of program outputs that an operator outside the program magnifies the rounding of
+  // (a search fragment whose output feeds another fragment's softmax): contractions reaching
+  // them take the full-precision split (amplify.h).
+  std::vector<std::string> amplified_outputs;
 };
 
 // The candidate text, or an error naming the first operator or shape it cannot emit.
@@ -35,7 +39,8 @@ Result<std::string> EmitCandidate(const Program& program, const CodegenOptions& 
 
 // Up to `k` distinct candidates (variant 0, 1, ...); duplicates are dropped, so fewer may
 // come back for programs with little to vary.  Empty when the program is unsupported.
-std::vector<std::string> EmitVariants(const Program& program, int k, bool generic_shapes = false);
+std::vector<std::string> EmitVariants(const Program& program, int k, bool generic_shapes = false,
+                                      const std::vector<std::string>& amplified_outputs = {});
 
 // Catalog names of the program's operators (or operator configurations) that the
 // generator cannot emit yet, each once, in program order.  Empty = fully supported.

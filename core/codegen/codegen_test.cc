@@ -955,6 +955,28 @@ TEST(CodegenTest, ContractionsFeedingErrorAmplifiersUseTheFullPrecisionSplit) {
                 "    return t2\n",
                 "torch.randn(2, 32, 40), torch.randn(32, 24, 3)"));
   EXPECT_EQ(Count(pooled, "\"bf16x6\" if torch.get_float32_matmul_precision()"), 1);
+  // So does a contraction (the q/k/v projection before q @ k^T and the softmax).
+  const std::string projected = MustEmit(
+      MustParse("def fused_operator(x0, x1, x2):\n"
+                "    t0 = F.linear(x0, x1)\n"
+                "    t1 = torch.matmul(t0, x2)\n"
+                "    t2 = torch.softmax(t1, 1)\n"
+                "    return t2\n",
+                "torch.randn(32, 16), torch.randn(24, 16), torch.randn(24, 32)"));
+  EXPECT_EQ(Count(projected, "\"bf16x6\" if torch.get_float32_matmul_precision()"), 1);
+  EXPECT_EQ(Count(projected, "fp16x3"), 0);  // the linear's kernel too
+  // An output that an operator outside the program amplifies (a search fragment's, read by
+  // another fragment's softmax: CodegenOptions::amplified_outputs).
+  const Program alone = MustParse(
+      "def fused_operator(x0, x1):\n"
+      "    t0 = F.linear(x0, x1)\n"
+      "    return t0\n",
+      "torch.randn(32, 16), torch.randn(24, 16)");
+  EXPECT_EQ(Count(MustEmit(alone), "\"fp16x3\" if torch.get_float32_matmul_precision()"), 1);
+  CodegenOptions amplified;
+  amplified.amplified_outputs = {"t0"};
+  EXPECT_EQ(Count(MustEmit(alone, amplified), "fp16x3"), 0);
+  EXPECT_EQ(Count(EmitVariants(alone, 1, false, {"t0"}).at(0), "\"bf16x6\""), 1);
   // A reduction in between ends the chain: the sum's rounding is not the bmm's.
   const std::string summed = MustEmit(
       MustParse("def fused_operator(x0, x1):\n"

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "codegen/amplify.h"
 #include "codegen/contraction_spec.h"
 #include "codegen/expr.h"
 #include "codegen/heuristics.h"
@@ -675,21 +676,13 @@ class ContractionWriter {
 // arithmetic): elements past the verifier's 1e-4 were 4 of 1.2M with fp16x3, 4 with exact
 // float32 products per BLOCK_K step, 6 with torch's own float32 bmm, 0 with bf16x6.  bf16x6
 // costs half of fp16x3's speed (72 against 147 TFLOP/s on 4096^3; still 1.4x cuBLAS strict
-// SGEMM), so it is kept to these chains.  Pooling passes the rounding on too (a max keeps
-// one of its inputs, an average their mean): paper-preset program 39, conv_transpose1d ->
-// max_pool1d -> cumprod, lost 1 of 370,152 elements on the H200 (h200-2026-12-05) once its 9
-// output channels took fp16x3 instead of an FMA tl.dot.
-DotPrecision ContractionPrecision(const Program& p, ValueId result) {
-  for (const Node& n : p.nodes()) {
-    if (std::find(n.tensors.begin(), n.tensors.end(), result) == n.tensors.end()) continue;
-    const OpInfo& op = GetOp(n.op);
-    if (op.has(kAmplifiesError)) return DotPrecision::kBf16x6;
-    const bool passes = op.has(kElementwise) || op.has(kLayout) || op.has(kChannelwise) ||
-                        op.has(kPooling);
-    if (passes && ContractionPrecision(p, n.result) == DotPrecision::kBf16x6)
-      return DotPrecision::kBf16x6;
-  }
-  return kDefaultDotPrecision;
+// SGEMM), so it is kept to these chains (amplify.h says which pass the rounding on).  Pooling
+// among them (a max keeps one of its inputs, an average their mean): paper-preset program 39,
+// conv_transpose1d -> max_pool1d -> cumprod, lost 1 of 370,152 elements on the H200
+// (h200-2026-12-05) once its 9 output channels took fp16x3 instead of an FMA tl.dot.
+DotPrecision ContractionPrecision(const GroupContext& ctx, ValueId result) {
+  return FeedsErrorAmplifier(ctx.program, result, ctx.amplified_outputs) ? DotPrecision::kBf16x6
+                                                                         : kDefaultDotPrecision;
 }
 
 }  // namespace
@@ -701,7 +694,7 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   const int64_t m = Product(s.m_shape), k = Product(s.k_shape), batch = Product(s.batch_shape);
   // Generic mode: the tiles of a large problem for every shape (masks cover the edges).
   const int64_t u = kUnknownSize;
-  const DotPrecision precision = ContractionPrecision(p, node.result);
+  const DotPrecision precision = ContractionPrecision(ctx, node.result);
   ContractionConfig c = s.window_sum    ? (ctx.generic() ? ChooseWindowSum(u, u, ctx.variant)
                                                          : ChooseWindowSum(m, s.n, ctx.variant))
                         : ctx.generic() ? ChooseContraction(u, u, u, 1, ctx.variant, precision)

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "catalog/catalog.h"
+#include "codegen/amplify.h"
 
 namespace drtriton::search {
 namespace {
@@ -91,6 +92,8 @@ Result<Fragment> MakeFragment(const Program& program, int start, int end) {
   for (ValueId id : LiveOutputs(program, start, end)) {
     outputs.push_back(local.at(id.index));
     fragment.outputs.push_back(program.value(id).name);
+    if (codegen::FeedsErrorAmplifier(program, id))
+      fragment.amplified.push_back(program.value(id).name);
   }
   if (outputs.empty()) return MakeError("fragment computes nothing that is used later");
   fragment.program.SetOutputs(std::move(outputs));

@@ -19,6 +19,12 @@ struct Fragment {
   Program program;
   std::vector<std::string> inputs;   // parent values read, in first-use order
   std::vector<std::string> outputs;  // values defined here and read after `end` or returned
+  // The outputs whose rounding an operator of the parent magnifies (codegen/amplify.h): the
+  // fragment's kernels are to compute them at full precision though nothing in the fragment
+  // amplifies.  KernelBench L3 43: the q/k/v linear's fragment, correct alone, put 14 and
+  // 1,032 of 50M elements past 1e-4 once a later fragment's softmax amplified its fp16x3
+  // rounding (h200-2026-12-04b).
+  std::vector<std::string> amplified;
 };
 
 // Builds nodes [start, end) as a task: external inputs become parameters (created by the

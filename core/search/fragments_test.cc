@@ -28,6 +28,18 @@ Program Chain() {
       "torch.randn(4, 8), torch.randn(6, 8), torch.randn(6), torch.randn(4, 6)");
 }
 
+TEST(FragmentTest, MarksOutputsWhoseRoundingALaterOperatorAmplifies) {
+  const Program p = Chain();
+  // t0 reaches the exp through relu and add, as do both outputs of [0, 3); [4, 6)'s t5 is the
+  // program's, and [3, 5)'s t4 feeds only a sum (a reduction ends the path).
+  EXPECT_EQ(MakeFragment(p, 0, 1).value().amplified, std::vector<std::string>{"t0"});
+  const Fragment three = MakeFragment(p, 0, 3).value();
+  EXPECT_EQ(three.outputs, (std::vector<std::string>{"t1", "t2"}));
+  EXPECT_EQ(three.amplified, three.outputs);
+  EXPECT_TRUE(MakeFragment(p, 3, 5).value().amplified.empty());
+  EXPECT_TRUE(MakeFragment(p, 4, 6).value().amplified.empty());
+}
+
 TEST(FragmentTest, EnumeratesContiguousRunsOfAtMostK) {
   const Program p = Chain();
   const auto fragments = EnumerateFragments(p, 5);

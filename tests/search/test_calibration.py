@@ -5,6 +5,7 @@ fragments of later runs are not verified.  A fake judge stands in for the GPU ve
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from drtriton import _core
 from drtriton.search import lazy
@@ -18,7 +19,7 @@ TASK = (
 
 
 class OneCandidate:
-    def candidates(self, task_source: str, k: int) -> list[str]:
+    def candidates(self, task_source: str, k: int, amplified: Sequence[str] = ()) -> list[str]:
         return ["# " + task_source.splitlines()[3]]
 
 

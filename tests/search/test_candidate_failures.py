@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -28,7 +29,7 @@ TASK = (
 
 
 class TwoCandidates:
-    def candidates(self, task_source: str, k: int) -> list[str]:
+    def candidates(self, task_source: str, k: int, amplified: Sequence[str] = ()) -> list[str]:
         return ["# first", "# second"]
 
 
@@ -193,7 +194,7 @@ def test_each_verification_judged_now_leaves_its_cost_and_a_cached_one_none() ->
                 "request_s": {"warm": 7.0, "run": 1.5}}  # fmt: skip
 
     class SameTwice:
-        def candidates(self, task_source: str, k: int) -> list[str]:
+        def candidates(self, task_source: str, k: int, amplified: Sequence[str] = ()) -> list[str]:
             return ["# same", "# same"]
 
     cache = VerdictCache()
@@ -235,7 +236,7 @@ def test_the_real_verifiers_resource_error_loses_the_fragment_not_the_search() -
     honest = (verify_dir / "honest" / "add_relu.py").read_text()
 
     class HonestTwice:
-        def candidates(self, task_source: str, k: int) -> list[str]:
+        def candidates(self, task_source: str, k: int, amplified: Sequence[str] = ()) -> list[str]:
             return [honest, honest + "\n# the same kernel, another text\n"]
 
     class Uncached(VerdictCache):  # the cache keys on the program text, which a hook breaks

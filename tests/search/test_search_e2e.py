@@ -3,10 +3,13 @@ Each verification starts a worker (about 3 s here), so the programs stay at 2-3 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from drtriton import _core
 from drtriton.search import SearchConfig, TemplatePolicy, VerdictCache, search
+from drtriton.search.search import Pace, _search_fragment
 
 pytestmark = pytest.mark.skipif(not hasattr(_core, "codegen_variants"), reason="no teacher binding")
 
@@ -31,7 +34,7 @@ THREE = task(
 class NoSigmoid:
     """The teacher, except for fragments with a sigmoid: forces a PyTorch segment."""
 
-    def candidates(self, task_source: str, k: int) -> list[str]:
+    def candidates(self, task_source: str, k: int, amplified: Sequence[str] = ()) -> list[str]:
         return [] if "sigmoid" in task_source else TemplatePolicy().candidates(task_source, k)
 
 
@@ -118,3 +121,36 @@ def test_the_first_fallback_is_checked_after_the_deadline(monkeypatch: pytest.Mo
     result = search(FIVE, NoSigmoid(), SearchConfig(k=1, max_ops=2, hybrid_fallbacks=2))
     assert checked == [2, 1]  # the best cover, then one fallback: no second one, out of time
     assert not result.hybrid_ok
+
+
+class Recording:
+    """The teacher, recording what each fragment's request named as amplified."""
+
+    def __init__(self) -> None:
+        self.asked: dict[str, list[str]] = {}
+
+    def candidates(self, task_source: str, k: int, amplified: Sequence[str] = ()) -> list[str]:
+        self.asked[task_source] = list(amplified)
+        return TemplatePolicy().candidates(task_source, k, amplified)
+
+
+def test_fragments_feeding_a_later_softmax_ask_for_full_precision():
+    # The linear's fragment alone has no softmax; its output feeds one in the next fragment
+    # (KernelBench L3 43's q/k/v projection), so the teacher writes its product in bf16x6.
+    program = task(
+        "    t0 = F.linear(x0, x1)\n    t1 = torch.softmax(t0, 1)\n    return t1",
+        "torch.randn(16, 32), torch.randn(24, 32)",
+    )
+    fragments = {(f["start"], f["end"]): f for f in _core.fragments(program, 5)}
+    assert fragments[(0, 1)]["amplified"] == ["t0"]
+    assert fragments[(1, 2)]["amplified"] == [] and fragments[(0, 2)]["amplified"] == []
+    # The search hands the fragment's outputs to its policy.
+    policy = Recording()
+    wrong = {"correct": False, "status": "wrong_answer", "reason": "not judged here"}
+    _search_fragment(fragments[(0, 1)], policy, SearchConfig(k=1), VerdictCache(),
+                     lambda task, candidate: wrong, Pace(None))  # fmt: skip
+    assert policy.asked == {fragments[(0, 1)]["source"]: ["t0"]}
+    [candidate] = TemplatePolicy().candidates(fragments[(0, 1)]["source"], 1, ["t0"])
+    assert '"bf16x6" if torch.get_float32_matmul_precision()' in candidate
+    [plain] = TemplatePolicy().candidates(fragments[(0, 1)]["source"], 1)
+    assert '"fp16x3" if torch.get_float32_matmul_precision()' in plain

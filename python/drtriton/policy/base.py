@@ -6,6 +6,7 @@ extracted code, and token counts (tokens/s metrics; 0 where a backend cannot cou
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -42,7 +43,9 @@ class PolicyCandidates:
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
 
-    def candidates(self, task_source: str, k: int) -> list[str]:
+    def candidates(self, task_source: str, k: int, amplified: Sequence[str] = ()) -> list[str]:
+        """`amplified` is not in the prompt: the model writes for the task as the verifier
+        judges it."""
         from drtriton.policy.prompts import prompt_for
 
         [group] = self.policy.generate([prompt_for(task_source)], k)

@@ -78,6 +78,8 @@ class FragmentResult:
     end: int
     source: str
     cost: float = math.inf
+    # The fragment's outputs whose rounding a later operator magnifies (core: fragments).
+    amplified: list[str] = field(default_factory=list)
     candidate: str | None = None
     tried: int = 0
     modelled: float = math.inf  # the traffic model's cost (bytes), known without a GPU
@@ -368,7 +370,8 @@ def _least_loss_cover(
 def _search_fragment(fragment: dict[str, Any], policy: Policy, config: SearchConfig,
                      cache: VerdictCache, judge: Any, pace: Pace) -> FragmentResult:  # fmt: skip
     """Every candidate of one fragment (the GPU fallback when eager times are unknown)."""
-    result = FragmentResult(fragment["start"], fragment["end"], fragment["source"])
+    result = FragmentResult(fragment["start"], fragment["end"], fragment["source"],
+                            amplified=list(fragment.get("amplified", [])))  # fmt: skip
     result.modelled = _modelled(fragment)
     if not pace.out_of_time():
         _try_candidates(result, policy, config, cache, judge, pace=pace)
@@ -384,7 +387,7 @@ def _try_candidates(result: FragmentResult, policy: Policy, config: SearchConfig
     the same).  `pace` (default: the config's deadline alone) stops all but the first."""
     on_gpu = config.device.startswith("cuda")
     pace = pace or Pace(config.deadline)
-    for candidate in policy.candidates(result.source, config.k):
+    for candidate in policy.candidates(result.source, config.k, amplified=result.amplified):
         if result.tried and pace.out_of_time():  # keep what the first ones measured
             break
         result.tried += 1
@@ -480,9 +483,10 @@ def _search_lazy(
     classes = {span: lazy.fragment_class(f) for span, f in by_span.items()} if on_gpu else {}
     bounds = {span: raw[span] * calibration.scale(classes.get(span, "")) for span in raw}
     results = {
-        span: FragmentResult(span.start, span.end, f["source"], modelled=_modelled(f))
+        span: FragmentResult(span.start, span.end, f["source"], modelled=_modelled(f),
+                             amplified=list(f.get("amplified", [])))
         for span, f in by_span.items()
-    }
+    }  # fmt: skip
 
     def measure(span: lazy.Span) -> float:
         pytorch_ms = sum(op_costs[span.start : span.end]) if on_gpu else None

@@ -24,6 +24,7 @@ numbers.  Programs with 2^31-element tensors keep the specialized candidate;
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from drtriton.errors import UserError
@@ -46,10 +47,14 @@ def emit(
     return payload
 
 
-def variants(source: str, k: int, generic_shapes: bool = False) -> list[str]:
-    """Up to `k` distinct candidates (variant 0 first); [] when the task is unsupported."""
+def variants(
+    source: str, k: int, generic_shapes: bool = False, amplified: Sequence[str] = ()
+) -> list[str]:
+    """Up to `k` distinct candidates (variant 0 first); [] when the task is unsupported.
+    `amplified`: output names whose rounding an operator outside the task magnifies: the
+    contractions reaching them take the full-precision split (core/codegen/amplify.h)."""
     try:
-        return list(_core().codegen_variants(source, k, generic_shapes))
+        return list(_core().codegen_variants(source, k, generic_shapes, list(amplified)))
     except ValueError as exc:
         raise UserError(str(exc)) from exc
 
