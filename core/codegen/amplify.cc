@@ -6,25 +6,33 @@
 #include "catalog/catalog.h"
 
 namespace drtriton::codegen {
+namespace {
 
-bool FeedsErrorAmplifier(const Program& program, ValueId v,
-                         const std::vector<std::string>& amplified_outputs) {
-  const auto& outs = program.outputs();
-  const bool output = std::find(outs.begin(), outs.end(), v) != outs.end();
-  const std::string& name = program.value(v).name;
-  if (output && std::find(amplified_outputs.begin(), amplified_outputs.end(), name) !=
-                    amplified_outputs.end())
-    return true;
-  for (const Node& n : program.nodes()) {
-    if (std::find(n.tensors.begin(), n.tensors.end(), v) == n.tensors.end()) continue;
-    const OpInfo& op = GetOp(n.op);
-    if (op.has(kAmplifiesError)) return true;
-    const bool passes = op.has(kElementwise) || op.has(kLayout) || op.has(kChannelwise) ||
-                        op.has(kPooling) || op.has(kContraction) || op.has(kConv) ||
-                        op.has(kConvTranspose);
-    if (passes && FeedsErrorAmplifier(program, n.result, amplified_outputs)) return true;
+bool PassesRounding(const OpInfo& op) {
+  return op.has(kElementwise) || op.has(kLayout) || op.has(kChannelwise) || op.has(kPooling) ||
+         op.has(kContraction) || op.has(kConv) || op.has(kConvTranspose);
+}
+
+}  // namespace
+
+std::vector<bool> AmplifiedValues(const Program& program,
+                                  const std::vector<std::string>& amplified_outputs) {
+  std::vector<bool> amplified(program.values().size(), false);
+  for (ValueId out : program.outputs()) {
+    const std::string& name = program.value(out).name;
+    if (std::find(amplified_outputs.begin(), amplified_outputs.end(), name) !=
+        amplified_outputs.end())
+      amplified[out.index] = true;
   }
-  return false;
+  const auto& nodes = program.nodes();
+  for (auto n = nodes.rbegin(); n != nodes.rend(); ++n) {
+    const OpInfo& op = GetOp(n->op);
+    const bool passed = PassesRounding(op) && amplified[n->result.index];
+    if (!op.has(kAmplifiesError) && !passed) continue;
+    for (ValueId t : n->tensors)
+      if (t.valid()) amplified[t.index] = true;
+  }
+  return amplified;
 }
 
 }  // namespace drtriton::codegen

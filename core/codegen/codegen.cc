@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/amplify.h"
 #include "codegen/emitters.h"
 #include "codegen/fusion.h"
 #include "codegen/heuristics.h"
@@ -83,6 +84,7 @@ Result<std::string> EmitCandidate(const Program& program, const CodegenOptions& 
   if (options.generic_shapes && GenericUnsupportedOps(program).empty())
     syms = InferSizeSyms(program).value();
   const FusionPlan plan = PlanFusion(program, options.fuse_epilogue);
+  const std::vector<bool> amplified = AmplifiedValues(program, options.amplified_outputs);
   std::vector<Launch> launches;
   for (size_t i = 0; i < plan.groups.size(); ++i) {
     const Group& g = plan.groups[i];
@@ -93,7 +95,7 @@ Result<std::string> EmitCandidate(const Program& program, const CodegenOptions& 
                      options.variant,
                      IsWide(program),
                      syms ? &*syms : nullptr,
-                     options.amplified_outputs};
+                     &amplified};
     auto kernel = EmitGroup(ctx);
     if (!kernel) return kernel.error();
     launches.push_back(Launch{std::move(kernel).value(), g.output});

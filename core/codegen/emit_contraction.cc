@@ -681,8 +681,8 @@ class ContractionWriter {
 // conv_transpose1d -> max_pool1d -> cumprod, lost 1 of 370,152 elements on the H200
 // (h200-2026-12-05) once its 9 output channels took fp16x3 instead of an FMA tl.dot.
 DotPrecision ContractionPrecision(const GroupContext& ctx, ValueId result) {
-  return FeedsErrorAmplifier(ctx.program, result, ctx.amplified_outputs) ? DotPrecision::kBf16x6
-                                                                         : kDefaultDotPrecision;
+  const bool amplified = ctx.amplified != nullptr && (*ctx.amplified)[result.index];
+  return amplified ? DotPrecision::kBf16x6 : kDefaultDotPrecision;
 }
 
 }  // namespace

@@ -26,8 +26,8 @@ struct GroupContext {
   // Generic-shape mode (CodegenOptions::generic_shapes): the runtime sizes of every value;
   // null = sizes are the program's literals.
   const SizeSyms* syms = nullptr;
-  // CodegenOptions::amplified_outputs.
-  std::vector<std::string> amplified_outputs;
+  // Per value: its rounding reaches an error amplifier (amplify.h, AmplifiedValues).
+  const std::vector<bool>* amplified = nullptr;
 
   bool generic() const { return syms != nullptr; }
   // `v`'s dims: size names in generic mode, literals otherwise.

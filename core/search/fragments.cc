@@ -57,6 +57,11 @@ std::vector<ValueId> LiveOutputs(const Program& program, int start, int end) {
 }  // namespace
 
 Result<Fragment> MakeFragment(const Program& program, int start, int end) {
+  return MakeFragment(program, start, end, codegen::AmplifiedValues(program));
+}
+
+Result<Fragment> MakeFragment(const Program& program, int start, int end,
+                              const std::vector<bool>& amplified) {
   if (start < 0 || end > program.level() || start >= end)
     return MakeError("fragment [" + std::to_string(start) + ", " + std::to_string(end) +
                      ") is outside the program's " + std::to_string(program.level()) + " nodes");
@@ -92,8 +97,7 @@ Result<Fragment> MakeFragment(const Program& program, int start, int end) {
   for (ValueId id : LiveOutputs(program, start, end)) {
     outputs.push_back(local.at(id.index));
     fragment.outputs.push_back(program.value(id).name);
-    if (codegen::FeedsErrorAmplifier(program, id))
-      fragment.amplified.push_back(program.value(id).name);
+    if (amplified[id.index]) fragment.amplified.push_back(program.value(id).name);
   }
   if (outputs.empty()) return MakeError("fragment computes nothing that is used later");
   fragment.program.SetOutputs(std::move(outputs));
@@ -106,11 +110,12 @@ std::vector<Fragment> EnumerateFragments(const Program& program, int max_ops,
     return static_cast<size_t>(i) < blocked.size() && blocked[static_cast<size_t>(i)];
   };
   std::vector<Fragment> fragments;
+  const std::vector<bool> amplified = codegen::AmplifiedValues(program);
   const int n = program.level();
   for (int start = 0; start < n; ++start) {
     for (int end = start + 1; end <= n && end - start <= max_ops; ++end) {
       if (is_blocked(end - 1)) break;  // every longer fragment contains it too
-      auto fragment = MakeFragment(program, start, end);
+      auto fragment = MakeFragment(program, start, end, amplified);
       if (fragment) fragments.push_back(std::move(fragment).value());
     }
   }

@@ -31,6 +31,9 @@ struct Fragment {
 // parent's create op for program inputs; else torch.rand where a use needs positive values,
 // torch.randn otherwise).  Fails for a fragment that reads an integer (argmax) value.
 Result<Fragment> MakeFragment(const Program& program, int start, int end);
+// The same with the parent's codegen::AmplifiedValues computed once for many fragments.
+Result<Fragment> MakeFragment(const Program& program, int start, int end,
+                              const std::vector<bool>& amplified);
 
 // Every buildable fragment of 1..max_ops nodes, by start then length.  `blocked[i]` marks
 // node i as one the search must leave alone (an operator kept in PyTorch); fragments
