@@ -362,6 +362,24 @@ TEST(CodegenTest, ComputedContractionOperandsAreStoredFirst) {
   ExpectInOrder(once, {"def k0_matmul_kernel(", "tl.exp(", "tl.dot("});
 }
 
+TEST(CodegenTest, StridePhasesSplitTheirLongKIntoOneWorkspace) {
+  // conv_transpose1d of stride 2: 2 phases of M = 5, N 16, K = 20,000 channels x 2 taps; 1
+  // tile a phase and 625 BLOCK_K steps: split-K (heuristics.cc ChooseSplitK), each phase's
+  // partial kernel then its sum, in order, over the one workspace.
+  const std::string c = MustEmit(MustParse("def fused_operator(x0, x1):\n"
+                                           "    t0 = F.conv_transpose1d(x0, x1, None, 2)\n"
+                                           "    return t0\n",
+                                           "torch.randn(1, 20000, 4), torch.randn(20000, 16, 4)"));
+  EXPECT_EQ(Count(c, "k0_acc = torch.empty((320,)"), 1);  // 4 slices x 5 x 16
+  ExpectInOrder(c, {"def k0_conv_transpose1d_part_kernel(", "num_tiles = tl.cdiv(outs0, BLOCK_M)",
+                    "pid_s = pid // num_tiles", "k0 = pid_s * 10240 + kk",
+                    "def k0_conv_transpose1d_kernel(", "for sk in tl.range(0, 4):",
+                    "k0_conv_transpose1d_part_kernel[(4,)]", "PHASE=0",
+                    "k0_conv_transpose1d_kernel[(1,)]", "PHASE=0",
+                    "k0_conv_transpose1d_part_kernel[(4,)]", "PHASE=1",
+                    "k0_conv_transpose1d_kernel[(1,)]", "PHASE=1"});
+}
+
 TEST(CodegenTest, LongReductionsSumInChunks) {
   // K = 16384: 256 BLOCK_K steps (fp16x3's 64) of fresh tiles > kSplitChunkedAbove, so chunks
   // of 512 elements (sqrt(K) = 128, raised to the minimum of eight BLOCK_K) go into a partial

@@ -103,9 +103,9 @@ Coords Materialize(PythonWriter& w, const Coords& coords, const std::string& ste
 }
 
 // The launch grid of `m` rows (a literal or a wrapper expression); of the autotuner's tile
-// (META) for a tuned kernel.
+// (META) for a tuned kernel; `slices` programs a tile (split-K's partial kernel).
 std::string GridOf(const std::string& m, const ContractionSpec& s, const ContractionConfig& c,
-                   const std::string& batch_expr) {
+                   const std::string& batch_expr, int64_t slices = 1) {
   if (!c.tuned.empty()) {
     std::string count = "triton.cdiv(" + m + ", META[\"BLOCK_M\"]) * triton.cdiv(" + s.n_dim +
                         ", META[\"BLOCK_N\"])";
@@ -115,13 +115,45 @@ std::string GridOf(const std::string& m, const ContractionSpec& s, const Contrac
   if (IsLiteral(m) && IsLiteral(s.n_dim) && IsLiteral(batch_expr))
     return "(" +
            IntLiteral(CeilDiv(std::stoll(m), c.block_m) * CeilDiv(std::stoll(s.n_dim), c.block_n) *
-                      std::stoll(batch_expr)) +
+                      std::stoll(batch_expr) * slices) +
            ",)";
   const std::string bm = IntLiteral(c.block_m), bn = IntLiteral(c.block_n);
   std::string count =
       "triton.cdiv(" + m + ", " + bm + ") * triton.cdiv(" + s.n_dim + ", " + bn + ")";
   if (batch_expr != "1") count += " * " + Atom(batch_expr);
+  if (slices != 1) count += " * " + IntLiteral(slices);
   return "(" + count + ",)";
+}
+
+// A phased split-K's launches: per phase with any output, the partial kernel over the K
+// slices, then the kernel adding them; every phase reuses one workspace (sized for the longest
+// phase), which the stream's order makes safe.  The first partial launch carries the partial
+// kernel's text and the setup (the workspace), the last sum launch the sum kernel's.
+void SplitKIntoPhases(EmittedKernel& sum, const EmittedKernel& part, const ContractionSpec& s,
+                      const ContractionConfig& c, const std::string& batch_expr) {
+  std::vector<EmittedKernel> launches;
+  for (int64_t phase = 0; phase < s.phases; ++phase) {
+    const std::string m = s.phase_m(phase);
+    if (m.empty()) continue;
+    const EmittedKernel& sum_launch = sum;
+    for (const EmittedKernel* kernel : {&part, &sum_launch}) {
+      EmittedKernel l = *kernel;
+      l.text.clear();
+      l.setup.clear();
+      l.before.clear();
+      l.constexprs.push_back("PHASE=" + IntLiteral(phase));
+      l.grid = GridOf(m, s, c, batch_expr, kernel == &part ? c.split_k : 1);
+      launches.push_back(std::move(l));
+    }
+  }
+  assert(launches.size() >= 2 && "every output position has a phase");
+  launches.front().text = part.text;
+  launches.front().setup = part.setup;
+  launches.front().setup.insert(launches.front().setup.end(), sum.setup.begin(), sum.setup.end());
+  launches.back().text = sum.text;
+  sum = launches.back();
+  launches.pop_back();
+  sum.before = std::move(launches);
 }
 
 // A phased spec's launches: one per phase with any output, the last carrying the kernel's
@@ -209,9 +241,10 @@ class ContractionWriter {
     return k;
   }
 
-  // Not for phased specs or generic mode (ChooseContraction splits known sizes only).
+  // Not in generic mode (ChooseContraction splits known sizes only).  A phased spec's
+  // phases each split K into the same slices of one workspace (SplitKIntoPhases).
   EmittedKernel SplitK() {
-    assert(!Phased() && !ctx_.generic() && "split-K needs one launch of literal sizes");
+    assert(!ctx_.generic() && "split-K needs literal sizes");
     const std::string slice_size = IntLiteral(batch_ * m_ * s_.n);
     KernelParams part_params = Params();
     PythonWriter pw(1);
@@ -248,7 +281,10 @@ class ContractionWriter {
     WriteEpilogue(w, params, counter, t);
     EmittedKernel k = Finish(ctx_.kernel_name, params, w, /*dot=*/false,
                              "(" + IntLiteral(Tiles() * batch_) + ",)");
-    k.before.push_back(std::move(part));
+    if (Phased())
+      SplitKIntoPhases(k, part, s_, c_, batch_expr_);
+    else
+      k.before.push_back(std::move(part));
     return k;
   }
 
@@ -291,7 +327,12 @@ class ContractionWriter {
 
   void WriteProgramIds(PythonWriter& w, KernelParams& params, bool sliced) {
     w.Line("pid = " + ProgramId(0, ctx_.wide));
-    if (sliced) {
+    if (sliced && Phased()) {  // the phase's own tiles
+      w.Line("num_tiles = tl.cdiv(" + params.Sizes(m_expr_) + ", BLOCK_M) * tl.cdiv(" +
+             params.Sizes(s_.n_dim) + ", BLOCK_N) * " + IntLiteral(batch_));
+      w.Line("pid_s = pid // num_tiles");
+      w.Line("pid = pid % num_tiles");
+    } else if (sliced) {
       w.Line("pid_s = pid // " + IntLiteral(Tiles() * batch_));
       w.Line("pid = pid % " + IntLiteral(Tiles() * batch_));
     }
@@ -700,12 +741,6 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
                         : ctx.generic() ? ChooseContraction(u, u, u, 1, ctx.variant, precision)
                                         : ChooseContraction(m, s.n, k, batch, ctx.variant,
                                                             precision);
-  // Stride phases are separate launches of one kernel, each its own M (the heuristics saw the
-  // longest): a K split of each would need a workspace per phase, so phases keep one kernel.
-  if (s.phases > 1 && c.split_k > 1) {
-    c.split_k = 1;
-    c.k_slice = 0;
-  }
   if (!ctx.generic() && !s.window_sum) c.tuned = TunedTiles(c, m, s.n);
   std::vector<ValueId> repacked = RepackedOperands(ctx, s, c);
   const auto write = [&](const ContractionConfig& config, OperandLoads* loads) {

@@ -58,6 +58,13 @@ CASES = {
         "x0, x1",
         "torch.randn(2, 16, 40000), torch.randn(2, 40000, 16)",
     ),
+    # A transposed convolution's two stride phases, each split over K (40,000 = 20,000
+    # channels x 2 taps a phase) into 4 slices of one workspace.
+    "conv_transpose1d_phased_split_k": (
+        ["t0 = F.conv_transpose1d(x0, x1, None, 2)"],
+        "x0, x1",
+        "torch.randn(1, 20000, 4), torch.randn(20000, 16, 4)",
+    ),
     # The narrow path (N at most 4: no tl.dot), split over K into 4 slices.
     "matrix_vector_split_k": (
         ["t0 = torch.matmul(x0, x1)", "t1 = torch.sigmoid(t0)"],
@@ -96,7 +103,11 @@ RANGE = {
     "bmm_split_k_past_fp16_range": "torch.randn(2, 16, 40000) * 1e9, torch.randn(2, 40000, 16)",
     "conv_transpose2d_past_fp16_range": "torch.randn(1, 6, 5, 5) * 1e9, torch.randn(6, 16, 3, 3)",
 }
-SPLIT = {"bmm_split_k": "tl.dot", "matrix_vector_split_k": "+= a[:, :, None] * b[None, :, :]"}
+SPLIT = {
+    "bmm_split_k": "tl.dot",
+    "conv_transpose1d_phased_split_k": "PHASE=1",
+    "matrix_vector_split_k": "+= a[:, :, None] * b[None, :, :]",
+}
 NARROW = {"matrix_vector_split_k"}
 
 # Every other case's M and N are 16 or more: thinner products stay on ieee (heuristics.cc).
