@@ -954,35 +954,36 @@ TEST(HeuristicsTest, FitSharedMemoryDropsStagesThenBlockKThenTile) {
 }
 
 TEST(CodegenTest, ContractionsFeedingErrorAmplifiersUseTheFullPrecisionSplit) {
-  const std::string softmax = MustEmit(
-      MustParse("def fused_operator(x0, x1, x2):\n"
-                "    t0 = torch.bmm(x0, x1)\n"
-                "    t1 = torch.mul(t0, x2)\n"
-                "    t2 = torch.softmax(t1, 2)\n"
-                "    return t2\n",
-                "torch.randn(8, 64, 32), torch.randn(8, 32, 48), torch.randn(48)"));
-  EXPECT_EQ(Count(softmax, "\"bf16x6\" if torch.get_float32_matmul_precision()"), 1);
-  EXPECT_EQ(Count(softmax, "fp16x3"), 0);
+  // Every contraction of `program` (inputs `inputs`) takes bf16x6 on the GPU.
+  const auto expect_full_precision = [](const std::string& program, const std::string& inputs) {
+    const std::string c = MustEmit(MustParse(program, inputs));
+    EXPECT_EQ(Count(c, "\"bf16x6\" if torch.get_float32_matmul_precision()"), 1) << program;
+    EXPECT_EQ(Count(c, "fp16x3"), 0) << program;
+  };
+  expect_full_precision(
+      "def fused_operator(x0, x1, x2):\n"
+      "    t0 = torch.bmm(x0, x1)\n"
+      "    t1 = torch.mul(t0, x2)\n"
+      "    t2 = torch.softmax(t1, 2)\n"
+      "    return t2\n",
+      "torch.randn(8, 64, 32), torch.randn(8, 32, 48), torch.randn(48)");
   // Pooling passes the rounding on (paper-preset program 39: conv_transpose1d -> max_pool1d
   // -> cumprod).
-  const std::string pooled = MustEmit(
-      MustParse("def fused_operator(x0, x1):\n"
-                "    t0 = F.conv_transpose1d(x0, x1)\n"
-                "    t1 = F.max_pool1d(t0, 2, 1)\n"
-                "    t2 = torch.cumprod(t1, -1)\n"
-                "    return t2\n",
-                "torch.randn(2, 32, 40), torch.randn(32, 24, 3)"));
-  EXPECT_EQ(Count(pooled, "\"bf16x6\" if torch.get_float32_matmul_precision()"), 1);
-  // So does a contraction (the q/k/v projection before q @ k^T and the softmax).
-  const std::string projected = MustEmit(
-      MustParse("def fused_operator(x0, x1, x2):\n"
-                "    t0 = F.linear(x0, x1)\n"
-                "    t1 = torch.matmul(t0, x2)\n"
-                "    t2 = torch.softmax(t1, 1)\n"
-                "    return t2\n",
-                "torch.randn(32, 16), torch.randn(24, 16), torch.randn(24, 32)"));
-  EXPECT_EQ(Count(projected, "\"bf16x6\" if torch.get_float32_matmul_precision()"), 1);
-  EXPECT_EQ(Count(projected, "fp16x3"), 0);  // the linear's kernel too
+  expect_full_precision(
+      "def fused_operator(x0, x1):\n"
+      "    t0 = F.conv_transpose1d(x0, x1)\n"
+      "    t1 = F.max_pool1d(t0, 2, 1)\n"
+      "    t2 = torch.cumprod(t1, -1)\n"
+      "    return t2\n",
+      "torch.randn(2, 32, 40), torch.randn(32, 24, 3)");
+  // So does a contraction (the q/k/v projection before q @ k^T and the softmax): both kernels.
+  expect_full_precision(
+      "def fused_operator(x0, x1, x2):\n"
+      "    t0 = F.linear(x0, x1)\n"
+      "    t1 = torch.matmul(t0, x2)\n"
+      "    t2 = torch.softmax(t1, 1)\n"
+      "    return t2\n",
+      "torch.randn(32, 16), torch.randn(24, 16), torch.randn(24, 32)");
   // An output that an operator outside the program amplifies (a search fragment's, read by
   // another fragment's softmax: CodegenOptions::amplified_outputs).
   const Program alone = MustParse(
