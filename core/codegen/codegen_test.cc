@@ -606,6 +606,26 @@ TEST(CodegenTest, UnalignedOperandRowsAreCopiedIntoPaddedRowsWhenTheirStridesSay
   // Operands under kRepackMinElements are read as they are: the copy's launch would cost more.
   const std::string small = MustEmit(MatmulOf("torch.randn(40, 37), torch.randn(37, 21)"));
   EXPECT_EQ(Count(small, "_rows"), 0);
+  // An input read through a transpose is copied the same way (its own rows; the transpose
+  // reads the copy by the same coordinates).
+  const std::string swapped =
+      MustEmit(MustParse("def fused_operator(x0, x1):\n"
+                         "    t0 = torch.transpose(x0, -1, -2)\n"
+                         "    t1 = torch.matmul(t0, x1)\n"
+                         "    return t1\n",
+                         "torch.randn(134, 8003), torch.randn(3, 134, 25)"));
+  ExpectInOrder(swapped, {"def k0_x0_rows_kernel(", "mask = (offs_r < 134) & (offs_c < 8003)",
+                          "k0_x0_repack = x0.stride(1) == 1 and x0.stride(0) % 16 != 0",
+                          "torch.empty_strided((134, 8003), (8016, 1)", "k0_matmul_kernel[",
+                          "k0_x0_rows, k0_x0_rows.stride(0), k0_x0_rows.stride(1), x1,"});
+  // Not through a reshape (its kernels may read a contiguous input flat).
+  const std::string reshaped =
+      MustEmit(MustParse("def fused_operator(x0, x1):\n"
+                         "    t0 = torch.reshape(x0, [8003, 134])\n"
+                         "    t1 = torch.matmul(t0, x1)\n"
+                         "    return t1\n",
+                         "torch.randn(134, 8003), torch.randn(134, 25)"));
+  EXPECT_EQ(Count(reshaped, "x0_repack"), 0);
 }
 
 TEST(CodegenTest, NarrowFromZeroIsNotReadFlatFromItsLargerInput) {

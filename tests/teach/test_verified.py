@@ -126,6 +126,13 @@ CASES = {
         "x0, x1, x2",
         "torch.randn(16, 32832), torch.randn(24, 32832), torch.randn(24)",
     ),
+    # An input of unaligned rows (8003) read through a transpose: copied into rows of 8016
+    # first, which the transpose reads by the same coordinates.
+    "transposed_unaligned_matmul": task(
+        ["t0 = torch.transpose(x0, -1, -2)", "t1 = torch.matmul(t0, x1)"],
+        "x0, x1",
+        "torch.randn(134, 8003), torch.randn(3, 134, 25)",
+    ),
     # The narrow path (M at most 4: a product and tl.sum, no tl.dot).
     "vector_times_matrix": task(
         ["t0 = torch.matmul(x0, x1)"], "x0, x1", "torch.randn(2, 300), torch.randn(300, 40)"
@@ -153,6 +160,7 @@ def test_teacher_candidate_is_accepted(name: str) -> None:
 def test_split_and_narrow_cases_take_those_paths() -> None:
     # The cases above test what their names say only while the heuristics send them there.
     assert "_part_kernel[" in emit(CASES["linear_split_k"])
+    assert "k0_x0_rows_kernel[" in emit(CASES["transposed_unaligned_matmul"])
     narrow = emit(CASES["vector_times_matrix"])
     assert "tl.dot" not in narrow and "+= a[:, :, None] * b[None, :, :]" in narrow
 
