@@ -606,6 +606,13 @@ TEST(CodegenTest, UnalignedOperandRowsAreCopiedIntoPaddedRowsWhenTheirStridesSay
   // Operands under kRepackMinElements are read as they are: the copy's launch would cost more.
   const std::string small = MustEmit(MatmulOf("torch.randn(40, 37), torch.randn(37, 21)"));
   EXPECT_EQ(Count(small, "_rows"), 0);
+  // ... unless the product is large (kRepackMinProducts): B of 1037 x 1000 (under 1M
+  // elements) broadcast over 16 batches of 128 rows, 2.1G multiply-adds; over 2, 0.27G.
+  const std::string reused =
+      MustEmit(MatmulOf("torch.randn(16, 128, 1037), torch.randn(1037, 1000)"));
+  ExpectInOrder(reused, {"k0_x0_repack = ", "k0_x1_repack = x1.stride(1) == 1"});
+  const std::string once = MustEmit(MatmulOf("torch.randn(2, 128, 1037), torch.randn(1037, 1000)"));
+  EXPECT_EQ(Count(once, "_repack"), 0);
   // An input read through a transpose is copied the same way (its own rows; the transpose
   // reads the copy by the same coordinates).
   const std::string swapped =

@@ -204,6 +204,9 @@ std::vector<ValueId> RepackedOperands(const GroupContext& ctx, const Contraction
   const Program& p = ctx.program;
   const OpInfo& op = GetOp(p.node(ctx.group.anchor).op);
   if (op.has(kConv) || op.has(kConvTranspose)) return {};
+  const int64_t products = ctx.generic() ? kUnknownSize
+                                         : Product(s.batch_shape) * Product(s.m_shape) * s.n *
+                                               Product(s.k_shape);
   std::vector<ValueId> out;
   for (ValueId operand : {s.a, s.b}) {
     const ValueId v = BehindDimSwaps(p, ctx.plan.materialized, operand);
@@ -213,7 +216,7 @@ std::vector<ValueId> RepackedOperands(const GroupContext& ctx, const Contraction
     const Dims dims = ctx.DimsOf(v);
     if (dims.size() < 2) continue;
     const int64_t rows = HeuristicSize(DimProduct(dims, 0, dims.size() - 1));
-    if (RepacksUnalignedRows(c, rows, HeuristicSize(dims.back()))) out.push_back(v);
+    if (RepacksUnalignedRows(c, rows, HeuristicSize(dims.back()), products)) out.push_back(v);
   }
   return out;
 }

@@ -453,13 +453,20 @@ ContractionConfig ChooseWindowSum(int64_t m, int64_t n, int variant) {
 // contiguous input (every input the verifier and KernelBench pass); only a view into a wider
 // tensor would not be, so such shapes emit no check and their candidates stay as they were.
 // Runtime sizes (kUnknownSize) are checked.  An operand under kRepackMinElements (4 MB) is
-// read as it is: its copy is one more launch (~5 us on the H200) for a GEMM that takes tens of
-// microseconds at most (a KernelBench level-2 linear of 128 x 1024 x 512); L1 8's operands
-// are 24M and 17M elements.  The limit is a prediction, not measured.
-bool RepacksUnalignedRows(const ContractionConfig& c, int64_t rows, int64_t cols) {
+// read as it is when its contraction is small too: its copy is one more launch (~5 us on the
+// H200) for a GEMM that takes tens of microseconds at most (a KernelBench level-2 linear of
+// 128 x 1024 x 512); L1 8's operands are 24M and 17M elements.  But a small operand may be
+// read by a large contraction: paper-preset program 106 broadcasts a 134 x 5683 matrix over
+// 466 batch entries (8.9G multiply-adds), and its unaligned rows made every element of A a
+// 4-byte load, 0.17x eager on the H200 (h200-2026-12-05).  From kRepackMinProducts (1G, at
+// least ~7 us of tensor-core work) the copy is made whatever the operand's size.  The limits
+// are predictions, not measured.
+bool RepacksUnalignedRows(const ContractionConfig& c, int64_t rows, int64_t cols,
+                          int64_t products) {
   const bool aligned = cols != kUnknownSize && cols % kRowAlignment == 0;
   const bool known = rows != kUnknownSize && cols != kUnknownSize;
-  const bool small = known && rows * cols < kRepackMinElements;
+  const bool large_product = products == kUnknownSize || products >= kRepackMinProducts;
+  const bool small = known && rows * cols < kRepackMinElements && !large_product;
   return !c.narrow && rows > 1 && cols > kRowAlignment && !aligned && !small;
 }
 

@@ -217,12 +217,16 @@ inline constexpr int64_t kMinSliceSteps = 128;
 // masks exclude it).  Predicted, not measured: the copy reads and writes 97 + 70 MB, ~0.1 ms
 // at 4 TB/s, against ~2.3 ms for the GEMM at the aligned rate instead of 22.4.
 inline constexpr int64_t kRowAlignment = 16;
-// Operands smaller than this (elements) are never copied (RepacksUnalignedRows says why).
+// Operands smaller than this (elements) are not copied unless their contraction has at least
+// kRepackMinProducts multiply-adds (RepacksUnalignedRows says why).
 inline constexpr int64_t kRepackMinElements = int64_t{1} << 20;
+inline constexpr int64_t kRepackMinProducts = int64_t{1} << 30;
 // Whether a contraction with configuration `c` checks an operand of `rows` rows of `cols`
 // elements (its last dim; rows is the product of the others) for unaligned rows at run time
 // (kUnknownSize: a runtime size).
-bool RepacksUnalignedRows(const ContractionConfig& c, int64_t rows, int64_t cols);
+// `products`: the contraction's multiply-adds (M x N x K x batch; kUnknownSize: unknown).
+bool RepacksUnalignedRows(const ContractionConfig& c, int64_t rows, int64_t cols,
+                          int64_t products);
 // The copy kernel's tiles: BLOCK_R rows of BLOCK_C elements.
 struct RepackConfig {
   int64_t block_r = 32, block_c = 128;
