@@ -146,6 +146,49 @@ TEST(CodegenTest, ConvWithEpilogueIsOneKernel) {
   EXPECT_EQ(Count(MustEmit(p, unfused), "@triton.jit\n"), 2);
 }
 
+TEST(CodegenTest, BatchNormAndReluAreAConvolutionsEpilogue) {
+  // conv -> batch_norm -> relu -> conv (a CNN block): the first convolution's kernel applies
+  // the batch norm and relu to its tile and stores t2, which the second reads (fusion.h).
+  const std::string c = MustEmit(MustParse(
+      "def fused_operator(x0, x1, x2, x3, x4, x5, x6):\n"
+      "    t0 = F.conv2d(x0, x1, None, 1, 1)\n"
+      "    t1 = F.batch_norm(t0, x2, x3, x4, x5)\n"
+      "    t2 = torch.relu(t1)\n"
+      "    t3 = F.conv2d(t2, x6, None, 1, 1)\n"
+      "    return t3\n",
+      "torch.randn(2, 8, 12, 12), torch.randn(16, 8, 3, 3), torch.randn(16), torch.rand(16), "
+      "torch.randn(16), torch.randn(16), torch.randn(16, 16, 3, 3)"));
+  ExpectInOrder(c, {"def k0_conv2d_kernel(", "# batch_norm", "tl.maximum(", "tl.store(t2_ptr",
+                    "def k1_conv2d_kernel(t2_ptr"});
+  EXPECT_EQ(Count(c, "def k0_batch_norm_kernel("), 0);
+  EXPECT_EQ(Count(c, "def k1_relu_kernel("), 0);
+}
+
+TEST(CodegenTest, TwoEpiloguesMeetingAtAnAddLeaveItToTheFirst) {
+  // A residual block (KernelBench L3 8): conv -> batch_norm -> relu -> conv -> batch_norm, plus
+  // the shortcut's conv -> batch_norm, added.  Both chains reach the add; the shortcut's stops
+  // before it (stores t6) and the main conv's epilogue reads t6 (fusion.cc, EpilogueEnd).
+  const std::string c = MustEmit(MustParse(
+      "def fused_operator(x0, w1, g1, b1, w2, g2, b2, w3, g3, b3, m1, v1, m2, v2, m3, v3):\n"
+      "    t0 = F.conv2d(x0, w1, None, [1, 1], [1, 1], [1, 1])\n"
+      "    t1 = F.batch_norm(t0, m1, v1, g1, b1)\n"
+      "    t2 = torch.relu(t1)\n"
+      "    t3 = F.conv2d(t2, w2, None, [1, 1], [1, 1], [1, 1])\n"
+      "    t4 = F.batch_norm(t3, m2, v2, g2, b2)\n"
+      "    t5 = F.conv2d(x0, w3, None, [1, 1], [0, 0], [1, 1])\n"
+      "    t6 = F.batch_norm(t5, m3, v3, g3, b3)\n"
+      "    t7 = torch.add(t4, t6)\n"
+      "    t8 = torch.relu(t7)\n"
+      "    return t8\n",
+      "torch.randn(2, 4, 10, 10), torch.randn(8, 4, 3, 3), torch.randn(8), torch.randn(8), "
+      "torch.randn(8, 8, 3, 3), torch.randn(8), torch.randn(8), torch.randn(8, 4, 1, 1), "
+      "torch.randn(8), torch.randn(8), torch.randn(8), torch.rand(8), torch.randn(8), "
+      "torch.rand(8), torch.randn(8), torch.rand(8)"));
+  ExpectInOrder(c, {"def k0_conv2d_kernel(", "def k1_conv2d_kernel(", "tl.store(t6_ptr",
+                    "def k2_conv2d_kernel(t2_ptr", "t6_ptr", "tl.store(t8_ptr"});
+  EXPECT_EQ(Count(c, "tl.store(t8_ptr"), 2);  // the kernel and its range guard's tile
+}
+
 TEST(CodegenTest, ConvLoadsAreNotClampedAndItsWeightIsAMatrix) {
   // Padding 1: both sides of the window are tested, and the masked load does the rest.  NCHW
   // operands (variant 1; 3 channels are copied channels-last otherwise).

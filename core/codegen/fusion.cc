@@ -25,10 +25,13 @@ bool IsOutput(const Program& program, ValueId v) {
   return std::find(outs.begin(), outs.end(), v) != outs.end();
 }
 
-// Follows single-consumer, same-shape elementwise nodes from `start`; returns the last
-// value of the chain (start itself when nothing can be fused).
+// Follows single-consumer, same-shape elementwise and channelwise nodes from `start`; returns
+// the last value of the chain (start itself when nothing can be fused).  `claimed` marks the
+// values earlier anchors' chains compute: a chain stops before one, so that two anchors whose
+// chains meet (a residual block's conv -> batch_norm and its shortcut's, added) leave the
+// shared tail to the first, which reads the second's stored end.  Marks its own values.
 ValueId EpilogueEnd(const Program& program, const std::vector<std::vector<NodeId>>& users,
-                    ValueId start) {
+                    ValueId start, std::vector<bool>* claimed) {
   ValueId end = start;
   while (!IsOutput(program, end)) {
     const auto& u = users[end.index];
@@ -36,10 +39,13 @@ ValueId EpilogueEnd(const Program& program, const std::vector<std::vector<NodeId
     const NodeId next = u.front();
     bool same_node = std::all_of(u.begin(), u.end(), [&](NodeId n) { return n == next; });
     const Node& node = program.node(next);
-    if (!same_node || !GetOp(node.op).has(kElementwise)) break;
+    const OpInfo& op = GetOp(node.op);
+    if (!same_node || !(op.has(kElementwise) || op.has(kChannelwise))) break;
     if (program.value(node.result).shape != program.value(start).shape) break;
     if (program.value(node.result).dtype != program.value(start).dtype) break;
+    if ((*claimed)[node.result.index]) break;
     end = node.result;
+    (*claimed)[end.index] = true;
   }
   return end;
 }
@@ -143,6 +149,7 @@ FusionPlan PlanFusion(const Program& program, bool fuse_epilogue) {
   // topological because an epilogue only reads values produced before its last node.
   std::vector<std::pair<int, Group>> ordered;
   std::vector<bool> covered(program.values().size(), false);  // stored by some group
+  std::vector<bool> claimed(program.values().size(), false);  // in some anchor's epilogue
   // Producers another anchor computes in its own kernel (LossLogSoftmax): no group of their own.
   std::vector<NodeId> absorbed_by(program.nodes().size());
   if (fuse_epilogue)
@@ -157,12 +164,12 @@ FusionPlan PlanFusion(const Program& program, bool fuse_epilogue) {
     g.kind = AnchorKind(program, id);
     g.anchor = id;
     const Node& node = program.node(id);
-    g.output = fuse_epilogue ? EpilogueEnd(program, users, node.result) : node.result;
+    g.output = fuse_epilogue ? EpilogueEnd(program, users, node.result, &claimed) : node.result;
     const Node* flip = fuse_epilogue && GetOp(node.op).has(kScan)
                            ? ScanDimFlip(program, users, node, g.output)
                            : nullptr;
     if (flip) {
-      g.output = EpilogueEnd(program, users, flip->result);
+      g.output = EpilogueEnd(program, users, flip->result, &claimed);
       g.mirrored = true;
     }
     if (const Node* softmax = fuse_epilogue ? LossLogSoftmax(program, node) : nullptr)

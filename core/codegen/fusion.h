@@ -7,8 +7,10 @@
 // stored; every kernel that reads one recomputes it from its producers (prologue fusion),
 // but for a contraction's computed operands that enter many products (OperandReuse), which a
 // pointwise kernel stores first.
-// An anchor whose result feeds a single chain of same-shape elementwise nodes computes the
-// chain in its own registers and stores only the chain's end (epilogue fusion).  Program
+// An anchor whose result feeds a single chain of same-shape elementwise or channelwise nodes
+// (inference batch norm) computes the chain in its own registers and stores only the chain's
+// end (epilogue fusion): conv -> batch_norm -> relu is one kernel, whose output the next
+// convolution reads stored (OperandReuse).  Program
 // outputs are always stored; an output produced by inlinable nodes alone gets a pointwise
 // kernel.  So `conv -> relu -> add` is one kernel, and so is any elementwise program.
 // A scan's epilogue may also pass one flip along the scan dim (and only that dim): the scan

@@ -126,6 +126,24 @@ CASES = {
         "x0, x1, x2",
         "torch.randn(16, 32832), torch.randn(24, 32832), torch.randn(24)",
     ),
+    # conv -> batch_norm -> relu as one kernel, and two such epilogues meeting at a residual
+    # add (the shortcut's stored first, the main conv's epilogue reading it).
+    "residual_block": task(
+        [
+            "t0 = F.conv2d(x0, x1, None, 1, 1)",
+            "t1 = F.batch_norm(t0, x2, x3, x4, x5)",
+            "t2 = torch.relu(t1)",
+            "t3 = F.conv2d(t2, x6, None, 1, 1)",
+            "t4 = F.batch_norm(t3, x2, x3, x4, x5)",
+            "t5 = F.conv2d(x0, x7)",
+            "t6 = F.batch_norm(t5, x2, x3, x4, x5)",
+            "t7 = torch.add(t4, t6)",
+            "t8 = torch.relu(t7)",
+        ],
+        "x0, x1, x2, x3, x4, x5, x6, x7",
+        "torch.randn(2, 4, 10, 10), torch.randn(8, 4, 3, 3), torch.randn(8), torch.rand(8), "
+        "torch.randn(8), torch.randn(8), torch.randn(8, 8, 3, 3), torch.randn(8, 4, 1, 1)",
+    ),
     # An input of unaligned rows (8003) read through a transpose: copied into rows of 8016
     # first, which the transpose reads by the same coordinates.
     "transposed_unaligned_matmul": task(
