@@ -414,8 +414,8 @@ TEST(CodegenTest, StridePhasesSplitTheirLongKIntoOneWorkspace) {
                                            "    return t0\n",
                                            "torch.randn(1, 20000, 4), torch.randn(20000, 16, 4)"));
   EXPECT_EQ(Count(c, "k0_acc = torch.empty((320,)"), 1);  // 4 slices x 5 x 16
-  ExpectInOrder(c, {"def k0_conv_transpose1d_part_kernel(", "num_tiles = tl.cdiv(outs0, BLOCK_M)",
-                    "pid_s = pid // num_tiles", "k0 = pid_s * 10240 + kk",
+  ExpectInOrder(c, {"def k0_conv_transpose1d_part_kernel(", "num_pid_m = tl.cdiv(outs0, BLOCK_M)",
+                    "pid_s = pid // (num_pid_m * num_pid_n * 1)", "k0 = pid_s * 10240 + kk",
                     "def k0_conv_transpose1d_kernel(", "for sk in tl.range(0, 4):",
                     "k0_conv_transpose1d_part_kernel[(4,)]", "PHASE=0",
                     "k0_conv_transpose1d_kernel[(1,)]", "PHASE=0",

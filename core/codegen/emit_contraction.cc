@@ -125,59 +125,40 @@ std::string GridOf(const std::string& m, const ContractionSpec& s, const Contrac
   return "(" + count + ",)";
 }
 
-// A phased split-K's launches: per phase with any output, the partial kernel over the K
-// slices, then the kernel adding them; every phase reuses one workspace (sized for the longest
-// phase), which the stream's order makes safe.  The first partial launch carries the partial
-// kernel's text and the setup (the workspace), the last sum launch the sum kernel's.
-void SplitKIntoPhases(EmittedKernel& sum, const EmittedKernel& part, const ContractionSpec& s,
-                      const ContractionConfig& c, const std::string& batch_expr) {
+// A phased spec's launches: per phase with any output, each of `kernels` in turn (the one
+// kernel, or split-K's partial kernel over `slices[0]` programs a tile and then its sum; the
+// phases reuse split-K's one workspace, sized for the longest phase, which the stream's order
+// makes safe).  The first launch carries every kernel's setup, each kernel's last launch its
+// text.  Returns the last launch, the others in its `before`.
+EmittedKernel PhaseLaunches(const std::vector<const EmittedKernel*>& kernels,
+                            const std::vector<int64_t>& slices, const ContractionSpec& s,
+                            const ContractionConfig& c, const std::string& batch_expr) {
   std::vector<EmittedKernel> launches;
+  std::vector<size_t> last(kernels.size());
   for (int64_t phase = 0; phase < s.phases; ++phase) {
     const std::string m = s.phase_m(phase);
-    if (m.empty()) continue;
-    const EmittedKernel& sum_launch = sum;
-    for (const EmittedKernel* kernel : {&part, &sum_launch}) {
-      EmittedKernel l = *kernel;
+    if (m.empty()) continue;  // a stride longer than the output: no position in this phase
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      EmittedKernel l = *kernels[i];
       l.text.clear();
       l.setup.clear();
       l.before.clear();
       l.constexprs.push_back("PHASE=" + IntLiteral(phase));
-      l.grid = GridOf(m, s, c, batch_expr, kernel == &part ? c.split_k : 1);
+      l.grid = GridOf(m, s, c, batch_expr, slices[i]);
+      last[i] = launches.size();
       launches.push_back(std::move(l));
     }
   }
-  assert(launches.size() >= 2 && "every output position has a phase");
-  launches.front().text = part.text;
-  launches.front().setup = part.setup;
-  launches.front().setup.insert(launches.front().setup.end(), sum.setup.begin(), sum.setup.end());
-  launches.back().text = sum.text;
-  sum = launches.back();
-  launches.pop_back();
-  sum.before = std::move(launches);
-}
-
-// A phased spec's launches: one per phase with any output, the last carrying the kernel's
-// text and the others launched first (EmittedKernel::before) with the same kernel.
-void SplitIntoPhases(EmittedKernel& kernel, const ContractionSpec& s, const ContractionConfig& c,
-                     const std::string& batch_expr) {
-  std::vector<EmittedKernel> launches;
-  for (int64_t phase = 0; phase < s.phases; ++phase) {
-    const std::string m = s.phase_m(phase);
-    if (m.empty()) continue;  // a stride longer than the output: no position in this phase
-    EmittedKernel l = kernel;
-    l.text.clear();
-    l.setup.clear();
-    l.constexprs.push_back("PHASE=" + IntLiteral(phase));
-    l.grid = GridOf(m, s, c, batch_expr);
-    launches.push_back(std::move(l));
-  }
   assert(!launches.empty() && "every output position has a phase");
-  launches.front().setup = kernel.setup;
-  launches.back().text = kernel.text;
-  kernel = launches.back();
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    launches[last[i]].text = kernels[i]->text;
+    const auto& setup = kernels[i]->setup;
+    launches.front().setup.insert(launches.front().setup.end(), setup.begin(), setup.end());
+  }
+  EmittedKernel kernel = std::move(launches.back());
   launches.pop_back();
   kernel.before = std::move(launches);
-  if (!kernel.before.empty()) kernel.setup.clear();
+  return kernel;
 }
 
 // The value an operand reads through dim swaps alone (transpose, permute: the kernel
@@ -224,7 +205,7 @@ std::vector<ValueId> RepackedOperands(const GroupContext& ctx, const Contraction
 // Writes a contraction's kernels: one kernel (K loop, then epilogue), or with split-K a
 // partial kernel per K slice (launched first, ContractionConfig::split_k) and a kernel that
 // adds the slices' partial tiles in order and runs the epilogue.  A transposed convolution's
-// stride phases launch the one kernel once per phase (SplitIntoPhases).
+// stride phases launch the one kernel once per phase (PhaseLaunches).
 class ContractionWriter {
  public:
   // `repacked`: operands read from their RepackBuffer (EmitRepack), not the input itself.
@@ -257,12 +238,12 @@ class ContractionWriter {
     const bool literal = !ctx_.generic();
     EmittedKernel k = Finish(ctx_.kernel_name, params, w, /*dot=*/true,
                              GridOf(literal ? IntLiteral(m_) : m_expr_, s_, c_, batch_expr_));
-    if (Phased()) SplitIntoPhases(k, s_, c_, batch_expr_);
+    if (Phased()) return PhaseLaunches({&k}, {1}, s_, c_, batch_expr_);
     return k;
   }
 
   // Not in generic mode (ChooseContraction splits known sizes only).  A phased spec's
-  // phases each split K into the same slices of one workspace (SplitKIntoPhases).
+  // phases each split K into the same slices of one workspace (PhaseLaunches).
   EmittedKernel SplitK() {
     assert(!ctx_.generic() && "split-K needs literal sizes");
     const std::string slice_size = IntLiteral(batch_ * m_ * s_.n);
@@ -301,10 +282,8 @@ class ContractionWriter {
     WriteEpilogue(w, params, counter, t);
     EmittedKernel k = Finish(ctx_.kernel_name, params, w, /*dot=*/false,
                              "(" + IntLiteral(Tiles() * batch_) + ",)");
-    if (Phased())
-      SplitKIntoPhases(k, part, s_, c_, batch_expr_);
-    else
-      k.before.push_back(std::move(part));
+    if (Phased()) return PhaseLaunches({&part, &k}, {c_.split_k, 1}, s_, c_, batch_expr_);
+    k.before.push_back(std::move(part));
     return k;
   }
 
@@ -347,18 +326,20 @@ class ContractionWriter {
 
   void WriteProgramIds(PythonWriter& w, KernelParams& params, bool sliced) {
     w.Line("pid = " + ProgramId(0, ctx_.wide));
-    if (sliced && Phased()) {  // the phase's own tiles
-      w.Line("num_tiles = tl.cdiv(" + params.Sizes(m_expr_) + ", BLOCK_M) * tl.cdiv(" +
-             params.Sizes(s_.n_dim) + ", BLOCK_N) * " + IntLiteral(batch_));
-      w.Line("pid_s = pid // num_tiles");
-      w.Line("pid = pid % num_tiles");
-    } else if (sliced) {
-      w.Line("pid_s = pid // " + IntLiteral(Tiles() * batch_));
-      w.Line("pid = pid % " + IntLiteral(Tiles() * batch_));
-    }
-    if (ctx_.generic() || Phased() || !c_.tuned.empty()) {  // the tile count is the tile's
+    // The tile count is the tile's (autotuned) or a phase's own M, or a literal.
+    const bool counted = ctx_.generic() || Phased() || !c_.tuned.empty();
+    if (counted) {
       w.Line("num_pid_m = tl.cdiv(" + params.Sizes(m_expr_) + ", BLOCK_M)");
       w.Line("num_pid_n = tl.cdiv(" + params.Sizes(s_.n_dim) + ", BLOCK_N)");
+    }
+    if (sliced) {
+      const std::string per_slice =
+          counted ? "(num_pid_m * num_pid_n * " + IntLiteral(batch_) + ")"
+                  : IntLiteral(Tiles() * batch_);
+      w.Line("pid_s = pid // " + per_slice);
+      w.Line("pid = pid % " + per_slice);
+    }
+    if (counted) {
       w.Line("pid_b = pid // (num_pid_m * num_pid_n)");
       w.Line("pid = pid % (num_pid_m * num_pid_n)");
     } else {

@@ -126,6 +126,7 @@ bool ComputedInline(const Program& program, const std::vector<bool>& materialize
   const Node& node = program.node(producer);
   const OpInfo& op = GetOp(node.op);
   if (op.has(kElementwise) || op.has(kChannelwise)) return true;
+  if (!op.has(kLayout)) return false;
   return std::any_of(node.tensors.begin(), node.tensors.end(), [&](ValueId t) {
     return t.valid() && ComputedInline(program, materialized, t);
   });

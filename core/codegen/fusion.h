@@ -70,13 +70,13 @@ int64_t OperandReuse(const Program& program, const Node& node, size_t operand);
 // ~0.02 ms).  Where an element enters few products (N at most one 64-wide tile, one tap) the
 // contraction is memory-bound and the prologue computed once: program 37's hardtanh -> tanh
 // -> linear, N 12 over a 3 GB input, would pay 1.4 ms to store what a 0.7 ms read needs.
+// Depthwise window sums (IsWindowSum) store a computed input at any reuse: their kernels gave
+// wrong answers on the GPU with the producer recomputed in the K loop (results
+// h200-2026-12-04c: KernelBench L3 23, 4,605,346 of 4,608,000 elements outside 1e-4; none
+// with a stored input; cause not found).
 inline constexpr int64_t kInlineOperandReuse = 64;
-// Depthwise window sums store a computed input at any reuse: their kernels gave wrong answers
-// on the GPU with the producer recomputed in the K loop (results h200-2026-12-04c: KernelBench
-// L3 23, 4,605,346 of 4,608,000 elements outside 1e-4; none with a stored input; cause not
-// found).
 // Whether `v` is computed inline by its readers: not stored, and an elementwise or
-// channelwise node on its way back to stored values.
+// channelwise node on its way back through layout operators to stored values.
 bool ComputedInline(const Program& program, const std::vector<bool>& materialized, ValueId v);
 // The group kind of an anchor node.
 GroupKind AnchorKind(const Program& program, NodeId node);

@@ -367,12 +367,18 @@ def _least_loss_cover(
     return list(_core.best_cover(n_ops, {(best.start, best.end): 0.0}, list(op_costs)))
 
 
+def _fragment_result(fragment: dict[str, Any]) -> FragmentResult:
+    """A fragment of `_core.fragments` before any candidate: its span, task, modelled cost and
+    the outputs a later operator amplifies."""
+    return FragmentResult(fragment["start"], fragment["end"], fragment["source"],
+                          modelled=_modelled(fragment),
+                          amplified=list(fragment["amplified"]))  # fmt: skip
+
+
 def _search_fragment(fragment: dict[str, Any], policy: Policy, config: SearchConfig,
                      cache: VerdictCache, judge: Any, pace: Pace) -> FragmentResult:  # fmt: skip
     """Every candidate of one fragment (the GPU fallback when eager times are unknown)."""
-    result = FragmentResult(fragment["start"], fragment["end"], fragment["source"],
-                            amplified=list(fragment.get("amplified", [])))  # fmt: skip
-    result.modelled = _modelled(fragment)
+    result = _fragment_result(fragment)
     if not pace.out_of_time():
         _try_candidates(result, policy, config, cache, judge, pace=pace)
     return result
@@ -482,11 +488,7 @@ def _search_lazy(
     }
     classes = {span: lazy.fragment_class(f) for span, f in by_span.items()} if on_gpu else {}
     bounds = {span: raw[span] * calibration.scale(classes.get(span, "")) for span in raw}
-    results = {
-        span: FragmentResult(span.start, span.end, f["source"], modelled=_modelled(f),
-                             amplified=list(f.get("amplified", [])))
-        for span, f in by_span.items()
-    }  # fmt: skip
+    results = {span: _fragment_result(f) for span, f in by_span.items()}
 
     def measure(span: lazy.Span) -> float:
         pytorch_ms = sum(op_costs[span.start : span.end]) if on_gpu else None
