@@ -42,8 +42,12 @@ TILES = [
 ]
 # fp16x3: the teacher's step (emit_contraction.cc: products from zero, one FMA into the sum);
 # fp16x3_chained: the accumulators chained through the tensor cores (acc = tl.dot(h, h, acc)),
-# which the H200 measured 4.9e-6 off on 4096^3.
-SPLITS = ("bf16x6", "fp16x3", "fp16x3_chained", "bf16x3")
+# which the H200 measured 4.9e-6 off on 4096^3; fp16x3_presplit: the same step as fp16x3 on
+# fp16 parts that one pointwise kernel per operand wrote first (_split_parts, timed with the
+# matmul), so the K loop only loads and multiplies.  Its sm_90 build (128x128x64, 8 warps, 3
+# stages) has 275 instructions in the K loop against fp16x3's 658 (no F2FP, HADD2, PRMT or
+# STS: the tiles go from cp.async to the tensor cores), 176 registers against 255.
+SPLITS = ("bf16x6", "fp16x3", "fp16x3_chained", "bf16x3", "fp16x3_presplit")
 SHAPES = [(4096, 4096, 4096), (2048, 4096, 8192), (8192, 8192, 1024)]
 
 
@@ -95,7 +99,67 @@ def _matmul(a_ptr, b_ptr, c_ptr, M, N, K: tl.constexpr, sam, sak, sbk, sbn, scm,
              mask=(rm[:, None] < M) & (rn[None, :] < N))  # fmt: skip
 
 
+@triton.jit
+def _split_parts(x_ptr, hi_ptr, lo_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    hi, lo = _fp16_parts(x)
+    tl.store(hi_ptr + offs, hi, mask=offs < n)
+    tl.store(lo_ptr + offs, lo, mask=offs < n)
+
+
+@triton.jit
+def _matmul_parts(ah_ptr, al_ptr, bh_ptr, bl_ptr, c_ptr, M, N, K: tl.constexpr, sam, sbk, scm,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                  GROUP_M: tl.constexpr):  # fmt: skip
+    pid = tl.program_id(0)
+    num_m, num_n = tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N)
+    group = GROUP_M * num_n
+    first_m = (pid // group) * GROUP_M
+    size_m = min(num_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % group) % size_m
+    pid_n = (pid % group) // size_m
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for k0 in tl.range(0, K, BLOCK_K):
+        rk = k0 + tl.arange(0, BLOCK_K)
+        mask_a = (rm[:, None] < M) & (rk[None, :] < K)
+        mask_b = (rk[:, None] < K) & (rn[None, :] < N)
+        ia = rm[:, None] * sam + rk[None, :]
+        ib = rk[:, None] * sbk + rn[None, :]
+        ah = tl.load(ah_ptr + ia, mask=mask_a, other=0.0)
+        al = tl.load(al_ptr + ia, mask=mask_a, other=0.0)
+        bh = tl.load(bh_ptr + ib, mask=mask_b, other=0.0)
+        bl = tl.load(bl_ptr + ib, mask=mask_b, other=0.0)
+        lo = tl.dot(al, bh, tl.dot(ah, bl))
+        acc += tl.dot(ah, bh, lo * 0.00048828125) * 65536.0
+    tl.store(c_ptr + rm[:, None] * scm + rn[None, :], acc,
+             mask=(rm[:, None] < M) & (rn[None, :] < N))  # fmt: skip
+
+
+def split_parts(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """fp16 hi and lo parts of a contiguous float32 tensor (_fp16_parts), one kernel."""
+    hi = torch.empty(x.shape, device=x.device, dtype=torch.float16)
+    lo = torch.empty_like(hi)
+    _split_parts[(triton.cdiv(x.numel(), 4096),)](x, hi, lo, x.numel(), BLOCK=4096, num_warps=8)
+    return hi, lo
+
+
+def matmul_presplit(a: torch.Tensor, b: torch.Tensor, tile: tuple[int, ...]) -> torch.Tensor:
+    bm, bn, bk, gm, warps, stages = tile
+    (m, k), n = a.shape, b.shape[1]
+    (ah, al), (bh, bl) = split_parts(a.contiguous()), split_parts(b.contiguous())
+    c = torch.empty(m, n, device=a.device, dtype=torch.float32)
+    grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn),)
+    _matmul_parts[grid](ah, al, bh, bl, c, m, n, k, k, n, n, BLOCK_M=bm, BLOCK_N=bn,
+                        BLOCK_K=bk, GROUP_M=gm, num_warps=warps, num_stages=stages)  # fmt: skip
+    return c
+
+
 def matmul(a: torch.Tensor, b: torch.Tensor, split: str, tile: tuple[int, ...]) -> torch.Tensor:
+    if split == "fp16x3_presplit":
+        return matmul_presplit(a, b, tile)
     bm, bn, bk, gm, warps, stages = tile
     m, k = a.shape
     n = b.shape[1]

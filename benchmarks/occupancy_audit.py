@@ -259,7 +259,11 @@ def audit(program: str) -> list[dict[str, Any]]:
     from drtriton.program import parse
     from drtriton.teach import emit
 
-    candidate = emit(program)
+    # Meta tensors take the GPU's branches of the wrapper: its fp16x3 split, and the launches
+    # that only run with it (an operand's fp16 parts, emit_split.cc).
+    candidate = emit(program).replace(
+        '.device.type != "cuda"', '.device.type not in ("cuda", "meta")'
+    )
     shapes = parse(program)
     with tempfile.TemporaryDirectory(prefix="drtriton-audit-") as folder:
         path = pathlib.Path(folder) / "candidate.py"  # Triton reads kernels' source from a file

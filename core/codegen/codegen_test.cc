@@ -605,7 +605,9 @@ TEST(CodegenTest, UnalignedOperandRowsAreCopiedIntoPaddedRowsWhenTheirStridesSay
   // scalar at a time (heuristics.h, kRowAlignment).  The wrapper checks each input's strides
   // at run time, copies it into rows of 1040 elements, and passes the copy to the matmul.
   const std::string c = MustEmit(MatmulOf("torch.randn(1024, 1037), torch.randn(1037, 1029)"));
-  EXPECT_EQ(Count(c, "@triton.jit\n"), 3);  // launched kernels (a guard's tile aside)
+  // Launched kernels (a guard's tile aside): two copies, the two operands' fp16x3 parts
+  // (1.1G multiply-adds: heuristics.h, PresplitsOperand), the matmul.
+  EXPECT_EQ(Count(c, "@triton.jit\n"), 5);
   ExpectInOrder(c,
                 {"def k0_x0_rows_kernel(x0_ptr, stride_x0_0, stride_x0_1, k0_x0_rows_ptr, "
                  "stride_k0_x0_rows_0, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):",
@@ -613,8 +615,11 @@ TEST(CodegenTest, UnalignedOperandRowsAreCopiedIntoPaddedRowsWhenTheirStridesSay
                  "x = tl.load(x0_ptr + rc0 * stride_x0_0 + offs_c * stride_x0_1",
                  "tl.store(k0_x0_rows_ptr + offs_r * stride_k0_x0_rows_0 + offs_c, x, mask=mask)",
                  "def k0_x1_rows_kernel(", "mask = (offs_r < 1037) & (offs_c < 1029)",
+                 // The parts are split from the rows: laid out as they are.
+                 "def k0_x0_parts_kernel(x0_ptr, stride_x0_0, stride_x0_1, k0_x0_hi_ptr,",
                  // The matmul kernel itself is unchanged: its parameters keep the inputs' names.
-                 "def k0_matmul_kernel(x0_ptr, stride_x0_0, stride_x0_1, x1_ptr,",
+                 "def k0_matmul_kernel(x0_ptr, stride_x0_0, stride_x0_1, k0_x0_hi_ptr, "
+                 "k0_x0_lo_ptr, x1_ptr,",
                  "def triton_fused_operator(x0, x1):",
                  "k0_x0_repack = x0.stride(1) == 1 and x0.stride(0) % 16 != 0",
                  "k0_x0_rows = torch.empty_strided((1024, 1037), (1040, 1), device=x0.device, "
@@ -625,10 +630,14 @@ TEST(CodegenTest, UnalignedOperandRowsAreCopiedIntoPaddedRowsWhenTheirStridesSay
                  "k0_x1_repack = x1.stride(1) == 1 and x1.stride(0) % 16 != 0",
                  "torch.empty_strided((1037, 1029), (1040, 1)",
                  "if k0_x1_repack:", "k0_x1_rows_kernel[(33, 9)](",
+                 "if dot_precision == \"fp16x3\":",
+                 "k0_x0_hi = torch.empty_strided(k0_x0_rows.shape, k0_x0_rows.stride(), ",
+                 "k0_x0_parts_kernel[(1037,)](", "k0_x1_parts_kernel[(1043,)](",
                  "k0_matmul_kernel[lambda META: (triton.cdiv(1024, META[\"BLOCK_M\"]) * "
                  "triton.cdiv(1029, META[\"BLOCK_N\"]),)](",
-                 "k0_x0_rows, k0_x0_rows.stride(0), k0_x0_rows.stride(1), k0_x1_rows, "
-                 "k0_x1_rows.stride(0), k0_x1_rows.stride(1), t0,"});
+                 "k0_x0_rows, k0_x0_rows.stride(0), k0_x0_rows.stride(1), k0_x0_hi, k0_x0_lo, "
+                 "k0_x1_rows, k0_x1_rows.stride(0), k0_x1_rows.stride(1), k0_x1_hi, k0_x1_lo, "
+                 "t0,"});
 
   // A batch of matrices (bmm, linear's leading dims): the row index spans the leading dims,
   // and the buffer's batch stride is its padded rows' (400 x 1040).
@@ -795,6 +804,85 @@ TEST(CodegenTest, CumprodIsSequential) {
   EXPECT_EQ(Count(c, "tl.cumprod"), 0);
 }
 
+TEST(CodegenTest, LargeMatrixProductsReadFp16x3PartsWrittenFirst) {
+  // 512 x 256 x 8192 = 2^30 multiply-adds (heuristics.h, kPresplitMinProducts): each stored
+  // operand's parts are written by a kernel of its own, only where the wrapper chose fp16x3,
+  // and the K loop's fp16x3 branch loads them at the operand's offsets.
+  const std::string c = MustEmit(MatmulOf("torch.randn(512, 8192), torch.randn(8192, 256)"));
+  ExpectInOrder(
+      c, {"def k0_x0_parts_kernel(x0_ptr, stride_x0_0, stride_x0_1, k0_x0_hi_ptr, k0_x0_lo_ptr, "
+          "BLOCK: tl.constexpr, CONTIG: tl.constexpr):",
+          "if CONTIG:", "at = offs", "else:", "at = c0 * stride_x0_0 + c1 * stride_x0_1",
+          "hi = sx.to(tl.float16)", "tl.store(k0_x0_hi_ptr + at, hi, mask=mask)",
+          "tl.store(k0_x0_lo_ptr + at, lo, mask=mask)", "def k0_x1_parts_kernel(",
+          // The range guard's tile sums the float32 operands again.
+          "def k0_matmul_kernel_ieee_tile(",
+          "x0 = tl.load(x0_ptr + mc0 * stride_x0_0 + ka0 * stride_x0_1",
+          "def k0_matmul_kernel(", "if DOT_PRECISION == \"fp16x3\":",
+          "ah = tl.load(k0_x0_hi_ptr + mc0 * stride_x0_0 + ka0 * stride_x0_1 + "
+          "(offs_m + offs_ka) * 0, mask=mask_a, other=0.0)",
+          "al = tl.load(k0_x0_lo_ptr + mc0 * stride_x0_0", "bh = tl.load(k0_x1_hi_ptr + ",
+          "bl = tl.load(k0_x1_lo_ptr + ", "lo = tl.dot(al, bh, tl.dot(ah, bl))", "else:",
+          "x0 = tl.load(x0_ptr + ", "if DOT_PRECISION == \"bf16\":",
+          "def triton_fused_operator(x0, x1):", "if dot_precision == \"fp16x3\":",
+          "k0_x0_hi = torch.empty_strided(x0.shape, x0.stride(), device=x0.device, "
+          "dtype=torch.float16)",
+          "k0_x0_lo = torch.empty_strided(x0.shape, x0.stride(),", "contig = x0.is_contiguous()",
+          "k0_x0_parts_kernel[(4096,)](", "else:", "k0_x0_hi = k0_x0_lo = x0",
+          "if dot_precision == \"fp16x3\":", "k0_x1_parts_kernel[(2048,)](", "else:",
+          "k0_x1_hi = k0_x1_lo = x1", "k0_matmul_kernel[",
+          "x0, x0.stride(0), x0.stride(1), k0_x0_hi, k0_x0_lo, x1,"});
+  // Parts are loaded, not split in the loop.
+  EXPECT_EQ(Count(c, "elif DOT_PRECISION == \"fp16x3\":"), 0);
+  EXPECT_EQ(Count(c, "sa = a * 0.00390625"), 0);
+
+  // Half the products: the split stays in the loop.
+  const std::string small = MustEmit(MatmulOf("torch.randn(256, 8192), torch.randn(8192, 256)"));
+  EXPECT_EQ(Count(small, "_parts_kernel"), 0);
+  ExpectInOrder(small, {"elif DOT_PRECISION == \"fp16x3\":", "sa = a * 0.00390625",
+                        "ah = sa.to(tl.float16)", "lo = tl.dot(al, bh, tl.dot(ah, bl))"});
+
+  // N 64 is one tile: the input is split in the loop, the weight (128 M tiles) first.
+  const std::string linear = MustEmit(
+      TwoInputOp("F.linear(x0, x1)", "torch.randn(16384, 1024), torch.randn(64, 1024)"));
+  EXPECT_EQ(Count(linear, "k0_x0_parts_kernel"), 0);
+  ExpectInOrder(linear, {"def k0_x1_parts_kernel(", "if DOT_PRECISION == \"fp16x3\":",
+                         "a = x0", "sa = a * 0.00390625", "bh = tl.load(k0_x1_hi_ptr + ",
+                         "lo = tl.dot(al, bh, tl.dot(ah, bl))"});
+
+  // A computed operand (relu recomputed in the loop, N 64: kInlineOperandReuse) has no
+  // tensor to split; the weight does.
+  const std::string prologue =
+      MustEmit(MustParse("def fused_operator(x0, x1):\n"
+                         "    t0 = torch.relu(x0)\n"
+                         "    t1 = F.linear(t0, x1)\n"
+                         "    return t1\n",
+                         "torch.randn(16384, 1024), torch.randn(64, 1024)"));
+  EXPECT_EQ(Count(prologue, "@triton.jit\n"), 2);  // the weight's parts, the linear
+  ExpectInOrder(prologue, {"def k0_x1_parts_kernel(", "if DOT_PRECISION == \"fp16x3\":",
+                           "a = tl.where(mask_a, ", "bh = tl.load(k0_x1_hi_ptr + "});
+
+  // bf16x6 (a product an amplifier reads: amplify.h) splits in the loop; so does an operand
+  // that one tile reads.
+  const ContractionConfig fp16x3 = ChooseContraction(512, 256, 8192, 1, 0);
+  EXPECT_TRUE(PresplitsOperand(fp16x3, int64_t{1} << 30, 2));
+  EXPECT_FALSE(PresplitsOperand(fp16x3, int64_t{1} << 30, 1));
+  EXPECT_FALSE(PresplitsOperand(fp16x3, (int64_t{1} << 30) - 1, 2));
+  EXPECT_FALSE(PresplitsOperand(ChooseContraction(512, 256, 8192, 1, 0, DotPrecision::kBf16x6),
+                                int64_t{1} << 30, 4));
+
+  // Convolutions read channels-last copies (no parts yet); generic shapes have no sizes to
+  // decide by.
+  const std::string conv = MustEmit(TwoInputOp(
+      "F.conv2d(x0, x1, None, 1, 1)", "torch.randn(64, 64, 64, 64), torch.randn(256, 64, 3, 3)"));
+  EXPECT_EQ(Count(conv, "_parts_kernel"), 0);
+  CodegenOptions generic;
+  generic.generic_shapes = true;
+  const std::string any =
+      MustEmit(MatmulOf("torch.randn(512, 8192), torch.randn(8192, 256)"), generic);
+  EXPECT_EQ(Count(any, "_parts_kernel"), 0);
+}
+
 TEST(CodegenTest, TensorCoreContractionsAreAutotunedOverTilesTheirOwnFirst) {
   const std::string c = MustEmit(MatmulOf("torch.randn(1024, 8192), torch.randn(8192, 8192)"));
   ExpectInOrder(c,
@@ -808,7 +896,8 @@ TEST(CodegenTest, TensorCoreContractionsAreAutotunedOverTilesTheirOwnFirst) {
                  "cache_results=True,", "@triton.jit", "num_pid_m = tl.cdiv(1024, BLOCK_M)"});
   // The launch takes neither the tile nor the launch options: the autotuner's choice does.
   EXPECT_EQ(Count(c, "BLOCK_M=128"), 0);
-  EXPECT_EQ(Count(c, "num_warps="), 4);  // the configs' only
+  // The configs' and the two operands' parts kernels' (1024 x 8192 x 8192: PresplitsOperand).
+  EXPECT_EQ(Count(c, "num_warps="), 6);
 
   // Tiles beyond the problem are left out; a small one keeps its own and one stage deeper.
   ContractionConfig small = ChooseContraction(64, 32, 512, 1, 0);

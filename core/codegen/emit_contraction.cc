@@ -9,6 +9,7 @@
 // as a matrix) are in conv_spec.cc.
 #include <algorithm>
 #include <cassert>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -202,19 +203,43 @@ std::vector<ValueId> RepackedOperands(const GroupContext& ctx, const Contraction
   return out;
 }
 
+// The operands whose fp16x3 parts the wrapper writes before the contraction (heuristics.h,
+// PresplitsOperand), each once: a matmul's, bmm's or linear's stored operands (inputs and
+// kernels' outputs; a computed one is recomputed in the loop and has no tensor to split).
+std::vector<ValueId> PresplitOperands(const GroupContext& ctx, const ContractionSpec& s,
+                                      const ContractionConfig& c) {
+  const Program& p = ctx.program;
+  const OpInfo& op = GetOp(p.node(ctx.group.anchor).op);
+  if (ctx.generic() || s.window_sum || op.has(kConv) || op.has(kConvTranspose)) return {};
+  const int64_t m = Product(s.m_shape);
+  const int64_t products = Product(s.batch_shape) * m * s.n * Product(s.k_shape);
+  std::vector<ValueId> out;
+  // A meets each of the N tiles, B each of the M tiles.
+  const std::pair<ValueId, int64_t> operands[] = {{s.a, CeilDiv(s.n, c.block_n)},
+                                                  {s.b, CeilDiv(m, c.block_m)}};
+  for (const auto& [v, tiles] : operands) {
+    if (!ctx.plan.materialized[v.index] || std::find(out.begin(), out.end(), v) != out.end())
+      continue;
+    if (PresplitsOperand(c, products, tiles)) out.push_back(v);
+  }
+  return out;
+}
+
 // Writes a contraction's kernels: one kernel (K loop, then epilogue), or with split-K a
 // partial kernel per K slice (launched first, ContractionConfig::split_k) and a kernel that
 // adds the slices' partial tiles in order and runs the epilogue.  A transposed convolution's
 // stride phases launch the one kernel once per phase (PhaseLaunches).
 class ContractionWriter {
  public:
-  // `repacked`: operands read from their RepackBuffer (EmitRepack), not the input itself.
+  // `repacked`: operands read from their RepackBuffer (EmitRepack), not the input itself;
+  // `presplit`: operands whose fp16x3 parts the wrapper writes first (EmitSplitParts).
   ContractionWriter(const GroupContext& ctx, const ContractionSpec& s, const ContractionConfig& c,
-                    std::vector<ValueId> repacked)
+                    std::vector<ValueId> repacked, std::vector<ValueId> presplit)
       : ctx_(ctx),
         s_(s),
         c_(c),
         repacked_(std::move(repacked)),
+        presplit_(std::move(presplit)),
         m_(Product(s.m_shape)),
         k_(Product(s.k_shape)),
         batch_(Product(s.batch_shape)),
@@ -477,7 +502,6 @@ class ContractionWriter {
   // wrapper sets from .is_contiguous() (see conv_spec.cc for why).
   void WriteKStep(PythonWriter& w, KernelParams& params, const Tile& t, const std::string& sum,
                   int& counter) {
-    const Program& p = ctx_.program;
     w.Line("offs_ka = k0 + " + Arange("BLOCK_K", ctx_.wide) + "[None, :]");
     w.Line("offs_kb = k0 + " + Arange("BLOCK_K", ctx_.wide) + "[:, None]");
     const Coords kca = DecomposeDims(w, "offs_ka", s_.k_dims, "ka");
@@ -490,34 +514,96 @@ class ContractionWriter {
            (a.mask.empty() ? "" : " & " + a.mask));
     w.Line("mask_b = (offs_kb < " + k_expr_ + ") & mask_n" +
            (b.mask.empty() ? "" : " & " + b.mask));
+    if (Presplit()) {
+      // fp16x3 on the parts the wrapper wrote first (heuristics.h, PresplitsOperand) where
+      // there are some; the other modes, and an operand without parts, read float32 tiles.
+      w.Open("if DOT_PRECISION == \"fp16x3\":");
+      WriteFp16x3Operand(w, params, counter, s_.a, a.coords, "a", "mask_a",
+                         "(offs_m + offs_ka) * 0");
+      WriteFp16x3Operand(w, params, counter, s_.b, b.coords, "b", "mask_b",
+                         "(offs_kb + offs_n) * 0");
+      WriteFp16x3Products(w, sum);
+      w.Dedent();
+      w.Open("else:");
+      WriteOperandTiles(w, params, t, a, b, counter);
+      WriteProducts(w, sum, /*fp16x3=*/false);
+      w.Dedent();
+      return;
+    }
+    WriteOperandTiles(w, params, t, a, b, counter);
+    WriteProducts(w, sum, c_.precision == DotPrecision::kFp16x3);
+  }
+
+  // Whether this K step reads pre-split parts (not in the range guard's ieee loop).
+  bool Presplit() const { return !presplit_.empty() && !ieee_steps_; }
+
+  // `a = ...` and `b = ...`: both operand tiles as float32, their inlined producers computed.
+  void WriteOperandTiles(PythonWriter& w, KernelParams& params, const Tile& t, const Operand& a,
+                         const Operand& b, int& counter) {
+    const Program& p = ctx_.program;
     // One-element values (a scale, KernelBench L1 97's 1/sqrt(d)) load as scalars: as tiles of
     // lanes reading one address, the pipeliner staged them through shared memory like the
     // operands, and L1 97's tiles needed 327-491 KB of the SM's 228 (sm_90 build).
-    ExprEmitter ea(p, ctx_.plan.materialized, params, w, "mask_a", "(offs_m + offs_ka) * 0",
-                   counter);
-    ea.LoadOneElementValuesAsScalars();
-    const std::string av = ea.Emit(s_.a, a.coords);
-    ExprEmitter eb(p, ctx_.plan.materialized, params, w, "mask_b", "(offs_kb + offs_n) * 0",
-                   counter);
-    eb.LoadOneElementValuesAsScalars();
-    if (s_.b_flat) {
+    const std::string av =
+        OperandTile(w, params, counter, s_.a, a.coords, "mask_a", "(offs_m + offs_ka) * 0");
+    const auto flat = [&](ExprEmitter& eb) {
       params.AddContiguousRead(b.coords, s_.b_flat(t.bc, "offs_kb", "offs_n"),
                                p.value(s_.b).shape);
       eb.SetContiguousFlag("CONTIG");
-    }
-    const std::string bv = eb.Emit(s_.b, b.coords);
-    loads_.a = std::max(loads_.a, ea.tile_loads());
-    loads_.b = std::max(loads_.b, eb.tile_loads());
-    // Masked lanes must be exactly 0 for the products.  A loaded operand has them (its load's
-    // other=0.0); an inlined producer may make anything there (exp(0) = 1), so it is masked
-    // again.  The select costs one more instruction per element per step beside the split's
-    // six conversions: the H200's teacher GEMMs ran 124 TFLOP/s where a plain kernel without
-    // it ran 147 (results/h200-2026-12-01-f).
-    const auto zeroed = [&](ValueId v, const std::string& value, const std::string& mask) {
-      return ctx_.plan.materialized[v.index] ? value : "tl.where(" + mask + ", " + value + ", 0.0)";
     };
-    w.Line("a = " + zeroed(s_.a, av, "mask_a"));
-    w.Line("b = " + zeroed(s_.b, bv, "mask_b"));
+    const std::string bv = s_.b_flat ? OperandTile(w, params, counter, s_.b, b.coords, "mask_b",
+                                                   "(offs_kb + offs_n) * 0", flat)
+                                     : OperandTile(w, params, counter, s_.b, b.coords, "mask_b",
+                                                   "(offs_kb + offs_n) * 0");
+    w.Line("a = " + av);
+    w.Line("b = " + bv);
+  }
+
+  // An operand's float32 tile as an expression (its loads and inlined producers written to
+  // `w`), with its masked lanes exactly 0 for the products.  A loaded operand has them (its
+  // load's other=0.0); an inlined producer may make anything there (exp(0) = 1), so it is
+  // masked again.  The select costs one more instruction per element per step beside the
+  // split's six conversions: the H200's teacher GEMMs ran 124 TFLOP/s where a plain kernel
+  // without it ran 147 (results/h200-2026-12-01-f).  `flat`: B's contiguous path (a conv
+  // weight read `ptr + flat` under the CONTIG constexpr, which the wrapper sets from
+  // .is_contiguous(); see conv_spec.cc for why).
+  std::string OperandTile(PythonWriter& w, KernelParams& params, int& counter, ValueId v,
+                          const Coords& coords, const std::string& mask, const std::string& zero,
+                          const std::function<void(ExprEmitter&)>& flat = nullptr) {
+    ExprEmitter e(ctx_.program, ctx_.plan.materialized, params, w, mask, zero, counter);
+    e.LoadOneElementValuesAsScalars();
+    if (flat) flat(e);
+    const std::string value = e.Emit(v, coords);
+    int& loads = v == s_.a ? loads_.a : loads_.b;
+    loads = std::max(loads, e.tile_loads());
+    return ctx_.plan.materialized[v.index] ? value
+                                           : "tl.where(" + mask + ", " + value + ", 0.0)";
+  }
+
+  // `xh` and `xl` (x: "a" or "b"), fp16x3's parts of an operand tile: loaded from the parts'
+  // buffers at the operand's own offsets where the wrapper wrote them (EmitSplitParts), split
+  // from the float32 tile otherwise.
+  void WriteFp16x3Operand(PythonWriter& w, KernelParams& params, int& counter, ValueId v,
+                          const Coords& coords, const std::string& x, const std::string& mask,
+                          const std::string& zero) {
+    if (std::find(presplit_.begin(), presplit_.end(), v) == presplit_.end()) {
+      w.Line(x + " = " + OperandTile(w, params, counter, v, coords, mask, zero));
+      WriteFp16Parts(w, x, x + "h", x + "l");
+      return;
+    }
+    assert(!(v == s_.b && s_.b_flat) && "pre-split operands are matrix products' own");
+    const std::string at = OffsetOf(params.Address(v, coords, zero), params.Pointer(v));
+    for (const char* part : {"hi", "lo"}) {
+      const std::string buffer = params.Scratch(SplitPartBuffer(ctx_, v, part));
+      w.Line(x + part[0] + " = tl.load(" + buffer + " + " + at + ", mask=" + mask +
+             ", other=0.0)");
+    }
+    int& loads = v == s_.a ? loads_.a : loads_.b;
+    loads = std::max(loads, 1);  // two fp16 tiles: one float32 tile's bytes
+  }
+
+  // The products of a K step into `sum` from the float32 tiles `a` and `b`.
+  void WriteProducts(PythonWriter& w, const std::string& sum, bool fp16x3) {
     if (c_.narrow) {
       // A narrow N or M (heuristics: kNarrowAtMost) or a depthwise convolution's one-channel
       // groups (ChooseWindowSum): a (BLOCK_M, BLOCK_K, BLOCK_N) product added lane by lane
@@ -548,9 +634,11 @@ class ContractionWriter {
     w.Open("elif DOT_PRECISION == \"fp16\":");
     w.Line(sum + " += tl.dot(a.to(tl.float16), b.to(tl.float16))");
     w.Dedent();
-    if (c_.precision == DotPrecision::kFp16x3) {
+    if (fp16x3) {
       w.Open("elif DOT_PRECISION == \"fp16x3\":");
-      WriteFp16x3Step(w, sum);
+      WriteFp16Parts(w, "a", "ah", "al");
+      WriteFp16Parts(w, "b", "bh", "bl");
+      WriteFp16x3Products(w, sum);
       w.Dedent();
     }
     w.Open("else:");
@@ -558,16 +646,11 @@ class ContractionWriter {
     w.Dedent();
   }
 
-  // The fp16x3 split (heuristics.h): hi and lo parts of each operand scaled by 2^-8, the step's
-  // products from zero (hi*lo + lo*hi, then hi*hi on top of them, scaled back by 2^-11) and one
-  // FMA into the running sum, whose 2^16 undoes the two operands' 2^-8.
-  static void WriteFp16x3Step(PythonWriter& w, const std::string& sum) {
-    for (const char* x : {"a", "b"}) {
-      const std::string v(x);
-      w.Line("s" + v + " = " + v + " * 0.00390625");
-      w.Line(v + "h = s" + v + ".to(tl.float16)");
-      w.Line(v + "l = ((s" + v + " - " + v + "h.to(tl.float32)) * 2048.0).to(tl.float16)");
-    }
+  // The fp16x3 split's products (heuristics.h) of the parts ah, al, bh, bl (each operand
+  // scaled by 2^-8, WriteFp16Parts): the step's products from zero (hi*lo + lo*hi, then hi*hi
+  // on top of them, scaled back by 2^-11) and one FMA into the running sum, whose 2^16 undoes
+  // the two operands' 2^-8.
+  static void WriteFp16x3Products(PythonWriter& w, const std::string& sum) {
     w.Line("lo = tl.dot(al, bh, tl.dot(ah, bl))");
     w.Line(sum + " += tl.dot(ah, bh, lo * 0.00048828125) * 65536.0");
   }
@@ -704,6 +787,7 @@ class ContractionWriter {
   std::string guard_body_;            // the body of its function, once written
   std::string guarded_name_;          // the guarded kernel's name when not ctx_.kernel_name
   const std::vector<ValueId> repacked_;
+  const std::vector<ValueId> presplit_;
   const int64_t m_, k_, batch_;
   const std::string m_expr_, k_expr_, batch_expr_;
 };
@@ -744,8 +828,9 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
                                                             precision);
   if (!ctx.generic() && !s.window_sum) c.tuned = TunedTiles(c, m, s.n);
   std::vector<ValueId> repacked = RepackedOperands(ctx, s, c);
+  std::vector<ValueId> presplit = PresplitOperands(ctx, s, c);
   const auto write = [&](const ContractionConfig& config, OperandLoads* loads) {
-    ContractionWriter writer(ctx, s, config, repacked);
+    ContractionWriter writer(ctx, s, config, repacked, presplit);
     EmittedKernel emitted = config.split_k > 1 ? writer.SplitK() : writer.Single();
     if (loads) *loads = writer.operand_loads();
     return emitted;
@@ -764,6 +849,10 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   for (ValueId v : repacked) copies.push_back(EmitRepack(ctx, v));
   for (const ChannelsLastCopy& copy : s.channels_last)
     copies.push_back(EmitChannelsLast(ctx, copy));
+  for (ValueId v : presplit) {
+    const bool rows = std::find(repacked.begin(), repacked.end(), v) != repacked.end();
+    copies.push_back(EmitSplitParts(ctx, v, rows ? RepackBuffer(ctx, v) : p.value(v).name));
+  }
   kernel.before.insert(kernel.before.begin(), copies.begin(), copies.end());
   return kernel;
 }

@@ -103,6 +103,20 @@ int64_t HeuristicSize(const std::string& dim);
 // The wrapper variable holding `v`'s rows for the contraction of `ctx`: `k0_x0_rows`.
 std::string RepackBuffer(const GroupContext& ctx, ValueId v);
 
+// fp16x3's parts of the contraction operand `v`, read from `source` (its wrapper tensor: `v`'s
+// name, or the RepackBuffer the contraction reads instead), written by a kernel launched before
+// the contraction where it runs the fp16x3 split (emit_split.cc; heuristics.h,
+// PresplitsOperand).  The parts' buffers are laid out as `source`.
+EmittedKernel EmitSplitParts(const GroupContext& ctx, ValueId v, const std::string& source);
+// The wrapper variable of a part's buffer: `k0_x0_hi`, `k0_x0_lo`.
+std::string SplitPartBuffer(const GroupContext& ctx, ValueId v, const std::string& part);
+// `hi` and `lo`, fp16x3's parts of the float32 tile `x` (x * 2^-8 rounded to fp16, and the
+// rest scaled by 2^11), as lines of `w`.
+void WriteFp16Parts(PythonWriter& w, const std::string& x, const std::string& hi,
+                    const std::string& lo);
+// The offset part of `address` (KernelParams::Address): what follows `pointer + `, "0" if none.
+std::string OffsetOf(const std::string& address, const std::string& pointer);
+
 // `for var in tl.range(0, bound, step):` for a literal bound.  A runtime bound (generic-shape
 // mode) opens `var = pid * 0` / `while var < bound:` instead, which CloseLoop steps: Triton
 // 3.6's interpreter turns a runtime scalar range bound into an index with int() on a

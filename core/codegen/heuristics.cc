@@ -470,6 +470,11 @@ bool RepacksUnalignedRows(const ContractionConfig& c, int64_t rows, int64_t cols
   return !c.narrow && rows > 1 && cols > kRowAlignment && !aligned && !small;
 }
 
+bool PresplitsOperand(const ContractionConfig& c, int64_t products, int64_t tiles) {
+  return c.precision == DotPrecision::kFp16x3 && !c.narrow && products != kUnknownSize &&
+         products >= kPresplitMinProducts && tiles >= kPresplitMinTiles;
+}
+
 // 4096 elements a program, 32 per thread at 4 warps; 128-element row segments are 512 B of
 // fp32, whole cache lines per warp.  Smaller matrices shrink the tile to their own size.
 RepackConfig ChooseRepack(int64_t rows, int64_t cols) {

@@ -227,6 +227,26 @@ inline constexpr int64_t kRepackMinProducts = int64_t{1} << 30;
 // `products`: the contraction's multiply-adds (M x N x K x batch; kUnknownSize: unknown).
 bool RepacksUnalignedRows(const ContractionConfig& c, int64_t rows, int64_t cols,
                           int64_t products);
+// fp16x3 operands split before the contraction (emit_split.cc): a pointwise kernel writes an
+// operand's fp16 hi and lo parts (heuristics: kDefaultDotPrecision) once, and the K loop loads
+// them, where it otherwise loads float32 tiles and splits them in registers in every step.
+// Why: in the sm_90 build of a 128x128x64 fp16x3 tile (8 warps, 3 stages) the split is most of
+// the K loop, 658 instructions a step against 275 on pre-split parts (no F2FP, HADD2, PRMT or
+// STS: the parts go from cp.async to the tensor cores without a trip through registers), and
+// 255 registers against 176 (benchmarks/dot_split_speed.py's two kernels).  The H200 ran the
+// in-register split at 146.6 TFLOP/s on 4096^3 (results h200-2026-12-01-f), 56% of three fp16
+// products' peak.  Predicted, not measured: 185-215 TFLOP/s for the GEMM, the split costing a
+// read of 4 and a write of 4 bytes per operand element (0.07 ms of 0.7 on 4096^3).
+// An operand is split first when it is stored (an input or a kernel's output, no prologue
+// recomputed in the loop), its contraction has at least kPresplitMinProducts multiply-adds
+// (the split kernel's launch, ~3 us, against ~7 us of tensor-core work at 2^30), and at least
+// kPresplitMinTiles output tiles read each of its elements (one tile splits each element once
+// either way).  Matrix products only: a convolution reads channels-last copies of both
+// operands, whose padded channels the copy writes as zeros, not yet as parts.
+inline constexpr int64_t kPresplitMinProducts = int64_t{1} << 30;
+inline constexpr int64_t kPresplitMinTiles = 2;
+// `products`: the contraction's multiply-adds; `tiles`: the output tiles that read each element.
+bool PresplitsOperand(const ContractionConfig& c, int64_t products, int64_t tiles);
 // The copy kernel's tiles: BLOCK_R rows of BLOCK_C elements.
 struct RepackConfig {
   int64_t block_r = 32, block_c = 128;

@@ -37,6 +37,12 @@ struct EmittedKernel {
   // A wrapper condition (a variable its setup lines bind): the launch runs only where it holds
   // (a repack of unaligned rows, emit_repack.cc).  "" = always.
   std::string guard;
+  // A launch for one GPU tl.dot precision (an operand's fp16x3 parts, emit_split.cc): the
+  // wrapper runs its setup and launch only where the precision variable of that name holds it
+  // (wrapper.cc WriteSplitChoice), and the `otherwise` lines (placeholders for the buffers the
+  // contraction takes but does not read) elsewhere.  "" = always.
+  std::string for_precision;
+  std::vector<std::string> otherwise;
   // An autotuned kernel (heuristics.h, TunedTiles): its tile constexprs and launch options
   // come from the autotuner, so the launch passes neither them nor num_warps/num_stages, and
   // `grid` is a function of the chosen tile (META).

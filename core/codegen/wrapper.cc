@@ -243,10 +243,18 @@ std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launc
     f.Line(v.name + " = torch.empty(" + shape + ", device=" + device +
            ", dtype=" + StoredDtype(p, l.output) + ")");
     for (const auto& k : l.kernel.before) {
+      if (!k.for_precision.empty())
+        f.Open("if " + DotPrecisionVar(dots, k.for_precision) + " == \"" + k.for_precision +
+               "\":");
       for (const auto& line : k.setup) f.Line(line);
       if (!k.guard.empty()) f.Open("if " + k.guard + ":");
       WriteLaunch(f, k, dots);
       if (!k.guard.empty()) f.Dedent();
+      if (k.for_precision.empty()) continue;
+      f.Dedent();
+      f.Open("else:");
+      for (const auto& line : k.otherwise) f.Line(line);
+      f.Dedent();
     }
     for (const auto& line : l.kernel.setup) f.Line(line);
     WriteLaunch(f, l.kernel, dots);

@@ -71,6 +71,19 @@ CASES = {
         "x0, x1",
         "torch.randn(8, 70000), torch.randn(70000, 1)",
     ),
+    # 2^30 multiply-adds: both operands' fp16x3 parts are written before the matmul
+    # (heuristics.h, PresplitsOperand), which loads them in its fp16x3 branch.
+    "matmul_presplit": (
+        ["t0 = torch.matmul(x0, x1)"],
+        "x0, x1",
+        "torch.randn(512, 8192), torch.randn(8192, 256)",
+    ),
+    # N 64 is one tile: the input is split in the loop, the weight (read by 128 M tiles) first.
+    "linear_weight_presplit": (
+        ["t0 = F.linear(x0, x1)"],
+        "x0, x1",
+        "torch.randn(16384, 1024), torch.randn(64, 1024)",
+    ),
     "matmul_past_fp16_range": (
         ["t0 = torch.matmul(x0, x1)"],
         "x0, x1",
@@ -109,6 +122,11 @@ SPLIT = {
     "matrix_vector_split_k": "+= a[:, :, None] * b[None, :, :]",
 }
 NARROW = {"matrix_vector_split_k"}
+# The operands whose fp16x3 parts a kernel of their own writes first (emit_split.cc).
+PRESPLIT = {
+    "matmul_presplit": ("x0", "x1"),
+    "linear_weight_presplit": ("x1",),
+}
 
 # Every other case's M and N are 16 or more: thinner products stay on ieee (heuristics.cc).
 # The wrapper's last word on the CPU (wrapper.cc WriteSplitChoice): a float32 or bf16 product
@@ -163,6 +181,8 @@ def probe(
         assert (GPU_CHOICE in candidate) == (name not in NARROW), name  # no tl.dot: no choice
         if name in SPLIT:
             assert "_part_kernel[" in candidate and SPLIT[name] in candidate, name
+        split_first = {v for v in ("x0", "x1") if f"k0_{v}_parts_kernel[" in candidate}
+        assert split_first == set(PRESPLIT.get(name, ())), (name, split_first)
         probe_source = task(lines, args, RANGE[name]) if name in RANGE else source
         (folder / f"task_{name}.py").write_text(probe_source)
         (folder / f"cand_{name}__emitted.py").write_text(candidate)
