@@ -804,7 +804,7 @@ TEST(CodegenTest, CumprodIsSequential) {
   EXPECT_EQ(Count(c, "tl.cumprod"), 0);
 }
 
-TEST(CodegenTest, LargeMatrixProductsReadFp16x3PartsWrittenFirst) {
+TEST(CodegenTest, LargeContractionsReadFp16x3PartsWrittenFirst) {
   // 512 x 256 x 8192 = 2^30 multiply-adds (heuristics.h, kPresplitMinProducts): each stored
   // operand's parts are written by a kernel of its own, only where the wrapper chose fp16x3,
   // and the K loop's fp16x3 branch loads them at the operand's offsets.
@@ -871,11 +871,27 @@ TEST(CodegenTest, LargeMatrixProductsReadFp16x3PartsWrittenFirst) {
   EXPECT_FALSE(PresplitsOperand(ChooseContraction(512, 256, 8192, 1, 0, DotPrecision::kBf16x6),
                                 int64_t{1} << 30, 4));
 
-  // Convolutions read channels-last copies (no parts yet); generic shapes have no sizes to
-  // decide by.
-  const std::string conv = MustEmit(TwoInputOp(
-      "F.conv2d(x0, x1, None, 1, 1)", "torch.randn(64, 64, 64, 64), torch.randn(256, 64, 3, 3)"));
-  EXPECT_EQ(Count(conv, "_parts_kernel"), 0);
+  // A convolution's parts are split from its channels-last copies, along their storage, and
+  // its weight's read flat where contiguous (the group's rows: bc0).
+  const std::string conv =
+      MustEmit(TwoInputOp("F.conv2d(x0, x1, None, 1, 1, 1, 2)",
+                          "torch.randn(64, 64, 64, 64), torch.randn(256, 32, 3, 3)"));
+  ExpectInOrder(
+      conv,
+      {"def k0_x0_parts_kernel(x0_ptr, k0_x0_hi_ptr, k0_x0_lo_ptr, BLOCK: tl.constexpr):",
+       "laid out as k0_x0_cl", "mask = offs < 16777216", "at = offs", "def k0_x1_parts_kernel(",
+       "def k0_conv2d_kernel(", "if DOT_PRECISION == \"fp16x3\":",
+       "ah = tl.load(k0_x0_hi_ptr + mc0 * 262144 + ci + sp0 * 4096 + sp1 * 64", "if CONTIG:",
+       "bh = tl.load(k0_x1_hi_ptr + (bc0 * 128 + offs_n) * 288 + offs_kb, mask=mask_b", "else:",
+       "bh = tl.load(k0_x1_hi_ptr + ib0 * 288 + kb2 + kb0 * 96 + kb1 * 32",
+       "def triton_fused_operator(", "k0_x0_cl_kernel[", "k0_x1_cl_kernel[",
+       "k0_x0_hi = torch.empty_strided(k0_x0_cl.shape, k0_x0_cl.stride(),",
+       "k0_x0_parts_kernel[(16384,)](", "k0_x0_cl, k0_x0_hi, k0_x0_lo, BLOCK=1024"});
+  // Depthwise window sums have no tl.dot; generic shapes no sizes to decide by.
+  const std::string depthwise =
+      MustEmit(TwoInputOp("F.conv2d(x0, x1, None, 1, 1, 1, 64)",
+                          "torch.randn(64, 64, 256, 256), torch.randn(64, 1, 3, 3)"));
+  EXPECT_EQ(Count(depthwise, "_parts_kernel"), 0);
   CodegenOptions generic;
   generic.generic_shapes = true;
   const std::string any =

@@ -204,25 +204,45 @@ std::vector<ValueId> RepackedOperands(const GroupContext& ctx, const Contraction
 }
 
 // The operands whose fp16x3 parts the wrapper writes before the contraction (heuristics.h,
-// PresplitsOperand), each once: a matmul's, bmm's or linear's stored operands (inputs and
-// kernels' outputs; a computed one is recomputed in the loop and has no tensor to split).
+// PresplitsOperand), each once: stored operands (inputs and kernels' outputs; a computed one
+// is recomputed in the loop and has no tensor to split), of any contraction but a window sum.
 std::vector<ValueId> PresplitOperands(const GroupContext& ctx, const ContractionSpec& s,
                                       const ContractionConfig& c) {
   const Program& p = ctx.program;
-  const OpInfo& op = GetOp(p.node(ctx.group.anchor).op);
-  if (ctx.generic() || s.window_sum || op.has(kConv) || op.has(kConvTranspose)) return {};
-  const int64_t m = Product(s.m_shape);
-  const int64_t products = Product(s.batch_shape) * m * s.n * Product(s.k_shape);
+  if (ctx.generic() || s.window_sum) return {};
+  const int64_t m = Product(s.m_shape), k = Product(s.k_shape), batch = Product(s.batch_shape);
+  // A transposed convolution's phases each count as the longest (its spec's sizes).
+  const int64_t products = s.phases * batch * m * s.n * k;
+  // The tiles that load each element: the products' reads of the operand over its elements
+  // (a matmul's broadcast operand is read once per batch entry, a convolution's input once
+  // per window tap), times the tiles across the other dim.
+  const auto tiles = [&](ValueId v, int64_t reads, int64_t across) {
+    const int64_t elems = std::max<int64_t>(1, Product(p.value(v).shape));
+    return CeilDiv(s.phases * reads, elems) * across;
+  };
+  const std::pair<ValueId, int64_t> operands[] = {
+      {s.a, tiles(s.a, batch * m * k, CeilDiv(s.n, c.block_n))},
+      {s.b, tiles(s.b, batch * k * s.n, CeilDiv(m, c.block_m))}};
   std::vector<ValueId> out;
-  // A meets each of the N tiles, B each of the M tiles.
-  const std::pair<ValueId, int64_t> operands[] = {{s.a, CeilDiv(s.n, c.block_n)},
-                                                  {s.b, CeilDiv(m, c.block_m)}};
-  for (const auto& [v, tiles] : operands) {
+  for (const auto& [v, reads] : operands) {
     if (!ctx.plan.materialized[v.index] || std::find(out.begin(), out.end(), v) != out.end())
       continue;
-    if (PresplitsOperand(c, products, tiles)) out.push_back(v);
+    if (PresplitsOperand(c, products, reads)) out.push_back(v);
   }
   return out;
+}
+
+// The kernel writing `v`'s parts from the tensor the contraction reads it from: its rows copy
+// (RepackedOperands), its channels-last copy (split along the copy's storage), or itself.
+EmittedKernel SplitPartsOf(const GroupContext& ctx, const ContractionSpec& s,
+                           const std::vector<ValueId>& repacked, ValueId v) {
+  if (std::find(repacked.begin(), repacked.end(), v) != repacked.end())
+    return EmitSplitParts(ctx, v, RepackBuffer(ctx, v));
+  for (const ChannelsLastCopy& copy : s.channels_last)
+    if (copy.value == v)
+      return EmitSplitParts(ctx, v, ChannelsLastBuffer(ctx, v),
+                            Product(CopyShape(ctx.program, copy)));
+  return EmitSplitParts(ctx, v, ctx.program.value(v).name);
 }
 
 // Writes a contraction's kernels: one kernel (K loop, then epilogue), or with split-K a
@@ -518,9 +538,9 @@ class ContractionWriter {
       // fp16x3 on the parts the wrapper wrote first (heuristics.h, PresplitsOperand) where
       // there are some; the other modes, and an operand without parts, read float32 tiles.
       w.Open("if DOT_PRECISION == \"fp16x3\":");
-      WriteFp16x3Operand(w, params, counter, s_.a, a.coords, "a", "mask_a",
+      WriteFp16x3Operand(w, params, counter, t.bc, s_.a, a.coords, "a", "mask_a",
                          "(offs_m + offs_ka) * 0");
-      WriteFp16x3Operand(w, params, counter, s_.b, b.coords, "b", "mask_b",
+      WriteFp16x3Operand(w, params, counter, t.bc, s_.b, b.coords, "b", "mask_b",
                          "(offs_kb + offs_n) * 0");
       WriteFp16x3Products(w, sum);
       w.Dedent();
@@ -583,20 +603,32 @@ class ContractionWriter {
   // `xh` and `xl` (x: "a" or "b"), fp16x3's parts of an operand tile: loaded from the parts'
   // buffers at the operand's own offsets where the wrapper wrote them (EmitSplitParts), split
   // from the float32 tile otherwise.
-  void WriteFp16x3Operand(PythonWriter& w, KernelParams& params, int& counter, ValueId v,
-                          const Coords& coords, const std::string& x, const std::string& mask,
-                          const std::string& zero) {
+  // `bc`: the tile's batch coordinates (a grouped convolution's group).
+  void WriteFp16x3Operand(PythonWriter& w, KernelParams& params, int& counter, const Coords& bc,
+                          ValueId v, const Coords& coords, const std::string& x,
+                          const std::string& mask, const std::string& zero) {
     if (std::find(presplit_.begin(), presplit_.end(), v) == presplit_.end()) {
       w.Line(x + " = " + OperandTile(w, params, counter, v, coords, mask, zero));
       WriteFp16Parts(w, x, x + "h", x + "l");
       return;
     }
-    assert(!(v == s_.b && s_.b_flat) && "pre-split operands are matrix products' own");
+    const auto load_parts = [&](const std::string& at) {
+      for (const char* part : {"hi", "lo"}) {
+        const std::string buffer = params.Scratch(SplitPartBuffer(ctx_, v, part));
+        w.Line(x + part[0] + " = tl.load(" + buffer + " + " + at + ", mask=" + mask +
+               ", other=0.0)");
+      }
+    };
     const std::string at = OffsetOf(params.Address(v, coords, zero), params.Pointer(v));
-    for (const char* part : {"hi", "lo"}) {
-      const std::string buffer = params.Scratch(SplitPartBuffer(ctx_, v, part));
-      w.Line(x + part[0] + " = tl.load(" + buffer + " + " + at + ", mask=" + mask +
-             ", other=0.0)");
+    if (v == s_.b && s_.b_flat) {  // a conv weight: flat where contiguous, as OperandTile
+      w.Open("if CONTIG:");
+      load_parts(s_.b_flat(bc, "offs_kb", "offs_n"));
+      w.Dedent();
+      w.Open("else:");
+      load_parts(at);
+      w.Dedent();
+    } else {
+      load_parts(at);
     }
     int& loads = v == s_.a ? loads_.a : loads_.b;
     loads = std::max(loads, 1);  // two fp16 tiles: one float32 tile's bytes
@@ -849,10 +881,7 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   for (ValueId v : repacked) copies.push_back(EmitRepack(ctx, v));
   for (const ChannelsLastCopy& copy : s.channels_last)
     copies.push_back(EmitChannelsLast(ctx, copy));
-  for (ValueId v : presplit) {
-    const bool rows = std::find(repacked.begin(), repacked.end(), v) != repacked.end();
-    copies.push_back(EmitSplitParts(ctx, v, rows ? RepackBuffer(ctx, v) : p.value(v).name));
-  }
+  for (ValueId v : presplit) copies.push_back(SplitPartsOf(ctx, s, repacked, v));
   kernel.before.insert(kernel.before.begin(), copies.begin(), copies.end());
   return kernel;
 }

@@ -34,11 +34,12 @@ void WriteFp16Parts(PythonWriter& w, const std::string& x, const std::string& hi
   w.Line(lo + " = ((s" + x + " - " + hi + ".to(tl.float32)) * 2048.0).to(tl.float16)");
 }
 
-EmittedKernel EmitSplitParts(const GroupContext& ctx, ValueId v, const std::string& source) {
+EmittedKernel EmitSplitParts(const GroupContext& ctx, ValueId v, const std::string& source,
+                             int64_t dense) {
   assert(!ctx.generic() && "operands are split first at literal sizes only");
   const Program& p = ctx.program;
   const Value& value = p.value(v);
-  const int64_t numel = Product(value.shape);
+  const int64_t numel = dense > 0 ? dense : Product(value.shape);
   const PointwiseConfig c = ChoosePointwise(numel, 0);
   const std::string hi = SplitPartBuffer(ctx, v, "hi"), lo = SplitPartBuffer(ctx, v, "lo");
 
@@ -49,15 +50,20 @@ EmittedKernel EmitSplitParts(const GroupContext& ctx, ValueId v, const std::stri
   w.Line("mask = offs < " + IntLiteral(numel));
   const std::string pointer = params.Pointer(v);
   // A contiguous tensor's element i is at offset i; any other's where its strides put it,
-  // in the source and in the parts alike (the buffers copy the source's strides).
-  w.Open("if CONTIG:");
-  w.Line("at = offs");
-  w.Dedent();
-  w.Open("else:");
-  const std::vector<std::string> coords =
-      DecomposeDims(w, "offs", LiteralDims(value.shape), "c");
-  w.Line("at = " + OffsetOf(params.Address(v, coords, "offs * 0"), pointer));
-  w.Dedent();
+  // in the source and in the parts alike (the buffers copy the source's strides).  A dense
+  // copy (a channels-last one) is split along its storage, padded channels and all.
+  if (dense > 0) {
+    w.Line("at = offs");
+  } else {
+    w.Open("if CONTIG:");
+    w.Line("at = offs");
+    w.Dedent();
+    w.Open("else:");
+    const std::vector<std::string> coords =
+        DecomposeDims(w, "offs", LiteralDims(value.shape), "c");
+    w.Line("at = " + OffsetOf(params.Address(v, coords, "offs * 0"), pointer));
+    w.Dedent();
+  }
   w.Line("x = tl.load(" + pointer + " + at, mask=mask, other=0.0)");
   WriteFp16Parts(w, "x", "hi", "lo");
   w.Line("tl.store(" + params.Scratch(hi) + " + at, hi, mask=mask)");
@@ -69,7 +75,9 @@ EmittedKernel EmitSplitParts(const GroupContext& ctx, ValueId v, const std::stri
                       value.name + " " + ShapeTuple(value.shape) +
                           " as fp16x3's hi and lo parts, laid out as " + source +
                           ", for the contraction's loads",
-                      params, {"BLOCK", "CONTIG"}, w.str());
+                      params, dense > 0 ? std::vector<std::string>{"BLOCK"}
+                                        : std::vector<std::string>{"BLOCK", "CONTIG"},
+                      w.str());
   k.call_args = params.args();
   k.constexprs = {"BLOCK=" + IntLiteral(c.block)};
   const std::string device = source + ".device";
@@ -77,7 +85,7 @@ EmittedKernel EmitSplitParts(const GroupContext& ctx, ValueId v, const std::stri
   for (const std::string& part : {hi, lo})
     k.setup.push_back(part + " = torch.empty_strided(" + source + ".shape, " + source +
                       ".stride(), device=" + device + ", dtype=torch.float16)");
-  SetContiguityFlag(k, source + ".is_contiguous()");
+  if (dense == 0) SetContiguityFlag(k, source + ".is_contiguous()");
   k.grid = "(" + IntLiteral(CeilDiv(numel, c.block)) + ",)";
   k.launch = c.launch;
   k.for_precision = DotPrecisionName(DotPrecision::kFp16x3);

@@ -94,6 +94,8 @@ struct ChannelsLastCopy {
 // The wrapper allocates the copy's buffer (ChannelsLastBuffer) and launches the copy before the
 // contraction, which reads the buffer at literal strides.  Literal sizes only.
 EmittedKernel EmitChannelsLast(const GroupContext& ctx, const ChannelsLastCopy& copy);
+// The shape of that buffer: `value`'s, the channel dim widened to `channels`.
+Shape CopyShape(const Program& program, const ChannelsLastCopy& copy);
 // The strides of that buffer (literals).
 Dims ChannelsLastStrides(const Program& program, const ChannelsLastCopy& copy);
 // The wrapper variable of that buffer: `k0_x0_cl`.
@@ -104,10 +106,13 @@ int64_t HeuristicSize(const std::string& dim);
 std::string RepackBuffer(const GroupContext& ctx, ValueId v);
 
 // fp16x3's parts of the contraction operand `v`, read from `source` (its wrapper tensor: `v`'s
-// name, or the RepackBuffer the contraction reads instead), written by a kernel launched before
-// the contraction where it runs the fp16x3 split (emit_split.cc; heuristics.h,
-// PresplitsOperand).  The parts' buffers are laid out as `source`.
-EmittedKernel EmitSplitParts(const GroupContext& ctx, ValueId v, const std::string& source);
+// name, or the RepackBuffer or ChannelsLastBuffer the contraction reads instead), written by a
+// kernel launched before the contraction where it runs the fp16x3 split (emit_split.cc;
+// heuristics.h, PresplitsOperand).  The parts' buffers are laid out as `source`.  `dense`: the
+// elements of a source the wrapper allocated without gaps (a channels-last copy, whose padded
+// channels the parts need as zeros too), split along its storage; 0: `v`'s elements.
+EmittedKernel EmitSplitParts(const GroupContext& ctx, ValueId v, const std::string& source,
+                             int64_t dense = 0);
 // The wrapper variable of a part's buffer: `k0_x0_hi`, `k0_x0_lo`.
 std::string SplitPartBuffer(const GroupContext& ctx, ValueId v, const std::string& part);
 // `hi` and `lo`, fp16x3's parts of the float32 tile `x` (x * 2^-8 rounded to fp16, and the

@@ -241,8 +241,9 @@ bool RepacksUnalignedRows(const ContractionConfig& c, int64_t rows, int64_t cols
 // recomputed in the loop), its contraction has at least kPresplitMinProducts multiply-adds
 // (the split kernel's launch, ~3 us, against ~7 us of tensor-core work at 2^30), and at least
 // kPresplitMinTiles output tiles read each of its elements (one tile splits each element once
-// either way).  Matrix products only: a convolution reads channels-last copies of both
-// operands, whose padded channels the copy writes as zeros, not yet as parts.
+// either way).  Any contraction with tl.dot: a convolution's parts are split from its
+// channels-last copies, padded channels included (KernelBench L1 62's conv2d: 1,034 loop
+// instructions a step, 10 of them spills, against 392 and none on parts).
 inline constexpr int64_t kPresplitMinProducts = int64_t{1} << 30;
 inline constexpr int64_t kPresplitMinTiles = 2;
 // `products`: the contraction's multiply-adds; `tiles`: the output tiles that read each element.

@@ -84,6 +84,12 @@ CASES = {
         "x0, x1",
         "torch.randn(16384, 1024), torch.randn(64, 1024)",
     ),
+    # 1.2G multiply-adds in 2 groups: the parts of both channels-last copies (emit_split.cc).
+    "conv2d_grouped_presplit": (
+        ["t0 = F.conv2d(x0, x1, None, 1, 1, 1, 2)"],
+        "x0, x1",
+        "torch.randn(4, 64, 64, 64), torch.randn(256, 32, 3, 3)",
+    ),
     "matmul_past_fp16_range": (
         ["t0 = torch.matmul(x0, x1)"],
         "x0, x1",
@@ -126,6 +132,7 @@ NARROW = {"matrix_vector_split_k"}
 PRESPLIT = {
     "matmul_presplit": ("x0", "x1"),
     "linear_weight_presplit": ("x1",),
+    "conv2d_grouped_presplit": ("x0", "x1"),
 }
 
 # Every other case's M and N are 16 or more: thinner products stay on ieee (heuristics.cc).
