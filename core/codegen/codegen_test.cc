@@ -605,9 +605,9 @@ TEST(CodegenTest, UnalignedOperandRowsAreCopiedIntoPaddedRowsWhenTheirStridesSay
   // scalar at a time (heuristics.h, kRowAlignment).  The wrapper checks each input's strides
   // at run time, copies it into rows of 1040 elements, and passes the copy to the matmul.
   const std::string c = MustEmit(MatmulOf("torch.randn(1024, 1037), torch.randn(1037, 1029)"));
-  // Launched kernels (a guard's tile aside): two copies, the two operands' fp16x3 parts
-  // (1.1G multiply-adds: heuristics.h, PresplitsOperand), the matmul.
-  EXPECT_EQ(Count(c, "@triton.jit\n"), 5);
+  // Launched kernels (a guard's tile aside): two copies, x1's fp16x3 parts from its rows (16
+  // M tiles load each element: heuristics.h, PresplitsOperand), the matmul.
+  EXPECT_EQ(Count(c, "@triton.jit\n"), 4);
   ExpectInOrder(c,
                 {"def k0_x0_rows_kernel(x0_ptr, stride_x0_0, stride_x0_1, k0_x0_rows_ptr, "
                  "stride_k0_x0_rows_0, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):",
@@ -615,11 +615,8 @@ TEST(CodegenTest, UnalignedOperandRowsAreCopiedIntoPaddedRowsWhenTheirStridesSay
                  "x = tl.load(x0_ptr + rc0 * stride_x0_0 + offs_c * stride_x0_1",
                  "tl.store(k0_x0_rows_ptr + offs_r * stride_k0_x0_rows_0 + offs_c, x, mask=mask)",
                  "def k0_x1_rows_kernel(", "mask = (offs_r < 1037) & (offs_c < 1029)",
-                 // The parts are split from the rows: laid out as they are.
-                 "def k0_x0_parts_kernel(x0_ptr, stride_x0_0, stride_x0_1, k0_x0_hi_ptr,",
                  // The matmul kernel itself is unchanged: its parameters keep the inputs' names.
-                 "def k0_matmul_kernel(x0_ptr, stride_x0_0, stride_x0_1, k0_x0_hi_ptr, "
-                 "k0_x0_lo_ptr, x1_ptr,",
+                 "def k0_matmul_kernel(x0_ptr, stride_x0_0, stride_x0_1, x1_ptr,",
                  "def triton_fused_operator(x0, x1):",
                  "k0_x0_repack = x0.stride(1) == 1 and x0.stride(0) % 16 != 0",
                  "k0_x0_rows = torch.empty_strided((1024, 1037), (1040, 1), device=x0.device, "
@@ -630,14 +627,11 @@ TEST(CodegenTest, UnalignedOperandRowsAreCopiedIntoPaddedRowsWhenTheirStridesSay
                  "k0_x1_repack = x1.stride(1) == 1 and x1.stride(0) % 16 != 0",
                  "torch.empty_strided((1037, 1029), (1040, 1)",
                  "if k0_x1_repack:", "k0_x1_rows_kernel[(33, 9)](",
-                 "if dot_precision == \"fp16x3\":",
-                 "k0_x0_hi = torch.empty_strided(k0_x0_rows.shape, k0_x0_rows.stride(), ",
-                 "k0_x0_parts_kernel[(1037,)](", "k0_x1_parts_kernel[(1043,)](",
+                 "k0_x1_hi = torch.empty_strided(k0_x1_rows.shape, k0_x1_rows.stride(), ",
                  "k0_matmul_kernel[lambda META: (triton.cdiv(1024, META[\"BLOCK_M\"]) * "
                  "triton.cdiv(1029, META[\"BLOCK_N\"]),)](",
-                 "k0_x0_rows, k0_x0_rows.stride(0), k0_x0_rows.stride(1), k0_x0_hi, k0_x0_lo, "
-                 "k0_x1_rows, k0_x1_rows.stride(0), k0_x1_rows.stride(1), k0_x1_hi, k0_x1_lo, "
-                 "t0,"});
+                 "k0_x0_rows, k0_x0_rows.stride(0), k0_x0_rows.stride(1), k0_x1_rows, "
+                 "k0_x1_rows.stride(0), k0_x1_rows.stride(1), k0_x1_hi, k0_x1_lo, t0,"});
 
   // A batch of matrices (bmm, linear's leading dims): the row index spans the leading dims,
   // and the buffer's batch stride is its padded rows' (400 x 1040).
@@ -805,10 +799,10 @@ TEST(CodegenTest, CumprodIsSequential) {
 }
 
 TEST(CodegenTest, LargeContractionsReadFp16x3PartsWrittenFirst) {
-  // 512 x 256 x 8192 = 2^30 multiply-adds (heuristics.h, kPresplitMinProducts): each stored
-  // operand's parts are written by a kernel of its own, only where the wrapper chose fp16x3,
-  // and the K loop's fp16x3 branch loads them at the operand's offsets.
-  const std::string c = MustEmit(MatmulOf("torch.randn(512, 8192), torch.randn(8192, 256)"));
+  // 2048 x 2048 x 256 = 2^30 multiply-adds, 16 tiles across each operand (heuristics.h,
+  // PresplitsOperand): each operand's parts are written by a kernel of its own, only where the
+  // wrapper chose fp16x3, and the K loop's fp16x3 branch loads them at the operand's offsets.
+  const std::string c = MustEmit(MatmulOf("torch.randn(2048, 256), torch.randn(256, 2048)"));
   ExpectInOrder(
       c, {"def k0_x0_parts_kernel(x0_ptr, stride_x0_0, stride_x0_1, k0_x0_hi_ptr, k0_x0_lo_ptr, "
           "BLOCK: tl.constexpr, CONTIG: tl.constexpr):",
@@ -828,17 +822,21 @@ TEST(CodegenTest, LargeContractionsReadFp16x3PartsWrittenFirst) {
           "k0_x0_hi = torch.empty_strided(x0.shape, x0.stride(), device=x0.device, "
           "dtype=torch.float16)",
           "k0_x0_lo = torch.empty_strided(x0.shape, x0.stride(),", "contig = x0.is_contiguous()",
-          "k0_x0_parts_kernel[(4096,)](", "else:", "k0_x0_hi = k0_x0_lo = x0",
-          "if dot_precision == \"fp16x3\":", "k0_x1_parts_kernel[(2048,)](", "else:",
+          "k0_x0_parts_kernel[(512,)](", "else:", "k0_x0_hi = k0_x0_lo = x0",
+          "if dot_precision == \"fp16x3\":", "k0_x1_parts_kernel[(512,)](", "else:",
           "k0_x1_hi = k0_x1_lo = x1", "k0_matmul_kernel[",
           "x0, x0.stride(0), x0.stride(1), k0_x0_hi, k0_x0_lo, x1,"});
   // Parts are loaded, not split in the loop.
   EXPECT_EQ(Count(c, "elif DOT_PRECISION == \"fp16x3\":"), 0);
   EXPECT_EQ(Count(c, "sa = a * 0.00390625"), 0);
 
-  // Half the products: the split stays in the loop.
-  const std::string small = MustEmit(MatmulOf("torch.randn(256, 8192), torch.randn(8192, 256)"));
+  // Half the products: the split stays in the loop; so it does for an operand 15 tiles load.
+  const std::string small = MustEmit(MatmulOf("torch.randn(2048, 128), torch.randn(128, 2048)"));
   EXPECT_EQ(Count(small, "_parts_kernel"), 0);
+  const std::string narrower =
+      MustEmit(MatmulOf("torch.randn(2048, 512), torch.randn(512, 1920)"));
+  EXPECT_EQ(Count(narrower, "k0_x0_parts_kernel"), 0);
+  EXPECT_EQ(Count(narrower, "k0_x1_parts_kernel"), 2);
   ExpectInOrder(small, {"elif DOT_PRECISION == \"fp16x3\":", "sa = a * 0.00390625",
                         "ah = sa.to(tl.float16)", "lo = tl.dot(al, bh, tl.dot(ah, bl))"});
 
@@ -865,24 +863,25 @@ TEST(CodegenTest, LargeContractionsReadFp16x3PartsWrittenFirst) {
   // bf16x6 (a product an amplifier reads: amplify.h) splits in the loop; so does an operand
   // that one tile reads.
   const ContractionConfig fp16x3 = ChooseContraction(512, 256, 8192, 1, 0);
-  EXPECT_TRUE(PresplitsOperand(fp16x3, int64_t{1} << 30, 2));
-  EXPECT_FALSE(PresplitsOperand(fp16x3, int64_t{1} << 30, 1));
-  EXPECT_FALSE(PresplitsOperand(fp16x3, (int64_t{1} << 30) - 1, 2));
+  EXPECT_TRUE(PresplitsOperand(fp16x3, int64_t{1} << 30, 16));
+  EXPECT_FALSE(PresplitsOperand(fp16x3, int64_t{1} << 30, 15));
+  EXPECT_FALSE(PresplitsOperand(fp16x3, (int64_t{1} << 30) - 1, 16));
   EXPECT_FALSE(PresplitsOperand(ChooseContraction(512, 256, 8192, 1, 0, DotPrecision::kBf16x6),
-                                int64_t{1} << 30, 4));
+                                int64_t{1} << 30, 32));
 
   // A convolution's parts are split from its channels-last copies, along their storage, and
-  // its weight's read flat where contiguous (the group's rows: bc0).
+  // its weight's read flat where contiguous (the group's rows: bc0).  The input: 9 taps x 2
+  // N tiles loads of each element.
   const std::string conv =
       MustEmit(TwoInputOp("F.conv2d(x0, x1, None, 1, 1, 1, 2)",
-                          "torch.randn(64, 64, 64, 64), torch.randn(256, 32, 3, 3)"));
+                          "torch.randn(64, 64, 64, 64), torch.randn(512, 32, 3, 3)"));
   ExpectInOrder(
       conv,
       {"def k0_x0_parts_kernel(x0_ptr, k0_x0_hi_ptr, k0_x0_lo_ptr, BLOCK: tl.constexpr):",
        "laid out as k0_x0_cl", "mask = offs < 16777216", "at = offs", "def k0_x1_parts_kernel(",
        "def k0_conv2d_kernel(", "if DOT_PRECISION == \"fp16x3\":",
        "ah = tl.load(k0_x0_hi_ptr + mc0 * 262144 + ci + sp0 * 4096 + sp1 * 64", "if CONTIG:",
-       "bh = tl.load(k0_x1_hi_ptr + (bc0 * 128 + offs_n) * 288 + offs_kb, mask=mask_b", "else:",
+       "bh = tl.load(k0_x1_hi_ptr + (bc0 * 256 + offs_n) * 288 + offs_kb, mask=mask_b", "else:",
        "bh = tl.load(k0_x1_hi_ptr + ib0 * 288 + kb2 + kb0 * 96 + kb1 * 32",
        "def triton_fused_operator(", "k0_x0_cl_kernel[", "k0_x1_cl_kernel[",
        "k0_x0_hi = torch.empty_strided(k0_x0_cl.shape, k0_x0_cl.stride(),",
@@ -895,7 +894,7 @@ TEST(CodegenTest, LargeContractionsReadFp16x3PartsWrittenFirst) {
   CodegenOptions generic;
   generic.generic_shapes = true;
   const std::string any =
-      MustEmit(MatmulOf("torch.randn(512, 8192), torch.randn(8192, 256)"), generic);
+      MustEmit(MatmulOf("torch.randn(2048, 256), torch.randn(256, 2048)"), generic);
   EXPECT_EQ(Count(any, "_parts_kernel"), 0);
 }
 
@@ -912,8 +911,8 @@ TEST(CodegenTest, TensorCoreContractionsAreAutotunedOverTilesTheirOwnFirst) {
                  "cache_results=True,", "@triton.jit", "num_pid_m = tl.cdiv(1024, BLOCK_M)"});
   // The launch takes neither the tile nor the launch options: the autotuner's choice does.
   EXPECT_EQ(Count(c, "BLOCK_M=128"), 0);
-  // The configs' and the two operands' parts kernels' (1024 x 8192 x 8192: PresplitsOperand).
-  EXPECT_EQ(Count(c, "num_warps="), 6);
+  // The configs' and the input's parts kernel's (1024 x 8192 x 8192: PresplitsOperand).
+  EXPECT_EQ(Count(c, "num_warps="), 5);
 
   // Tiles beyond the problem are left out; a small one keeps its own and one stage deeper.
   ContractionConfig small = ChooseContraction(64, 32, 512, 1, 0);

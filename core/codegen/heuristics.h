@@ -239,14 +239,19 @@ bool RepacksUnalignedRows(const ContractionConfig& c, int64_t rows, int64_t cols
 // read of 4 and a write of 4 bytes per operand element (0.07 ms of 0.7 on 4096^3).
 // An operand is split first when it is stored (an input or a kernel's output, no prologue
 // recomputed in the loop), its contraction has at least kPresplitMinProducts multiply-adds
-// (the split kernel's launch, ~3 us, against ~7 us of tensor-core work at 2^30), and at least
-// kPresplitMinTiles output tiles read each of its elements (one tile splits each element once
-// either way).  Any contraction with tl.dot: a convolution's parts are split from its
+// (the split kernel's launch, ~3 us, against ~7 us of tensor-core work at 2^30), and its
+// elements are each loaded by at least kPresplitMinTiles tiles (window taps and broadcast
+// batch entries count).  Why 16: the parts cost 8 bytes of traffic an element (read 4, write
+// 4; the loop then loads 4 bytes of parts where it loaded 4 of float32), ~1.9 ps at 4.3 TB/s;
+// the prediction above saves ~0.24 ms on 4096^3's 1.07G tile loads, ~0.22 ps a load.  So the
+// parts pay from ~9 loads an element, and a 2x margin (estimates, not measurements) gives 16:
+// a 1024 x 8192 x 8192 linear splits its input first (64 tiles) and its weight in the loop (8).
+// Any contraction with tl.dot: a convolution's parts are split from its
 // channels-last copies, padded channels included (KernelBench L1 62's conv2d: 1,034 loop
 // instructions a step, 10 of them spills, against 392 and none on parts).
 inline constexpr int64_t kPresplitMinProducts = int64_t{1} << 30;
-inline constexpr int64_t kPresplitMinTiles = 2;
-// `products`: the contraction's multiply-adds; `tiles`: the output tiles that read each element.
+inline constexpr int64_t kPresplitMinTiles = 16;
+// `products`: the contraction's multiply-adds; `tiles`: the tile loads of each element.
 bool PresplitsOperand(const ContractionConfig& c, int64_t products, int64_t tiles);
 // The copy kernel's tiles: BLOCK_R rows of BLOCK_C elements.
 struct RepackConfig {

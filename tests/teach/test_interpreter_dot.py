@@ -71,12 +71,12 @@ CASES = {
         "x0, x1",
         "torch.randn(8, 70000), torch.randn(70000, 1)",
     ),
-    # 2^30 multiply-adds: both operands' fp16x3 parts are written before the matmul
-    # (heuristics.h, PresplitsOperand), which loads them in its fp16x3 branch.
+    # 2^30 multiply-adds, 16 tiles across each operand: both operands' fp16x3 parts are written
+    # before the matmul (heuristics.h, PresplitsOperand), which loads them in its fp16x3 branch.
     "matmul_presplit": (
         ["t0 = torch.matmul(x0, x1)"],
         "x0, x1",
-        "torch.randn(512, 8192), torch.randn(8192, 256)",
+        "torch.randn(2048, 256), torch.randn(256, 2048)",
     ),
     # N 64 is one tile: the input is split in the loop, the weight (read by 128 M tiles) first.
     "linear_weight_presplit": (
@@ -84,11 +84,12 @@ CASES = {
         "x0, x1",
         "torch.randn(16384, 1024), torch.randn(64, 1024)",
     ),
-    # 1.2G multiply-adds in 2 groups: the parts of both channels-last copies (emit_split.cc).
+    # 1.2G multiply-adds in 2 groups, input elements loaded by 9 taps x 2 N tiles: the parts of
+    # both channels-last copies (emit_split.cc).
     "conv2d_grouped_presplit": (
         ["t0 = F.conv2d(x0, x1, None, 1, 1, 1, 2)"],
         "x0, x1",
-        "torch.randn(4, 64, 64, 64), torch.randn(256, 32, 3, 3)",
+        "torch.randn(2, 64, 64, 64), torch.randn(512, 32, 3, 3)",
     ),
     "matmul_past_fp16_range": (
         ["t0 = torch.matmul(x0, x1)"],
