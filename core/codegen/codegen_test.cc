@@ -605,9 +605,7 @@ TEST(CodegenTest, UnalignedOperandRowsAreCopiedIntoPaddedRowsWhenTheirStridesSay
   // scalar at a time (heuristics.h, kRowAlignment).  The wrapper checks each input's strides
   // at run time, copies it into rows of 1040 elements, and passes the copy to the matmul.
   const std::string c = MustEmit(MatmulOf("torch.randn(1024, 1037), torch.randn(1037, 1029)"));
-  // Launched kernels (a guard's tile aside): two copies, x1's fp16x3 parts from its rows (16
-  // M tiles load each element: heuristics.h, PresplitsOperand), the matmul.
-  EXPECT_EQ(Count(c, "@triton.jit\n"), 4);
+  EXPECT_EQ(Count(c, "@triton.jit\n"), 3);  // launched kernels (a guard's tile aside)
   ExpectInOrder(c,
                 {"def k0_x0_rows_kernel(x0_ptr, stride_x0_0, stride_x0_1, k0_x0_rows_ptr, "
                  "stride_k0_x0_rows_0, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):",
@@ -627,11 +625,10 @@ TEST(CodegenTest, UnalignedOperandRowsAreCopiedIntoPaddedRowsWhenTheirStridesSay
                  "k0_x1_repack = x1.stride(1) == 1 and x1.stride(0) % 16 != 0",
                  "torch.empty_strided((1037, 1029), (1040, 1)",
                  "if k0_x1_repack:", "k0_x1_rows_kernel[(33, 9)](",
-                 "k0_x1_hi = torch.empty_strided(k0_x1_rows.shape, k0_x1_rows.stride(), ",
                  "k0_matmul_kernel[lambda META: (triton.cdiv(1024, META[\"BLOCK_M\"]) * "
                  "triton.cdiv(1029, META[\"BLOCK_N\"]),)](",
                  "k0_x0_rows, k0_x0_rows.stride(0), k0_x0_rows.stride(1), k0_x1_rows, "
-                 "k0_x1_rows.stride(0), k0_x1_rows.stride(1), k0_x1_hi, k0_x1_lo, t0,"});
+                 "k0_x1_rows.stride(0), k0_x1_rows.stride(1), t0,"});
 
   // A batch of matrices (bmm, linear's leading dims): the row index spans the leading dims,
   // and the buffer's batch stride is its padded rows' (400 x 1040).
@@ -799,10 +796,10 @@ TEST(CodegenTest, CumprodIsSequential) {
 }
 
 TEST(CodegenTest, LargeContractionsReadFp16x3PartsWrittenFirst) {
-  // 2048 x 2048 x 256 = 2^30 multiply-adds, 16 tiles across each operand (heuristics.h,
+  // 2048 x 2048 x 512 = 2^31 multiply-adds, 16 tiles across each operand (heuristics.h,
   // PresplitsOperand): each operand's parts are written by a kernel of its own, only where the
   // wrapper chose fp16x3, and the K loop's fp16x3 branch loads them at the operand's offsets.
-  const std::string c = MustEmit(MatmulOf("torch.randn(2048, 256), torch.randn(256, 2048)"));
+  const std::string c = MustEmit(MatmulOf("torch.randn(2048, 512), torch.randn(512, 2048)"));
   ExpectInOrder(
       c, {"def k0_x0_parts_kernel(x0_ptr, stride_x0_0, stride_x0_1, k0_x0_hi_ptr, k0_x0_lo_ptr, "
           "BLOCK: tl.constexpr, CONTIG: tl.constexpr):",
@@ -822,19 +819,27 @@ TEST(CodegenTest, LargeContractionsReadFp16x3PartsWrittenFirst) {
           "k0_x0_hi = torch.empty_strided(x0.shape, x0.stride(), device=x0.device, "
           "dtype=torch.float16)",
           "k0_x0_lo = torch.empty_strided(x0.shape, x0.stride(),", "contig = x0.is_contiguous()",
-          "k0_x0_parts_kernel[(512,)](", "else:", "k0_x0_hi = k0_x0_lo = x0",
-          "if dot_precision == \"fp16x3\":", "k0_x1_parts_kernel[(512,)](", "else:",
+          "k0_x0_parts_kernel[(1024,)](", "else:", "k0_x0_hi = k0_x0_lo = x0",
+          "if dot_precision == \"fp16x3\":", "k0_x1_parts_kernel[(1024,)](", "else:",
           "k0_x1_hi = k0_x1_lo = x1", "k0_matmul_kernel[",
           "x0, x0.stride(0), x0.stride(1), k0_x0_hi, k0_x0_lo, x1,"});
   // Parts are loaded, not split in the loop.
   EXPECT_EQ(Count(c, "elif DOT_PRECISION == \"fp16x3\":"), 0);
   EXPECT_EQ(Count(c, "sa = a * 0.00390625"), 0);
 
+  // Unaligned rows (heuristics.h, kRowAlignment): the parts are split from the rows copies.
+  const std::string rows = MustEmit(MatmulOf("torch.randn(2048, 1037), torch.randn(1037, 2049)"));
+  ExpectInOrder(rows, {"def k0_x0_rows_kernel(", "def k0_x0_parts_kernel(",
+                       "def triton_fused_operator(", "if k0_x0_repack:",
+                       "k0_x0_hi = torch.empty_strided(k0_x0_rows.shape, k0_x0_rows.stride(), ",
+                       "k0_x0_parts_kernel[", "k0_x0_rows, k0_x0_rows.stride(0), "
+                       "k0_x0_rows.stride(1), k0_x0_hi, k0_x0_lo, BLOCK=1024, CONTIG=contig"});
+
   // Half the products: the split stays in the loop; so it does for an operand 15 tiles load.
-  const std::string small = MustEmit(MatmulOf("torch.randn(2048, 128), torch.randn(128, 2048)"));
+  const std::string small = MustEmit(MatmulOf("torch.randn(2048, 256), torch.randn(256, 2048)"));
   EXPECT_EQ(Count(small, "_parts_kernel"), 0);
   const std::string narrower =
-      MustEmit(MatmulOf("torch.randn(2048, 512), torch.randn(512, 1920)"));
+      MustEmit(MatmulOf("torch.randn(2048, 1024), torch.randn(1024, 1920)"));
   EXPECT_EQ(Count(narrower, "k0_x0_parts_kernel"), 0);
   EXPECT_EQ(Count(narrower, "k0_x1_parts_kernel"), 2);
   ExpectInOrder(small, {"elif DOT_PRECISION == \"fp16x3\":", "sa = a * 0.00390625",
@@ -842,7 +847,7 @@ TEST(CodegenTest, LargeContractionsReadFp16x3PartsWrittenFirst) {
 
   // N 64 is one tile: the input is split in the loop, the weight (128 M tiles) first.
   const std::string linear = MustEmit(
-      TwoInputOp("F.linear(x0, x1)", "torch.randn(16384, 1024), torch.randn(64, 1024)"));
+      TwoInputOp("F.linear(x0, x1)", "torch.randn(16384, 2048), torch.randn(64, 2048)"));
   EXPECT_EQ(Count(linear, "k0_x0_parts_kernel"), 0);
   ExpectInOrder(linear, {"def k0_x1_parts_kernel(", "if DOT_PRECISION == \"fp16x3\":",
                          "a = x0", "sa = a * 0.00390625", "bh = tl.load(k0_x1_hi_ptr + ",
@@ -855,7 +860,7 @@ TEST(CodegenTest, LargeContractionsReadFp16x3PartsWrittenFirst) {
                          "    t0 = torch.relu(x0)\n"
                          "    t1 = F.linear(t0, x1)\n"
                          "    return t1\n",
-                         "torch.randn(16384, 1024), torch.randn(64, 1024)"));
+                         "torch.randn(16384, 2048), torch.randn(64, 2048)"));
   EXPECT_EQ(Count(prologue, "@triton.jit\n"), 2);  // the weight's parts, the linear
   ExpectInOrder(prologue, {"def k0_x1_parts_kernel(", "if DOT_PRECISION == \"fp16x3\":",
                            "a = tl.where(mask_a, ", "bh = tl.load(k0_x1_hi_ptr + "});
@@ -863,11 +868,11 @@ TEST(CodegenTest, LargeContractionsReadFp16x3PartsWrittenFirst) {
   // bf16x6 (a product an amplifier reads: amplify.h) splits in the loop; so does an operand
   // that one tile reads.
   const ContractionConfig fp16x3 = ChooseContraction(512, 256, 8192, 1, 0);
-  EXPECT_TRUE(PresplitsOperand(fp16x3, int64_t{1} << 30, 16));
-  EXPECT_FALSE(PresplitsOperand(fp16x3, int64_t{1} << 30, 15));
-  EXPECT_FALSE(PresplitsOperand(fp16x3, (int64_t{1} << 30) - 1, 16));
+  EXPECT_TRUE(PresplitsOperand(fp16x3, int64_t{1} << 31, 16));
+  EXPECT_FALSE(PresplitsOperand(fp16x3, int64_t{1} << 31, 15));
+  EXPECT_FALSE(PresplitsOperand(fp16x3, (int64_t{1} << 31) - 1, 16));
   EXPECT_FALSE(PresplitsOperand(ChooseContraction(512, 256, 8192, 1, 0, DotPrecision::kBf16x6),
-                                int64_t{1} << 30, 32));
+                                int64_t{1} << 31, 32));
 
   // A convolution's parts are split from its channels-last copies, along their storage, and
   // its weight's read flat where contiguous (the group's rows: bc0).  The input: 9 taps x 2
@@ -894,7 +899,7 @@ TEST(CodegenTest, LargeContractionsReadFp16x3PartsWrittenFirst) {
   CodegenOptions generic;
   generic.generic_shapes = true;
   const std::string any =
-      MustEmit(MatmulOf("torch.randn(2048, 256), torch.randn(256, 2048)"), generic);
+      MustEmit(MatmulOf("torch.randn(2048, 512), torch.randn(512, 2048)"), generic);
   EXPECT_EQ(Count(any, "_parts_kernel"), 0);
 }
 

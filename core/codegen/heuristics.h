@@ -238,8 +238,8 @@ bool RepacksUnalignedRows(const ContractionConfig& c, int64_t rows, int64_t cols
 // products' peak.  Predicted, not measured: 185-215 TFLOP/s for the GEMM, the split costing a
 // read of 4 and a write of 4 bytes per operand element (0.07 ms of 0.7 on 4096^3).
 // An operand is split first when it is stored (an input or a kernel's output, no prologue
-// recomputed in the loop), its contraction has at least kPresplitMinProducts multiply-adds
-// (the split kernel's launch, ~3 us, against ~7 us of tensor-core work at 2^30), and its
+// recomputed in the loop), its contraction has at least kPresplitMinProducts multiply-adds,
+// and its
 // elements are each loaded by at least kPresplitMinTiles tiles (window taps and broadcast
 // batch entries count).  Why 16: the parts cost 8 bytes of traffic an element (read 4, write
 // 4; the loop then loads 4 bytes of parts where it loaded 4 of float32), ~1.9 ps at 4.3 TB/s;
@@ -249,7 +249,11 @@ bool RepacksUnalignedRows(const ContractionConfig& c, int64_t rows, int64_t cols
 // Any contraction with tl.dot: a convolution's parts are split from its
 // channels-last copies, padded channels included (KernelBench L1 62's conv2d: 1,034 loop
 // instructions a step, 10 of them spills, against 392 and none on parts).
-inline constexpr int64_t kPresplitMinProducts = int64_t{1} << 30;
+// Why 2^31: the parts kernel is one more launch (~3-5 us), and 2^31 multiply-adds are ~28 us
+// of fp16x3 tensor work of which the split is ~40% (the instruction counts above), so the
+// saving is about twice the launch.  At 2^30 KernelBench L3's ResNet101 would have had 33 of
+// its convolutions split first, each a 37k-element weight whose parts save about a launch.
+inline constexpr int64_t kPresplitMinProducts = int64_t{1} << 31;
 inline constexpr int64_t kPresplitMinTiles = 16;
 // `products`: the contraction's multiply-adds; `tiles`: the tile loads of each element.
 bool PresplitsOperand(const ContractionConfig& c, int64_t products, int64_t tiles);
