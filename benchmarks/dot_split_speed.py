@@ -61,9 +61,8 @@ def _fp16_parts(x):
 
 
 @triton.jit
-def _matmul(a_ptr, b_ptr, c_ptr, M, N, K: tl.constexpr, sam, sak, sbk, sbn, scm, scn,
-            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-            GROUP_M: tl.constexpr, SPLIT: tl.constexpr):  # fmt: skip
+def _tile_rows_cols(M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
+    """The program's output rows and columns, tiles in GROUP_M-row groups (the tutorial's)."""
     pid = tl.program_id(0)
     num_m, num_n = tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N)
     group = GROUP_M * num_n
@@ -71,8 +70,14 @@ def _matmul(a_ptr, b_ptr, c_ptr, M, N, K: tl.constexpr, sam, sak, sbk, sbn, scm,
     size_m = min(num_m - first_m, GROUP_M)
     pid_m = first_m + (pid % group) % size_m
     pid_n = (pid % group) // size_m
-    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    return pid_m * BLOCK_M + tl.arange(0, BLOCK_M), pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+
+
+@triton.jit
+def _matmul(a_ptr, b_ptr, c_ptr, M, N, K: tl.constexpr, sam, sak, sbk, sbn, scm, scn,
+            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+            GROUP_M: tl.constexpr, SPLIT: tl.constexpr):  # fmt: skip
+    rm, rn = _tile_rows_cols(M, N, BLOCK_M, BLOCK_N, GROUP_M)
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     acc_lo = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for k0 in tl.range(0, K, BLOCK_K):
@@ -112,15 +117,7 @@ def _split_parts(x_ptr, hi_ptr, lo_ptr, n, BLOCK: tl.constexpr):
 def _matmul_parts(ah_ptr, al_ptr, bh_ptr, bl_ptr, c_ptr, M, N, K: tl.constexpr, sam, sbk, scm,
                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                   GROUP_M: tl.constexpr):  # fmt: skip
-    pid = tl.program_id(0)
-    num_m, num_n = tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N)
-    group = GROUP_M * num_n
-    first_m = (pid // group) * GROUP_M
-    size_m = min(num_m - first_m, GROUP_M)
-    pid_m = first_m + (pid % group) % size_m
-    pid_n = (pid % group) // size_m
-    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rm, rn = _tile_rows_cols(M, N, BLOCK_M, BLOCK_N, GROUP_M)
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for k0 in tl.range(0, K, BLOCK_K):
         rk = k0 + tl.arange(0, BLOCK_K)
