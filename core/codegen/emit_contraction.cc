@@ -216,18 +216,18 @@ std::vector<ValueId> PresplitOperands(const GroupContext& ctx, const Contraction
   // The tiles that load each element: the products' reads of the operand over its elements
   // (a matmul's broadcast operand is read once per batch entry, a convolution's input once
   // per window tap), times the tiles across the other dim.
-  const auto tiles = [&](ValueId v, int64_t reads, int64_t across) {
+  const auto tile_loads = [&](ValueId v, int64_t reads, int64_t across) {
     const int64_t elems = std::max<int64_t>(1, Product(p.value(v).shape));
     return CeilDiv(s.phases * reads, elems) * across;
   };
   const std::pair<ValueId, int64_t> operands[] = {
-      {s.a, tiles(s.a, batch * m * k, CeilDiv(s.n, c.block_n))},
-      {s.b, tiles(s.b, batch * k * s.n, CeilDiv(m, c.block_m))}};
+      {s.a, tile_loads(s.a, batch * m * k, CeilDiv(s.n, c.block_n))},
+      {s.b, tile_loads(s.b, batch * k * s.n, CeilDiv(m, c.block_m))}};
   std::vector<ValueId> out;
-  for (const auto& [v, reads] : operands) {
+  for (const auto& [v, loads] : operands) {
     if (!ctx.plan.materialized[v.index] || std::find(out.begin(), out.end(), v) != out.end())
       continue;
-    if (PresplitsOperand(c, products, reads)) out.push_back(v);
+    if (PresplitsOperand(c, products, loads)) out.push_back(v);
   }
   return out;
 }

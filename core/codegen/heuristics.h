@@ -229,30 +229,30 @@ bool RepacksUnalignedRows(const ContractionConfig& c, int64_t rows, int64_t cols
                           int64_t products);
 // fp16x3 operands split before the contraction (emit_split.cc): a pointwise kernel writes an
 // operand's fp16 hi and lo parts (heuristics: kDefaultDotPrecision) once, and the K loop loads
-// them, where it otherwise loads float32 tiles and splits them in registers in every step.
-// Why: in the sm_90 build of a 128x128x64 fp16x3 tile (8 warps, 3 stages) the split is most of
-// the K loop, 658 instructions a step against 275 on pre-split parts (no F2FP, HADD2, PRMT or
-// STS: the parts go from cp.async to the tensor cores without a trip through registers), and
-// 255 registers against 176 (benchmarks/dot_split_speed.py's two kernels).  The H200 ran the
-// in-register split at 146.6 TFLOP/s on 4096^3 (results h200-2026-12-01-f), 56% of three fp16
-// products' peak.  Predicted, not measured: 185-215 TFLOP/s for the GEMM, the split costing a
-// read of 4 and a write of 4 bytes per operand element (0.07 ms of 0.7 on 4096^3).
+// them, where it otherwise loads float32 tiles and splits them in registers in every step.  Why: in
+// the sm_90 build of a 128x128x64 fp16x3 tile (8 warps, 3 stages) the split is most of the K loop,
+// 658 instructions a step against 275 on pre-split parts (no F2FP, HADD2, PRMT or STS: the parts go
+// from cp.async to the tensor cores without a trip through registers), and 255 registers against
+// 176 (benchmarks/dot_split_speed.py's two kernels).  The H200 ran the in-register split at 146.6
+// TFLOP/s on 4096^3 (results h200-2026-12-01-f), 56% of three fp16 products' peak.  Predicted, not
+// measured: 185-215 TFLOP/s for the GEMM, the split costing a read of 4 and a write of 4 bytes per
+// operand element (0.07 ms of 0.7 on 4096^3).  Any contraction with tl.dot: a convolution's parts
+// are split from its channels-last copies, padded channels included (KernelBench L1 62's conv2d:
+// 1,034 loop instructions a step, 16 of them spills, against 392 and none on parts;
+// results/cpu-2026-12-05-fp16x3-parts).
+//
 // An operand is split first when it is stored (an input or a kernel's output, no prologue
-// recomputed in the loop), its contraction has at least kPresplitMinProducts multiply-adds,
-// and its
-// elements are each loaded by at least kPresplitMinTiles tiles (window taps and broadcast
-// batch entries count).  Why 16: the parts cost 8 bytes of traffic an element (read 4, write
-// 4; the loop then loads 4 bytes of parts where it loaded 4 of float32), ~1.9 ps at 4.3 TB/s;
-// the prediction above saves ~0.24 ms on 4096^3's 1.07G tile loads, ~0.22 ps a load.  So the
-// parts pay from ~9 loads an element, and a 2x margin (estimates, not measurements) gives 16:
-// a 1024 x 8192 x 8192 linear splits its input first (64 tiles) and its weight in the loop (8).
-// Any contraction with tl.dot: a convolution's parts are split from its
-// channels-last copies, padded channels included (KernelBench L1 62's conv2d: 1,034 loop
-// instructions a step, 10 of them spills, against 392 and none on parts).
-// Why 2^31: the parts kernel is one more launch (~3-5 us), and 2^31 multiply-adds are ~28 us
-// of fp16x3 tensor work of which the split is ~40% (the instruction counts above), so the
-// saving is about twice the launch.  At 2^30 KernelBench L3's ResNet101 would have had 33 of
-// its convolutions split first, each a 37k-element weight whose parts save about a launch.
+// recomputed in the loop), its contraction has at least kPresplitMinProducts multiply-adds, and its
+// elements are each loaded by at least kPresplitMinTiles tiles (window taps and broadcast batch
+// entries count).  Why 16: the parts cost 8 bytes of traffic an element (read 4, write 4; the loop
+// then loads 4 bytes of parts where it loaded 4 of float32), ~1.9 ps at 4.3 TB/s; the prediction
+// above saves ~0.24 ms on 4096^3's 1.07G tile loads, ~0.22 ps a load.  So the parts pay from ~9
+// loads an element, and a 2x margin (estimates, not measurements) gives 16: a 1024 x 8192 x 8192
+// linear splits its input first (64 tiles) and its weight in the loop (8).  Why 2^31: the parts
+// kernel is one more launch (~3-5 us), and 2^31 multiply-adds are ~28 us of fp16x3 tensor work of
+// which the split is ~40% (the instruction counts above), so the saving is about twice the launch.
+// At 2^30 KernelBench L3's ResNet101 had 33 convolutions with parts, each ~14 us of tensor work,
+// where the launch is about what the parts save.
 inline constexpr int64_t kPresplitMinProducts = int64_t{1} << 31;
 inline constexpr int64_t kPresplitMinTiles = 16;
 // `products`: the contraction's multiply-adds; `tiles`: the tile loads of each element.
