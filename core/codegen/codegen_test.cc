@@ -611,22 +611,32 @@ TEST(CodegenTest, UnalignedOperandRowsAreCopiedIntoPaddedRowsWhenTheirStridesSay
                  "stride_k0_x0_rows_0, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):",
                  "mask = (offs_r < 1024) & (offs_c < 1037)",
                  "x = tl.load(x0_ptr + rc0 * stride_x0_0 + offs_c * stride_x0_1",
-                 "tl.store(k0_x0_rows_ptr + offs_r * stride_k0_x0_rows_0 + offs_c, x, mask=mask)",
+                 // The padding as zeros: the matmul's loads along the rows read it.
+                 ", mask=mask, other=0.0)",
+                 "tl.store(k0_x0_rows_ptr + offs_r * stride_k0_x0_rows_0 + offs_c, x, "
+                 "mask=(offs_r < 1024) & (offs_c < stride_k0_x0_rows_0))",
                  "def k0_x1_rows_kernel(", "mask = (offs_r < 1037) & (offs_c < 1029)",
-                 // The matmul kernel itself is unchanged: its parameters keep the inputs' names.
-                 "def k0_matmul_kernel(x0_ptr, stride_x0_0, stride_x0_1, x1_ptr,",
+                 // The matmul's parameters keep the inputs' names; its loads along each
+                 // operand's rows (x0's K, x1's N) take the rows' bound from the wrapper.
+                 "def k0_matmul_kernel(x0_row_bound, x1_row_bound, x0_ptr, stride_x0_0, "
+                 "stride_x0_1, x1_ptr,",
+                 "mask_a = mask_m & (offs_ka < x0_row_bound)",
+                 "mask_b = (offs_kb < 1037) & (offs_n < x1_row_bound)",
+                 "mask = mask_m & mask_n",  // the store's: the output's own bounds
                  "def triton_fused_operator(x0, x1):",
                  "k0_x0_repack = x0.stride(1) == 1 and x0.stride(0) % 16 != 0",
-                 "k0_x0_rows = torch.empty_strided((1024, 1037), (1040, 1), device=x0.device, "
-                 "dtype=x0.dtype) if k0_x0_repack else x0",
+                 // Allocated with the last row's padding, viewed at the rows' length.
+                 "k0_x0_rows = torch.empty_strided((1024, 1040), (1040, 1), device=x0.device, "
+                 "dtype=x0.dtype)[..., :1037] if k0_x0_repack else x0",
                  "if k0_x0_repack:", "    k0_x0_rows_kernel[(32, 9)](",
                  "x0, x0.stride(0), x0.stride(1), k0_x0_rows, k0_x0_rows.stride(0), BLOCK_R=32, "
                  "BLOCK_C=128",
                  "k0_x1_repack = x1.stride(1) == 1 and x1.stride(0) % 16 != 0",
-                 "torch.empty_strided((1037, 1029), (1040, 1)",
+                 "torch.empty_strided((1037, 1040), (1040, 1)",
                  "if k0_x1_repack:", "k0_x1_rows_kernel[(33, 9)](",
                  "k0_matmul_kernel[lambda META: (triton.cdiv(1024, META[\"BLOCK_M\"]) * "
                  "triton.cdiv(1029, META[\"BLOCK_N\"]),)](",
+                 "(1040 if k0_x0_repack else 1037), (1040 if k0_x1_repack else 1029), "
                  "k0_x0_rows, k0_x0_rows.stride(0), k0_x0_rows.stride(1), k0_x1_rows, "
                  "k0_x1_rows.stride(0), k0_x1_rows.stride(1), t0,"});
 
@@ -642,7 +652,7 @@ TEST(CodegenTest, UnalignedOperandRowsAreCopiedIntoPaddedRowsWhenTheirStridesSay
                     "x0_ptr + rc0 * stride_x0_0 + rc1 * stride_x0_1 + offs_c * stride_x0_2",
                     "offs_r * stride_k0_x0_rows_1 + offs_c",
                     "k0_x0_repack = x0.stride(2) == 1 and x0.stride(1) % 16 != 0",
-                    "torch.empty_strided((3, 400, 1037), (416000, 1040, 1)", "k0_bmm_kernel["});
+                    "torch.empty_strided((3, 400, 1040), (416000, 1040, 1)", "k0_bmm_kernel["});
   // x1's rows of 32 are aligned in any contiguous input: no check, no copy.
   EXPECT_EQ(Count(b, "x1_repack"), 0);
   EXPECT_EQ(Count(b, "@triton.jit\n"), 2);
@@ -664,10 +674,23 @@ TEST(CodegenTest, UnalignedOperandRowsAreCopiedIntoPaddedRowsWhenTheirStridesSay
                          "    t1 = torch.matmul(t0, x1)\n"
                          "    return t1\n",
                          "torch.randn(134, 8003), torch.randn(3, 134, 25)"));
+  // x0's rows run along the matmul's M there: A's M mask takes their bound.
   ExpectInOrder(swapped, {"def k0_x0_rows_kernel(", "mask = (offs_r < 134) & (offs_c < 8003)",
+                          "mask_a = (offs_m < x0_row_bound) & (offs_ka < 134)",
                           "k0_x0_repack = x0.stride(1) == 1 and x0.stride(0) % 16 != 0",
-                          "torch.empty_strided((134, 8003), (8016, 1)", "k0_matmul_kernel[",
-                          "k0_x0_rows, k0_x0_rows.stride(0), k0_x0_rows.stride(1), x1,"});
+                          "torch.empty_strided((134, 8016), (8016, 1)", "k0_matmul_kernel[",
+                          "(8016 if k0_x0_repack else 8003), k0_x0_rows, k0_x0_rows.stride(0), "
+                          "k0_x0_rows.stride(1), x1,"});
+  // A kernel's output (the pooled t0 here, rows of 1037) is copied the same way.
+  const std::string pooled =
+      MustEmit(MustParse("def fused_operator(x0, x1):\n"
+                         "    t0 = F.max_pool1d(x0, 2, 2)\n"
+                         "    t1 = torch.matmul(t0, x1)\n"
+                         "    return t1\n",
+                         "torch.randn(1024, 2074), torch.randn(1037, 1029)"));
+  ExpectInOrder(pooled, {"def k1_t0_rows_kernel(", "mask_a = mask_m & (offs_ka < t0_row_bound)",
+                         "k1_t0_repack = t0.stride(1) == 1 and t0.stride(0) % 16 != 0",
+                         "(1040 if k1_t0_repack else 1037)"});
   // Not through a reshape (its kernels may read a contiguous input flat).
   const std::string reshaped =
       MustEmit(MustParse("def fused_operator(x0, x1):\n"
@@ -827,13 +850,19 @@ TEST(CodegenTest, LargeContractionsReadFp16x3PartsWrittenFirst) {
   EXPECT_EQ(Count(c, "elif DOT_PRECISION == \"fp16x3\":"), 0);
   EXPECT_EQ(Count(c, "sa = a * 0.00390625"), 0);
 
-  // Unaligned rows (heuristics.h, kRowAlignment): the parts are split from the rows copies.
+  // Unaligned rows (heuristics.h, kRowAlignment): the parts are split from the rows copies,
+  // along their storage where the wrapper made them (DENSE: 2048 rows of 1040, padding and
+  // all), and laid out as they are.
   const std::string rows = MustEmit(MatmulOf("torch.randn(2048, 1037), torch.randn(1037, 2049)"));
-  ExpectInOrder(rows, {"def k0_x0_rows_kernel(", "def k0_x0_parts_kernel(",
-                       "def triton_fused_operator(", "if k0_x0_repack:",
-                       "k0_x0_hi = torch.empty_strided(k0_x0_rows.shape, k0_x0_rows.stride(), ",
-                       "k0_x0_parts_kernel[", "k0_x0_rows, k0_x0_rows.stride(0), "
-                       "k0_x0_rows.stride(1), k0_x0_hi, k0_x0_lo, BLOCK=1024, CONTIG=contig"});
+  ExpectInOrder(rows, {"def k0_x0_rows_kernel(", "def k0_x0_parts_kernel(", "if DENSE:",
+                       "mask = offs < 2129920", "at = offs", "else:", "mask = offs < 2123776",
+                       "if CONTIG:", "def triton_fused_operator(", "if k0_x0_repack:",
+                       "k0_x0_hi = torch.empty((2048, 1040), device=k0_x0_rows.device, "
+                       "dtype=torch.float16)[..., :1037] if k0_x0_repack else "
+                       "torch.empty_strided(k0_x0_rows.shape, k0_x0_rows.stride(), ",
+                       "k0_x0_parts_kernel[(2080 if k0_x0_repack else 2074,)](",
+                       "k0_x0_rows, k0_x0_rows.stride(0), k0_x0_rows.stride(1), k0_x0_hi, "
+                       "k0_x0_lo, BLOCK=1024, DENSE=k0_x0_repack, CONTIG=contig"});
 
   // Half the products: the split stays in the loop; so it does for an operand 15 tiles load.
   const std::string small = MustEmit(MatmulOf("torch.randn(2048, 256), torch.randn(256, 2048)"));

@@ -19,6 +19,7 @@
 #include "codegen/contraction_spec.h"
 #include "codegen/expr.h"
 #include "codegen/heuristics.h"
+#include "codegen/layout.h"
 
 namespace drtriton::codegen {
 namespace {
@@ -175,12 +176,45 @@ ValueId BehindDimSwaps(const Program& p, const std::vector<bool>& materialized, 
   return v;
 }
 
+// Which of the tile's indices runs along the unit-stride last dim of `v`, the tensor that
+// operand `a_side ? s.a : s.b` reads through dim swaps (BehindDimSwaps): "k", "m" or "n"
+// where one coordinate alone does, "" otherwise.  Found by reading the operand at symbolic
+// coordinates and following them through the swaps.
+std::string UnitStrideIndex(const GroupContext& ctx, const ContractionSpec& s, bool a_side,
+                            ValueId v) {
+  const Program& p = ctx.program;
+  PythonWriter scratch(1);
+  const auto symbols = [](const std::string& name, size_t count) {
+    Coords out;
+    for (size_t d = 0; d < count; ++d) out.push_back("@" + name + std::to_string(d));
+    return out;
+  };
+  const Coords bc = symbols("b", s.batch_dims.size()), kc = symbols("k", s.k_dims.size());
+  const Operand read = a_side ? s.a_at(scratch, bc, symbols("m", s.m_dims.size()), kc)
+                              : s.b_at(scratch, bc, kc, "@n");
+  Coords coords = read.coords;
+  for (ValueId at = a_side ? s.a : s.b; at != v;) {
+    const Node& node = p.node(p.value(at).producer);
+    coords = LayoutInputCoords(p, node, coords).coords;
+    at = node.tensors[0];
+  }
+  if (coords.empty()) return "";
+  const std::string& last = coords.back();
+  if (last == "@k0" && s.k_dims.size() == 1) return "k";
+  if (last == "@m0" && s.m_dims.size() == 1) return "m";
+  if (last == "@n") return "n";
+  return "";
+}
+
 // The operands the wrapper may copy into aligned rows (heuristics.h, kRowAlignment), each
-// once: a matmul's, bmm's or linear's operands that are candidate inputs, read as they are or
+// once: a matmul's, bmm's or linear's operands that are stored tensors, read as they are or
 // through dim swaps (paper-preset program 106: transpose(x0) @ x1, x0 of 134 rows of 5683, at
 // 0.17x eager on the H200 with every element of A a 4-byte load, h200-2026-12-05; the copy's
-// rows are the input's, so the swap reads the buffer by the same coordinates).  A convolution
-// gathers windows of its input, whose rows the tiles do not follow.
+// rows are the input's, so the swap reads the buffer by the same coordinates).  A kernel's
+// output too: paper-preset programs 11 (a pooled 3457 x 1478 operand) and 64 (883 x 2793)
+// loaded those rows' fp16x3 parts 2 bytes at a time (128 LDG.E.U16 a K step in their sm_90
+// builds, nothing pipelined) and ran 0.18x and 0.29x eager on the H200 (h200-2026-12-05b).
+// A convolution gathers windows of its input, whose rows the tiles do not follow.
 std::vector<ValueId> RepackedOperands(const GroupContext& ctx, const ContractionSpec& s,
                                       const ContractionConfig& c) {
   const Program& p = ctx.program;
@@ -192,8 +226,7 @@ std::vector<ValueId> RepackedOperands(const GroupContext& ctx, const Contraction
   std::vector<ValueId> out;
   for (ValueId operand : {s.a, s.b}) {
     const ValueId v = BehindDimSwaps(p, ctx.plan.materialized, operand);
-    const auto& inputs = p.inputs();
-    if (std::find(inputs.begin(), inputs.end(), v) == inputs.end()) continue;
+    if (!ctx.plan.materialized[v.index]) continue;  // computed in the loop: no rows to copy
     if (std::find(out.begin(), out.end(), v) != out.end()) continue;  // x0 @ x0
     const Dims dims = ctx.DimsOf(v);
     if (dims.size() < 2) continue;
@@ -237,7 +270,7 @@ std::vector<ValueId> PresplitOperands(const GroupContext& ctx, const Contraction
 EmittedKernel SplitPartsOf(const GroupContext& ctx, const ContractionSpec& s,
                            const std::vector<ValueId>& repacked, ValueId v) {
   if (std::find(repacked.begin(), repacked.end(), v) != repacked.end())
-    return EmitSplitParts(ctx, v, RepackBuffer(ctx, v));
+    return EmitSplitParts(ctx, v, RepackBuffer(ctx, v), 0, /*repacked=*/true);
   for (const ChannelsLastCopy& copy : s.channels_last)
     if (copy.value == v)
       return EmitSplitParts(ctx, v, ChannelsLastBuffer(ctx, v),
@@ -265,7 +298,13 @@ class ContractionWriter {
         batch_(Product(s.batch_shape)),
         m_expr_(DimProduct(s.m_dims)),
         k_expr_(DimProduct(s.k_dims)),
-        batch_expr_(DimProduct(s.batch_dims)) {}
+        batch_expr_(DimProduct(s.batch_dims)) {
+    for (bool a_side : {true, false}) {
+      const ValueId v = BehindDimSwaps(ctx.program, ctx.plan.materialized, a_side ? s.a : s.b);
+      if (std::find(repacked_.begin(), repacked_.end(), v) != repacked_.end())
+        row_index_[a_side ? 0 : 1] = UnitStrideIndex(ctx, s, a_side, v);
+    }
+  }
 
   // Tile loads of a K step per operand, known once a kernel has been written.
   OperandLoads operand_loads() const { return loads_; }
@@ -530,9 +569,15 @@ class ContractionWriter {
     Operand b = s_.b_at(w, t.bc, kcb, "offs_n");
     a.coords = Materialize(w, a.coords, "ia");
     b.coords = Materialize(w, b.coords, "ib");
-    w.Line("mask_a = mask_m & (offs_ka < " + k_expr_ + ")" +
+    const std::string a_rows = RowBound(params, /*a_side=*/true);
+    const std::string b_rows = RowBound(params, /*a_side=*/false);
+    const std::string a_m = a_rows.empty() || row_index_[0] != "m" ? "mask_m" : a_rows;
+    const std::string a_k = a_rows.empty() || row_index_[0] != "k" ? k_expr_ : a_rows;
+    const std::string b_k = b_rows.empty() || row_index_[1] != "k" ? k_expr_ : b_rows;
+    const std::string b_n = b_rows.empty() || row_index_[1] != "n" ? "mask_n" : b_rows;
+    w.Line("mask_a = " + Bounded(a_m, "offs_m") + " & (offs_ka < " + a_k + ")" +
            (a.mask.empty() ? "" : " & " + a.mask));
-    w.Line("mask_b = (offs_kb < " + k_expr_ + ") & mask_n" +
+    w.Line("mask_b = (offs_kb < " + b_k + ") & " + Bounded(b_n, "offs_n") +
            (b.mask.empty() ? "" : " & " + b.mask));
     if (Presplit()) {
       // fp16x3 on the parts the wrapper wrote first (heuristics.h, PresplitsOperand) where
@@ -556,6 +601,24 @@ class ContractionWriter {
 
   // Whether this K step reads pre-split parts (not in the range guard's ieee loop).
   bool Presplit() const { return !presplit_.empty() && !ieee_steps_; }
+
+  // The bound of an operand's loads along its unit-stride rows where the wrapper may have
+  // copied them into zero-padded rows (emit_repack.cc, RepackedRowBound: why), as a kernel
+  // parameter; "" where the operand is read as it is, or along no one index (row_index_).
+  std::string RowBound(KernelParams& params, bool a_side) {
+    const size_t side = a_side ? 0 : 1;
+    if (row_index_[side].empty()) return "";
+    const ValueId v = BehindDimSwaps(ctx_.program, ctx_.plan.materialized, a_side ? s_.a : s_.b);
+    const std::string cols = ctx_.DimsOf(v).back();
+    return params.Scalar(ctx_.program.value(v).name + "_row_bound",
+                         RepackedRowBound(ctx_, v, cols));
+  }
+
+  // `mask` as a tile mask over `offs` ("mask_m", "mask_n" stand for themselves; a bound
+  // becomes `(offs < bound)`).
+  static std::string Bounded(const std::string& mask, const std::string& offs) {
+    return mask.rfind("mask_", 0) == 0 ? mask : "(" + offs + " < " + mask + ")";
+  }
 
   // `a = ...` and `b = ...`: both operand tiles as float32, their inlined producers computed.
   void WriteOperandTiles(PythonWriter& w, KernelParams& params, const Tile& t, const Operand& a,
@@ -822,6 +885,9 @@ class ContractionWriter {
   const std::vector<ValueId> presplit_;
   const int64_t m_, k_, batch_;
   const std::string m_expr_, k_expr_, batch_expr_;
+  // Per operand (A, B): the tile index along its rows where the wrapper may copy them into
+  // padded rows (UnitStrideIndex), "" otherwise.
+  std::string row_index_[2];
 };
 
 // The GPU split of a contraction whose result reaches an operator that magnifies its rounding

@@ -2,8 +2,13 @@
 // why, and when).  The wrapper decides at run time, from the input's strides: inputs may come
 // strided, and only a unit-stride row whose stride is not a multiple of 16 elements is
 // copied.  A copy is one small kernel, BLOCK_R rows by BLOCK_C columns a program, reading the
-// input through its strides and writing the buffer's padded rows; the padding stays unwritten
-// and the contraction's K and N masks never read it.
+// input through its strides and writing the buffer's padded rows, the padding as zeros: the
+// contraction's loads along the rows mask at the padded length (RepackedRowBound), a multiple
+// of 16 that keeps them whole 16-byte vectors.  At the row's own length (L1 8's K of 2949) the
+// mask varies element by element and Triton loads one element at a time: in the fp16x3 parts'
+// K loop 128 two-byte LDG.E.U16 a step, which cp.async cannot take (its smallest copy is 4
+// bytes), so nothing was pipelined (sm_90 build, 2026-12-05; 52 TFLOP/s on the H200 where
+// aligned shapes ran 178).
 #include <cassert>
 #include <string>
 #include <vector>
@@ -47,6 +52,15 @@ std::string RepackBuffer(const GroupContext& ctx, ValueId v) {
   return kernel.substr(0, kernel.find('_')) + "_" + ctx.program.value(v).name + "_rows";
 }
 
+std::string RepackFlag(const GroupContext& ctx, ValueId v) {
+  const std::string buffer = RepackBuffer(ctx, v);
+  return buffer.substr(0, buffer.rfind("_rows")) + "_repack";
+}
+
+std::string RepackedRowBound(const GroupContext& ctx, ValueId v, const std::string& cols) {
+  return "(" + PaddedRow(cols) + " if " + RepackFlag(ctx, v) + " else " + cols + ")";
+}
+
 EmittedKernel EmitRepack(const GroupContext& ctx, ValueId v) {
   const Program& p = ctx.program;
   const Value& value = p.value(v);
@@ -69,28 +83,37 @@ EmittedKernel EmitRepack(const GroupContext& ctx, ValueId v) {
   const Dims leading(dims.begin(), dims.end() - 1);
   std::vector<std::string> coords = DecomposeDims(w, "offs_r", leading, "rc");
   coords.push_back("offs_c");
-  w.Line("x = tl.load(" + params.Address(v, coords, "(offs_r + offs_c) * 0") + ", mask=mask)");
+  w.Line("x = tl.load(" + params.Address(v, coords, "(offs_r + offs_c) * 0") +
+         ", mask=mask, other=0.0)");
   const std::string out = params.Scratch(buffer);
   const std::string row_stride = params.ScratchStride(buffer, static_cast<int>(rank - 2));
-  w.Line("tl.store(" + out + " + offs_r * " + row_stride + " + offs_c, x, mask=mask)");
+  // The padding too, as zeros (the loaded `other`): the contraction reads it.
+  w.Line("tl.store(" + out + " + offs_r * " + row_stride + " + offs_c, x, mask=(offs_r < " +
+         rows_param + ") & (offs_c < " + row_stride + "))");
 
   EmittedKernel k;
   k.name = buffer + "_kernel";
   k.text =
       KernelText(k.name,
                  value.name + " " + ShapeTuple(dims) + " into rows padded to a multiple of " +
-                     IntLiteral(kRowAlignment) + " elements (aligned loads in the contraction)",
+                     IntLiteral(kRowAlignment) + " elements, zeros after (aligned loads in the "
+                     "contraction)",
                  params, {"BLOCK_R", "BLOCK_C"}, w.str());
   k.call_args = params.args();
   k.constexprs = {"BLOCK_R=" + IntLiteral(c.block_r), "BLOCK_C=" + IntLiteral(c.block_c)};
-  k.grid = Grid2D(rows, cols, c);
+  k.grid = Grid2D(rows, PaddedRow(cols), c);
   k.launch = c.launch;
-  const std::string flag = buffer.substr(0, buffer.rfind("_rows")) + "_repack";
+  const std::string flag = RepackFlag(ctx, v);
   const std::string row = std::to_string(rank - 2), col = std::to_string(rank - 1);
+  // Allocated with its last row's padding (empty_strided would end the storage at the row's
+  // last element, and the copy writes past it), then viewed at the rows' own length.
+  Dims padded = dims;
+  padded.back() = PaddedRow(cols);
+  const std::string allocation = StridedAllocation(p, padded, PaddedStrides(dims), value.name);
   k.setup = {flag + " = " + value.name + ".stride(" + col + ") == 1 and " + value.name +
                  ".stride(" + row + ") % " + IntLiteral(kRowAlignment) + " != 0",
-             buffer + " = " + StridedAllocation(p, dims, PaddedStrides(dims), value.name) + " if " +
-                 flag + " else " + value.name};
+             buffer + " = " + allocation + "[..., :" + cols + "] if " + flag + " else " +
+                 value.name};
   k.guard = flag;
   return k;
 }

@@ -104,6 +104,11 @@ std::string ChannelsLastBuffer(const GroupContext& ctx, ValueId v);
 int64_t HeuristicSize(const std::string& dim);
 // The wrapper variable holding `v`'s rows for the contraction of `ctx`: `k0_x0_rows`.
 std::string RepackBuffer(const GroupContext& ctx, ValueId v);
+// The wrapper's bool saying whether it copied them: `k0_x0_repack`.
+std::string RepackFlag(const GroupContext& ctx, ValueId v);
+// A wrapper expression for how far a load along `v`'s rows (of `cols` elements) may read: the
+// padded length where the wrapper copied them (the padding holds zeros), `cols` otherwise.
+std::string RepackedRowBound(const GroupContext& ctx, ValueId v, const std::string& cols);
 
 // fp16x3's parts of the contraction operand `v`, read from `source` (its wrapper tensor: `v`'s
 // name, or the RepackBuffer or ChannelsLastBuffer the contraction reads instead), written by a
@@ -111,8 +116,10 @@ std::string RepackBuffer(const GroupContext& ctx, ValueId v);
 // heuristics.h, PresplitsOperand).  The parts' buffers are laid out as `source`.  `dense`: the
 // elements of a source the wrapper allocated without gaps (a channels-last copy, whose padded
 // channels the parts need as zeros too), split along its storage; 0: `v`'s elements.
+// `repacked`: `source` is `v`'s RepackBuffer, split along its storage (padding as zeros) where
+// the wrapper made the copy (RepackFlag), as `v` otherwise.
 EmittedKernel EmitSplitParts(const GroupContext& ctx, ValueId v, const std::string& source,
-                             int64_t dense = 0);
+                             int64_t dense = 0, bool repacked = false);
 // The wrapper variable of a part's buffer: `k0_x0_hi`, `k0_x0_lo`.
 std::string SplitPartBuffer(const GroupContext& ctx, ValueId v, const std::string& part);
 // `hi` and `lo`, fp16x3's parts of the float32 tile `x` (x * 2^-8 rounded to fp16, and the

@@ -74,6 +74,12 @@ class KernelParams {
   // Registers the runtime sizes `expr` mentions (generic-shape mode, sizes.h) as kernel
   // parameters named as in the wrapper, and returns `expr`.  Literals register nothing.
   std::string Sizes(const std::string& expr);
+  // Registers a scalar parameter `param` (once) that the wrapper passes as `arg` (a Python
+  // expression), and returns `param`.
+  std::string Scalar(const std::string& param, const std::string& arg) {
+    Add(param, arg);
+    return param;
+  }
   // `ptr + c0 * stride_0 + ...` for the coordinates of `v`.  `zero` is an int tensor of the
   // tile's shape: "offs * 0" (1-D) or "(rows + r) * 0" (2-D, the two axes' sum).  In a 2-D
   // tile a coordinate may span one axis only while tl.load/tl.store need a pointer of the

@@ -78,6 +78,21 @@ CASES = {
         "x0, x1",
         "torch.randn(2048, 512), torch.randn(512, 2048)",
     ),
+    # K 600 and N 1930, no multiple of 16: both inputs are copied into zero-padded rows
+    # (emit_repack.cc), their parts split along the copies' storage, and the matmul loads x0
+    # up to K 608 and x1 up to N 1936 (2.2G multiply-adds, 16 tiles across each operand).
+    "matmul_unaligned_presplit": (
+        ["t0 = torch.matmul(x0, x1)"],
+        "x0, x1",
+        "torch.randn(1930, 600), torch.randn(600, 1930)",
+    ),
+    # A kernel's output with unaligned rows (the pooled t0, 2048 rows of 2073) copied into
+    # zero-padded rows like an input, and x1's rows of 40 too.
+    "pooled_matmul_unaligned": (
+        ["t0 = F.max_pool1d(x0, 2, 2)", "t1 = torch.matmul(t0, x1)"],
+        "x0, x1",
+        "torch.randn(2048, 4146), torch.randn(2073, 40)",
+    ),
     # 2.4G multiply-adds in 2 groups, input elements loaded by 9 taps x 2 N tiles: the parts of
     # both channels-last copies (emit_split.cc).
     "conv2d_grouped_presplit": (
@@ -126,6 +141,7 @@ NARROW = {"matrix_vector_split_k"}
 # The operands whose fp16x3 parts a kernel of their own writes first (emit_split.cc).
 PRESPLIT = {
     "matmul_presplit": ("x0", "x1"),
+    "matmul_unaligned_presplit": ("x0", "x1"),
     "conv2d_grouped_presplit": ("x0", "x1"),
 }
 
@@ -142,6 +158,14 @@ import torch
 from drtriton.verify.task import import_file
 
 folder = pathlib.Path(sys.argv[1])
+# Fresh buffers hold NaN, as uninitialized GPU memory may: a kernel that reads an element no
+# kernel wrote (a copy's padding, a workspace) turns the output NaN instead of passing on the
+# CPU allocator's zeros.
+for name in ("empty", "empty_strided"):
+    def poisoned(*args, _allocate=getattr(torch, name), **kwargs):
+        out = _allocate(*args, **kwargs)
+        return out.fill_(float("nan")) if out.is_floating_point() else out
+    setattr(torch, name, poisoned)
 result = {}
 for task_path in sorted(folder.glob("task_*.py")):
     name = task_path.stem[len("task_"):]
