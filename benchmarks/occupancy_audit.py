@@ -24,8 +24,8 @@ final round's capacity is used (1.0 when the grid is a whole number of rounds; L
 change: 0.03 and 0.06). A launch of a few rounds with a thin last round over at least 64 MB
 of tensors is flagged. Also per kernel: its spill instructions (local loads and stores) and
 those in the loop around its matrix instructions (spill_counts), where a contraction pays
-them. `--programs` audits synthetic programs (the teacher's paper-preset set) instead.
-Prints one table; exit 0 when it ran, 2 on a usage error.
+them, and that loop's instructions and global loads by opcode (loop_profile). `--programs`
+audits synthetic programs (the teacher's paper-preset set) instead. Prints one table; exit 0 when it ran, 2 on a usage error.
 """
 
 from __future__ import annotations
@@ -166,7 +166,9 @@ def compile_launch(launch: dict[str, Any]) -> dict[str, Any]:
                               target=GPUTarget("cuda", 90, 32),
                               options={"num_warps": warps, "num_stages": stages})  # fmt: skip
     regs, static = _resources(compiled.asm["cubin"])
-    spills, loop_spills = spill_counts(_sass(compiled.asm["cubin"]))
+    sass = _sass(compiled.asm["cubin"])
+    spills, loop_spills = spill_counts(sass)
+    profile = loop_profile(sass)
     # Triton's pipelines take dynamic shared memory (the metadata's), cuobjdump reports static.
     shared = max(static, int(compiled.metadata.shared))
     grid = launch["grid"]
@@ -178,7 +180,8 @@ def compile_launch(launch: dict[str, Any]) -> dict[str, Any]:
     barriers = compiled.asm["ptx"].count("bar.sync")
     return {"kernel": name, "grid": programs, "warps": warps, "regs": regs, "shared": shared,
             "barriers": barriers, "spills": spills, "loop_spills": loop_spills,
-            "mb": _tensor_mb(args)}  # fmt: skip
+            "loop_instructions": profile[0] if profile else None,
+            "loop_loads": profile[1] if profile else None, "mb": _tensor_mb(args)}  # fmt: skip
 
 
 def _tensor_mb(args: tuple[Any, ...]) -> float:
@@ -189,15 +192,10 @@ def _tensor_mb(args: tuple[Any, ...]) -> float:
     return sum(t.numel() * t.element_size() for t in seen.values()) / 1e6
 
 
-def spill_counts(sass: str) -> tuple[int, int | None]:
-    """(local-memory loads and stores in the kernel, those inside its hot loop): the innermost
-    loop (a backward branch) around every matrix instruction (HGMMA, HMMA), None without one.
-    Why both: a contraction's build can spill where it never runs hot.  Paper-preset program
-    27 (hardtanh -> transpose -> conv_transpose1d, 2026-12-04) has 600 spill instructions in
-    its sm_90 build, 75 in the K loop; without the fp16x3 range guard's second (ieee) loop, 3.
-    Code past the first CALL target is a called function's (the range guard's noinline tile,
-    which runs only for a tile that overflowed): not the kernel's.  L1 62's conv (2026-12-04):
-    32 spill instructions of its own, 1,072 in the guard's function."""
+def _kernel_lines(sass: str) -> tuple[list[str], dict[int, int]]:
+    """The kernel's own SASS lines and each instruction line's address. Code past the first
+    CALL target is a called function's (the range guard's noinline tile, which runs only for a
+    tile that overflowed): not the kernel's."""
     lines = sass.splitlines()
     address: dict[int, int] = {}
     for k, line in enumerate(lines):
@@ -209,10 +207,16 @@ def spill_counts(sass: str) -> tuple[int, int | None]:
         own = min((k for k, a in address.items() if a >= min(targets)), default=len(lines))
         lines = lines[:own]
         address = {k: a for k, a in address.items() if k < own}
-    spilled = [k for k, line in enumerate(lines) if re.search(r"\b(STL|LDL)\b", line)]
+    return lines, address
+
+
+def hot_loop(sass: str) -> tuple[list[str], dict[int, int], tuple[int, int] | None]:
+    """The kernel's lines, their addresses, and the (first, last) line of the innermost loop (a
+    backward branch) around every matrix instruction (HGMMA, HMMA); None without one."""
+    lines, address = _kernel_lines(sass)
     matrix = [k for k, line in enumerate(lines) if re.search(r"\bH(G)?MMA\b", line)]
     if not matrix:
-        return len(spilled), None
+        return lines, address, None
     loops = []
     for k, line in enumerate(lines):
         branch = re.search(r"\bBRA\b.*?0x([0-9a-f]+)", line)
@@ -222,9 +226,44 @@ def spill_counts(sass: str) -> tuple[int, int | None]:
         if start <= matrix[0] and k >= matrix[-1]:
             loops.append((k - start, start, k))
     if not loops:
-        return len(spilled), None
+        return lines, address, None
     _, first, last = min(loops)
-    return len(spilled), sum(first <= k <= last for k in spilled)
+    return lines, address, (first, last)
+
+
+def spill_counts(sass: str) -> tuple[int, int | None]:
+    """(local-memory loads and stores in the kernel, those inside its hot loop), None without
+    one (hot_loop). Why both: a contraction's build can spill where it never runs hot.
+    Paper-preset program 27 (hardtanh -> transpose -> conv_transpose1d, 2026-12-04) has 600
+    spill instructions in its sm_90 build, 75 in the K loop; without the fp16x3 range guard's
+    second (ieee) loop, 3. L1 62's conv (2026-12-04): 32 spill instructions of its own, 1,072
+    in the guard's function."""
+    lines, _, loop = hot_loop(sass)
+    spilled = [k for k, line in enumerate(lines) if re.search(r"\b(STL|LDL)\b", line)]
+    if loop is None:
+        return len(spilled), None
+    return len(spilled), sum(loop[0] <= k <= loop[1] for k in spilled)
+
+
+def loop_profile(sass: str) -> tuple[int, dict[str, int]] | None:
+    """(instructions in the hot loop, its global loads by opcode), None without one. The loads
+    say whether the pipeliner could stage the tiles: cp.async (LDGSTS) copies 4, 8 or 16
+    bytes, so 2-byte loads (LDG.E.U16, fp16 parts of rows masked at an odd length) stay in
+    registers unpipelined. KernelBench L1 8's fp16x3 loop (K 2949, 2026-12-05): 812
+    instructions and 128 LDG.E.U16 a step; with its rows padded and masked at 2960: 327 and
+    16 LDGSTS.E.BYPASS.128."""
+    lines, address, loop = hot_loop(sass)
+    if loop is None:
+        return None
+    body = [lines[k] for k in range(loop[0], loop[1] + 1) if k in address]
+    loads: dict[str, int] = {}
+    for line in body:
+        found = re.search(
+            r"\*/\s+(?:@!?U?P\w+\s+)?((?:LDGSTS|LDG(?!DEPBAR)|UTMALDG)[A-Z0-9_.]*)", line
+        )
+        if found:
+            loads[found.group(1)] = loads.get(found.group(1), 0) + 1
+    return len(body), loads
 
 
 def _sass(cubin: bytes) -> str:
@@ -353,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
             table.append({"problem": record["name"], **row})
     print(f"{'problem':<36} {'kernel':<34} {'MB':>7} {'grid':>7} {'warps':>5} {'regs':>4} "
           f"{'smem':>6} {'bar':>4} {'spill':>5} {'loop':>4} {'per SM':>6} {'rounds':>7} "
-          f"{'last':>5}")  # fmt: skip
+          f"{'last':>5} {'loop instr':>10}  loop global loads")  # fmt: skip
     for r in table:
         if "error" in r:
             print(f"{r['problem'][:36]:<36} error: {r['error']}")
@@ -366,10 +405,12 @@ def main(argv: list[str] | None = None) -> int:
             continue
         mark = "  <- thin last round" if r["flag"] else ""
         loop = "" if r["loop_spills"] is None else r["loop_spills"]
+        instructions = "" if r["loop_instructions"] is None else r["loop_instructions"]
+        loads = ", ".join(f"{n} {op}" for op, n in sorted((r["loop_loads"] or {}).items()))
         print(f"{r['problem'][:36]:<36} {r['kernel'][-34:]:<34} {r['mb']:>7.0f} {r['grid']:>7} "
               f"{r['warps']:>5} {r['regs']:>4} {r['shared']:>6} {r['barriers']:>4} "
               f"{r['spills']:>5} {loop:>4} {r['per_sm']:>6} {r['rounds']:>7.2f} "
-              f"{r['last_fill']:>5.2f}{mark}")  # fmt: skip
+              f"{r['last_fill']:>5.2f} {instructions:>10}  {loads}{mark}")  # fmt: skip
     if args.out:
         write_text_atomic(args.out, json.dumps(table, indent=1))
     return 0

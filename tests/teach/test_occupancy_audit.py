@@ -136,6 +136,21 @@ def test_spills_are_counted_in_the_kernel_and_in_the_matrix_loop_by_hand(tool) -
     assert tool.spill_counts(SASS.replace("HGMMA", "FFMA")) == (4, None)  # no matrix loop
 
 
+def test_the_matrix_loops_instructions_and_global_loads_are_profiled(tool) -> None:
+    # The innermost loop around the HGMMA (0x120-0x140) has 3 instructions and no global load;
+    # the kernel's LDG at 0x100 lies outside it.
+    assert tool.loop_profile(SASS) == (3, {})
+    loads = SASS.replace("LDL R3, [R1+0x10]", "LDGSTS.E.BYPASS.128 [R3], desc[UR4][R6.64]")
+    loads = loads.replace(
+        "@P0  BRA 0x120", "LDGDEPBAR ;\n        /*0138*/              @P0  BRA 0x120"
+    )
+    loads = loads.replace("HGMMA.64x64x16.F32 R24", "@!P3 LDG.E.U16 R9, desc[UR4][R4.64] ;\n"
+                          "        /*0128*/                   HGMMA.64x64x16.F32 R24")  # fmt: skip
+    # LDGDEPBAR (the cp.async group's barrier) is no load.
+    assert tool.loop_profile(loads) == (5, {"LDG.E.U16": 1, "LDGSTS.E.BYPASS.128": 1})
+    assert tool.loop_profile(SASS.replace("HGMMA", "FFMA")) is None
+
+
 def test_spills_of_a_called_function_are_not_the_kernels(tool) -> None:
     # The range guard's noinline tile follows the kernel's code in the same SASS.
     called = (
