@@ -682,7 +682,7 @@ class ContractionWriter {
                ", other=0.0)");
       }
     };
-    const std::string at = OffsetOf(params.Address(v, coords, zero), params.Pointer(v));
+    const std::string at = params.Offset(v, coords, zero);
     if (v == s_.b && s_.b_flat) {  // a conv weight: flat where contiguous, as OperandTile
       w.Open("if CONTIG:");
       load_parts(s_.b_flat(bc, "offs_kb", "offs_n"));

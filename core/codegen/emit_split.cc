@@ -22,12 +22,6 @@ std::string SplitPartBuffer(const GroupContext& ctx, ValueId v, const std::strin
   return kernel.substr(0, kernel.find('_')) + "_" + ctx.program.value(v).name + "_" + part;
 }
 
-std::string OffsetOf(const std::string& address, const std::string& pointer) {
-  assert(address.compare(0, pointer.size(), pointer) == 0 && "an address starts at its pointer");
-  if (address.size() == pointer.size()) return "0";
-  return address.substr(pointer.size() + 3);  // past " + "
-}
-
 void WriteFp16Parts(PythonWriter& w, const std::string& x, const std::string& hi,
                     const std::string& lo) {
   w.Line("s" + x + " = " + x + " * 0.00390625");
@@ -77,7 +71,7 @@ EmittedKernel EmitSplitParts(const GroupContext& ctx, ValueId v, const std::stri
     w.Open("else:");
     const std::vector<std::string> coords =
         DecomposeDims(w, "offs", LiteralDims(value.shape), "c");
-    w.Line("at = " + OffsetOf(params.Address(v, coords, "offs * 0"), pointer));
+    w.Line("at = " + params.Offset(v, coords, "offs * 0"));
     w.Dedent();
     if (repacked) w.Dedent();
   }

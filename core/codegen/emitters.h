@@ -126,8 +126,6 @@ std::string SplitPartBuffer(const GroupContext& ctx, ValueId v, const std::strin
 // rest scaled by 2^11), as lines of `w`.
 void WriteFp16Parts(PythonWriter& w, const std::string& x, const std::string& hi,
                     const std::string& lo);
-// The offset part of `address` (KernelParams::Address): what follows `pointer + `, "0" if none.
-std::string OffsetOf(const std::string& address, const std::string& pointer);
 
 // `for var in tl.range(0, bound, step):` for a literal bound.  A runtime bound (generic-shape
 // mode) opens `var = pid * 0` / `while var < bound:` instead, which CloseLoop steps: Triton

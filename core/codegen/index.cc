@@ -150,22 +150,30 @@ std::string KernelParams::FlatAddress(ValueId v, const std::string& flat) {
   return Pointer(v) + " + " + flat;
 }
 
-std::string KernelParams::Address(ValueId v, const std::vector<std::string>& coords,
-                                  const std::string& zero) {
-  if (!flat_.empty() && coords == flat_coords_ && program_.value(v).shape == flat_shape_)
-    return FlatAddress(v, flat_);
-  std::string e = Pointer(v);
-  bool any = false;
+std::string KernelParams::Offset(ValueId v, const std::vector<std::string>& coords,
+                                 const std::string& zero) {
+  if (!flat_.empty() && coords == flat_coords_ && program_.value(v).shape == flat_shape_) {
+    FlatAddress(v, flat_);  // registers the pointer and records the flat read
+    return flat_;
+  }
+  Pointer(v);  // the pointer before the strides, in the parameters' order
+  std::string e;
+  const auto add = [&e](const std::string& term) { e += (e.empty() ? "" : " + ") + term; };
   for (size_t d = 0; d < coords.size(); ++d) {
     if (coords[d] == "0") continue;
     const bool simple = coords[d].find(' ') == std::string::npos;
     const std::string c = simple ? coords[d] : "(" + coords[d] + ")";
     const std::string stride = Stride(v, static_cast<int>(d));
-    e += " + " + (stride == "1" ? c : c + " * " + stride);
-    any = true;
+    add(stride == "1" ? c : c + " * " + stride);
   }
-  if (!zero.empty() && (zero.find('+') != std::string::npos || !any)) e += " + " + zero;
-  return e;
+  if (!zero.empty() && (zero.find('+') != std::string::npos || e.empty())) add(zero);
+  return e.empty() ? "0" : e;
+}
+
+std::string KernelParams::Address(ValueId v, const std::vector<std::string>& coords,
+                                  const std::string& zero) {
+  const std::string offset = Offset(v, coords, zero);
+  return offset == "0" ? Pointer(v) : Pointer(v) + " + " + offset;
 }
 
 }  // namespace drtriton::codegen

@@ -86,6 +86,10 @@ class KernelParams {
   // mask's full shape, so a 2-D zero is always added; a 1-D one only when every
   // coordinate is the constant 0.
   std::string Address(ValueId v, const std::vector<std::string>& coords, const std::string& zero);
+  // The same address's offset from `v`'s pointer (`c0 * stride_0 + ...`, the flat index, or
+  // "0" for none), registering what Address registers: a buffer laid out as `v` (fp16x3's
+  // parts, emit_split.cc) is read at it.
+  std::string Offset(ValueId v, const std::vector<std::string>& coords, const std::string& zero);
   // While set, Address() of a value of `shape` read at exactly `coords` (the full
   // coordinates of the kernel's output) is `ptr + flat`, with no strides: the contiguous fast
   // path of pointwise kernels (emit_pointwise.cc), valid only where the launch checked those
