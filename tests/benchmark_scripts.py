@@ -56,14 +56,36 @@ def child_python_path() -> str:
     return os.pathsep.join(p for p in (package_parent, inherited) if p)
 
 
+# Run first in every probe: fresh floating-point buffers hold NaN, as uninitialized GPU memory
+# may, so that a kernel reading an element no kernel wrote (a rows copy's padding, a
+# workspace) turns its output NaN instead of passing on the CPU allocator's zeros.
+POISONED_ALLOCATIONS = """
+import torch as _torch
+
+
+def _poisoned(allocate):
+    def allocate_nan(*args, **kwargs):
+        out = allocate(*args, **kwargs)
+        return out.fill_(float("nan")) if out.is_floating_point() else out
+
+    return allocate_nan
+
+
+_torch.empty = _poisoned(_torch.empty)
+_torch.empty_strided = _poisoned(_torch.empty_strided)
+"""
+
+
 @pytest.fixture(scope="session")
 def interpreted_probe(child_python_path: str) -> Callable[[str, pathlib.Path], Any]:
     """Runs `probe` (a script reading the folder in sys.argv[1]) in a child whose Triton runs
     kernels in its interpreter (TRITON_INTERPRET=1 before Triton's first import, which this
-    test process made long ago) and returns the JSON of its last printed line."""
+    test process made long ago), torch's empty allocations filled with NaN
+    (POISONED_ALLOCATIONS), and returns the JSON of its last printed line."""
 
     def run(probe: str, folder: pathlib.Path) -> Any:
-        done = _interpreted_child([probe, str(folder)], child_python_path, timeout=900)
+        script = POISONED_ALLOCATIONS + probe
+        done = _interpreted_child([script, str(folder)], child_python_path, timeout=900)
         return json.loads(done.stdout.splitlines()[-1])
 
     return run

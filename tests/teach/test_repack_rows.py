@@ -166,11 +166,17 @@ def test_the_wrapper_checks_each_large_input_operand_at_run_time() -> None:
     for x in ("x0", "x1"):
         assert f"k0_{x}_repack = {x}.stride(1) == 1 and {x}.stride(0) % 16 != 0" in text
         assert f"if k0_{x}_repack:\n        k0_{x}_rows_kernel[" in text
-    assert "torch.empty_strided((1024, 1037), (1040, 1)," in text
+    # Allocated with the last row's padding (the copy writes zeros there), viewed at 1037.
+    assert (
+        "torch.empty_strided((1024, 1040), (1040, 1), device=x0.device, dtype=x0.dtype)[..., :1037]"
+        in text
+    )
+    # The matmul masks x0's loads along K and x1's along N at the padded length where copied.
     launch = 'k0_matmul_kernel[lambda META: (triton.cdiv(1024, META["BLOCK_M"]) * '
     assert (
-        launch + 'triton.cdiv(1029, META["BLOCK_N"]),)](\n        k0_x0_rows, k0_x0_rows.stride(0)'
-        in text
+        launch
+        + 'triton.cdiv(1029, META["BLOCK_N"]),)](\n        (1040 if k0_x0_repack else 1037), '
+        "(1040 if k0_x1_repack else 1029), k0_x0_rows, k0_x0_rows.stride(0)" in text
     )
     # Under 1M elements an operand is read as it is: one more launch would cost more.
     small = emit(task(lines, args, CASES["unaligned"][2]))
