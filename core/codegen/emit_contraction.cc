@@ -569,16 +569,14 @@ class ContractionWriter {
     Operand b = s_.b_at(w, t.bc, kcb, "offs_n");
     a.coords = Materialize(w, a.coords, "ia");
     b.coords = Materialize(w, b.coords, "ib");
-    const std::string a_rows = RowBound(params, /*a_side=*/true);
-    const std::string b_rows = RowBound(params, /*a_side=*/false);
-    const std::string a_m = a_rows.empty() || row_index_[0] != "m" ? "mask_m" : a_rows;
-    const std::string a_k = a_rows.empty() || row_index_[0] != "k" ? k_expr_ : a_rows;
-    const std::string b_k = b_rows.empty() || row_index_[1] != "k" ? k_expr_ : b_rows;
-    const std::string b_n = b_rows.empty() || row_index_[1] != "n" ? "mask_n" : b_rows;
-    w.Line("mask_a = " + Bounded(a_m, "offs_m") + " & (offs_ka < " + a_k + ")" +
-           (a.mask.empty() ? "" : " & " + a.mask));
-    w.Line("mask_b = (offs_kb < " + b_k + ") & " + Bounded(b_n, "offs_n") +
-           (b.mask.empty() ? "" : " & " + b.mask));
+    const std::string k_mask_a = "(offs_ka < " + k_expr_ + ")";
+    const std::string k_mask_b = "(offs_kb < " + k_expr_ + ")";
+    const std::string m_a = RowMask(params, /*a_side=*/true, "m", "offs_m", "mask_m");
+    const std::string k_a = RowMask(params, /*a_side=*/true, "k", "offs_ka", k_mask_a);
+    const std::string k_b = RowMask(params, /*a_side=*/false, "k", "offs_kb", k_mask_b);
+    const std::string n_b = RowMask(params, /*a_side=*/false, "n", "offs_n", "mask_n");
+    w.Line("mask_a = " + m_a + " & " + k_a + (a.mask.empty() ? "" : " & " + a.mask));
+    w.Line("mask_b = " + k_b + " & " + n_b + (b.mask.empty() ? "" : " & " + b.mask));
     if (Presplit()) {
       // fp16x3 on the parts the wrapper wrote first (heuristics.h, PresplitsOperand) where
       // there are some; the other modes, and an operand without parts, read float32 tiles.
@@ -602,22 +600,17 @@ class ContractionWriter {
   // Whether this K step reads pre-split parts (not in the range guard's ieee loop).
   bool Presplit() const { return !presplit_.empty() && !ieee_steps_; }
 
-  // The bound of an operand's loads along its unit-stride rows where the wrapper may have
-  // copied them into zero-padded rows (emit_repack.cc, RepackedRowBound: why), as a kernel
-  // parameter; "" where the operand is read as it is, or along no one index (row_index_).
-  std::string RowBound(KernelParams& params, bool a_side) {
-    const size_t side = a_side ? 0 : 1;
-    if (row_index_[side].empty()) return "";
+  // An operand's mask along tile index `index` ("m", "k" or "n", over `offs`): where the
+  // wrapper may have copied the operand's rows into zero-padded ones along that index
+  // (row_index_; emit_repack.cc, RepackedRowBound: why), `(offs < bound)` with the bound a
+  // kernel parameter; `mask` otherwise.
+  std::string RowMask(KernelParams& params, bool a_side, const std::string& index,
+                      const std::string& offs, const std::string& mask) {
+    if (row_index_[a_side ? 0 : 1] != index) return mask;
     const ValueId v = BehindDimSwaps(ctx_.program, ctx_.plan.materialized, a_side ? s_.a : s_.b);
-    const std::string cols = ctx_.DimsOf(v).back();
-    return params.Scalar(ctx_.program.value(v).name + "_row_bound",
-                         RepackedRowBound(ctx_, v, cols));
-  }
-
-  // `mask` as a tile mask over `offs` ("mask_m", "mask_n" stand for themselves; a bound
-  // becomes `(offs < bound)`).
-  static std::string Bounded(const std::string& mask, const std::string& offs) {
-    return mask.rfind("mask_", 0) == 0 ? mask : "(" + offs + " < " + mask + ")";
+    const std::string bound = params.Scalar(ctx_.program.value(v).name + "_row_bound",
+                                            RepackedRowBound(ctx_, v, ctx_.DimsOf(v).back()));
+    return "(" + offs + " < " + bound + ")";
   }
 
   // `a = ...` and `b = ...`: both operand tiles as float32, their inlined producers computed.

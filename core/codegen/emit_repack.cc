@@ -22,7 +22,7 @@ namespace {
 // `(cols + 15) // 16 * 16`, folded for a literal.
 std::string PaddedRow(const std::string& cols) {
   const std::string a = IntLiteral(kRowAlignment);
-  if (IsLiteral(cols)) return IntLiteral(CeilDiv(std::stoll(cols), kRowAlignment) * kRowAlignment);
+  if (IsLiteral(cols)) return IntLiteral(PaddedRowLength(std::stoll(cols)));
   return "(" + cols + " + " + IntLiteral(kRowAlignment - 1) + ") // " + a + " * " + a;
 }
 

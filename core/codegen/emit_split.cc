@@ -40,7 +40,7 @@ EmittedKernel EmitSplitParts(const GroupContext& ctx, ValueId v, const std::stri
   // length.  Split along it where the wrapper made the copy (DENSE), so that the parts'
   // padding holds zeros as the copy's does and the contraction may load it.
   const int64_t cols = std::max<int64_t>(1, value.shape.empty() ? 1 : value.shape.back());
-  const int64_t padded_cols = CeilDiv(cols, kRowAlignment) * kRowAlignment;
+  const int64_t padded_cols = PaddedRowLength(cols);
   const int64_t padded = repacked ? numel / cols * padded_cols : 0;
   const PointwiseConfig c = ChoosePointwise(std::max(numel, padded), 0);
   const std::string hi = SplitPartBuffer(ctx, v, "hi"), lo = SplitPartBuffer(ctx, v, "lo");
@@ -112,10 +112,9 @@ EmittedKernel EmitSplitParts(const GroupContext& ctx, ValueId v, const std::stri
     k.setup.push_back(part + " = " + allocation);
   }
   if (dense == 0) SetContiguityFlag(k, source + ".is_contiguous()");
-  k.grid = "(" + IntLiteral(CeilDiv(numel, c.block)) + ",)";
-  if (repacked)
-    k.grid = "(" + IntLiteral(CeilDiv(padded, c.block)) + " if " + flag + " else " +
-             IntLiteral(CeilDiv(numel, c.block)) + ",)";
+  const std::string blocks = IntLiteral(CeilDiv(numel, c.block));
+  k.grid = "(" + (repacked ? IntLiteral(CeilDiv(padded, c.block)) + " if " + flag + " else " : "") +
+           blocks + ",)";
   k.launch = c.launch;
   k.for_precision = DotPrecisionName(DotPrecision::kFp16x3);
   k.otherwise = {hi + " = " + lo + " = " + source};

@@ -211,12 +211,17 @@ inline constexpr int64_t kMinSliceSteps = 128;
 // B 2949x5921, row-major) leaves every operand element a 4-byte scalar load.  On the H200
 // (2026-12-01, results/h200-2026-12-01-f) that GEMM ran at 12.8 TFLOP/s (22.4 ms, eager 6.4)
 // where row strides of multiples of 16 reach ~124.  So the wrapper checks each operand that
-// is a plain read of a candidate input at run time (unit stride along its rows, a row stride
-// not a multiple of kRowAlignment elements) and copies such an operand into a buffer whose
-// rows are padded to kRowAlignment (emit_repack.cc); the padding is never read (the K and N
-// masks exclude it).  Predicted, not measured: the copy reads and writes 97 + 70 MB, ~0.1 ms
-// at 4 TB/s, against ~2.3 ms for the GEMM at the aligned rate instead of 22.4.
+// is a plain read of a stored tensor (an input or a kernel's output) at run time (unit stride
+// along its rows, a row stride not a multiple of kRowAlignment elements) and copies such an
+// operand into a buffer whose rows are padded to kRowAlignment with zeros (emit_repack.cc);
+// the contraction's loads along the rows mask at the padded length, which keeps them whole
+// vectors too.  Predicted, not measured: the copy reads and writes 97 + 70 MB, ~0.1 ms at
+// 4 TB/s, against ~2.3 ms for the GEMM at the aligned rate instead of 22.4.
 inline constexpr int64_t kRowAlignment = 16;
+// A row of `cols` elements padded to kRowAlignment.
+inline constexpr int64_t PaddedRowLength(int64_t cols) {
+  return (cols + kRowAlignment - 1) / kRowAlignment * kRowAlignment;
+}
 // Operands smaller than this (elements) are not copied unless their contraction has at least
 // kRepackMinProducts multiply-adds (RepacksUnalignedRows says why).
 inline constexpr int64_t kRepackMinElements = int64_t{1} << 20;
