@@ -35,6 +35,16 @@ def test_verify_json_and_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
     assert verdict["status"] == "not_genuine" and verdict["status"] in STATUSES
 
 
+def test_verify_pins_the_input_seed(capsys: pytest.CaptureFixture[str]) -> None:
+    cheat = HERE / "adversarial" / "precomputed_at_import.py"  # right only for seed 0's sets
+    assert run(["verify", str(TASK), str(cheat), "--input-seed", "0"]) == 0
+    capsys.readouterr()
+    assert run(["verify", str(TASK), str(cheat), "--input-seed", "9"]) == 1
+    assert "wrong_answer" in (out := capsys.readouterr().out) and "--input-seed 9 " in out
+    with pytest.raises(SystemExit):
+        run(["verify", str(TASK), str(GOOD), "--input-seed", "-1"])
+
+
 def test_usage_errors_raise_user_error(tmp_path: pathlib.Path) -> None:
     with pytest.raises(UserError):
         run(["verify", str(TASK), str(tmp_path / "missing.py")])

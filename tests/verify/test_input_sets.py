@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import torch
 from conftest import HERE, task_source
 
@@ -48,6 +50,16 @@ def test_precomputing_cheat_works_only_when_the_seed_is_known() -> None:
     assert verify(task_source("add_relu"), cheat, input_seed=0).correct
     # ... and a fresh seed, sent only after its import, defeats it.
     assert verify(task_source("add_relu"), cheat).status == "wrong_answer"
+
+
+def test_a_wrong_answer_names_the_seed_that_draws_its_sets_again() -> None:
+    cheat = (HERE / "adversarial" / "precomputed_at_import.py").read_text()
+    failed = verify(task_source("add_relu"), cheat)
+    assert failed.status == "wrong_answer"
+    seed = failed.extra["input_seed"]
+    assert seed != 0 and json.loads(failed.to_json())["input_seed"] == seed
+    again = verify(task_source("add_relu"), cheat, input_seed=seed)
+    assert again.status == "wrong_answer" and again.reason == failed.reason
 
 
 def test_unreproducible_inputs_are_sent_as_files() -> None:

@@ -48,6 +48,9 @@ def _add_common(p: argparse.ArgumentParser, *, from_records: bool = False) -> No
     p.add_argument("--rtol", type=non_negative_float, default=None,
                    help=">= 0; default: the precision's (1e-4 fp32, 1e-2 otherwise)")  # fmt: skip
     p.add_argument("--seed", type=int, default=0, help="base seed of inputs and initialisation")
+    p.add_argument("--input-seed", type=non_negative_int, default=None,
+                   help="draw the input sets from this seed, >= 0 (default: fresh per "
+                   "verification; a verdict's input_seed reproduces its sets)")  # fmt: skip
     p.add_argument("--sandbox", default="auto", choices=["auto", "bwrap", "unshare", "none"])
     p.add_argument(
         "--runs",
@@ -84,6 +87,7 @@ def options_from(args: argparse.Namespace):
         rtol=args.rtol, seed=args.seed, sandbox=args.sandbox, runs=args.runs,
         warmup=args.warmup, baselines=not args.no_baselines,
         launch_slack_us=args.launch_slack_us, precision=args.precision or Options.precision,
+        input_seed=args.input_seed,
     )  # fmt: skip
 
 
@@ -97,6 +101,8 @@ def run_verify(args: argparse.Namespace) -> int:
         print(verdict.to_json())
     else:
         line = f"{verdict.status}: {verdict.reason}"
+        if verdict.status == "wrong_answer" and "input_seed" in verdict.extra:
+            line += f" (--input-seed {verdict.extra['input_seed']} draws these sets again)"
         if verdict.precision != "fp32":
             line += f" [{verdict.precision}]"
         if verdict.time_ms is not None:

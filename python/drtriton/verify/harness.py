@@ -301,7 +301,11 @@ class _Judgement:
                     del out
                     if problem:
                         reason = f"input set {done} ({distribution(done)}): {problem}"
-                        return Verdict("wrong_answer", reason=reason, trials=done)
+                        failed = Verdict("wrong_answer", reason=reason, trials=done)
+                        # Sets are drawn fresh per verification: the seed reproduces this one
+                        # (Options.input_seed, `drtriton verify --input-seed`).
+                        failed.extra["input_seed"] = self.inputs.seed
+                        return failed
                 if i == opts.trials:
                     break
                 if i == 0:  # set 0 was drawn first (its reference names the poisoned copies)
