@@ -8,6 +8,8 @@ import torch.nn.functional as F
 from drtriton.verify import envelope
 from drtriton.verify.compare import compare, flatten
 
+alone = envelope.Float64Leaf.alone
+
 
 def test_zeros_fail_softmax_over_16k_values() -> None:
     ref = torch.softmax(torch.rand(2, 16384) * 0.1, dim=-1)  # entries ~6.1e-5 < atol
@@ -171,17 +173,17 @@ def test_inf_or_largest_finite_at_the_overflow_threshold() -> None:
     ref = torch.tensor([2.0, float("inf"), float("inf")])
     out = torch.tensor([2.0, big, float("inf")])  # rounded down where the reference overflowed
     at_edge = torch.tensor([2.0, big * 1.0000001, 1e40], dtype=torch.float64)
-    assert compare([out], [ref], None, None, [at_edge]) is None
+    assert compare([out], [ref], None, None, [alone(at_edge)]) is None
     # Without the float64 evaluation, or where it is far past the threshold, positions must match.
     assert "+inf" in compare([out], [ref], None, None)
     past = torch.tensor([2.0, 1e39, 1e40], dtype=torch.float64)
-    assert "+inf" in compare([out], [ref], None, None, [past])
+    assert "+inf" in compare([out], [ref], None, None, [alone(past)])
 
 
 def test_float64_arbitrates_where_float32_made_nan_or_inf() -> None:
     # ref32: a float32 product overflowed, then met a 0 (inf * 0 = NaN); in float64 it is 0.
     ref = torch.tensor([2.0, float("nan"), float("inf")])
-    exact = torch.tensor([2.0, 0.0, 3.0e30], dtype=torch.float64)
+    exact = alone(torch.tensor([2.0, 0.0, 3.0e30], dtype=torch.float64))
     assert compare([torch.tensor([2.0, 0.0, 3.0e30])], [ref], None, None, [exact]) is None
     assert compare([ref.clone()], [ref], None, None, [exact]) is None  # ref32's values pass too
     wrong = compare([torch.tensor([2.0, 1.0, 3.0e30])], [ref], None, None, [exact])
@@ -190,7 +192,7 @@ def test_float64_arbitrates_where_float32_made_nan_or_inf() -> None:
     # references are finite is wrong.
     assert "NaN" in compare([torch.tensor([2.0, 0.0, 3.0e30])], [ref], None, None)
     finite = torch.tensor([2.0, 0.0, 1.0])
-    both = torch.tensor([2.0, 0.0, 1.0], dtype=torch.float64)
+    both = alone(torch.tensor([2.0, 0.0, 1.0], dtype=torch.float64))
     nan_out = torch.tensor([2.0, float("nan"), 1.0])
     assert "NaN" in compare([nan_out], [finite], None, None, [both])
 
@@ -200,7 +202,7 @@ def test_chunked_comparison_gives_the_same_verdicts(monkeypatch) -> None:
 
     torch.manual_seed(0)
     ref = torch.randn(3, 1000)
-    exact = ref.double() + 1e-9
+    exact = alone(ref.double() + 1e-9)
     off = ref.clone()
     off[2, 917] += 1.0  # one element outside, in the last chunk
     nan = ref.clone()
@@ -234,7 +236,7 @@ def _bf16_expected(exact: torch.Tensor, eager: torch.Tensor):  # type: ignore[no
     from drtriton.verify.compare import Expected
 
     expected = Expected([eager])
-    expected.strict_values = Expected([exact.float()], exact=[exact])
+    expected.strict_values = Expected([exact.float()], exact=[alone(exact)])
     return expected
 
 
@@ -274,3 +276,45 @@ def test_coarser_than_eager_or_wrong_where_eager_is_exact_still_fails() -> None:
         expected = _bf16_expected(exact, eager)
         assert judge([out], expected, 1e-2, 1e-2) is not None, name
         assert not expected.by_baseline_error, name
+
+
+def test_the_spread_of_two_float64_answers_widens_only_where_they_differ() -> None:
+    # Element 7 is ill-conditioned (a near-tie behind a softmax): inputs moved by another
+    # rounding move its exact answer by 1e-3, and ref32 landed on ref64 there by chance.
+    ref64 = torch.linspace(0.25, 0.75, 16384, dtype=torch.float64)
+    ref = ref64.float()
+    ref64 = ref.double()  # every other element exact in float32: no error, no spread
+    spread = torch.zeros(16384)
+    spread[7] = 1e-3
+    leaf = envelope.Float64Leaf(ref64, spread)
+    honest = ref.clone()
+    honest[7] += 4e-4
+    assert compare([honest], [ref], None, None, [alone(ref64)]) is not None
+    assert compare([honest], [ref], None, None, [leaf]) is None
+    # 16 spreads is the limit there, and the well-conditioned elements keep their bounds.
+    for at, by in ((7, 0.02), (8, 2e-3)):
+        wrong = ref.clone()
+        wrong[at] += by
+        assert compare([wrong], [ref], None, None, [leaf]) is not None
+
+
+def test_the_spread_is_two_moved_answers_apart_and_zero_where_one_is_not_finite() -> None:
+    torch.manual_seed(3)
+    x = torch.randn(2, 64)
+    x[1, 1] = x[1, 0]  # row 1: two largest logits tied at 1e4, the rest far below
+    x[1, 0:2] = 1e4
+    x[1, 2:] = 0.0
+
+    def tie(a: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(a, -1)
+
+    leaf = envelope.evaluate(tie, [x], [tie(x)], flatten)[0]
+    assert isinstance(leaf, envelope.Float64Leaf) and leaf.spread.dtype == torch.float32
+    assert float(leaf.spread[1, :2].min()) > 1e-5  # one rounding of 1e4 moves the tie
+    assert float(leaf.spread[0].max()) < 1e-8  # a well-conditioned row barely moves
+
+    def overflow(a: torch.Tensor) -> torch.Tensor:
+        return a / (a - a)  # inf or NaN everywhere, in both evaluations
+
+    inf = envelope.evaluate(overflow, [x], [overflow(x)], flatten)[0]
+    assert torch.count_nonzero(inf.spread) == 0

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 import torch
 
-from drtriton.verify.envelope import IntegerAlternatives
+from drtriton.verify.envelope import Float64Leaf, IntegerAlternatives
 from drtriton.verify.references import References
 from drtriton.verify.task import load_task
 
@@ -66,8 +66,8 @@ def test_float32_outputs_get_a_float64_evaluation() -> None:
     _, refs = references(FUNCTIONAL)
     for expected in refs:
         norm, index = expected.exact
-        assert isinstance(norm, torch.Tensor) and norm.dtype == torch.float64
-        assert (norm - expected.values[0].double()).abs().max() < 1e-4
+        assert isinstance(norm, Float64Leaf) and norm.value.dtype == torch.float64
+        assert (norm.value - expected.values[0].double()).abs().max() < 1e-4
         # Integer outputs: the float64 evaluations' own answers, not a tolerance.
         assert isinstance(index, IntegerAlternatives)
         assert all(torch.equal(v, expected.values[1]) for v in index.values)
@@ -83,8 +83,8 @@ def test_module_tasks_evaluate_a_float64_copy() -> None:
     model, refs = references(MODULE)
     assert all(p.dtype == torch.float32 for p in model.parameters())  # the original is untouched
     leaf = refs[0].exact[0]
-    assert isinstance(leaf, torch.Tensor) and leaf.dtype == torch.float64
-    assert (leaf - refs[0].values[0].double()).abs().max() < 1e-5
+    assert isinstance(leaf, Float64Leaf) and leaf.value.dtype == torch.float64
+    assert (leaf.value - refs[0].values[0].double()).abs().max() < 1e-5
 
 
 def _pending_refs(source: str, redraw_changes: bool = False) -> tuple[list, list[int]]:
@@ -115,9 +115,9 @@ def test_with_a_redraw_the_float64_evaluation_waits_until_float32_alone_rejects(
     wrong = [refs[1].values[0] + 0.5, refs[1].values[1]]
     assert judge(wrong, refs[1], None, None) is not None  # judged with the envelope, still wrong
     assert draws == [1] and refs[1].pending is None
-    assert refs[1].exact is not None and refs[1].exact[0].dtype == torch.float64
+    assert refs[1].exact is not None and refs[1].exact[0].value.dtype == torch.float64
     eager = references(FUNCTIONAL)[1][1]  # made up front: the same evaluation
-    assert torch.equal(refs[1].exact[0], eager.exact[0])
+    assert torch.equal(refs[1].exact[0].value, eager.exact[0].value)
 
 
 def test_an_output_that_passes_only_with_the_envelope_passes_when_it_is_made_late() -> None:
@@ -187,5 +187,5 @@ def test_a_host_evaluation_copies_the_model_to_the_host_and_lets_go_of_the_gpu(
     assert evaluate.on_host and released == ["cpu"]  # the float64 run let go of the lock
     assert all(p.dtype == torch.float64 and p.device.type == "cpu"
                for p in evaluate.reference64.parameters())  # fmt: skip
-    assert expected.exact[0].dtype == torch.float64
-    assert (expected.exact[0] - expected.values[0].double()).abs().max() < 1e-5
+    assert expected.exact[0].value.dtype == torch.float64
+    assert (expected.exact[0].value - expected.values[0].double()).abs().max() < 1e-5

@@ -20,6 +20,7 @@ from drtriton.errors import UserError
 from drtriton.verify import Options, Verifier, verify
 from drtriton.verify import compare as cmp
 from drtriton.verify.baselines import Baselines, in_mode_of
+from drtriton.verify.envelope import Float64Leaf
 from drtriton.verify.precision import MODES, cast, mode, widened
 from drtriton.verify.task import load_task
 
@@ -201,7 +202,7 @@ def test_widened_is_exact_and_keeps_strides() -> None:
 
 def _expected(ref_half: torch.Tensor, strict: torch.Tensor) -> cmp.Expected:
     expected = cmp.Expected([ref_half])
-    expected.strict = lambda: cmp.Expected([strict], [strict.double()])
+    expected.strict = lambda: cmp.Expected([strict], [Float64Leaf.alone(strict.double())])
     return expected
 
 

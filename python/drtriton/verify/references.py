@@ -182,14 +182,17 @@ REFERENCE_DEVICE_BYTES = 2 << 30
 
 
 def offload(expected: cmp.Expected) -> cmp.Expected:
-    leaves = [*expected.values, *(expected.exact or [])]
-    tensors = [x for x in leaves if isinstance(x, torch.Tensor)]
+    exact_tensors = [t for x in expected.exact or [] if isinstance(x, envelope.Float64Leaf)
+                     for t in (x.value, x.spread)]  # fmt: skip
+    tensors = [x for x in expected.values if isinstance(x, torch.Tensor)] + exact_tensors
     if not tensors or not tensors[0].is_cuda:
         return expected
     if tensor_bytes(tensors) <= REFERENCE_DEVICE_BYTES:
         return expected
 
     def host(x: Any) -> Any:
+        if isinstance(x, envelope.Float64Leaf):
+            return x.to("cpu")
         return x.cpu() if isinstance(x, torch.Tensor) else x
 
     exact = None if expected.exact is None else [host(x) for x in expected.exact]
