@@ -250,6 +250,30 @@ TEST(CodegenTest, TransposedConvolutionIsOneDenseConvolutionPerStridePhase) {
   ExpectInOrder(s1, {"sp0 = mc1 + 1 - ka1 * 2", "ok0 = (sp0 >= 0) & (sp0 < 5)"});
 }
 
+TEST(CodegenTest, TransposedConvolutionTapsThatReachNoInputLeaveTheKLoop) {
+  // Stride and dilation 2 over a last dim 1 wide (paper-preset program 98's pattern): phase 0
+  // of that dim reaches the input with tap 1 of 3 alone (i = j + 1 - t, j < 1), phase 1 with
+  // none, so K is 3 channels x 1 tap instead of x 3.
+  const std::string c =
+      MustEmit(MustParse("def fused_operator(x0, x1):\n"
+                         "    t0 = F.conv_transpose2d(x0, x1, None, 2, [1, 2], 0, 1, 2)\n"
+                         "    return t0\n",
+                         "torch.randn(2, 3, 6, 1), torch.randn(3, 4, 3, 3)"));
+  ExpectInOrder(c, {"K=9 batch=1", "shift1: tl.constexpr = (phase1 + 2) // 2",
+                    "tap01: tl.constexpr = 1 if phase1 == 0 else 0",
+                    "taps1: tl.constexpr = 1 if phase1 == 0 else 0",
+                    "sp1 = mc2 + shift1 - (ka2 + tap01)", "ib3 = (kb2 + tap01)"});
+  // Stride 1: a dilated kernel of 9 over 3 positions, padding 6: offsets 2 to 6 reach it.
+  const std::string s1 = MustEmit(TwoInputOp("F.conv_transpose1d(x0, x1, None, 1, 6, 0, 1, 2)",
+                                             "torch.randn(2, 3, 3), torch.randn(3, 5, 9)"));
+  ExpectInOrder(s1, {"K=15 batch=1", "sp0 = mc1 + 6 - (ka1 + 2) * 2"});
+  // Where every offset reaches the input nothing changes (the test above's K 3 * 3).
+  const std::string full = MustEmit(TwoInputOp("F.conv_transpose1d(x0, x1, None, 1, 1)",
+                                               "torch.randn(2, 3, 5), torch.randn(3, 4, 3)"));
+  EXPECT_EQ(Count(full, "tap0"), 0);
+  ExpectInOrder(full, {"K=9 batch=1", "sp0 = mc1 + 1 - ka1"});
+}
+
 TEST(CodegenTest, ConvolutionsWithChannelsInWholeVectorsReadChannelsLastCopies) {
   // 8 input channels: the wrapper copies input and weight with channels unit-stride (the
   // copies' strides (960, 1, 96, 8) and (72, 1, 24, 8)), K runs (kh, kw, ci), and the conv

@@ -107,6 +107,24 @@ struct TransposedDim {
   int64_t Outs(int64_t p, int64_t out) const { return (out + stride - 1 - p) / stride; }
 };
 
+// The kernel offsets t in [first, first + count) of a transposed convolution's dim that reach
+// its input for some output: i = j + c - t * rate with j < outs, t < taps, 0 <= i < in.  A
+// kernel wider than the input leaves the others multiplying only masked zeros: paper-preset
+// program 98's conv_transpose3d (a 3-tap kernel, stride and dilation 2, over an input 1 wide)
+// reaches it with 1 of 3 taps, and its K loop ran 46,575 long for 15,525 products that count.
+struct TapRange {
+  int64_t first = 0, count = 0;
+};
+
+int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+TapRange ReachingTaps(int64_t taps, int64_t outs, int64_t c, int64_t rate, int64_t in) {
+  if (taps == 0 || outs == 0) return {0, taps};  // nothing to trim, or nothing launched
+  const int64_t first = std::max<int64_t>(0, -FloorDiv(in - 1 - c, rate));  // ceil((c-in+1)/r)
+  const int64_t last = std::min(taps - 1, FloorDiv(outs - 1 + c, rate));
+  return {first, std::max<int64_t>(0, last - first + 1)};
+}
+
 // The sides of the window test 0 <= i < IN that can fail (literal sizes bound i; with runtime
 // sizes both are tested).
 struct WindowMask {
@@ -165,6 +183,28 @@ ConvGeometry GeometryOf(const GroupContext& ctx, const Node& node, bool transpos
   return g;
 }
 
+// Per spatial dim of a transposed convolution with literal sizes: the offsets that reach its
+// input, per phase (one range at stride 1), where some do not; empty where all do.
+std::vector<std::vector<TapRange>> TrimmedTaps(const ConvGeometry& g,
+                                               const std::vector<TransposedDim>& tds) {
+  std::vector<std::vector<TapRange>> trims(g.nsp);
+  for (size_t d = 0; d < g.nsp; ++d) {
+    const TransposedDim& td = tds[d];
+    const bool phased = td.stride > 1;
+    std::vector<TapRange> ranges;
+    bool trimmed = false;
+    for (int64_t p = 0; p < td.stride; ++p) {
+      const int64_t taps = phased ? td.Taps(p, g.k_sp[d]) : g.k_sp[d];
+      const int64_t outs = phased ? td.Outs(p, g.out_sp[d]) : g.out_sp[d];
+      ranges.push_back(ReachingTaps(taps, outs, phased ? td.Shift(p) : g.pad[d],
+                                    phased ? td.rate : g.dil[d], g.in_sp[d]));
+      trimmed |= ranges.back().first != 0 || ranges.back().count != taps;
+    }
+    if (trimmed) trims[d] = ranges;
+  }
+  return trims;
+}
+
 // conv: i = o * stride - pad + k * dil lies in [-pad, (OUT - 1) * stride - pad + (KS - 1) * dil]
 // and torch's OUT puts the top at most at IN - 1 + pad: without padding no test is needed.
 WindowMask ConvWindow(const ConvGeometry& g, size_t d, bool literal) {
@@ -194,7 +234,7 @@ WindowMask TransposedWindow(const ConvGeometry& g, size_t d, const TransposedDim
 // `inner` is the product of the later dims' strides.  Lengths that depend on runtime sizes
 // (generic mode) are plain variables; everything else folds at compile time.
 void WritePhaseLines(PythonWriter& w, KernelParams& params, const ConvGeometry& g, size_t d,
-                     const TransposedDim& td, int64_t inner) {
+                     const TransposedDim& td, int64_t inner, const std::vector<TapRange>& taps_of) {
   const std::string x = std::to_string(d), ph = "phase" + x, fk = "first_k" + x;
   auto constant = [&](const std::string& name, const std::string& value) {
     const bool folds = SizeNamesIn(value).empty();
@@ -219,6 +259,16 @@ void WritePhaseLines(PythonWriter& w, KernelParams& params, const ConvGeometry& 
         "(" + Minus(ks, first_k) + " + " + IntLiteral(td.step - 1) + ") // " + IntLiteral(td.step);
   if (td.g > 1)  // no kernel offset reaches phases with (p + pad) % g != 0: bias alone
     taps = taps + " if " + Atom(reach) + " % " + IntLiteral(td.g) + " == 0 else 0";
+  if (!taps_of.empty()) {  // trimmed to the offsets that reach the input (ReachingTaps)
+    std::string first = IntLiteral(taps_of.back().first);
+    taps = IntLiteral(taps_of.back().count);
+    for (size_t p = taps_of.size() - 1; p-- > 0;) {
+      const std::string is_p = " if " + ph + " == " + IntLiteral(int64_t(p)) + " else ";
+      first = IntLiteral(taps_of[p].first) + is_p + first;
+      taps = IntLiteral(taps_of[p].count) + is_p + taps;
+    }
+    constant("tap0" + x, first);
+  }
   constant("taps" + x, taps);
   const std::string out = g.out_sp_d[d];
   const std::string top = IsLiteral(out) ? IntLiteral(std::stoll(out) + td.stride - 1)
@@ -275,6 +325,16 @@ ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpo
     window.push_back(transpose ? TransposedWindow(g, d, tds[d], literal)
                                : ConvWindow(g, d, literal));
 
+  const std::vector<std::vector<TapRange>> trims =
+      transpose && literal ? TrimmedTaps(g, tds) : std::vector<std::vector<TapRange>>(nsp);
+  // The offset t of a K coordinate `kk` along dim d: kk, or kk + the trimmed range's first.
+  const auto tap = [=](size_t d, const std::string& kk) {
+    if (trims[d].empty()) return kk;
+    const std::string first =
+        g.stride[d] > 1 ? "tap0" + std::to_string(d) : IntLiteral(trims[d][0].first);
+    return Atom(Sum({kk, first}));
+  };
+
   ContractionSpec s;
   // One input channel per group (depthwise, with any channel multiplier): K is the window
   // alone (9 for 3x3) and N the multiplier (usually 1), so tl.dot's 16 x 16 minimum would
@@ -304,10 +364,17 @@ ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpo
   for (size_t d = 0; d < nsp; ++d) {
     const bool ph = transpose && g.stride[d] > 1;
     const TransposedDim& td = tds[d];
+    int64_t k_len = ph ? CeilDiv(g.k_sp[d], td.step) : g.k_sp[d];
+    std::string k_dim = ph ? "taps" + std::to_string(d) : g.k_sp_d[d];
+    if (!trims[d].empty()) {
+      k_len = 0;
+      for (const TapRange& r : trims[d]) k_len = std::max(k_len, r.count);
+      if (!ph) k_dim = IntLiteral(k_len);
+    }
     s.m_shape.push_back(ph ? td.Outs(0, g.out_sp[d]) : g.out_sp[d]);
-    s.k_shape.push_back(ph ? CeilDiv(g.k_sp[d], td.step) : g.k_sp[d]);
+    s.k_shape.push_back(k_len);
     s.m_dims.push_back(ph ? "outs" + std::to_string(d) : g.out_sp_d[d]);
-    s.k_dims.push_back(ph ? "taps" + std::to_string(d) : g.k_sp_d[d]);
+    s.k_dims.push_back(k_dim);
   }
   s.k_shape.insert(s.k_shape.begin() + static_cast<std::ptrdiff_t>(chan_k), cin_k);
   s.k_dims.insert(s.k_dims.begin() + static_cast<std::ptrdiff_t>(chan_k), cin_k_dim);
@@ -329,7 +396,7 @@ ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpo
     s.phases = inner;
     s.phase_lines = [=](PythonWriter& w, KernelParams& params) {
       for (size_t d = 0; d < nsp; ++d)
-        if (g.stride[d] > 1) WritePhaseLines(w, params, g, d, tds[d], inner_of[d]);
+        if (g.stride[d] > 1) WritePhaseLines(w, params, g, d, tds[d], inner_of[d], trims[d]);
     };
     const Dims batch = g.batched ? Dims{in_d[0]} : Dims{};
     s.phase_m = [=](int64_t phase) { return PhaseM(g, tds, literal, batch, phase); };
@@ -353,9 +420,9 @@ ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpo
         w.Line(i + " = " +
                Minus(Sum({Scaled(oc, g.stride[d]), Scaled(kk, g.dil[d])}), IntLiteral(g.pad[d])));
       else if (g.stride[d] == 1)  // o = i - pad + k * dilation
-        w.Line(i + " = " + Minus(Sum({oc, IntLiteral(g.pad[d])}), Scaled(kk, g.dil[d])));
+        w.Line(i + " = " + Minus(Sum({oc, IntLiteral(g.pad[d])}), Scaled(tap(d, kk), g.dil[d])));
       else  // phase j, tap t: i = j + shift - t * rate
-        w.Line(i + " = " + Minus(Sum({oc, "shift" + x}), Scaled(kk, td.rate)));
+        w.Line(i + " = " + Minus(Sum({oc, "shift" + x}), Scaled(tap(d, kk), td.rate)));
       const std::string ok = window[d].Text(i, g.in_sp_d[d]);
       if (!ok.empty()) {
         w.Line("ok" + x + " = " + ok);
@@ -377,7 +444,7 @@ ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpo
       const bool ph = transpose && g.stride[d] > 1;
       const std::string first_k = tds[d].step > 1 ? "first_k" + std::to_string(d) : "0";
       const std::string kk = kc[sp_k(d)];
-      o.coords.push_back(ph ? Sum({first_k, Scaled(kk, tds[d].step)}) : kk);
+      o.coords.push_back(ph ? Sum({first_k, Scaled(tap(d, kk), tds[d].step)}) : tap(d, kk));
     }
     return o;
   };

@@ -164,7 +164,35 @@ def cases() -> list[Case]:
     out.append(Case(3, (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1, (3, 3, 3), (3, 2, 3),
                     2, 3, 2, True, False))  # fmt: skip
     out.append(Case(2, (2, 4), (0, 1), (1, 0), (2, 2), 2, (3, 2), (4, 3), 2, 2, 1, True, False))
+    out += TRIMMED
     return out
+
+
+# Kernels wider than the input they reach (conv_spec.cc, ReachingTaps): the offsets that reach
+# no input from any output leave the K loop, with the K each emits.  Paper-preset program
+# 98's pattern (stride and dilation 2 over a 1-wide dim: 1 of 3 taps, K 54 -> 18), a dilated
+# kernel over a short input at stride 1 (5 of 9 taps), and stride 3 over 2 rows (the third
+# phase's 3 taps -> 2).
+TRIMMED = [
+    Case(
+        3,
+        (2, 2, 2),
+        (3, 1, 2),
+        (1, 1, 0),
+        (2, 2, 2),
+        2,
+        (3, 3, 3),
+        (4, 3, 1),
+        2,
+        3,
+        None,
+        False,
+        False,
+    ),
+    Case(1, (1,), (6,), (0,), (2,), 2, (9,), (3,), 4, 2, 2, True, False),
+    Case(2, (3, 1), (4, 1), (2, 0), (1, 2), 1, (7, 4), (2, 2), 3, 2, 1, False, False),
+]
+TRIMMED_K = [2 * 3 * 3 * 1, 4 * 5, 3 * 2 * 4]  # input channels x the longest phase's taps
 
 
 CASES = cases()
@@ -218,6 +246,12 @@ def test_every_case_matches_torch(probe: dict[str, dict]) -> None:
         if "error" in got or not got["shape"] or got["max_err"] > 1e-5:
             bad[i] = (case, got)
     assert not bad, bad
+
+
+@pytest.mark.parametrize("case, k", zip(TRIMMED, TRIMMED_K, strict=True))
+def test_offsets_that_reach_no_input_leave_the_k_loop(case: Case, k: int) -> None:
+    text = emit(case.source(), generic_shapes=case.generic)
+    assert re.search(r"# conv_transpose\dd: M=\d+ N=\d+ K=(\d+)", text).group(1) == str(k)
 
 
 @pytest.mark.parametrize("i", range(len(CASES)))
