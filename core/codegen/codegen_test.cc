@@ -254,11 +254,8 @@ TEST(CodegenTest, TransposedConvolutionTapsThatReachNoInputLeaveTheKLoop) {
   // Stride and dilation 2 over a last dim 1 wide (paper-preset program 98's pattern): phase 0
   // of that dim reaches the input with tap 1 of 3 alone (i = j + 1 - t, j < 1), phase 1 with
   // none, so K is 3 channels x 1 tap instead of x 3.
-  const std::string c =
-      MustEmit(MustParse("def fused_operator(x0, x1):\n"
-                         "    t0 = F.conv_transpose2d(x0, x1, None, 2, [1, 2], 0, 1, 2)\n"
-                         "    return t0\n",
-                         "torch.randn(2, 3, 6, 1), torch.randn(3, 4, 3, 3)"));
+  const std::string c = MustEmit(TwoInputOp("F.conv_transpose2d(x0, x1, None, 2, [1, 2], 0, 1, 2)",
+                                            "torch.randn(2, 3, 6, 1), torch.randn(3, 4, 3, 3)"));
   ExpectInOrder(c, {"K=9 batch=1", "shift1: tl.constexpr = (phase1 + 2) // 2",
                     "tap01: tl.constexpr = 1 if phase1 == 0 else 0",
                     "taps1: tl.constexpr = 1 if phase1 == 0 else 0",
