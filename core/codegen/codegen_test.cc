@@ -264,6 +264,12 @@ TEST(CodegenTest, TransposedConvolutionTapsThatReachNoInputLeaveTheKLoop) {
   const std::string s1 = MustEmit(TwoInputOp("F.conv_transpose1d(x0, x1, None, 1, 6, 0, 1, 2)",
                                              "torch.randn(2, 3, 3), torch.randn(3, 5, 9)"));
   ExpectInOrder(s1, {"K=15 batch=1", "sp0 = mc1 + 6 - (ka1 + 2) * 2"});
+  // A direct convolution: a 5-row kernel over 1 input row padded by 2 reaches it with its
+  // middle row alone; K is 4 channels (3 copied channels-last with a zero fourth) x 1 x 3, not
+  // x 5 x 3.
+  const std::string direct = MustEmit(TwoInputOp(
+      "F.conv2d(x0, x1, None, 1, [2, 1])", "torch.randn(2, 3, 1, 6), torch.randn(4, 3, 5, 3)"));
+  ExpectInOrder(direct, {"K=12 batch=1", "sp1 = mc2 + ka1 - 1"});
   // Where every offset reaches the input nothing changes (the test above's K 3 * 3).
   const std::string full = MustEmit(TwoInputOp("F.conv_transpose1d(x0, x1, None, 1, 1)",
                                                "torch.randn(2, 3, 5), torch.randn(3, 4, 3)"));

@@ -183,24 +183,41 @@ ConvGeometry GeometryOf(const GroupContext& ctx, const Node& node, bool transpos
   return g;
 }
 
-// Per spatial dim of a transposed convolution with literal sizes: the offsets that reach its
-// input, per phase (one range at stride 1), where some do not; empty where all do.
+// A direct convolution's offsets k that reach its input from some output:
+// i = o * stride - pad + k * dil with o < outs (the range between the extremes).
+TapRange DirectReachingTaps(int64_t taps, int64_t outs, int64_t stride, int64_t pad,
+                            int64_t dil, int64_t in) {
+  const int64_t first = std::max<int64_t>(0, -FloorDiv((outs - 1) * stride - pad, dil));
+  const int64_t last = std::min(taps - 1, FloorDiv(in - 1 + pad, dil));
+  return {first, std::max<int64_t>(0, last - first + 1)};
+}
+
+// Per spatial dim of a convolution with literal sizes: the offsets that reach its input, per
+// phase of a transposed one (one range at stride 1 and for a direct one), where some do not;
+// empty where all do, and where none does in any phase (the loop then stays as it was, its
+// products all masked: an output of bias alone).
 std::vector<std::vector<TapRange>> TrimmedTaps(const ConvGeometry& g,
-                                               const std::vector<TransposedDim>& tds) {
+                                               const std::vector<TransposedDim>& tds,
+                                               bool transpose) {
   std::vector<std::vector<TapRange>> trims(g.nsp);
   for (size_t d = 0; d < g.nsp; ++d) {
     const TransposedDim& td = tds[d];
-    const bool phased = td.stride > 1;
+    const bool phased = transpose && td.stride > 1;
     std::vector<TapRange> ranges;
-    bool trimmed = false;
-    for (int64_t p = 0; p < td.stride; ++p) {
+    bool trimmed = false, some = false;
+    for (int64_t p = 0; p < (phased ? td.stride : 1); ++p) {
       const int64_t taps = phased ? td.Taps(p, g.k_sp[d]) : g.k_sp[d];
       const int64_t outs = phased ? td.Outs(p, g.out_sp[d]) : g.out_sp[d];
-      ranges.push_back(ReachingTaps(taps, outs, phased ? td.Shift(p) : g.pad[d],
-                                    phased ? td.rate : g.dil[d], g.in_sp[d]));
+      if (!transpose)
+        ranges.push_back(DirectReachingTaps(taps, outs, g.stride[d], g.pad[d], g.dil[d],
+                                            g.in_sp[d]));
+      else
+        ranges.push_back(ReachingTaps(taps, outs, phased ? td.Shift(p) : g.pad[d],
+                                      phased ? td.rate : g.dil[d], g.in_sp[d]));
       trimmed |= ranges.back().first != 0 || ranges.back().count != taps;
+      some |= ranges.back().count > 0;
     }
-    if (trimmed) trims[d] = ranges;
+    if (trimmed && some) trims[d] = ranges;
   }
   return trims;
 }
@@ -326,12 +343,15 @@ ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpo
                                : ConvWindow(g, d, literal));
 
   const std::vector<std::vector<TapRange>> trims =
-      transpose && literal ? TrimmedTaps(g, tds) : std::vector<std::vector<TapRange>>(nsp);
+      literal ? TrimmedTaps(g, tds, transpose) : std::vector<std::vector<TapRange>>(nsp);
+  const bool trimmed = std::any_of(trims.begin(), trims.end(), [](const auto& t) {
+    return !t.empty();
+  });
   // The offset t of a K coordinate `kk` along dim d: kk, or kk + the trimmed range's first.
   const auto tap = [=](size_t d, const std::string& kk) {
     if (trims[d].empty()) return kk;
-    const std::string first =
-        g.stride[d] > 1 ? "tap0" + std::to_string(d) : IntLiteral(trims[d][0].first);
+    const std::string first = transpose && g.stride[d] > 1 ? "tap0" + std::to_string(d)
+                                                           : IntLiteral(trims[d][0].first);
     return Atom(Sum({kk, first}));
   };
 
@@ -417,8 +437,8 @@ ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpo
       const std::string i = "sp" + x;
       const TransposedDim& td = tds[d];
       if (!transpose)  // i = o * stride - pad + k * dilation
-        w.Line(i + " = " +
-               Minus(Sum({Scaled(oc, g.stride[d]), Scaled(kk, g.dil[d])}), IntLiteral(g.pad[d])));
+        w.Line(i + " = " + Minus(Sum({Scaled(oc, g.stride[d]), Scaled(tap(d, kk), g.dil[d])}),
+                                 IntLiteral(g.pad[d])));
       else if (g.stride[d] == 1)  // o = i - pad + k * dilation
         w.Line(i + " = " + Minus(Sum({oc, IntLiteral(g.pad[d])}), Scaled(tap(d, kk), g.dil[d])));
       else  // phase j, tap t: i = j + shift - t * rate
@@ -450,7 +470,7 @@ ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpo
   };
   // (C_out, C_in / groups, *k) contiguous, or its channels-last copy (C_out, *k, C_in / groups)
   // with K in the same order: row co, column k.
-  if (!transpose) {
+  if (!transpose && !trimmed) {  // trimmed offsets are not the weight's whole rows
     const std::string k_len = DimProduct(s.k_dims);
     s.b_flat = [=](const Coords& bc, const std::string& k, const std::string& n) {
       const std::string row = Sum({ScaledBy(group(bc), g.cout_g_dim), n});

@@ -168,7 +168,7 @@ def cases() -> list[Case]:
     return out
 
 
-# Kernels wider than the input they reach (conv_spec.cc, ReachingTaps): the offsets that reach
+# Kernels wider than the input they reach (conv_spec.cc, TrimmedTaps): the offsets that reach
 # no input from any output leave the K loop, with the K each emits.  Paper-preset program
 # 98's pattern (stride and dilation 2 over a 1-wide dim: 1 of 3 taps, K 54 -> 18), a dilated
 # kernel over a short input at stride 1 (5 of 9 taps), and stride 3 over 2 rows (the third
@@ -191,8 +191,30 @@ TRIMMED = [
     ),
     Case(1, (1,), (6,), (0,), (2,), 2, (9,), (3,), 4, 2, 2, True, False),
     Case(2, (3, 1), (4, 1), (2, 0), (1, 2), 1, (7, 4), (2, 2), 3, 2, 1, False, False),
+    # Direct convolutions (paper-preset 80 and 128): a 5-row kernel over 1 row padded by 2
+    # (1 of 5 taps; 3 channels copied channels-last with a zero fourth), stride 2 over 2 rows
+    # (2 and 4 of 5), and dilation 2 in groups (2 of 3, 2 of 4).
+    Case(2, (1, 1), (2, 1), (0, 0), (1, 1), 1, (5, 3), (1, 4), 3, 2, 1, True, False, False),
+    Case(
+        3,
+        (1, 2, 2),
+        (0, 2, 3),
+        (0, 0, 0),
+        (2, 1, 1),
+        1,
+        (2, 5, 5),
+        (3, 2, 2),
+        2,
+        3,
+        None,
+        False,
+        False,
+        False,
+    ),
+    Case(2, (2, 1), (1, 3), (0, 0), (1, 2), 2, (3, 4), (2, 2), 2, 2, 2, True, False, False),
 ]
-TRIMMED_K = [2 * 3 * 3 * 1, 4 * 5, 3 * 2 * 4]  # input channels x the longest phase's taps
+# Input channels (per group; 4 for the copy) x the longest phase's taps per dim.
+TRIMMED_K = [2 * 3 * 3 * 1, 4 * 5, 3 * 2 * 4, 4 * 1 * 3, 2 * 2 * 2 * 4, 2 * 2 * 2]
 
 
 CASES = cases()
@@ -251,7 +273,7 @@ def test_every_case_matches_torch(probe: dict[str, dict]) -> None:
 @pytest.mark.parametrize("case, k", zip(TRIMMED, TRIMMED_K, strict=True))
 def test_offsets_that_reach_no_input_leave_the_k_loop(case: Case, k: int) -> None:
     text = emit(case.source(), generic_shapes=case.generic)
-    assert re.search(r"# conv_transpose\dd: M=\d+ N=\d+ K=(\d+)", text).group(1) == str(k)
+    assert re.search(r"# conv\w*: M=\d+ N=\d+ K=(\d+)", text).group(1) == str(k)
 
 
 @pytest.mark.parametrize("i", range(len(CASES)))
