@@ -318,3 +318,26 @@ def test_the_spread_is_two_moved_answers_apart_and_zero_where_one_is_not_finite(
 
     inf = envelope.evaluate(overflow, [x], [overflow(x)], flatten)[0]
     assert torch.count_nonzero(inf.spread) == 0
+
+
+def test_the_spread_is_the_same_chunk_by_chunk_and_zero_when_memory_runs_out(monkeypatch) -> None:
+    torch.manual_seed(4)
+    x = torch.randn(3, 50)
+
+    def noisy(a: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(a * 3.0, -1)
+
+    whole = envelope.evaluate(noisy, [x], [noisy(x)], flatten)[0]
+    monkeypatch.setattr(envelope, "SPREAD_CHUNK", 7)  # 22 chunks, the last partial
+    chunked = envelope.evaluate(noisy, [x], [noisy(x)], flatten)[0]
+    assert float(whole.spread.max()) > 0 and torch.equal(whole.spread, chunked.spread)
+    real = envelope._spread
+
+    def out_of_memory(value: torch.Tensor, other: torch.Tensor | None) -> torch.Tensor:
+        if other is not None:
+            raise torch.OutOfMemoryError("no room for the spread")
+        return real(value, other)
+
+    monkeypatch.setattr(envelope, "_spread", out_of_memory)
+    strict = envelope.evaluate(noisy, [x], [noisy(x)], flatten)[0]
+    assert torch.equal(strict.value, whole.value) and torch.count_nonzero(strict.spread) == 0

@@ -121,6 +121,15 @@ def evaluate(
     second = _evaluated(reference, inputs, SECOND_MOVE, flatten)
     if second is not None and len(second) != len(first):
         second = None
+    try:
+        return _leaves(first, second, ref32)
+    except (torch.OutOfMemoryError, MemoryError):  # the spreads beside both evaluations
+        second = None  # let its outputs go before the stricter rule's zero spreads
+        return _leaves(first, None, ref32)
+
+
+def _leaves(first: list[Any], second: list[Any] | None,
+            ref32: list[Any]) -> list[Float64Leaf | IntegerAlternatives | None]:  # fmt: skip
     leaves: list[Float64Leaf | IntegerAlternatives | None] = []
     for i, (x, r) in enumerate(zip(first, ref32, strict=True)):
         other = second[i] if second is not None else None
@@ -155,11 +164,21 @@ def _float64_of(x: Any, r: Any) -> bool:
     )
 
 
+# Elements whose spread is computed at a time: the float64 temporaries of a whole
+# billion-element output would not fit beside the two evaluations.
+SPREAD_CHUNK = 1 << 24
+
+
 def _spread(x: torch.Tensor, other: torch.Tensor | None) -> torch.Tensor:
+    spread = torch.zeros(x.shape, dtype=torch.float32, device=x.device)
     if other is None:
-        return torch.zeros(x.shape, dtype=torch.float32, device=x.device)
-    both = torch.isfinite(x) & torch.isfinite(other)
-    return torch.where(both, (other - x).abs(), 0.0).to(torch.float32)
+        return spread
+    flat, a, b = spread.view(-1), x.reshape(-1), other.reshape(-1)
+    for start in range(0, flat.numel(), SPREAD_CHUNK):
+        xa, xb = a[start : start + SPREAD_CHUNK], b[start : start + SPREAD_CHUNK]
+        both = torch.isfinite(xa) & torch.isfinite(xb)
+        flat[start : start + SPREAD_CHUNK] = torch.where(both, (xb - xa).abs(), 0.0)
+    return spread
 
 
 def _same_integer_kind(x: Any, r: Any) -> bool:
