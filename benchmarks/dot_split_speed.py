@@ -63,7 +63,7 @@ TILES = [
 # answers).  _presplit_lochain and _presplit_chunk4 are the same sums on the pointer loads
 # the teacher emits now, to tell the accumulation's share from TMA's.  sm_90 builds on the CPU
 # (--sass; 128x128x64, 8 warps, 3 stages, 4096^3), K-loop instructions a step / registers:
-# presplit 275 / 176, presplit_lochain 210 / 244, tma 290 / 142, tma_persistent 291 / 150,
+# presplit 275 / 176, presplit_lochain 210 / 244, tma 290 / 141, tma_persistent 291 / 150,
 # tma_lochain 225 / 206, tma_chunk4 and _chunk8 162 / 206 (presplit_chunk4's inner loop
 # unrolls: 809 / 255).  Issue 19 asks whether TMA or persistence pays (the bf16 kernel went
 # 0.81 -> 0.94 of cuBLAS with TMA, h200-2026-12-03-c).  Predicted over fp16x3_presplit's 180
@@ -187,7 +187,8 @@ def _parts_tile(a_hi, a_lo, b_hi, b_lo, c_ptr, M, N, K: tl.constexpr, sam, sbk, 
             else:
                 lo = tl.dot(al, bh, tl.dot(ah, bl, lo))
                 acc += tl.dot(ah, bh) * 65536.0
-        acc += lo * 32.0  # 2^-11 * 2^16; lo is 0 for CHAIN 0
+        if CHAIN == -1:
+            acc += lo * 32.0  # 2^-11 * 2^16
     else:
         for kc in tl.range(0, K, BLOCK_K * CHAIN, num_stages=1):
             hi = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
@@ -299,9 +300,6 @@ def sass_rows(shape: tuple[int, int, int], tile: tuple[int, ...]) -> list[dict[s
     """The presplit and TMA kernels compiled for sm_90 on this machine (no GPU needed):
     registers, shared memory and the K loop's instructions a step (occupancy_audit's reading
     of cuobjdump's SASS), for one shape and tile."""
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import occupancy_audit as audit
 
@@ -309,9 +307,8 @@ def sass_rows(shape: tuple[int, int, int], tile: tuple[int, ...]) -> list[dict[s
     blocks = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": gm}
     builds = {}
     for name, (tma, persistent, chain) in PARTS_VARIANTS.items():
-        kinds = [f"tensordesc<fp16[{bm},{bk}]>"] * 2 + [f"tensordesc<fp16[{bk},{bn}]>"] * 2
-        if not tma:
-            kinds = ["*fp16"] * 4
+        a_kind, b_kind = (f"tensordesc<fp16[{bm},{bk}]>", f"tensordesc<fp16[{bk},{bn}]>")
+        kinds = [a_kind, a_kind, b_kind, b_kind] if tma else ["*fp16"] * 4
         sig = dict(zip(("a_hi", "a_lo", "b_hi", "b_lo"), kinds, strict=True))
         sig.update({"c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "constexpr", "sam": "i32",
                     "sbk": "i32", "scm": "i32"})  # fmt: skip
@@ -327,16 +324,8 @@ def sass_rows(shape: tuple[int, int, int], tile: tuple[int, ...]) -> list[dict[s
         # 16-byte alignment of every pointer and integer, as the JIT specializes them here.
         attrs = {(i,): [["tt.divisibility", 16]] for i, t in enumerate(sig.values())
                  if t.startswith("*") or t == "i32"}  # fmt: skip
-        compiled = triton.compile(ASTSource(fn, sig, constants, attrs),
-                                  target=GPUTarget("cuda", 90, 32),
-                                  options={"num_warps": warps, "num_stages": stages})  # fmt: skip
-        sass = audit._sass(compiled.asm["cubin"])
-        regs, _ = audit._resources(compiled.asm["cubin"])
-        profile = audit.loop_profile(sass)
-        rows.append({"kernel": name, "regs": regs, "shared": int(compiled.metadata.shared),
-                     "loop_spills": audit.spill_counts(sass)[1],
-                     "loop_instructions": profile[0] if profile else None,
-                     "loop_loads": profile[1] if profile else None})  # fmt: skip
+        rows.append({"kernel": name, **audit.compile_sm90(fn, sig, constants, attrs, warps,
+                                                          stages)})  # fmt: skip
     return rows
 
 

@@ -131,12 +131,34 @@ def _specialized_to_one(param: Any, value: Any) -> bool:
     return plain_int and value == 1 and not getattr(param, "do_not_specialize", False)
 
 
-def compile_launch(launch: dict[str, Any]) -> dict[str, Any]:
-    """The captured launch's kernel for sm_90: name, grid, warps, registers, shared bytes."""
+def compile_sm90(fn: Any, signature: dict[str, str], constants: dict[str, Any],
+                 attrs: dict[tuple[int, ...], Any], warps: int,
+                 stages: int) -> dict[str, Any]:  # fmt: skip
+    """`fn` compiled for sm_90 on this machine (no GPU needed): registers, shared bytes, PTX
+    barriers, spills, and the hot loop's instructions and global loads (loop_profile)."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
+    compiled = triton.compile(ASTSource(fn, signature, constants, attrs),
+                              target=GPUTarget("cuda", 90, 32),
+                              options={"num_warps": warps, "num_stages": stages})  # fmt: skip
+    regs, static = _resources(compiled.asm["cubin"])
+    sass = _sass(compiled.asm["cubin"])
+    spills, loop_spills = spill_counts(sass)
+    profile = loop_profile(sass)
+    # Triton's pipelines take dynamic shared memory (the metadata's), cuobjdump reports static.
+    shared = max(static, int(compiled.metadata.shared))
+    # Barriers in the PTX: a combine across warps before a streaming loop costs every program
+    # (L1 40's split output kernel: 39, and 1.35 ms where the same schedule with 5 ran 0.28).
+    barriers = compiled.asm["ptx"].count("bar.sync")
+    return {"regs": regs, "shared": shared, "barriers": barriers, "spills": spills,
+            "loop_spills": loop_spills, "loop_instructions": profile[0] if profile else None,
+            "loop_loads": profile[1] if profile else None}  # fmt: skip
+
+
+def compile_launch(launch: dict[str, Any]) -> dict[str, Any]:
+    """The captured launch's kernel for sm_90: name, grid, warps, registers, shared bytes."""
     fn, args, kwargs = launch["fn"], launch["args"], dict(launch["kwargs"])
     warps = int(kwargs.pop("num_warps", 4))
     stages = int(kwargs.pop("num_stages", 3))
@@ -162,26 +184,12 @@ def compile_launch(launch: dict[str, Any]) -> dict[str, Any]:
             isinstance(value, int) and not isinstance(value, bool) and value % 16 == 0)  # fmt: skip
         if aligned:
             attrs[(i,)] = [["tt.divisibility", 16]]
-    compiled = triton.compile(ASTSource(fn, signature, constants, attrs),
-                              target=GPUTarget("cuda", 90, 32),
-                              options={"num_warps": warps, "num_stages": stages})  # fmt: skip
-    regs, static = _resources(compiled.asm["cubin"])
-    sass = _sass(compiled.asm["cubin"])
-    spills, loop_spills = spill_counts(sass)
-    profile = loop_profile(sass)
-    # Triton's pipelines take dynamic shared memory (the metadata's), cuobjdump reports static.
-    shared = max(static, int(compiled.metadata.shared))
+    built = compile_sm90(fn, signature, constants, attrs, warps, stages)
     grid = launch["grid"]
     grid = grid(constants) if callable(grid) else grid
     programs = math.prod(int(g) for g in grid)
     name = fn.__name__ + (f"[{launch['config']}]" if "config" in launch else "")
-    # Barriers in the PTX: a combine across warps before a streaming loop costs every program
-    # (L1 40's split output kernel: 39, and 1.35 ms where the same schedule with 5 ran 0.28).
-    barriers = compiled.asm["ptx"].count("bar.sync")
-    return {"kernel": name, "grid": programs, "warps": warps, "regs": regs, "shared": shared,
-            "barriers": barriers, "spills": spills, "loop_spills": loop_spills,
-            "loop_instructions": profile[0] if profile else None,
-            "loop_loads": profile[1] if profile else None, "mb": _tensor_mb(args)}  # fmt: skip
+    return {"kernel": name, "grid": programs, "warps": warps, **built, "mb": _tensor_mb(args)}
 
 
 def _tensor_mb(args: tuple[Any, ...]) -> float:

@@ -39,6 +39,7 @@
 
 #include "codegen/contraction_spec.h"
 #include "codegen/sizes.h"
+#include "util/int_math.h"
 
 namespace drtriton::codegen {
 
@@ -115,8 +116,6 @@ struct TransposedDim {
 struct TapRange {
   int64_t first = 0, count = 0;
 };
-
-int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 
 TapRange ReachingTaps(int64_t taps, int64_t outs, int64_t c, int64_t rate, int64_t in) {
   if (taps == 0 || outs == 0) return {0, taps};  // nothing to trim, or nothing launched
