@@ -77,16 +77,6 @@ def answers(x0: torch.Tensor, x1: torch.Tensor, x2: torch.Tensor,
     }
 
 
-def ratio(out: torch.Tensor, ref: torch.Tensor, leaf: envelope.Float64Leaf) -> tuple[int, float]:
-    """Elements past compare's elementwise bound, and the largest error / bound."""
-    x, r = leaf.value, ref.double()
-    own = torch.maximum((r - x).abs(), leaf.spread.double())
-    rms = own.pow(2).mean().sqrt()
-    bound = 1e-4 + 1e-4 * x.abs() + compare.ENVELOPE * torch.clamp(own, min=rms)
-    excess = (out.double() - x).abs() / bound
-    return int((excess > 1).sum()), float(excess.max())
-
-
 def measure(batches: int, seed: int) -> list[dict[str, Any]]:
     source = task_source(batches)
     task = load_task(source)
@@ -100,8 +90,8 @@ def measure(batches: int, seed: int) -> list[dict[str, Any]]:
         leaf = envelope.evaluate(f, inputs, [ref], compare.flatten)[0]
         before = envelope.Float64Leaf.alone(leaf.value)
         for name, out in answers(*inputs).items():
-            old_n, old_r = ratio(out, ref, before)
-            new_n, new_r = ratio(out, ref, leaf)
+            old_n, old_r = compare.worst_ratio(out, ref, before)
+            new_n, new_r = compare.worst_ratio(out, ref, leaf)
             verdicts = [compare.compare([out], [ref], None, None, [x]) for x in (before, leaf)]
             rows.append({"seed": seed, "answer": name, "before_past": old_n, "before_ratio": old_r,
                          "before_rejects": verdicts[0] is not None, "spread_past": new_n,

@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from drtriton.verify import envelope
-from drtriton.verify.compare import compare, flatten
+from drtriton.verify.compare import compare, flatten, worst_ratio
 
 alone = envelope.Float64Leaf.alone
 
@@ -291,6 +291,11 @@ def test_the_spread_of_two_float64_answers_widens_only_where_they_differ() -> No
     honest[7] += 4e-4
     assert compare([honest], [ref], None, None, [alone(ref64)]) is not None
     assert compare([honest], [ref], None, None, [leaf]) is None
+    # worst_ratio's figures (benchmarks) agree: 1 past the bound alone, 0 with the spread.
+    past, ratio = worst_ratio(honest, ref, alone(ref64))
+    assert past == 1 and ratio > 1
+    past, ratio = worst_ratio(honest, ref, leaf)
+    assert past == 0 and 0 < ratio < 1
     # 16 spreads is the limit there, and the well-conditioned elements keep their bounds.
     for at, by in ((7, 0.02), (8, 2e-3)):
         wrong = ref.clone()

@@ -319,13 +319,12 @@ def _compare_one(
     # the ratio of two such draws at one element is heavy-tailed (Cauchy-like); the error level
     # over the whole output is the stable estimate of how noisy any element may be.
     own_norm = math.sqrt(chunks.own_sq)
-    rms = own_norm / math.sqrt(max(chunks.finite, 1))
+    rms = chunks.rms()
     outside, worst, err_sq, scale_sq = 0, None, 0.0, 0.0
     for part in chunks:
-        of, rf, own = part.of, part.rf, part.own
+        of, rf = part.of, part.rf
         diff = (of - rf).abs()
-        bound = atol + rtol * rf.abs() + ENVELOPE * torch.clamp(own, min=rms)
-        excess = diff - bound
+        excess = diff - part.bound(rms, atol, rtol)
         outside += int((excess > 0).sum())
         if excess.numel() and (worst is None or float(excess.max()) > worst[0]):
             idx = int(torch.argmax(excess))
@@ -353,6 +352,23 @@ def _compare_one(
     return None
 
 
+def worst_ratio(out: torch.Tensor, ref: torch.Tensor, exact: Float64Leaf, atol: float = 1e-4,
+                rtol: float = 1e-4) -> tuple[int, float]:  # fmt: skip
+    """How near the elementwise test's bound a float32 output lies (a figure for benchmarks;
+    compare() gives the verdict): the elements past it, and the largest |out - target| / bound
+    (above 1 fails), with `exact` the leaf's float64 evaluation."""
+    chunks = _Chunks(out, ref, exact)
+    chunks.scan()
+    rms = chunks.rms()
+    past, worst = 0, 0.0
+    for part in chunks:
+        ratio = (part.of - part.rf).abs() / part.bound(rms, atol, rtol)
+        past += int((ratio > 1).sum())
+        if ratio.numel():
+            worst = max(worst, float(ratio.max()))
+    return past, worst
+
+
 # Elements compared at a time: the float64 copies of a 1.6-billion-element output (a KernelBench
 # level-1 activation) took over 100 GB of GPU memory in one piece.
 CHUNK = 1 << 26
@@ -371,6 +387,10 @@ class _Part:
 
     def flat_index(self, i: int) -> int:
         return self.start + int(self.positions[i])
+
+    def bound(self, rms: float, atol: float, rtol: float) -> torch.Tensor:
+        """The elementwise test's bound on |out - target| (module docstring)."""
+        return atol + rtol * self.rf.abs() + ENVELOPE * torch.clamp(self.own, min=rms)
 
 
 class _Chunks:
@@ -395,6 +415,10 @@ class _Chunks:
                 o64, r64 = _at_overflow(o64, r64, x)
                 r64 = _arbitrated(o64, r64, x)
             yield start, o64, r64, x, spread
+
+    def rms(self) -> float:
+        """The reference's own error, root mean square over the finite entries (after scan)."""
+        return math.sqrt(self.own_sq) / math.sqrt(max(self.finite, 1))
 
     def scan(self) -> str | None:
         """The first pass: a NaN/inf position mismatch (summed over chunks), or None; it also
