@@ -60,6 +60,12 @@ def test_a_wrong_answer_names_the_seed_that_draws_its_sets_again() -> None:
     assert seed != 0 and json.loads(failed.to_json())["input_seed"] == seed
     again = verify(task_source("add_relu"), cheat, input_seed=seed)
     assert again.status == "wrong_answer" and again.reason == failed.reason
+    # Every verdict past the static rules names its seed, a crash's too.
+    broken = (HERE / "adversarial" / "kernel_compile_error.py").read_text()
+    crashed = verify(task_source("add_relu"), broken, input_seed=11)
+    assert (
+        crashed.status in ("runtime_error", "compile_error") and crashed.extra["input_seed"] == 11
+    )
 
 
 def test_unreproducible_inputs_are_sent_as_files() -> None:

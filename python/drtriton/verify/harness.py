@@ -37,7 +37,7 @@ from drtriton.verify import gpu_lock, sandbox, static
 from drtriton.verify.baselines import Baselines
 from drtriton.verify.channel import CANDIDATE_FILE, TASK_FILE, Rejected, WorkerChannel
 from drtriton.verify.dropin import verified_part
-from drtriton.verify.inputs import InputSets, distribution
+from drtriton.verify.inputs import InputSets, distribution, fresh_seed
 from drtriton.verify.measure import Timing
 from drtriton.verify.options import Options
 from drtriton.verify.precision import mode
@@ -93,6 +93,10 @@ class Verifier:
             early.precision = opts.precision
             return early
         candidate_source = judged
+        # Drawn here, in the harness, so that every verdict below names the seed that draws its
+        # input sets again (the worker still sees it only with each run request).
+        if opts.input_seed is None:
+            opts.input_seed = fresh_seed()
         level = sandbox.choose(opts.sandbox)
         if opts.on_cuda:  # this verification's own peak (a pooled harness verifies many)
             _reset_peak_memory(opts.device)
@@ -133,6 +137,7 @@ class Verifier:
         verdict.precision = opts.precision
         if len(judged) < len(original):
             verdict.extra["judged_chars"] = len(judged)  # the text before the drop-in marker
+        verdict.extra["input_seed"] = opts.input_seed  # `drtriton verify --input-seed` replays
         verdict.extra["wall_s"] = round(time.monotonic() - start, 3)
         verdict.extra["request_s"] = {op: round(s, 3) for op, s in worker.request_s.items()}
         if opts.on_cuda:  # reserved by the caching allocators, CUDA contexts not included
@@ -301,11 +306,7 @@ class _Judgement:
                     del out
                     if problem:
                         reason = f"input set {done} ({distribution(done)}): {problem}"
-                        failed = Verdict("wrong_answer", reason=reason, trials=done)
-                        # Sets are drawn fresh per verification: the seed reproduces this one
-                        # (Options.input_seed, `drtriton verify --input-seed`).
-                        failed.extra["input_seed"] = self.inputs.seed
-                        return failed
+                        return Verdict("wrong_answer", reason=reason, trials=done)
                 if i == opts.trials:
                     break
                 if i == 0:  # set 0 was drawn first (its reference names the poisoned copies)
@@ -353,7 +354,6 @@ class _Judgement:
         verdict.extra["compile_pass_s"] = warm.get("seconds")
         if not warm.get("complete"):
             verdict.extra["compile_pass"] = str(warm.get("reason", ""))[:300]
-        verdict.extra["input_seed"] = self.inputs.seed
         if self.inputs.files:
             verdict.extra["inputs_shipped"] = sorted(self.inputs.files)
         if self.opts.allow_torch:

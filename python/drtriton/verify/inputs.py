@@ -16,6 +16,11 @@ from drtriton.verify.references import guard_task, tensor_bytes
 from drtriton.verify.task import DISTRIBUTIONS, Task, fingerprint
 
 
+def fresh_seed() -> int:
+    """A verification's input seed when none is pinned (Options.input_seed)."""
+    return random.SystemRandom().randrange(1 << 31)
+
+
 class InputSets:
     """The verification's input sets: drawn on the device from one seed, in both processes.
 
@@ -31,9 +36,7 @@ class InputSets:
     def __init__(self, task: Task, opts: Options, device: torch.device) -> None:
         self.task, self.device = task, device
         self.mode = mode(opts.precision)  # sets are drawn in its dtype (task.make_inputs)
-        self.seed = opts.input_seed
-        if self.seed is None:
-            self.seed = random.SystemRandom().randrange(1 << 31)
+        self.seed = opts.input_seed if opts.input_seed is not None else fresh_seed()
         self.files: dict[int, str] = {}  # sets sent as files, by index
         self.set_bytes = 0  # tensor bytes of one input set (all sets have the same shapes)
 
