@@ -46,6 +46,7 @@ if not os.environ.get("PYTHONPATH"):
     sys.path.insert(0, str(ROOT / "python"))
 
 SMS = 132
+H200_PROPERTIES = type("H200Properties", (), {"multi_processor_count": SMS})()
 REGS_PER_SM = 65536
 THREADS_PER_SM = 2048
 PROGRAMS_PER_SM = 32
@@ -132,17 +133,19 @@ def _specialized_to_one(param: Any, value: Any) -> bool:
 
 
 def compile_sm90(fn: Any, signature: dict[str, str], constants: dict[str, Any],
-                 attrs: dict[tuple[int, ...], Any], warps: int,
-                 stages: int) -> dict[str, Any]:  # fmt: skip
+                 attrs: dict[tuple[int, ...], Any], warps: int, stages: int,
+                 maxnreg: int | None = None) -> dict[str, Any]:  # fmt: skip
     """`fn` compiled for sm_90 on this machine (no GPU needed): registers, shared bytes, PTX
     barriers, spills, and the hot loop's instructions and global loads (loop_profile)."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
+    options: dict[str, Any] = {"num_warps": warps, "num_stages": stages}
+    if maxnreg:
+        options["maxnreg"] = maxnreg
     compiled = triton.compile(ASTSource(fn, signature, constants, attrs),
-                              target=GPUTarget("cuda", 90, 32),
-                              options={"num_warps": warps, "num_stages": stages})  # fmt: skip
+                              target=GPUTarget("cuda", 90, 32), options=options)  # fmt: skip
     regs, static = _resources(compiled.asm["cubin"])
     sass = _sass(compiled.asm["cubin"])
     spills, loop_spills = spill_counts(sass)
@@ -162,6 +165,8 @@ def compile_launch(launch: dict[str, Any]) -> dict[str, Any]:
     fn, args, kwargs = launch["fn"], launch["args"], dict(launch["kwargs"])
     warps = int(kwargs.pop("num_warps", 4))
     stages = int(kwargs.pop("num_stages", 3))
+    maxnreg = kwargs.pop("maxnreg", None)
+    kwargs.pop("launch_cooperative_grid", None)
     # On meta tensors the wrapper picks the CPU's exact products; on the H200 a float32
     # contraction runs the fp16x3 split (core/codegen/heuristics.h).
     if kwargs.get("DOT_PRECISION") == "ieee":
@@ -184,7 +189,7 @@ def compile_launch(launch: dict[str, Any]) -> dict[str, Any]:
             isinstance(value, int) and not isinstance(value, bool) and value % 16 == 0)  # fmt: skip
         if aligned:
             attrs[(i,)] = [["tt.divisibility", 16]]
-    built = compile_sm90(fn, signature, constants, attrs, warps, stages)
+    built = compile_sm90(fn, signature, constants, attrs, warps, stages, maxnreg)
     grid = launch["grid"]
     grid = grid(constants) if callable(grid) else grid
     programs = math.prod(int(g) for g in grid)
@@ -308,8 +313,10 @@ def audit(program: str) -> list[dict[str, Any]]:
 
     # Meta tensors take the GPU's branches of the wrapper: its fp16x3 split, and the launches
     # that only run with it (an operand's fp16 parts, emit_split.cc).
-    candidate = emit(program).replace(
-        '.device.type != "cuda"', '.device.type not in ("cuda", "meta")'
+    candidate = (
+        emit(program)
+        .replace('.device.type != "cuda"', '.device.type not in ("cuda", "meta")')
+        .replace('.device.type == "cuda"', '.device.type in ("cuda", "meta")')
     )
     shapes = parse(program)
     with tempfile.TemporaryDirectory(prefix="drtriton-audit-") as folder:
@@ -327,8 +334,14 @@ def audit(program: str) -> list[dict[str, Any]]:
         inputs = [torch.empty(shapes.shapes[name], device="meta",
                               dtype=getattr(torch, shapes.dtypes.get(name, "float32")))
                   for name in shapes.inputs]  # fmt: skip
-        with Launches() as launches:
-            module.triton_fused_operator(*inputs)
+        # A cooperative kernel's grid is sized by the GPU's SMs (rows_coop.cc): the H200's.
+        properties = torch.cuda.get_device_properties
+        torch.cuda.get_device_properties = lambda device: H200_PROPERTIES
+        try:
+            with Launches() as launches:
+                module.triton_fused_operator(*inputs)
+        finally:
+            torch.cuda.get_device_properties = properties
         rows = []
         for launch in launches.seen:
             row = compile_launch(launch)

@@ -14,6 +14,10 @@
 //   blocks long: every row is cut into chunks, one program per (row, chunk); a statistics
 //   kernel writes each chunk's partial statistics, and the kernel of the output combines
 //   them (a handful of floats per row) before it reduces or writes its chunk.
+// - Softmax and norms over rows of 64K elements or more (heuristics.h CooperativeRows): on a
+//   GPU one cooperative kernel reads each one-block chunk once and writes it from registers
+//   once the row's programs have exchanged their statistics (rows_coop.cc); elsewhere the
+//   split pair above, with chunks of one block.
 // - A contiguous input is addressed as row * R + r (`row_off + r`) under a CONTIG flag that
 //   the wrapper sets, where the strided path would split r into several coordinates with a
 //   division per element (a norm over (H, W)); outputs, allocated by the wrapper, always are.
@@ -21,7 +25,8 @@
 //   (layer_norm: one [1, BLOCK_R] load per block, shared by its rows) or per element
 //   (group_norm: once per row and block when channels are whole blocks, else gathered).
 // Files: this one (blocks, passes, stores, reductions, scans), rows_normalize.cc (softmax,
-// norms), rows_split.cc (split rows), rows_stats.cc (online statistics), rows_layout.cc.
+// norms), rows_split.cc (split rows), rows_coop.cc (cooperative rows), rows_stats.cc (online
+// statistics), rows_layout.cc.
 // Elementwise producers are recomputed inside every pass; elementwise consumers run before
 // the store (epilogue).
 // - A cumsum of a flip along its contiguous scan dim walks the row from its end, reading the
@@ -78,6 +83,9 @@ RowsEmitter::RowsEmitter(const GroupContext& ctx, const Node& node, Role role)
     config_.block_o = std::min<int64_t>(NextPow2(rows_), 1024);
     config_.launch.num_warps = 4;
   }
+  // Softmax and norms over long contiguous rows: one read of each chunk (rows_coop.cc).
+  if (TwoPasses() && !ctx.generic() && ReducesInnermost())
+    CooperativeRows(r_, ctx.variant, config_);
   single_ = !ctx.generic() && r_ <= config_.block_r;
   contiguous_ = (layout_.trailing || layout_.channel_rows) && NonUnitDims(layout_.r_dims) >= 2;
   if (GetOp(node.op).has(kScan)) {
@@ -109,6 +117,9 @@ std::string RowsEmitter::Schedule() const {
   }
   const std::string chunks = IntLiteral(config_.split) + " chunks of " + IntLiteral(config_.chunk);
   if (role_ == Role::kStats) return "partial statistics of " + chunks;
+  if (role_ == Role::kCoop)
+    return "cooperative, " + chunks + ": each chunk read once, the row's programs waiting for "
+           "each other's statistics";
   if (role_ == Role::kWrite) return "from the partial statistics of " + chunks;
   if (Reversed()) return single_ ? "one block, reversed" : "one pass from the row's end";
   if (!TwoPasses()) return single_ ? "one block" : "one pass";
@@ -119,7 +130,9 @@ std::string RowsEmitter::Schedule() const {
 
 void RowsEmitter::WritePrologue() {
   w_.Line("pid = " + ProgramId(0, ctx_.wide));
-  if (PerChunk()) {
+  if (role_ == Role::kCoop) {
+    OpenItemLoop();
+  } else if (PerChunk()) {
     // Chunk-major: the programs of one chunk of every row run side by side, so a value of R's
     // shape (layer_norm's weight and bias, 32 MB in KernelBench L1 40) is read from HBM once
     // and from L2 by the other rows; row-major, each row's programs read all of it again a
@@ -168,6 +181,7 @@ EmittedKernel RowsEmitter::Emit() {
     EmitPartials();
   else
     EmitOp();
+  if (role_ == Role::kCoop) CloseItemLoop();
 
   std::vector<std::string> constexprs = {"BLOCK_O", "BLOCK_R"};
   const std::string check = ContiguityCheck(p_, params_.flat_values());
@@ -175,6 +189,7 @@ EmittedKernel RowsEmitter::Emit() {
   if (op_ == RowOp::kCumprod) constexprs.push_back("F64_CARRY");
   std::string name = ctx_.kernel_name;
   if (role_ == Role::kStats) name.insert(name.rfind("_kernel"), "_stats");
+  if (role_ == Role::kCoop) name.insert(name.rfind("_kernel"), "_coop");
   if (ReducesRows()) name.insert(name.rfind("_kernel"), "_rows");
   EmittedKernel k = Launch(name, constexprs);
   if (!check.empty()) SetContiguityFlag(k, check);
@@ -188,10 +203,11 @@ EmittedKernel RowsEmitter::Emit() {
   }
   if (ReducesRows())  // a partial sum (and a count, for the mean) per program
     k.setup.insert(k.setup.begin(), ScratchAllocation(p_, PartialsBuffer(), 2 * LossPrograms()));
-  if (role_ == Role::kStats) {
+  if (role_ == Role::kStats || role_ == Role::kCoop) {
     const int64_t floats = rows_ * config_.split * PartialsPerChunk();
     k.setup.insert(k.setup.begin(), ScratchAllocation(p_, PartialsBuffer(), floats));
   }
+  if (role_ == Role::kCoop) SetCoopLaunch(k);
   return k;
 }
 
@@ -204,6 +220,7 @@ EmittedKernel RowsEmitter::Launch(const std::string& name, std::vector<std::stri
       params_, constexprs, w_.str());
   k.call_args = params_.args();
   k.launch = config_.launch;
+  if (role_ != Role::kCoop) k.launch.cooperative = false, k.launch.max_registers = 0;
   // A split reduction's output kernel sums at most a few hundred partials per row.
   if (role_ == Role::kWrite && !PerChunk()) k.launch.num_warps = 1;
   if (!ctx_.generic()) {
@@ -284,6 +301,7 @@ std::string RowsEmitter::ReopenFirstBlock() {
 }
 
 void RowsEmitter::WriteBlocks(const std::function<void(const std::string&)>& write) {
+  if (role_ == Role::kCoop) return write(first_x_);  // the chunk, still in registers
   if (Split()) return ForEachBlock("0", write);
   write(ReopenFirstBlock());
   ForEachBlock("BLOCK_R", write);
@@ -529,7 +547,15 @@ Result<EmittedKernel> EmitRows(const GroupContext& ctx) {
   }
   if (!whole.Splits()) return whole.Emit();
   EmittedKernel k = RowsEmitter(ctx, node, Role::kWrite).Emit();
-  k.before.push_back(RowsEmitter(ctx, node, Role::kStats).Emit());
+  EmittedKernel stats = RowsEmitter(ctx, node, Role::kStats).Emit();
+  if (whole.Cooperates()) {  // the split pair where the cooperative kernel cannot run
+    EmittedKernel coop = RowsEmitter(ctx, node, Role::kCoop).Emit();
+    k.guard = stats.guard = "not " + coop.guard;
+    // The cooperative kernel's setup, which always runs, allocates the partials.
+    stats.setup.erase(stats.setup.begin());
+    k.before.push_back(std::move(coop));
+  }
+  k.before.push_back(std::move(stats));
   return k;
 }
 

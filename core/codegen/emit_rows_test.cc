@@ -65,8 +65,9 @@ TEST(EmitRowsTest, ManyLongRowsLoopInBlocksOfFourThousand) {
   EXPECT_GT(few.split, 1);
   // Unknown sizes (generic mode) keep the tile too.
   EXPECT_EQ(ChooseReduceRows(kUnknownSize, kUnknownSize, 0, true).block_r, 8192);
-  const std::string k = Emit("F.instance_norm(x0)", "torch.randn(112, 64, 512, 512)");
-  ExpectInOrder(k, {"for r0 in tl.range(BLOCK_R, 262144, BLOCK_R):", "BLOCK_O=1, BLOCK_R=4096",
+  // Rows under kCooperativeMinRow (L1 34's rows of 262144 cooperate: rows_coop_test.cc).
+  const std::string k = Emit("F.instance_norm(x0)", "torch.randn(112, 64, 128, 256)");
+  ExpectInOrder(k, {"for r0 in tl.range(BLOCK_R, 32768, BLOCK_R):", "BLOCK_O=1, BLOCK_R=4096",
                     "num_warps=8"});
 }
 
@@ -223,15 +224,17 @@ TEST(EmitRowsTest, GenericSoftmaxKeepsTheFirstBlock) {
 }
 
 TEST(EmitRowsTest, GroupNormLoadsWeightsOncePerBlockWhenChannelsAreWholeBlocks) {
-  // KernelBench L1 35: 896 rows (batch 112 x 8 groups) of 8 channels x 512 x 512.  A channel
-  // is 64 blocks of 4096, so each block has one channel: weight and bias are [BLOCK_O, 1] loads.
+  // KernelBench L1 35's layout at 1/64 of its channel size: 896 rows (batch 112 x 8 groups)
+  // of 8 channels x 64 x 64 (its own rows, 2M elements, cooperate: rows_coop_test.cc).  A
+  // channel is one block of 4096, so each block has one channel: weight and bias are
+  // [BLOCK_O, 1] loads.
   const std::string k =
       KernelOf(Emit("F.group_norm(x0, 8, x1, x2)",
-                    "torch.randn(112, 64, 512, 512), torch.randn(64), torch.randn(64)"));
+                    "torch.randn(112, 64, 64, 64), torch.randn(64), torch.randn(64)"));
   ExpectInOrder(k, {"tl.load(x1_ptr + (rc1 * 8) * stride_x1_0, mask=row_mask",
                     "tl.load(x2_ptr + (rc1 * 8) * stride_x2_0, mask=row_mask",
-                    "for r0 in tl.range(BLOCK_R, 2097152, BLOCK_R):",
-                    "tl.load(x1_ptr + (rc1 * 8 + r0 // 262144) * stride_x1_0, mask=row_mask"});
+                    "for r0 in tl.range(BLOCK_R, 32768, BLOCK_R):",
+                    "tl.load(x1_ptr + (rc1 * 8 + r0 // 4096) * stride_x1_0, mask=row_mask"});
   EXPECT_EQ(k.find("x1_ptr + (rc1 * 8 + r // "), std::string::npos);  // no gather per element
   // Channels of 100 elements: blocks cross channels, the element's channel is gathered.
   const std::string small = KernelOf(Emit("F.group_norm(x0, 2, x1, x2)",

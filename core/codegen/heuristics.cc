@@ -124,6 +124,43 @@ int64_t LoopBlock(int variant) {
   return kBlock[variant % kNumVariants];
 }
 
+// Softmax and the norms move a long row three times on the other schedules: two reads (the
+// statistics, then the write) and a write, because a row longer than a program's registers
+// is gone from the SM before its statistics are known, and from the 50 MB L2 too when
+// thousands of rows stream past (H200, h200-2026-12-03-f: KernelBench L1 23's softmax over
+// 4096 rows of 393,216 floats ran 4.84 ms, 94% of what three transfers of its 6.4 GB take at
+// the 4.3 TB/s copy rate; L1 34's instance norm, rows of 1 MB, 5.67 ms at 62% of the
+// two-transfer bound).  The cooperative schedule holds the row in the registers of several
+// programs instead: each loads one block-sized chunk, publishes the chunk's statistics, waits
+// until the row's other chunks have published theirs, combines them and writes its chunk from
+// registers: one read and one write, 2/3 of the bytes (predicted ~3.4 ms for L1 23 against
+// torch.compile's 4.72-6.91; not yet measured).  Chunks are OnePassLimit blocks (16 fp32 a
+// thread, at most 8192 over 16 warps) at 64 registers a thread, so that 32 / warps programs
+// fit an SM (2 of 16 warps: 1,024 threads, all 64K registers).  Shorter rows keep the loop,
+// whose second read may still come from L2 (a 4096-element block per 8-warp program, 4 per
+// SM, re-reading rows of at most 256 KB; kCooperativeMinRow is that guess, to be set by
+// benchmarks/cooperative_rows_speed.py on the GPU).  At most 256 chunks a row: a row's
+// chunks must all be resident at once, and 264 programs are (132 SMs x 2); the wrapper
+// falls back to the split kernels where the GPU holds fewer.  Variant 1 keeps the loop: the
+// search and the benchmark have the three-transfer schedule beside it, for rows where it wins.
+bool CooperativeRows(int64_t reduced, int variant, RowsConfig& c) {
+  if (variant % kNumVariants == 1) return false;
+  const int64_t block = std::min<int64_t>(OnePassLimit(variant), 8192);
+  const int64_t split = CeilDiv(reduced, block);
+  if (reduced < kCooperativeMinRow || reduced >= kUnknownSize || split < 2 ||
+      split > kCooperativeMaxSplit)
+    return false;
+  c.block_o = 1;
+  c.block_r = block;
+  c.chunk = block;
+  c.split = split;
+  c.cooperative = true;
+  c.launch.num_warps = static_cast<int>(std::clamp<int64_t>(block / 512, 1, 16));
+  c.programs_per_sm = 32 / c.launch.num_warps;
+  c.launch.max_registers = 64;
+  return true;
+}
+
 RowsConfig ChooseReduceRows(int64_t rows, int64_t reduced, int variant, bool r_inner) {
   if (!r_inner && rows > 1) return ChooseRows(rows, reduced, variant, r_inner);
   // One tile of OnePassLimit elements: a whole row up to that length, or several short rows.

@@ -26,6 +26,12 @@ struct RowsConfig {
   // elements (a multiple of block_r), one program per (row, chunk); 1 = not split.
   int64_t split = 1;
   int64_t chunk = 0;
+  // Softmax and norms over long rows (CooperativeRows): the chunks are single blocks, and on a
+  // GPU one persistent kernel of `programs_per_sm` programs an SM computes each chunk's
+  // statistics, waits for the row's other chunks' and writes its chunk from registers; the
+  // split pair of kernels (statistics, then output) runs elsewhere.
+  bool cooperative = false;
+  int programs_per_sm = 0;
   LaunchConfig launch;
 };
 // `r_inner`: the reduced coordinates are the input's innermost (unit-stride for contiguous
@@ -39,6 +45,13 @@ RowsConfig ChooseRows(int64_t rows, int64_t reduced, int variant, bool r_inner =
 // blocks of OnePassLimit(variant).
 RowsConfig ChooseReduceRows(int64_t rows, int64_t reduced, int variant, bool r_inner);
 int64_t OnePassLimit(int variant);
+// Softmax, log_softmax and the norms over rows of at least kCooperativeMinRow elements, in at
+// most kCooperativeMaxSplit chunks of one block: `c` becomes the cooperative schedule
+// (RowsConfig::cooperative) and true is returned; otherwise (and always for variant 1) `c` is
+// left as it is.
+inline constexpr int64_t kCooperativeMinRow = int64_t{1} << 16;
+inline constexpr int64_t kCooperativeMaxSplit = 256;
+bool CooperativeRows(int64_t reduced, int variant, RowsConfig& c);
 int64_t LoopBlock(int variant);
 
 // Pooling strips (emit_pool_strips.cc): a program owns BLOCK_R output rows of BLOCK_G strips,

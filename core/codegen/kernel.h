@@ -16,6 +16,12 @@ namespace drtriton::codegen {
 struct LaunchConfig {
   int num_warps = 4;
   int num_stages = 1;
+  // A cooperative launch (launch_cooperative_grid=True): the driver refuses a grid whose
+  // programs cannot all be resident at once, so programs that wait for each other cannot wait
+  // for one that never starts.  `max_registers` > 0 caps a thread's registers (maxnreg) so
+  // that the programs per SM the wrapper counts on fit.
+  bool cooperative = false;
+  int max_registers = 0;
 };
 
 // One emitted `@triton.jit` kernel and how to launch it.
@@ -35,7 +41,8 @@ struct EmittedKernel {
   // kernel (a transposed convolution's other stride phases, PHASE=...).
   std::vector<EmittedKernel> before;
   // A wrapper condition (a variable its setup lines bind): the launch runs only where it holds
-  // (a repack of unaligned rows, emit_repack.cc).  "" = always.
+  // (a repack of unaligned rows, emit_repack.cc; a split row's cooperative kernel or, where it
+  // cannot run, the split pair, rows_coop.cc).  "" = always.
   std::string guard;
   // A launch for one GPU tl.dot precision (an operand's fp16x3 parts, emit_split.cc): the
   // wrapper runs its setup and launch only where the precision variable of that name holds it

@@ -20,8 +20,10 @@ inline constexpr const char* kMinusInf = "float('-inf')";
 
 // The kernel being emitted: the whole operator, or one of the two kernels of a split row:
 // the chunks' partial statistics, then the output from them; or the total of a loss's rows
-// (nll_loss's mean and sum) from the partial sums its rows kernel wrote.
-enum class Role { kWhole, kStats, kWrite, kTotal };
+// (nll_loss's mean and sum) from the partial sums its rows kernel wrote; or the cooperative
+// kernel of a split row (heuristics.h CooperativeRows), which does both kernels' work with
+// each chunk read once.
+enum class Role { kWhole, kStats, kWrite, kTotal, kCoop };
 
 class RowsEmitter {
  public:
@@ -40,12 +42,19 @@ class RowsEmitter {
   // nll_loss with reduction 'mean' or 'sum': its rows kernel stores each program's partial sum
   // (and count of rows not ignored), and a kernel of one program (Role::kTotal) adds them up.
   bool ReducesRows() const;
+  // The split rows also have a cooperative kernel, launched instead of the split pair where
+  // the GPU holds all of a row's programs at once (EmitRows).
+  bool Cooperates() const { return Splits() && config_.cooperative; }
+  // The wrapper variable that says whether the cooperative kernel runs.
+  std::string CoopFlag() const;
 
  private:
   bool Split() const { return role_ != Role::kWhole; }
   // The programs of this kernel are (row, chunk) pairs: the statistics kernel, and the output
   // kernel of softmax and norms (a reduction's output kernel has one program per row).
-  bool PerChunk() const { return role_ == Role::kStats || (role_ == Role::kWrite && TwoPasses()); }
+  bool PerChunk() const {
+    return role_ == Role::kStats || role_ == Role::kCoop || (role_ == Role::kWrite && TwoPasses());
+  }
   void WritePrologue();
   EmittedKernel Launch(const std::string& name, std::vector<std::string> constexprs);
   // cumprod walks R one element at a time (heuristics.h: ChooseSequentialRows).
@@ -112,11 +121,22 @@ class RowsEmitter {
   // The output kernel's programs are (row, chunk) pairs of one row (BLOCK_O = 1): its
   // partials are one row's vector, combined to scalars (kToScalar).
   bool ScalarPartials() const {
-    return role_ == Role::kWrite && PerChunk() && config_.block_o == 1;
+    return (role_ == Role::kWrite || role_ == Role::kCoop) && PerChunk() && config_.block_o == 1;
   }
   // How the output kernel's combine reduces the partials LoadPartials wrote.
   const char* PartialsReduce() const { return ScalarPartials() ? kToScalar : kAcrossLanes; }
   void StorePartials(const std::vector<std::string>& names);
+  // The cooperative kernel (rows_coop.cc): its persistent loop over (row, chunk) items, the
+  // per-row arrival counters, the wait for the row's other chunks, and the wrapper lines that
+  // size its grid by the GPU's SMs.
+  std::string CountBuffer() const;
+  void OpenItemLoop();
+  void CloseItemLoop();
+  void AwaitRow();
+  void SetCoopLaunch(EmittedKernel& k) const;
+  // The chunk's own statistics, from its one block in registers (`x`), published for the row.
+  void PublishMaxSum(const std::string& x);
+  void PublishWelford(const std::string& x);
   void LoadPartials(const std::vector<std::pair<std::string, std::string>>& names);
   void EmitPartials();
   // A reduction's `name` over the row: accumulated over R, or combined from partials.

@@ -11,7 +11,11 @@ namespace drtriton::codegen {
 // Softmax's row_max and row_sum: from the row in registers (computed by the caller), from a
 // split row's partials, or online over the blocks (the first one kept for the write).
 void RowsEmitter::SoftmaxStats() {
-  if (role_ == Role::kWrite) {
+  if (role_ == Role::kCoop) {  // the chunk's own statistics first, then the row's
+    first_x_ = OpenBlock("start");
+    PublishMaxSum(first_x_);
+  }
+  if (role_ == Role::kWrite || role_ == Role::kCoop) {
     LoadPartials({{"row_max", kMinusInf}, {"row_sum", "0.0"}});
     return MaxSumCombine(w_, "p_row_max", "p_row_sum", PartialsReduce());
   }
@@ -126,7 +130,11 @@ void RowsEmitter::NormStats() {
     w_.Line("var = tl.sum(xc * xc, axis=1, keep_dims=True) / " + r);
     return;
   }
-  if (role_ == Role::kWrite) {
+  if (role_ == Role::kCoop) {  // the chunk's own statistics first, then the row's
+    first_x_ = OpenBlock("start");
+    PublishWelford(first_x_);
+  }
+  if (role_ == Role::kWrite || role_ == Role::kCoop) {
     LoadPartials({{"mean", "0.0"}, {"m2", "0.0"}});
     const std::string chunk = IntLiteral(config_.chunk);
     w_.Line("p_n = tl.where(chunk_mask, tl.minimum(" + R() + " - chunks * " + chunk + ", " + chunk +

@@ -56,7 +56,10 @@ void RowsEmitter::LoadPartials(const std::vector<std::pair<std::string, std::str
   if (ScalarPartials()) {  // one row: a vector of its chunks, combined to scalars
     w_.Line("chunks = " + lanes);
     w_.Line("chunk_mask = chunks < " + split);
-    w_.Line("part = pid % " + IntLiteral(rows_) + " * " + split + " + chunks");
+    // The cooperative kernel's row is its item's; the output kernel's programs are
+    // chunk-major (emit_rows.cc WritePrologue).
+    const std::string row = role_ == Role::kCoop ? "row" : "pid % " + IntLiteral(rows_);
+    w_.Line("part = " + row + " * " + split + " + chunks");
   } else {
     w_.Line("chunks = " + lanes + "[None, :]");
     w_.Line("chunk_mask = row_mask & (chunks < " + split + ")");
@@ -64,8 +67,10 @@ void RowsEmitter::LoadPartials(const std::vector<std::pair<std::string, std::str
   }
   for (size_t i = 0; i < names.size(); ++i) {
     const std::string at = i == 0 ? "part" : "part + " + IntLiteral(int64_t(i) * PartialsPlane());
+    // Other programs wrote them during this kernel: read from L2 (rows_coop.cc).
+    const std::string volatile_read = role_ == Role::kCoop ? ", volatile=True" : "";
     w_.Line("p_" + names[i].first + " = tl.load(" + ptr + " + " + at +
-            ", mask=chunk_mask, other=" + names[i].second + ")");
+            ", mask=chunk_mask, other=" + names[i].second + volatile_read + ")");
   }
 }
 

@@ -132,6 +132,9 @@ void WriteLaunch(PythonWriter& w, const EmittedKernel& k, const std::vector<std:
     if (k.launch.num_stages > 1)
       args.push_back("num_stages=" + std::to_string(k.launch.num_stages));
   }
+  if (k.launch.max_registers > 0)
+    args.push_back("maxnreg=" + std::to_string(k.launch.max_registers));
+  if (k.launch.cooperative) args.push_back("launch_cooperative_grid=True");
   w.Line(k.name + "[" + k.grid + "](");
   w.Line("    " + Join(args, ", ") + ",");
   w.Line(")");
@@ -257,7 +260,9 @@ std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launc
       f.Dedent();
     }
     for (const auto& line : l.kernel.setup) f.Line(line);
+    if (!l.kernel.guard.empty()) f.Open("if " + l.kernel.guard + ":");
     WriteLaunch(f, l.kernel, dots);
+    if (!l.kernel.guard.empty()) f.Dedent();
   }
   std::vector<std::string> outs;
   for (ValueId o : p.outputs()) outs.push_back(p.value(o).name);
