@@ -83,6 +83,9 @@ RowsEmitter::RowsEmitter(const GroupContext& ctx, const Node& node, Role role)
     config_.block_o = std::min<int64_t>(NextPow2(rows_), 1024);
     config_.launch.num_warps = 4;
   }
+  // Rows written back through a reduction's epilogue are never split (fusion.cc BroadcastBack
+  // keeps only rows that fill the GPU at variant 0's tiles).
+  if (ctx.group.broadcast) config_.split = 1;
   // Softmax and norms over long contiguous rows: one read of each chunk (rows_coop.cc).
   if (TwoPasses() && !ctx.generic() && ReducesInnermost())
     CooperativeRows(r_, ctx.variant, config_);
@@ -122,6 +125,9 @@ std::string RowsEmitter::Schedule() const {
            "each other's statistics";
   if (role_ == Role::kWrite) return "from the partial statistics of " + chunks;
   if (Reversed()) return single_ ? "one block, reversed" : "one pass from the row's end";
+  if (Broadcasts())
+    return single_ ? "one block, written back over the row"
+                   : "two passes: the reduction, then the rows written back";
   if (!TwoPasses()) return single_ ? "one block" : "one pass";
   if (single_) return "one pass, the row in registers";
   if (ctx_.generic()) return "one pass when the row fits BLOCK_R, else statistics then write";
@@ -147,7 +153,8 @@ void RowsEmitter::WritePrologue() {
   }
   w_.Line("row_mask = rows < " + params_.Sizes(rows_expr_));
   row_ = DecomposeDims(w_, "rows", layout_.row_dims, "rc");
-  if (layout_.trailing && (contiguous_ || !IsReduction(op_)) && op_ != RowOp::kNllLoss)
+  const bool stores_rows = !IsReduction(op_) || Broadcasts();
+  if (layout_.trailing && (contiguous_ || stores_rows) && op_ != RowOp::kNllLoss)
     w_.Line("row_off = rows * " + Atom(R()));
 }
 
@@ -347,7 +354,7 @@ void RowsEmitter::Store(const std::string& val, const Coords& coords, const std:
   ExprEmitter* e = scope_.get();
   std::unique_ptr<ExprEmitter> tail;
   // The epilogue reads under the store's mask: a reduction's rows, a scan's scanned order.
-  if (IsReduction(op_) || mask != "mask") {
+  if ((IsReduction(op_) && !Broadcasts()) || mask != "mask") {
     tail = NewScope(mask, zero);
     e = tail.get();
   }
@@ -391,6 +398,7 @@ void RowsEmitter::StoreElements(const std::string& val) {
 
 void RowsEmitter::EmitOp() {
   const std::string r = RCount();
+  if (Broadcasts()) return EmitReduceBroadcast();
   switch (op_) {
     case RowOp::kSum:
     case RowOp::kMean:
@@ -423,6 +431,32 @@ void RowsEmitter::EmitOp() {
     case RowOp::kNone:  // not a row operator: the dispatch never sends one here
       break;
   }
+}
+
+// The statistic into registers ([BLOCK_O, 1]), bound as the reduction's result by Store, then
+// the epilogue at every element: a row of one block is still in scope_ (its loads reused), a
+// longer one is read again block by block.
+void RowsEmitter::EmitReduceBroadcast() {
+  std::string value;
+  switch (op_) {
+    case RowOp::kSum:
+    case RowOp::kMean:
+      Accumulate("total", "{x}", "sum");
+      value = op_ == RowOp::kMean ? "total / " + RCount() : "total";
+      break;
+    case RowOp::kMax:
+    case RowOp::kMin:
+      Accumulate("extreme", "{x}", op_ == RowOp::kMax ? "max" : "min", /*propagate_nan=*/true);
+      value = "extreme";
+      break;
+    default:  // logsumexp
+      MaxSumOfRow();
+      value = "row_max + tl.log(row_sum)";
+      break;
+  }
+  w_.Line("stat = " + value);
+  if (single_) return StoreElements("stat");
+  ForEachBlock("0", [&](const std::string&) { StoreElements("stat"); });
 }
 
 // First index of the max (min) as torch does: the block's first extreme lane, kept

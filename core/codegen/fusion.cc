@@ -65,6 +65,37 @@ const Node* ScanDimFlip(const Program& program, const std::vector<std::vector<No
   return FlippedDims(program, next) == std::vector<int>{dim} ? &next : nullptr;
 }
 
+// The end of the chain through the elementwise node that reads a reduction's epilogue end
+// `end` back over the reduced input's shape (fusion.h), or an invalid id.  The reduction keeps
+// its reduced dims (same rank: each reduced dim 1, so the read broadcasts along exactly them),
+// and its rows must fill the GPU without a split (heuristics.h ChooseReduceRows).
+ValueId BroadcastBack(const Program& program, const std::vector<std::vector<NodeId>>& users,
+                      const Node& reduction, ValueId end, std::vector<bool>* claimed) {
+  const RowKind kind = GetOp(reduction.op).row;
+  const bool reduces = kind == RowKind::kSum || kind == RowKind::kMean ||
+                       kind == RowKind::kMax || kind == RowKind::kMin ||
+                       kind == RowKind::kLogsumexp;
+  const Shape& in = program.value(reduction.tensors[0]).shape;
+  const Shape& kept = program.value(reduction.result).shape;
+  if (!reduces || kept.size() != in.size() || kept == in || IsOutput(program, end)) return {};
+  const auto& u = users[end.index];
+  if (u.empty() || !std::all_of(u.begin(), u.end(), [&](NodeId n) { return n == u.front(); }))
+    return {};
+  const Node& next = program.node(u.front());
+  if (!GetOp(next.op).has(kElementwise) || (*claimed)[next.result.index]) return {};
+  const Value& written = program.value(next.result);
+  if (written.shape != in || written.dtype != program.value(end).dtype) return {};
+  // Reduced dims innermost: the one layout whose rows ChooseReduceRows may split.
+  size_t first = 0;
+  while (first < in.size() && kept[first] == in[first]) ++first;
+  const bool trailing =
+      std::all_of(kept.begin() + first, kept.end(), [](int64_t d) { return d == 1; });
+  const int64_t rows = Product(kept);
+  if (ChooseReduceRows(rows, Product(in) / rows, 0, trailing).split > 1) return {};
+  (*claimed)[next.result.index] = true;
+  return EpilogueEnd(program, users, next.result, claimed);
+}
+
 }  // namespace
 
 const Node* LossLogSoftmax(const Program& program, const Node& loss) {
@@ -175,6 +206,13 @@ FusionPlan PlanFusion(const Program& program, bool fuse_epilogue) {
     }
     if (const Node* softmax = fuse_epilogue ? LossLogSoftmax(program, node) : nullptr)
       g.absorbed = program.value(softmax->result).producer;
+    if (const ValueId rows = fuse_epilogue && g.kind == GroupKind::kRows
+                                 ? BroadcastBack(program, users, node, g.output, &claimed)
+                                 : ValueId{};
+        rows.valid()) {
+      g.output = rows;
+      g.broadcast = true;
+    }
     plan.materialized[g.output.index] = true;
     covered[g.output.index] = true;
     ordered.emplace_back(program.value(g.output).producer.index, g);

@@ -7,6 +7,12 @@
 // stored; every kernel that reads one recomputes it from its producers (prologue fusion),
 // but for a contraction's computed operands that enter many products (OperandReuse), which a
 // pointwise kernel stores first.
+// A reduction over rows whose kept-dim result (or its epilogue) is read back over those rows by
+// one elementwise node (normalizing by a statistic: RMSNorm's x / rms, an L2 normalization's
+// x / norm, x - mean) extends its epilogue through that node: the rows kernel reads each row
+// once when it fits a block, twice otherwise, and stores the rows (Group::broadcast), where a
+// reduction kernel and a pointwise kernel read them twice and store the statistic besides.
+// Not where the rows would be split across programs (too few to fill the GPU).
 // An anchor whose result feeds a single chain of same-shape elementwise or channelwise nodes
 // (inference batch norm) computes the chain in its own registers and stores only the chain's
 // end (epilogue fusion): conv -> batch_norm -> relu is one kernel, whose output the next
@@ -36,6 +42,10 @@ struct Group {
   // A rows producer this kernel computes itself, never stored (LossLogSoftmax): invalid
   // for every other group.
   NodeId absorbed;
+  // A reduction whose (keepdim) result's epilogue ends in an elementwise node of the reduced
+  // input's shape, which `output` ends the chain of (BroadcastBack in fusion.cc): the kernel
+  // writes whole rows, x / sqrt(mean(x * x, 1, keepdim) + eps) in one kernel.
+  bool broadcast = false;
 };
 
 struct FusionPlan {

@@ -146,6 +146,11 @@ class RowsEmitter {
   void WriteBlocks(const std::function<void(const std::string&)>& write);
 
   void EmitOp();
+  // A reduction whose epilogue writes back over its rows (fusion.h Group::broadcast): the
+  // statistic, then every block of the row stored through the epilogue (from registers when
+  // the row is one block).
+  bool Broadcasts() const { return ctx_.group.broadcast; }
+  void EmitReduceBroadcast();
   void EmitArg(bool is_max);
   void EmitScan(bool is_prod);
   // Writes `name`: `x` with each group of kGroup lanes reversed (in registers).
