@@ -5,23 +5,13 @@
 
 #include <string>
 
-#include "codegen/codegen.h"
+#include "codegen/emit_for_tests.h"
 #include "codegen/heuristics.h"
 #include "codegen/text_checks_for_tests.h"
-#include "ir/parse_for_tests.h"
 
 namespace drtriton::codegen {
 namespace {
 
-std::string Emit(const std::string& call, const std::string& inputs, bool generic = false) {
-  const Program p =
-      MustParse("def fused_operator(x0):\n    t0 = " + call + "\n    return t0\n", inputs);
-  CodegenOptions options;
-  options.generic_shapes = generic;
-  auto c = EmitCandidate(p, options);
-  EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.error().ToString());
-  return c.ok() ? c.value() : "";
-}
 
 std::string KernelOf(const std::string& candidate) {
   return candidate.substr(0, candidate.find("def triton_fused_operator"));
@@ -30,7 +20,8 @@ std::string KernelOf(const std::string& candidate) {
 TEST(EmitPoolStripsTest, DilatedMaxPool1dLoadsAlignedChunks) {
   // KernelBench L1 41's window (k=8, s=1, p=4, d=3): lanes 0-3 of a strip read inputs
   // -4 .. 24 past its start, chunks -1 .. 5 (7 loads, 1.75 an output).
-  const std::string k = KernelOf(Emit("F.max_pool1d(x0, 8, 1, 4, 3)", "torch.randn(2, 3, 4096)"));
+  const std::string k =
+      KernelOf(EmitOneOp("F.max_pool1d(x0, 8, 1, 4, 3)", "torch.randn(2, 3, 4096)"));
   EXPECT_EQ(Count(k, "tl.load("), 7);
   EXPECT_EQ(Count(k, "tl.where(ok"), 0);  // no clamped index
   EXPECT_EQ(Count(k, "% "), 2);  // the row's channel, and the strip of a program's row
@@ -50,7 +41,7 @@ TEST(EmitPoolStripsTest, DilatedMaxPool1dLoadsAlignedChunks) {
 TEST(EmitPoolStripsTest, AvgPool3dStrideTwoReadsEachRowTapOnce) {
   // L1 46's window (k=3, s=2, p=1): 9 row taps x 3 chunks (inputs -1 .. 7 of a strip of 4).
   const std::string k =
-      KernelOf(Emit("F.avg_pool3d(x0, 3, 2, 1)", "torch.randn(2, 3, 16, 16, 32)"));
+      KernelOf(EmitOneOp("F.avg_pool3d(x0, 3, 2, 1)", "torch.randn(2, 3, 16, 16, 32)"));
   EXPECT_EQ(Count(k, "tl.load("), 27);
   EXPECT_EQ(Count(k, "tl.where("), 0);  // masked lanes load 0.0, which a sum needs
   ExpectInOrder(k, {"strips of 4 along dim 4, 27 chunk loads a strip",
@@ -63,23 +54,23 @@ TEST(EmitPoolStripsTest, AvgPool3dStrideTwoReadsEachRowTapOnce) {
 TEST(EmitPoolStripsTest, DivisorFollowsTorchWhereWindowsAreClipped) {
   // ceil_mode: the last window (7 .. 9) runs past input + padding (9), so its divisor is
   // computed; inside, each window's is the kernel size.
-  const std::string k = KernelOf(Emit("F.avg_pool1d(x0, 3, 2, 1, True)", "torch.randn(2, 8)"));
+  const std::string k = KernelOf(EmitOneOp("F.avg_pool1d(x0, 3, 2, 1, True)", "torch.randn(2, 8)"));
   EXPECT_NE(k.find("wstart = ow * 2 - 1"), std::string::npos);
   EXPECT_NE(k.find("result = result / ((tl.minimum(wstart + 3, 9) - wstart))"),
             std::string::npos);
   const std::string exclude =
-      KernelOf(Emit("F.avg_pool1d(x0, 3, 1, 1, False, False)", "torch.randn(2, 9)"));
+      KernelOf(EmitOneOp("F.avg_pool1d(x0, 3, 1, 1, False, False)", "torch.randn(2, 9)"));
   EXPECT_NE(exclude.find("(tl.minimum(tl.minimum(wstart + 3, 10), 9) - tl.maximum(wstart, 0))"),
             std::string::npos);
 }
 
 TEST(EmitPoolStripsTest, LargeWindowsAdaptivePoolsAndGenericShapesKeepTheWindowKernel) {
   // 7x7x7: 49 row taps x 3 chunks = 147 loads, past kMaxChunkLoads.
-  EXPECT_EQ(Count(Emit("F.max_pool3d(x0, 7, 1, 1)", "torch.randn(1, 2, 9, 9, 9)"), "strips of"),
+  const std::string strips = "strips of";
+  EXPECT_EQ(Count(EmitOneOp("F.max_pool3d(x0, 7, 1, 1)", "torch.randn(1, 2, 9, 9, 9)"), strips), 0);
+  EXPECT_EQ(Count(EmitOneOp("F.adaptive_avg_pool2d(x0, 3)", "torch.randn(2, 3, 8, 8)"), strips),
             0);
-  EXPECT_EQ(Count(Emit("F.adaptive_avg_pool2d(x0, 3)", "torch.randn(2, 3, 8, 8)"), "strips of"),
-            0);
-  EXPECT_EQ(Count(Emit("F.max_pool2d(x0, 2)", "torch.randn(2, 3, 8, 8)", true), "strips of"), 0);
+  EXPECT_EQ(Count(EmitOneOp("F.max_pool2d(x0, 2)", "torch.randn(2, 3, 8, 8)", true), strips), 0);
 }
 
 TEST(EmitPoolStripsTest, TilesForTheGpuAndTheInterpreter) {
@@ -99,7 +90,7 @@ TEST(EmitPoolStripsTest, TilesForTheGpuAndTheInterpreter) {
   EXPECT_EQ(rows.block_r, 4);
   EXPECT_EQ(InterpreterStrips(rows, 16 * 32 * 64 * 64, 32).block_r, 256);
   // The wrapper picks by the inputs' device.
-  ExpectInOrder(Emit("F.max_pool1d(x0, 8, 1, 4, 3)", "torch.randn(2, 3, 4096)"),
+  ExpectInOrder(EmitOneOp("F.max_pool1d(x0, 8, 1, 4, 3)", "torch.randn(2, 3, 4096)"),
                 {"k0_tile = (1, 128, 8) if x0.device.type != \"cpu\" else (1, 1024, 1)",
                  "[(triton.cdiv(6, k0_tile[0]) * k0_tile[2],)]",
                  "BLOCK_R=k0_tile[0], BLOCK_G=k0_tile[1], ROW_BLOCKS=k0_tile[2]"});

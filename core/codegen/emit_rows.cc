@@ -227,7 +227,6 @@ EmittedKernel RowsEmitter::Launch(const std::string& name, std::vector<std::stri
       params_, constexprs, w_.str());
   k.call_args = params_.args();
   k.launch = config_.launch;
-  if (role_ != Role::kCoop) k.launch.cooperative = false, k.launch.max_registers = 0;
   // A split reduction's output kernel sums at most a few hundred partials per row.
   if (role_ == Role::kWrite && !PerChunk()) k.launch.num_warps = 1;
   if (!ctx_.generic()) {

@@ -157,7 +157,7 @@ bool CooperativeRows(int64_t reduced, int variant, RowsConfig& c) {
   c.cooperative = true;
   c.launch.num_warps = static_cast<int>(std::clamp<int64_t>(block / 512, 1, 16));
   c.programs_per_sm = 32 / c.launch.num_warps;
-  c.launch.max_registers = 64;
+  c.coop_max_registers = 64;
   return true;
 }
 

@@ -30,8 +30,11 @@ struct RowsConfig {
   // GPU one persistent kernel of `programs_per_sm` programs an SM computes each chunk's
   // statistics, waits for the row's other chunks' and writes its chunk from registers; the
   // split pair of kernels (statistics, then output) runs elsewhere.
+  // The cooperative kernel's launch: programs an SM the grid counts on, and the registers a
+  // thread is capped at (maxnreg) so that they fit.
   bool cooperative = false;
   int programs_per_sm = 0;
+  int coop_max_registers = 0;
   LaunchConfig launch;
 };
 // `r_inner`: the reduced coordinates are the input's innermost (unit-stride for contiguous

@@ -106,6 +106,7 @@ void RowsEmitter::SetCoopLaunch(EmittedKernel& k) const {
   k.grid = "(" + programs + ",)";
   k.guard = CoopFlag();
   k.launch.cooperative = true;
+  k.launch.max_registers = config_.coop_max_registers;
 }
 
 }  // namespace drtriton::codegen

@@ -5,23 +5,13 @@
 
 #include <string>
 
-#include "codegen/codegen.h"
+#include "codegen/emit_for_tests.h"
 #include "codegen/heuristics.h"
 #include "codegen/text_checks_for_tests.h"
-#include "ir/parse_for_tests.h"
 
 namespace drtriton::codegen {
 namespace {
 
-std::string Emit(const std::string& call, const std::string& inputs, bool generic = false) {
-  const Program p =
-      MustParse("def fused_operator(x0):\n    t0 = " + call + "\n    return t0\n", inputs);
-  CodegenOptions options;
-  options.generic_shapes = generic;
-  auto c = EmitCandidate(p, options);
-  EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.error().ToString());
-  return c.ok() ? c.value() : "";
-}
 
 // The text of the kernel `name` alone.
 std::string KernelNamed(const std::string& candidate, const std::string& name) {
@@ -43,7 +33,7 @@ TEST(CooperativeRowsTest, LongRowsAreChunksOfOneBlockWithTwoProgramsAnSm) {
   EXPECT_EQ(c.block_o, 1);
   EXPECT_EQ(c.launch.num_warps, 16);
   EXPECT_EQ(c.programs_per_sm, 2);
-  EXPECT_EQ(c.launch.max_registers, 64);
+  EXPECT_EQ(c.coop_max_registers, 64);
   // Variant 3's 2048-element blocks: 4 warps, 8 programs an SM.
   RowsConfig v3;
   ASSERT_TRUE(CooperativeRows(393216, 3, v3));
@@ -69,7 +59,7 @@ TEST(CooperativeRowsTest, LongRowsAreChunksOfOneBlockWithTwoProgramsAnSm) {
 }
 
 TEST(CooperativeRowsTest, SoftmaxReadsEachChunkOnceAndWaitsForItsRow) {
-  const std::string c = Emit("torch.softmax(x0, 1)", "torch.randn(4096, 393216)");
+  const std::string c = EmitOneOp("torch.softmax(x0, 1)", "torch.randn(4096, 393216)");
   const std::string coop = KernelNamed(c, "k0_softmax_coop_kernel");
   ASSERT_FALSE(coop.empty()) << c;
   EXPECT_EQ(Count(coop, "tl.load(x0_ptr"), 1);  // the chunk, read once
@@ -112,7 +102,7 @@ TEST(CooperativeRowsTest, SoftmaxReadsEachChunkOnceAndWaitsForItsRow) {
 
 TEST(CooperativeRowsTest, NormsPublishTheirChunksMeanAndSquaredDeviations) {
   // KernelBench L1 34: 7168 instance-norm rows of 512 x 512 (32 chunks).
-  const std::string c = Emit("F.instance_norm(x0)", "torch.randn(112, 64, 512, 512)");
+  const std::string c = EmitOneOp("F.instance_norm(x0)", "torch.randn(112, 64, 512, 512)");
   const std::string coop = KernelNamed(c, "k0_instance_norm_coop_kernel");
   ASSERT_FALSE(coop.empty()) << c;
   ExpectInOrder(coop, {"while item < 229376:", "row = item // 32",
@@ -131,21 +121,21 @@ TEST(CooperativeRowsTest, NormsPublishTheirChunksMeanAndSquaredDeviations) {
 
 TEST(CooperativeRowsTest, OtherRowsKeepTheirSchedules) {
   // Under the cooperative row length: the two-pass loop, one kernel.
-  const std::string shorter = Emit("torch.softmax(x0, 1)", "torch.randn(4096, 32768)");
+  const std::string shorter = EmitOneOp("torch.softmax(x0, 1)", "torch.randn(4096, 32768)");
   EXPECT_EQ(shorter.find("coop"), std::string::npos);
   EXPECT_EQ(Count(shorter, "@triton.jit"), 1);
   // A reduction reads a long row once anyway.
-  EXPECT_EQ(Emit("torch.sum(x0, 1)", "torch.randn(4096, 393216)").find("coop"),
+  EXPECT_EQ(EmitOneOp("torch.sum(x0, 1)", "torch.randn(4096, 393216)").find("coop"),
             std::string::npos);
   // Along a middle dim the reduced elements are strided: 64-row tiles, no chunks of a row.
-  EXPECT_EQ(Emit("torch.softmax(x0, 1)", "torch.randn(2, 100000, 8)").find("coop"),
+  EXPECT_EQ(EmitOneOp("torch.softmax(x0, 1)", "torch.randn(2, 100000, 8)").find("coop"),
             std::string::npos);
   // Runtime sizes: the generic kernel's loop.
-  EXPECT_EQ(Emit("torch.softmax(x0, 1)", "torch.randn(64, 100000)", true).find("coop"),
+  EXPECT_EQ(EmitOneOp("torch.softmax(x0, 1)", "torch.randn(64, 100000)", true).find("coop"),
             std::string::npos);
   // More chunks than resident programs (L1 40's rows of 4M are 512 blocks): the split pair
   // alone, unguarded.
-  const std::string few = Emit("torch.softmax(x0, -1)", "torch.randn(16, 4194304)");
+  const std::string few = EmitOneOp("torch.softmax(x0, -1)", "torch.randn(16, 4194304)");
   EXPECT_EQ(few.find("coop"), std::string::npos);
   EXPECT_EQ(few.find("if not"), std::string::npos);
 }
