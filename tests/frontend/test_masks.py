@@ -99,7 +99,34 @@ CASES = {
         "torch.randn(2, 3, 4)",
         ["gt", "broadcast_to", "where"],
     ),
+    # A float times a bool mask: x where the mask holds, x * 0 elsewhere (NaN for inf).
+    "values_times_a_mask": (
+        "",
+        "return torch.cumsum(x * (x > 0.25), dim=1)\n",
+        "torch.randn(3, 40)",
+        ["gt", "mul", "where", "cumsum"],
+    ),
 }
+
+# Losses whose decompositions add a Python number (add.Scalar: pairwise_distance's eps) and
+# clamp by a 0-d tensor (cosine_similarity's eps, made by scalar_tensor).
+LOSSES = {
+    "triplet_margin_loss": "torch.nn.functional.triplet_margin_loss(x, x * 0.5, torch.exp(x))",
+    "pairwise_distance": "torch.nn.functional.pairwise_distance(x, x * 0.5 - 1.0)",
+    "cosine_similarity_loss": (
+        "torch.mean(1 - torch.nn.functional.cosine_similarity(x, torch.exp(x), dim=1))"
+    ),
+    "scalar_sub": "torch.ops.aten.sub.Scalar(x, 2.5) * torch.ops.aten.add.Scalar(x, 1.5)",
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_losses_with_number_and_zero_d_operands_map_and_verify(name):
+    code = module_task("", f"return {LOSSES[name]}\n", "torch.randn(6, 50)")
+    assert_maps_and_reproduces(code)
+    text = from_module_source(code).program_text
+    verdict = verify(text, emit(text), device="cpu", input_seed=0)
+    assert verdict.correct, verdict.reason
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

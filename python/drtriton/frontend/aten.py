@@ -67,6 +67,56 @@ def _binary(op: str) -> Entry:
     return entry
 
 
+def _is_bool_tensor(value: Any) -> bool:
+    val = value.meta.get("val") if _is_tensor(value) else None
+    return isinstance(val, torch.Tensor) and val.dtype is torch.bool
+
+
+def _mul(a: dict[str, Any]) -> list[Step] | None:
+    """x * mask with a bool mask (a masked cumsum's operand): the mask promotes to 0/1, so the
+    product is x where the mask holds and x * 0 elsewhere (NaN for an infinite x, -0.0 for a
+    negative one, as PyTorch's product); otherwise as any binary operator."""
+    masks = [_is_bool_tensor(a["self"]), _is_bool_tensor(a["other"])]
+    if masks.count(True) != 1:
+        return _binary("mul")(a)
+    mask, x = (a["self"], a["other"]) if masks[0] else (a["other"], a["self"])
+    if not _is_tensor(x):
+        return None
+    return [
+        ("mul", {"input": x, "other": 0.0}),
+        ("where", {"condition": mask, "input": x, "other": PREVIOUS}),
+    ]
+
+
+def _scalar_tensor(a: dict[str, Any]) -> list[Step] | None:
+    """torch.scalar_tensor(v) (cosine_similarity's eps): a 0-d float32 constant."""
+    if not _is_number(a["s"]) or a.get("dtype") not in (None, torch.float32):
+        return None
+    return [("broadcast_to", {"input": float(a["s"]), "size": [1]}),
+            ("reshape", {"input": PREVIOUS, "shape": []})]  # fmt: skip
+
+
+def _clamp_tensor(a: dict[str, Any]) -> list[Step] | None:
+    """clamp(x, min, max) with tensor bounds: maximum(x, min), then minimum(., max); a 0-d bound
+    is read through a one-element view (the catalog's elementwise operators take rank 1 up).
+    NaN in x stays NaN, as in torch.clamp."""
+    if not _is_tensor(a["self"]):
+        return None
+    steps: list[Step] = []
+    current: Any = a["self"]
+    for op, bound in (("maximum", a.get("min")), ("minimum", a.get("max"))):
+        if bound is None:
+            continue
+        if not (_is_tensor(bound) or _is_number(bound)):
+            return None
+        if _is_zero_d(bound):
+            steps.append(("reshape", {"input": bound, "shape": [1]}))
+            bound = Ref(len(steps) - 1)
+        steps.append((op, {"input": current, "other": bound}))
+        current = Ref(len(steps) - 1)
+    return steps or None
+
+
 def _is_zero_d(value: Any) -> bool:
     """A 0-d tensor node (not a Python-number argument's placeholder, whose value is a float:
     scalars.py)."""
@@ -576,8 +626,10 @@ _COMPARISONS = ["eq", "ne", "lt", "le", "gt", "ge"]
 
 ATEN_TO_CATALOG: dict[Any, Entry] = {
     aten.add.Tensor: _binary("add"),
+    aten.add.Scalar: _binary("add"),
     aten.sub.Tensor: _binary("sub"),
-    aten.mul.Tensor: _binary("mul"),
+    aten.sub.Scalar: _binary("sub"),
+    aten.mul.Tensor: _mul,
     aten.mul.Scalar: _binary("mul"),
     aten.div.Scalar: _binary("div"),
     aten.div.Tensor: _binary("div"),
@@ -603,6 +655,8 @@ ATEN_TO_CATALOG: dict[Any, Entry] = {
     aten.unfold.default: _unfold,
     aten.pow.Tensor_Scalar: _pow,
     aten.clamp.default: _clamp,
+    aten.clamp.Tensor: _clamp_tensor,
+    aten.scalar_tensor.default: _scalar_tensor,
     **{getattr(aten, name).default: _unary(name) for name in _UNARY},
     aten.leaky_relu.default: _unary("leaky_relu", negative_slope="negative_slope"),
     aten.gelu.default: _unary("gelu", approximate="approximate"),
