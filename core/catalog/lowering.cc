@@ -59,6 +59,21 @@ std::string Log(const Ins& in, const Attrs&) { return Call("tl.log", in); }
 std::string Abs(const Ins& in, const Attrs&) { return Call("tl.abs", in); }
 std::string Sqrt(const Ins& in, const Attrs&) { return Call("tl.sqrt", in); }
 std::string Neg(const Ins& in, const Attrs&) { return "-" + in[0]; }
+std::string Reciprocal(const Ins& in, const Attrs&) { return "1.0 / " + in[0]; }
+// libdevice's rsqrtf (MUFU.RSQ, within 2 ulp) in the sm_90 build, exact in the interpreter.
+std::string Rsqrt(const Ins& in, const Attrs&) { return Call("tl.rsqrt", in); }
+// 0 and NaN give themselves, -0.0 included, as torch.sign.
+std::string Sign(const Ins& in, const Attrs&) {
+  return "tl.where(" + in[0] + " > 0, 1.0, tl.where(" + in[0] + " < 0, -1.0, " + in[0] + "))";
+}
+// sin, cos, erf and log2 compile to libdevice's correctly range-reduced functions on the GPU
+// (__nv_sinf, __nv_erff: no MUFU approximation in the sm_90 build).
+std::string Sin(const Ins& in, const Attrs&) { return Call("tl.sin", in); }
+std::string Cos(const Ins& in, const Attrs&) { return Call("tl.cos", in); }
+std::string Erf(const Ins& in, const Attrs&) { return Call("tl.erf", in); }
+std::string Log2(const Ins& in, const Attrs&) { return Call("tl.log2", in); }
+std::string Exp2(const Ins& in, const Attrs&) { return Call("tl.exp2", in); }
+std::string Floor(const Ins& in, const Attrs&) { return Call("tl.floor", in); }
 std::string LogicalNot(const Ins& in, const Attrs&) {
   return "(" + in[0] + " == 0)";  // a bool lane: true is 1
 }

@@ -43,6 +43,15 @@ std::string Log(const Ins& in, const Attrs& attrs);
 std::string Abs(const Ins& in, const Attrs& attrs);
 std::string Sqrt(const Ins& in, const Attrs& attrs);
 std::string Neg(const Ins& in, const Attrs& attrs);
+std::string Reciprocal(const Ins& in, const Attrs& attrs);
+std::string Rsqrt(const Ins& in, const Attrs& attrs);
+std::string Sign(const Ins& in, const Attrs& attrs);
+std::string Sin(const Ins& in, const Attrs& attrs);
+std::string Cos(const Ins& in, const Attrs& attrs);
+std::string Erf(const Ins& in, const Attrs& attrs);
+std::string Log2(const Ins& in, const Attrs& attrs);
+std::string Exp2(const Ins& in, const Attrs& attrs);
+std::string Floor(const Ins& in, const Attrs& attrs);
 std::string LogicalNot(const Ins& in, const Attrs& attrs);
 std::string Pow(const Ins& in, const Attrs& attrs);
 std::string Clamp(const Ins& in, const Attrs& attrs);  // clamp and hardtanh: (min, max)

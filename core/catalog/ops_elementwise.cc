@@ -101,6 +101,36 @@ void AddElementwiseOps(std::vector<OpInfo>& out) {
                     .Lower(lowering::Sqrt));
   out.push_back(Unary("neg", "torch.neg", "torch.neg", 0, 1, "-x").Alias({"torch.negative"})
                     .Lower(lowering::Neg));
+  // More unary math, as models write it (1 / x exports as reciprocal; RMSNorm's rsqrt; a
+  // position bias's sign and log2): frontend-only, so the synthesizer's draws are unchanged.
+  out.push_back(Unary("reciprocal", "torch.reciprocal", "torch.reciprocal", kFrontendOnly, 1,
+                      "1 / x")
+                    .Lower(lowering::Reciprocal));
+  out.push_back(Unary("rsqrt", "torch.rsqrt", "torch.rsqrt", kFrontendOnly | kPositiveInput, 2,
+                      "1 / sqrt(x), x > 0")
+                    .Params({PositiveTensor("input")})
+                    .Lower(lowering::Rsqrt));
+  out.push_back(Unary("sign", "torch.sign", "torch.sign", kFrontendOnly, 2,
+                      "1, -1 or x itself (0, NaN)")
+                    .Lower(lowering::Sign));
+  out.push_back(Unary("sin", "torch.sin", "torch.sin", kFrontendOnly, 1, "sine")
+                    .Lower(lowering::Sin));
+  out.push_back(Unary("cos", "torch.cos", "torch.cos", kFrontendOnly, 1, "cosine")
+                    .Lower(lowering::Cos));
+  out.push_back(Unary("erf", "torch.erf", "torch.erf", kFrontendOnly, 1, "the error function")
+                    .Alias({"torch.special.erf"})
+                    .Lower(lowering::Erf));
+  out.push_back(Unary("log2", "torch.log2", "torch.log2", kFrontendOnly | kPositiveInput, 1,
+                      "base-2 log, x > 0")
+                    .Params({PositiveTensor("input")})
+                    .Lower(lowering::Log2));
+  out.push_back(Unary("exp2", "torch.exp2", "torch.exp2", kFrontendOnly | kAmplifiesError, 1,
+                      "2 ** x")
+                    .Alias({"torch.special.exp2"})
+                    .Lower(lowering::Exp2));
+  out.push_back(Unary("floor", "torch.floor", "torch.floor", kFrontendOnly, 1,
+                      "largest integer at most x")
+                    .Lower(lowering::Floor));
 
   // Comparisons (bool results) and the selection that reads them.  masked_fill(x, m, v) is
   // where(m, v, x) with v a one-element constant (the frontend's spelling of a number).
