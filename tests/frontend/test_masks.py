@@ -130,6 +130,9 @@ MATH = {
     "erf_gelu": "0.5 * x * (1.0 + torch.erf(x / 1.4142135623730951))",
     "exp2_floor": "torch.exp2(torch.floor(x * 3.0) / 4.0)",
     "eval_dropout": "torch.nn.functional.dropout(torch.relu(x), 0.3, training=False)",
+    # var and std: the mean kept, the squared deviations summed over n - correction.
+    "standardize": "(x - x.mean(dim=-1, keepdim=True)) / x.std(dim=-1, keepdim=True)",
+    "var_of_dims": "torch.var(x.reshape(6, 5, 10), dim=(0, 2), correction=0)",
 }
 
 

@@ -12,6 +12,7 @@ first, which is exact for sum/mean/amax/amin over equal-sized groups).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -178,6 +179,34 @@ def _reduction(op: str, chainable: bool = True) -> Entry:
             (op, {"input": a["self"] if k == 0 else PREVIOUS, "dim": d, "keepdim": keep})
             for k, d in enumerate(dims)
         ]
+
+    return entry
+
+
+def _variance(root: bool) -> Entry:
+    """var (std when `root`) over dims with a correction: the mean kept over the dims, the
+    squared deviations summed, divided by n - correction (two passes over the data, as exact
+    as torch's Welford to float32 rounding); n - correction <= 0 divides by 0 as torch does."""
+
+    def entry(a: dict[str, Any]) -> list[Step] | None:
+        shape = _shape(a["self"])
+        dims = _dims(a.get("dim"), len(shape)) or list(range(len(shape) - 1, -1, -1))
+        correction = 1 if a.get("correction") is None else a["correction"]
+        if not shape or not _is_number(correction):
+            return None
+        n = math.prod(shape[d] for d in dims)
+        steps: list[Step] = []
+        for d in dims:
+            steps.append(("mean", {"input": a["self"] if not steps else PREVIOUS, "dim": d,
+                                   "keepdim": True}))  # fmt: skip
+        steps.append(("sub", {"input": a["self"], "other": PREVIOUS}))
+        steps.append(("mul", {"input": PREVIOUS, "other": PREVIOUS}))
+        keep = bool(a.get("keepdim", False))
+        steps += [("sum", {"input": PREVIOUS, "dim": d, "keepdim": keep}) for d in dims]
+        steps.append(("div", {"input": PREVIOUS, "other": float(max(n - correction, 0))}))
+        if root:
+            steps.append(("sqrt", {"input": PREVIOUS}))
+        return steps
 
     return entry
 
@@ -673,6 +702,8 @@ ATEN_TO_CATALOG: dict[Any, Entry] = {
     aten.hardtanh.default: _unary("hardtanh", min_val="min_val", max_val="max_val"),
     aten.softplus.default: _unary("softplus", beta="beta", threshold="threshold"),
     aten.sum.dim_IntList: _reduction("sum"),
+    aten.var.correction: _variance(root=False),
+    aten.std.correction: _variance(root=True),
     aten.sum.default: _reduction("sum"),
     aten.mean.dim: _reduction("mean"),
     aten.mean.default: _reduction("mean"),
