@@ -133,16 +133,21 @@ int64_t LoopBlock(int variant) {
 // two-transfer bound).  The cooperative schedule holds the row in the registers of several
 // programs instead: each loads one block-sized chunk, publishes the chunk's statistics, waits
 // until the row's other chunks have published theirs, combines them and writes its chunk from
-// registers: one read and one write, 2/3 of the bytes (predicted ~3.4 ms for L1 23 against
-// torch.compile's 4.72-6.91; not yet measured).  Chunks are OnePassLimit blocks (16 fp32 a
-// thread, at most 8192 over 16 warps) at 64 registers a thread, so that 32 / warps programs
-// fit an SM (2 of 16 warps: 1,024 threads, all 64K registers).  Shorter rows keep the loop,
-// whose second read may still come from L2 (a 4096-element block per 8-warp program, 4 per
-// SM, re-reading rows of at most 256 KB; kCooperativeMinRow is that guess, to be set by
-// benchmarks/cooperative_rows_speed.py on the GPU).  At most 256 chunks a row: a row's
-// chunks must all be resident at once, and 264 programs are (132 SMs x 2); the wrapper
-// falls back to the split kernels where the GPU holds fewer.  Variant 1 keeps the loop: the
-// search and the benchmark have the three-transfer schedule beside it, for rows where it wins.
+// registers: one read and one write, 2/3 of the bytes.  Chunks are OnePassLimit blocks (16
+// fp32 a thread, at most 8192 over 16 warps) at 64 registers a thread, so that 32 / warps
+// programs fit an SM (2 of 16 warps: 1,024 threads, all 64K registers).  Shorter rows keep
+// the loop, whose second read may still come from L2 (a 4096-element block per 8-warp
+// program, 4 per SM, re-reading rows of at most 256 KB; kCooperativeMinRow is that guess).
+// At most 64 chunks a row, so that a round of resident programs (264: 132 SMs x 2) holds at
+// least four rows: a row's programs wait for each other, and with one row a round every
+// program waits for the slowest, every round.  H100 (2026-12-05, results
+// h100-2026-12-05-coop, `cooperative_rows_speed.py`, cooperative against the loop in the same
+// verification): 16 chunks a row 1.14-1.19x faster, 32 chunks 1.17-1.24x (L1 34's instance
+// norm 6.35 ms, torch.compile 7.71), 48 (L1 23's softmax) 1.03x (6.32 ms, torch.compile 9.16),
+// and 256 (L1 35's group norm, one row a round) 8.17 ms against torch.compile's 7.47.  The
+// wrapper falls back to the split kernels where the GPU holds fewer programs than a row has
+// chunks.  Variant 1 keeps the loop: the search and the benchmark have the three-transfer
+// schedule beside it, for rows where it wins.
 bool CooperativeRows(int64_t reduced, int variant, RowsConfig& c) {
   if (variant % kNumVariants == 1) return false;
   const int64_t block = std::min<int64_t>(OnePassLimit(variant), 8192);

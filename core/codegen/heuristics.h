@@ -53,7 +53,7 @@ int64_t OnePassLimit(int variant);
 // (RowsConfig::cooperative) and true is returned; otherwise (and always for variant 1) `c` is
 // left as it is.
 inline constexpr int64_t kCooperativeMinRow = int64_t{1} << 16;
-inline constexpr int64_t kCooperativeMaxSplit = 256;
+inline constexpr int64_t kCooperativeMaxSplit = 64;
 bool CooperativeRows(int64_t reduced, int variant, RowsConfig& c);
 int64_t LoopBlock(int variant);
 

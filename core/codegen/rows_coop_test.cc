@@ -34,11 +34,11 @@ TEST(CooperativeRowsTest, LongRowsAreChunksOfOneBlockWithTwoProgramsAnSm) {
   EXPECT_EQ(c.launch.num_warps, 16);
   EXPECT_EQ(c.programs_per_sm, 2);
   EXPECT_EQ(c.coop_max_registers, 64);
-  // Variant 3's 2048-element blocks: 4 warps, 8 programs an SM.
+  // Variant 3's 2048-element blocks: 4 warps, 8 programs an SM (64 chunks at most).
   RowsConfig v3;
-  ASSERT_TRUE(CooperativeRows(393216, 3, v3));
+  ASSERT_TRUE(CooperativeRows(131072, 3, v3));
   EXPECT_EQ(v3.block_r, 2048);
-  EXPECT_EQ(v3.split, 192);
+  EXPECT_EQ(v3.split, 64);
   EXPECT_EQ(v3.launch.num_warps, 4);
   EXPECT_EQ(v3.programs_per_sm, 8);
   // Variant 2's 16384 is capped at 8192: 32 warps could not fit two programs an SM.

@@ -153,10 +153,10 @@ SPLIT = {
 }
 
 
-# Softmax and the norms over these rows (at least 65,536 elements, at most 256 chunks) also get
-# the cooperative kernel (tests/teach/test_cooperative_rows.py); on the CPU the split pair runs,
-# its chunks one block each.
-COOPERATIVE = set(SPLIT) - {"logsumexp", "amax_relu"}
+# Softmax and the norms over rows of at least 65,536 elements in at most 64 chunks also get the
+# cooperative kernel (tests/teach/test_cooperative_rows.py); on the CPU the split pair runs,
+# its chunks one block each.  Of these, the rows of 512 x 512 (64 chunks of 8192).
+COOPERATIVE = {"group_norm_whole_channel_blocks"}
 
 
 @pytest.mark.parametrize("op", sorted(SPLIT))
