@@ -2,7 +2,7 @@
 masked_fill map into the catalog; the mapped program reproduces the module, dtypes included
 (check_equivalence runs both), and the teacher's kernels for it pass the verifier in the
 interpreter.  So do the losses whose decompositions add numbers and clamp by 0-d tensors, and
-the unary math, var/std and eval-mode copies that models write (LOSSES, MATH)."""
+the unary math and var/std that models write (LOSSES, MATH)."""
 
 from __future__ import annotations
 
@@ -121,8 +121,8 @@ LOSSES = {
 }
 
 
-# Unary math as models write it (1 / x exports as reciprocal), and a copy (dropout in eval
-# mode exports as clone): catalog operators, whose kernels the verifier judges.
+# Unary math as models write it (1 / x exports as reciprocal): catalog operators, whose
+# kernels the verifier judges.
 MATH = {
     "reciprocal": "1.0 / (x.abs() + 0.5)",
     "rsqrt": "x * torch.rsqrt(torch.mean(x * x, dim=-1, keepdim=True) + 1e-6)",
@@ -130,7 +130,6 @@ MATH = {
     "sin_cos": "torch.sin(x) * torch.cos(2.0 * x)",
     "erf_gelu": "0.5 * x * (1.0 + torch.erf(x / 1.4142135623730951))",
     "exp2_floor": "torch.exp2(torch.floor(x * 3.0) / 4.0)",
-    "eval_dropout": "torch.nn.functional.dropout(torch.relu(x), 0.3, training=False)",
     # var and std: the mean kept, the squared deviations summed over n - correction.
     "standardize": "(x - x.mean(dim=-1, keepdim=True)) / x.std(dim=-1, keepdim=True)",
     "var_of_dims": "torch.var(x.reshape(6, 5, 10), dim=(0, 2), correction=0)",

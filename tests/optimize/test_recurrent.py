@@ -17,8 +17,8 @@ pytestmark = pytest.mark.skipif(not hasattr(_core, "codegen_variants"), reason="
 os.environ.pop("TRITON_INTERPRET", None)
 
 # KernelBench L3 34's vanilla RNN cell at toy sizes, fed the same input every step, with an
-# operator the catalog lacks (erf) on each step's output: the loop unrolls into one identical
-# run per step (the cat as pads, linear, tanh, linear), which erf, a PyTorch call, ends; the
+# operator the catalog lacks (atan) on each step's output: the loop unrolls into one identical
+# run per step (the cat as pads, linear, tanh, linear), which atan, a PyTorch call, ends; the
 # outputs' stack is a run of its own.  (A per-step x[t] would make each run's select another
 # program.)
 CELL = """import torch
@@ -34,7 +34,7 @@ class Model(nn.Module):
         hidden, outputs = h0, []
         for _ in range(STEPS):
             hidden = torch.tanh(self.i2h(torch.cat((x, hidden), dim=1)))
-            outputs.append(torch.erf(self.h2o(hidden)))
+            outputs.append(torch.atan(self.h2o(hidden)))
         return torch.stack(outputs, dim=0)
 
 def get_inputs():

@@ -739,8 +739,6 @@ ATEN_TO_CATALOG: dict[Any, Entry] = {
     aten.slice.Tensor: _slice,
     aten.select.int: lambda a: _one("select", input=a["self"], dim=a["dim"], index=a["index"]),
     aten.flip.default: lambda a: _one("flip", input=a["self"], dims=list(a["dims"])),
-    # A copy (dropout in eval mode, .contiguous()) is the same values: an identity view.
-    aten.clone.default: _reshape_to(lambda a: _shape(a["self"])),
     aten.expand.default: lambda a: _one("broadcast_to", input=a["self"], size=list(a["size"])),
     aten.clamp_min.default: lambda a: _clamp({"self": a["self"], "min": a["min"], "max": None}),
     aten.clamp_max.default: lambda a: _clamp({"self": a["self"], "min": None, "max": a["max"]}),
