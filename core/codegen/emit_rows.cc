@@ -210,7 +210,9 @@ EmittedKernel RowsEmitter::Emit() {
   }
   if (ReducesRows())  // a partial sum (and a count, for the mean) per program
     k.setup.insert(k.setup.begin(), ScratchAllocation(p_, PartialsBuffer(), 2 * LossPrograms()));
-  if (role_ == Role::kStats || role_ == Role::kCoop) {
+  // The partials: allocated by the statistics kernel, or by the cooperative kernel beside it,
+  // whose setup always runs (its launch alone is guarded).
+  if (role_ == (Cooperates() ? Role::kCoop : Role::kStats)) {
     const int64_t floats = rows_ * config_.split * PartialsPerChunk();
     k.setup.insert(k.setup.begin(), ScratchAllocation(p_, PartialsBuffer(), floats));
   }
@@ -584,8 +586,6 @@ Result<EmittedKernel> EmitRows(const GroupContext& ctx) {
   if (whole.Cooperates()) {  // the split pair where the cooperative kernel cannot run
     EmittedKernel coop = RowsEmitter(ctx, node, Role::kCoop).Emit();
     k.guard = stats.guard = "not " + coop.guard;
-    // The cooperative kernel's setup, which always runs, allocates the partials.
-    stats.setup.erase(stats.setup.begin());
     k.before.push_back(std::move(coop));
   }
   k.before.push_back(std::move(stats));

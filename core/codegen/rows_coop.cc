@@ -30,17 +30,8 @@
 #include "codegen/sizes.h"
 
 namespace drtriton::codegen {
-namespace {
 
-std::string Prefix(const std::string& kernel_name) {
-  return kernel_name.substr(0, kernel_name.find('_'));
-}
-
-}  // namespace
-
-std::string RowsEmitter::CountBuffer() const { return Prefix(ctx_.kernel_name) + "_count"; }
-
-std::string RowsEmitter::CoopFlag() const { return Prefix(ctx_.kernel_name) + "_coop"; }
+std::string RowsEmitter::CountBuffer() const { return WrapperName("count"); }
 
 void RowsEmitter::OpenItemLoop() {
   const std::string split = IntLiteral(config_.split);
@@ -92,7 +83,7 @@ void RowsEmitter::SetCoopLaunch(EmittedKernel& k) const {
   const std::string input = InputDevice(p_);
   const std::string device = input == "'cuda'" ? "torch.device('cuda')" : input;
   const std::string split = IntLiteral(config_.split);
-  const std::string programs = Prefix(ctx_.kernel_name) + "_programs";
+  const std::string programs = WrapperName("programs"), flag = WrapperName("coop");
   k.setup.push_back(CountBuffer() + " = torch.zeros((" + IntLiteral(rows_) + ",), device=" +
                     device + ", dtype=torch.int32)");
   // Whole rows of items in a round: the SMs' resident programs, rounded down to a multiple of
@@ -102,9 +93,9 @@ void RowsEmitter::SetCoopLaunch(EmittedKernel& k) const {
                     ").multi_processor_count * " + std::to_string(config_.programs_per_sm) +
                     " // " + split + " * " + split + ") if " + device +
                     ".type == \"cuda\" else 0");
-  k.setup.push_back(CoopFlag() + " = " + programs + " >= " + split);
+  k.setup.push_back(flag + " = " + programs + " >= " + split);
   k.grid = "(" + programs + ",)";
-  k.guard = CoopFlag();
+  k.guard = flag;
   k.launch.cooperative = true;
   k.launch.max_registers = config_.coop_max_registers;
 }

@@ -22,9 +22,7 @@
 
 namespace drtriton::codegen {
 
-std::string RowsEmitter::PartialsBuffer() const {
-  return ctx_.kernel_name.substr(0, ctx_.kernel_name.find('_')) + "_part";
-}
+std::string RowsEmitter::PartialsBuffer() const { return WrapperName("part"); }
 
 int RowsEmitter::PartialsPerChunk() const {
   switch (op_) {

@@ -122,6 +122,7 @@ std::vector<std::string> WriteDotPrecisions(PythonWriter& w, const std::vector<L
   return used;
 }
 
+// The launch, under `if k.guard:` when the kernel has one.
 void WriteLaunch(PythonWriter& w, const EmittedKernel& k, const std::vector<std::string>& dots) {
   std::vector<std::string> args = k.call_args;
   for (const auto& c : k.constexprs) args.push_back(c);
@@ -135,9 +136,11 @@ void WriteLaunch(PythonWriter& w, const EmittedKernel& k, const std::vector<std:
   if (k.launch.max_registers > 0)
     args.push_back("maxnreg=" + std::to_string(k.launch.max_registers));
   if (k.launch.cooperative) args.push_back("launch_cooperative_grid=True");
+  if (!k.guard.empty()) w.Open("if " + k.guard + ":");
   w.Line(k.name + "[" + k.grid + "](");
   w.Line("    " + Join(args, ", ") + ",");
   w.Line(")");
+  if (!k.guard.empty()) w.Dedent();
 }
 
 }  // namespace
@@ -250,9 +253,7 @@ std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launc
         f.Open("if " + DotPrecisionVar(dots, k.for_precision) + " == \"" + k.for_precision +
                "\":");
       for (const auto& line : k.setup) f.Line(line);
-      if (!k.guard.empty()) f.Open("if " + k.guard + ":");
       WriteLaunch(f, k, dots);
-      if (!k.guard.empty()) f.Dedent();
       if (k.for_precision.empty()) continue;
       f.Dedent();
       f.Open("else:");
@@ -260,9 +261,7 @@ std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launc
       f.Dedent();
     }
     for (const auto& line : l.kernel.setup) f.Line(line);
-    if (!l.kernel.guard.empty()) f.Open("if " + l.kernel.guard + ":");
     WriteLaunch(f, l.kernel, dots);
-    if (!l.kernel.guard.empty()) f.Dedent();
   }
   std::vector<std::string> outs;
   for (ValueId o : p.outputs()) outs.push_back(p.value(o).name);

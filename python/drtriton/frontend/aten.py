@@ -163,6 +163,15 @@ def _dims(dim: Any, rank: int) -> list[int] | None:
     return sorted({d % rank for d in dims}, reverse=True)
 
 
+def _reduce_over(op: str, source: Any, dims: list[int], keep: bool) -> list[Step]:
+    """`op` over each of `dims` in turn, the first reading `source`: innermost first, so the
+    remaining dims keep their numbers when keepdim is False."""
+    return [
+        (op, {"input": source if k == 0 else PREVIOUS, "dim": d, "keepdim": keep})
+        for k, d in enumerate(dims)
+    ]
+
+
 def _reduction(op: str, chainable: bool = True) -> Entry:
     def entry(a: dict[str, Any]) -> list[Step] | None:
         if a.get("dtype") is not None:
@@ -173,12 +182,7 @@ def _reduction(op: str, chainable: bool = True) -> Entry:
             dims = list(range(rank - 1, -1, -1)) if chainable else None
         if dims is None or (len(dims) > 1 and not chainable):
             return None
-        keep = bool(a.get("keepdim", False))
-        # Innermost first, so the remaining dims keep their numbers when keepdim is False.
-        return [
-            (op, {"input": a["self"] if k == 0 else PREVIOUS, "dim": d, "keepdim": keep})
-            for k, d in enumerate(dims)
-        ]
+        return _reduce_over(op, a["self"], dims, bool(a.get("keepdim", False)))
 
     return entry
 
@@ -195,14 +199,10 @@ def _variance(root: bool) -> Entry:
         if not shape or not _is_number(correction):
             return None
         n = math.prod(shape[d] for d in dims)
-        steps: list[Step] = []
-        for d in dims:
-            steps.append(("mean", {"input": a["self"] if not steps else PREVIOUS, "dim": d,
-                                   "keepdim": True}))  # fmt: skip
+        steps = _reduce_over("mean", a["self"], dims, True)
         steps.append(("sub", {"input": a["self"], "other": PREVIOUS}))
         steps.append(("mul", {"input": PREVIOUS, "other": PREVIOUS}))
-        keep = bool(a.get("keepdim", False))
-        steps += [("sum", {"input": PREVIOUS, "dim": d, "keepdim": keep}) for d in dims]
+        steps += _reduce_over("sum", PREVIOUS, dims, bool(a.get("keepdim", False)))
         steps.append(("div", {"input": PREVIOUS, "other": float(max(n - correction, 0))}))
         if root:
             steps.append(("sqrt", {"input": PREVIOUS}))
@@ -433,10 +433,9 @@ def _any(a: dict[str, Any]) -> list[Step] | None:
     (innermost first, as _reduction), then != 0.0: a bool result again."""
     rank = len(_shape(a["self"]))
     dims = _dims(a.get("dim"), rank)
-    if dims is None or a["self"].meta["val"].dtype != torch.bool:
+    if dims is None or not _is_bool_tensor(a["self"]):
         return None
-    keep = bool(a.get("keepdim", False))
-    maxima = [("amax", {"input": PREVIOUS, "dim": d, "keepdim": keep}) for d in dims]
+    maxima = _reduce_over("amax", PREVIOUS, dims, bool(a.get("keepdim", False)))
     ones = ("where", {"condition": a["self"], "input": 1.0, "other": 0.0})
     return [ones, *maxima, _as_bool(PREVIOUS)]
 
@@ -477,7 +476,7 @@ def _triangle(op: str) -> Entry:
     copy, as the catalog's triangles take float32 (the zeroed part reads false)."""
 
     def entry(a: dict[str, Any]) -> list[Step]:
-        if a["self"].meta["val"].dtype != torch.bool:
+        if not _is_bool_tensor(a["self"]):
             return _one(op, input=a["self"], diagonal=a["diagonal"])
         ones = ("where", {"condition": a["self"], "input": 1.0, "other": 0.0})
         return [ones, (op, {"input": PREVIOUS, "diagonal": a["diagonal"]}), _as_bool(PREVIOUS)]
