@@ -13,7 +13,9 @@ in all (2 GB), and KernelBench L1 23's, 34's and 35's shapes (softmax, instance 
 norm; 6.4-7.5 GB).  Schedules, by teacher variant: `coop` (variant 0), `loop` (variant 1, which
 never cooperates; below the cooperative row length variant 0 loops too, so its column repeats
 the loop's), `split` (variant 0 with the cooperative launch switched off in the wrapper: the
-statistics kernel, then the output kernel).  Predicted on the H200: the cooperative kernel near
+statistics kernel, then the output kernel), `wide` (variant 2: rows of up to 16,384 in one
+pass, longer ones looped in blocks of 16,384; what the loop block under the cooperative length
+should be is the open question).  Predicted on the H200: the cooperative kernel near
 the two-transfer bound, ~1.3-1.45x the loop from the rows the L2 stops serving, and no faster
 below them.
 
@@ -71,7 +73,9 @@ KERNELBENCH = {
 DEFAULT_CASES = [
     f"softmax:{(1 << 29) // r}x{r}" for r in (16384, 32768, 65536, 131072, 262144, 393216)
 ]
-SCHEDULES = ("coop", "loop", "split")
+SCHEDULES = ("coop", "loop", "split", "wide")
+# Teacher variant per schedule (split is variant 0 with the cooperative launch switched off).
+VARIANT = {"coop": 0, "loop": 1, "split": 0, "wide": 2}
 # The wrapper's switch between the cooperative kernel and the split pair (rows_coop.cc).
 COOP_SWITCH = "_coop = "
 
@@ -99,8 +103,8 @@ def case_program(case: str) -> tuple[str, str]:
 
 
 def candidate(source: str, schedule: str) -> str:
-    """The teacher's candidate for one schedule (variant 0 or 1; `split` switched off)."""
-    text = emit(source, variant=1 if schedule == "loop" else 0)
+    """The teacher's candidate for one schedule (VARIANT; `split` switched off)."""
+    text = emit(source, variant=VARIANT[schedule])
     if schedule != "split":
         return text
     lines = text.splitlines()

@@ -15,6 +15,10 @@ teacher:
   256 tiles of 128 x 256 for 132 SMs);
 - `persistent_tma`: the same with tensor descriptors: operand tiles arrive by the TMA engine
   (no address arithmetic or predicates in the threads), the output leaves by TMA.
+- `tma_host`, `persistent_tma_host`: operand descriptors made on the host
+  (`triton.tools.tensor_descriptor.TensorDescriptor`, passed as kernel arguments: no device
+  allocator, which the verifier's static rules keep out of candidates), the output stored by
+  pointer as the teacher's epilogues store it; one program per tile, or persistent.
 
 Each variant is autotuned here over CONFIGS (tile, warps, stages) by
 `triton.testing.do_bench` (L2 cleared between calls, median), then its best config's error is
@@ -62,7 +66,7 @@ CONFIGS = [
     (64, 256, 64, 4, 4),
 ]
 GROUP_M = 8
-VARIANTS = ("tile", "persistent", "persistent_tma")
+VARIANTS = ("tile", "persistent", "persistent_tma", "tma_host", "persistent_tma_host")
 
 
 @triton.jit
@@ -125,6 +129,35 @@ def gemm_persistent_tma(x_ptr, w_ptr, y_ptr, M, N, K, BM: tl.constexpr, BN: tl.c
         yd.store([pm * BM, pn * BN], acc.to(y_ptr.dtype.element_ty))
 
 
+@triton.jit
+def _host_tma_tile(xd, wd, y_ptr, M, N, K, pm, pn, BM: tl.constexpr, BN: tl.constexpr,
+                   BK: tl.constexpr):  # fmt: skip
+    """Output tile (pm, pn) from host descriptors (zeros past the edges), stored by pointer."""
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k0 in tl.range(0, K, BK):
+        acc = tl.dot(xd.load([pm * BM, k0]), wd.load([pn * BN, k0]).T, acc)
+    rm = pm * BM + tl.arange(0, BM)[:, None]
+    rn = pn * BN + tl.arange(0, BN)[None, :]
+    tl.store(y_ptr + rm * N + rn, acc.to(y_ptr.dtype.element_ty), mask=(rm < M) & (rn < N))
+
+
+@triton.jit
+def gemm_tma_host(xd, wd, y_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                  GROUP: tl.constexpr):  # fmt: skip
+    pm, pn = _tile_coords(tl.program_id(0), tl.cdiv(M, BM), tl.cdiv(N, BN), GROUP)
+    _host_tma_tile(xd, wd, y_ptr, M, N, K, pm, pn, BM, BN, BK)
+
+
+@triton.jit
+def gemm_persistent_tma_host(xd, wd, y_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                             BK: tl.constexpr, GROUP: tl.constexpr,
+                             PROGRAMS: tl.constexpr):  # fmt: skip
+    num_m, num_n = tl.cdiv(M, BM), tl.cdiv(N, BN)
+    for tile in tl.range(tl.program_id(0), num_m * num_n, PROGRAMS, flatten=True):
+        pm, pn = _tile_coords(tile, num_m, num_n, GROUP)
+        _host_tma_tile(xd, wd, y_ptr, M, N, K, pm, pn, BM, BN, BK)
+
+
 def launch(variant: str, x: Any, w: Any, y: Any, config: tuple[int, ...], sms: int) -> None:
     bm, bn, bk, warps, stages = config
     (m, k), n = x.shape, w.shape[0]
@@ -135,6 +168,16 @@ def launch(variant: str, x: Any, w: Any, y: Any, config: tuple[int, ...], sms: i
         gemm_tile[(tiles,)](x, w, y, m, n, k, **common)
         return
     programs = min(sms, tiles)
+    if variant.endswith("_host"):
+        from triton.tools.tensor_descriptor import TensorDescriptor
+
+        xd = TensorDescriptor.from_tensor(x, [bm, bk])
+        wd = TensorDescriptor.from_tensor(w, [bn, bk])
+        if variant == "tma_host":
+            gemm_tma_host[(tiles,)](xd, wd, y, m, n, k, **common)
+        else:
+            gemm_persistent_tma_host[(programs,)](xd, wd, y, m, n, k, PROGRAMS=programs, **common)
+        return
     kernel = gemm_persistent if variant == "persistent" else gemm_persistent_tma
     kernel[(programs,)](x, w, y, m, n, k, PROGRAMS=programs, **common)
 
@@ -194,7 +237,8 @@ def compile_check(dtype: str, variants: list[str]) -> list[dict]:
     from triton.compiler import ASTSource
 
     kernels = {"tile": gemm_tile, "persistent": gemm_persistent,
-               "persistent_tma": gemm_persistent_tma}  # fmt: skip
+               "persistent_tma": gemm_persistent_tma, "tma_host": gemm_tma_host,
+               "persistent_tma_host": gemm_persistent_tma_host}  # fmt: skip
     pointer = {"bf16": "*bf16", "fp16": "*fp16"}[dtype]
     rows = []
     for variant in variants:
@@ -203,8 +247,12 @@ def compile_check(dtype: str, variants: list[str]) -> list[dict]:
             sig = {"x_ptr": pointer, "w_ptr": pointer, "y_ptr": pointer, "M": "i32", "N": "i32",
                    "K": "i32", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr",
                    "GROUP": "constexpr"}  # fmt: skip
+            if variant.endswith("_host"):
+                element = pointer[1:]
+                sig = {"xd": f"tensordesc<{element}[{bm},{bk}]>",
+                       "wd": f"tensordesc<{element}[{bn},{bk}]>", **dict(list(sig.items())[2:])}  # fmt: skip
             const = {"BM": bm, "BN": bn, "BK": bk, "GROUP": GROUP_M}
-            if variant != "tile":
+            if variant not in ("tile", "tma_host"):
                 sig["PROGRAMS"], const["PROGRAMS"] = "constexpr", 132
             divisible = [["tt.divisibility", 16]]
             attrs = {(i,): divisible for i in range(6)}  # pointers and sizes: multiples of 16
