@@ -302,8 +302,9 @@ def _resources(cubin: bytes) -> tuple[int, int]:
     return int(found.group(1)), int(found.group(2))
 
 
-def audit(program: str) -> list[dict[str, Any]]:
-    """Every launch of the teacher's candidate for `program`, judged for occupancy."""
+def audit(program: str, variant: int = 0) -> list[dict[str, Any]]:
+    """Every launch of the teacher's candidate (schedule `variant`) for `program`, judged for
+    occupancy."""
     import importlib.util
 
     import torch
@@ -314,7 +315,7 @@ def audit(program: str) -> list[dict[str, Any]]:
     # Meta tensors take the GPU's branches of the wrapper: its fp16x3 split, and the launches
     # that only run with it (an operand's fp16 parts, emit_split.cc).
     candidate = (
-        emit(program)
+        emit(program, variant=variant)
         .replace('.device.type != "cuda"', '.device.type not in ("cuda", "meta")')
         .replace('.device.type == "cuda"', '.device.type in ("cuda", "meta")')
     )
@@ -379,6 +380,7 @@ def main(argv: list[str] | None = None) -> int:
                     "writes and teacher_acceptance.py keeps) instead of KernelBench problems; "
                     "--ids then names their `index`")  # fmt: skip
     ap.add_argument("--ids", type=int, nargs="+", help="only these problem ids")
+    ap.add_argument("--variant", type=int, default=0, help="the teacher's schedule variant")
     ap.add_argument("--all", action="store_true",
                     help="every fully mapped problem, matrix products and convolutions too "
                     "(each autotuned tile a row)")  # fmt: skip
@@ -406,7 +408,7 @@ def main(argv: list[str] | None = None) -> int:
         if program is None:
             continue
         try:
-            rows = audit(program)
+            rows = audit(program, args.variant)
         except Exception as exc:  # one problem's failure is its row, the audit goes on
             rows = [{"error": f"{type(exc).__name__}: {str(exc)[:160]}"}]
         for row in rows:
