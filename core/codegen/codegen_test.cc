@@ -971,9 +971,15 @@ TEST(CodegenTest, TensorCoreContractionsAreAutotunedOverTilesTheirOwnFirst) {
                  "][: None if torch.cuda.is_available() else 1],", "key=[\"DOT_PRECISION\"],",
                  "cache_results=True,", "@triton.jit", "num_pid_m = tl.cdiv(1024, BLOCK_M)"});
   // The launch takes neither the tile nor the launch options: the autotuner's choice does.
-  EXPECT_EQ(Count(c, "BLOCK_M=128"), 0);
-  // The configs' and the input's parts kernel's (1024 x 8192 x 8192: PresplitsOperand).
-  EXPECT_EQ(Count(c, "num_warps="), 5);
+  // (The half-precision TMA kernel beside it has its one tile: ChooseTmaContraction.)
+  EXPECT_EQ(Count(c, "BLOCK_M=128"), 1);
+  EXPECT_EQ(Count(c, "k0_matmul_tma_kernel[(256,)](\n            k0_a_desc, k0_b_desc, t0, "
+                     "t0.stride(0), t0.stride(1), BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8, "
+                     "num_warps=8, num_stages=3,"),
+            1);
+  // The configs', the input's parts kernel's (1024 x 8192 x 8192: PresplitsOperand) and the
+  // TMA kernel's.
+  EXPECT_EQ(Count(c, "num_warps="), 6);
 
   // Tiles beyond the problem are left out; a small one keeps its own and one stage deeper.
   ContractionConfig small = ChooseContraction(64, 32, 512, 1, 0);
@@ -997,6 +1003,63 @@ TEST(CodegenTest, TensorCoreContractionsAreAutotunedOverTilesTheirOwnFirst) {
   EXPECT_TRUE(TunedTiles(ChooseContraction(64, 64, 64, 1, 0, DotPrecision::kIeee), 64, 64).empty());
   const std::string gemv = MustEmit(MatmulOf("torch.randn(2048, 4096), torch.randn(4096, 1)"));
   EXPECT_EQ(Count(gemv, "@triton.autotune"), 0);
+}
+
+TEST(CodegenTest, HalfContractionsLoadTheirOperandsByTmaWhereTheyAllow) {
+  // A linear's operands by host descriptors: the input (M, K), the weight (N, K) read
+  // transposed; the kernel runs where both are half, contiguous and aligned, the pointer
+  // kernel otherwise.
+  const Program linear = MustParse(
+      "def fused_operator(x0, x1, x2):\n"
+      "    t0 = F.linear(x0, x1, x2)\n"
+      "    t1 = torch.relu(t0)\n"
+      "    return t1\n",
+      "torch.randn(1024, 8192), torch.randn(8192, 8192), torch.randn(8192)");
+  const std::string c = MustEmit(linear);
+  ExpectInOrder(
+      c, {"from triton.tools.tensor_descriptor import TensorDescriptor",
+          "def k0_linear_tma_kernel(k0_a_desc, k0_b_desc, x2_ptr",
+          "for k0 in tl.range(0, 8192, BLOCK_K):", "a = k0_a_desc.load([pid_m * BLOCK_M, k0])",
+          "b = k0_b_desc.load([pid_n * BLOCK_N, k0]).T", "acc = tl.dot(a, b, acc)",
+          "tl.maximum(acc, 0.0", "def k0_linear_kernel(",
+          "k0_tma = x0.dtype == x1.dtype and (x0.dtype == torch.float16 or (x0.dtype == "
+          "torch.bfloat16 and x0.device.type == \"cuda\")) and x0.is_contiguous() and "
+          "x1.is_contiguous() and x0.data_ptr() % 16 == 0 and x1.data_ptr() % 16 == 0",
+          "TensorDescriptor.from_tensor(x1, [256, 64]) if k0_tma else None",
+          "TensorDescriptor.from_tensor(x0, [128, 64]) if k0_tma else None", "if k0_tma:",
+          "k0_linear_tma_kernel[(256,)](", "if not k0_tma:", "k0_linear_kernel[lambda META"});
+  EXPECT_EQ(Count(c, "DOT_PRECISION=dot_precision"), 1);  // the pointer kernel alone
+
+  // bmm: 3-D descriptors, one batch entry's tile; a linear's 3-D input as its 2-D view.
+  const std::string bmm =
+      MustEmit(MatmulOf("torch.randn(8, 1024, 512), torch.randn(8, 512, 1024)"));
+  ExpectInOrder(bmm, {"a = k0_a_desc.load([pid_b, pid_m * BLOCK_M, k0]).reshape(BLOCK_M, BLOCK_K)",
+                      "b = k0_b_desc.load([pid_b, k0, pid_n * BLOCK_N]).reshape(BLOCK_K, BLOCK_N)",
+                      "TensorDescriptor.from_tensor(x1, [1, 64, 256])",
+                      "TensorDescriptor.from_tensor(x0, [1, 128, 64])"});
+  const std::string seq = MustEmit(MustParse(
+      "def fused_operator(x0, x1):\n    t0 = F.linear(x0, x1)\n    return t0\n",
+      "torch.randn(4, 512, 1024), torch.randn(2048, 1024)"));
+  EXPECT_EQ(Count(seq, "TensorDescriptor.from_tensor(x0.view(2048, 1024), [128, 64])"), 1);
+
+  // Not: rows that are no multiple of 16 bytes, a broadcast batch operand, a read through a
+  // transpose, a convolution, too few tiles, another variant, generic shapes.
+  const auto no_tma = [](const std::string& text) { return Count(text, "TensorDescriptor") == 0; };
+  EXPECT_TRUE(no_tma(MustEmit(MatmulOf("torch.randn(1024, 8190), torch.randn(8190, 8192)"))));
+  EXPECT_TRUE(no_tma(MustEmit(MatmulOf("torch.randn(1, 1024, 512), torch.randn(8, 512, 1024)"))));
+  EXPECT_TRUE(no_tma(MustEmit(MustParse(
+      "def fused_operator(x0, x1):\n    t0 = torch.transpose(x1, 0, 1)\n"
+      "    t1 = torch.matmul(x0, t0)\n    return t1\n",
+      "torch.randn(2048, 1024), torch.randn(2048, 1024)"))));
+  EXPECT_TRUE(no_tma(MustEmit(TwoInputOp(
+      "F.conv2d(x0, x1, None, 1, 1)", "torch.randn(16, 64, 64, 64), torch.randn(128, 64, 3, 3)"))));
+  EXPECT_TRUE(no_tma(MustEmit(MatmulOf("torch.randn(256, 512), torch.randn(512, 256)"))));
+  CodegenOptions other;
+  other.variant = 1;
+  EXPECT_TRUE(no_tma(MustEmit(linear, other)));
+  CodegenOptions generic;
+  generic.generic_shapes = true;
+  EXPECT_TRUE(no_tma(MustEmit(linear, generic)));
 }
 
 TEST(CodegenTest, MatmulUsesDotWithBroadcastBatch) {

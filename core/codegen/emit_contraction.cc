@@ -278,6 +278,86 @@ EmittedKernel SplitPartsOf(const GroupContext& ctx, const ContractionSpec& s,
   return EmitSplitParts(ctx, v, ctx.program.value(v).name);
 }
 
+// One operand of the TMA kernel (heuristics.h, ChooseTmaContraction): the wrapper's tensor
+// its descriptor describes (a linear's input of more than two dims as its 2-D view), the
+// descriptor's block, and the kernel's tile of a K step from it.
+struct TmaOperand {
+  std::string value;   // the wrapper variable ("x0")
+  std::string tensor;  // what the descriptor is made from ("x0" or "x0.view(2048, 4096)")
+  std::string block;   // "[128, 64]"
+  std::string load;    // "DESC.load([pid_m * BLOCK_M, k0])", DESC the descriptor parameter
+};
+struct TmaPlan {
+  TmaOperand a, b;
+};
+
+// Where both operands can arrive by TMA: a matmul, bmm or linear (no convolution) of known
+// sizes, one kernel (no split-K, not narrow), whose operands are stored tensors read as they
+// are: A (batch?, M, K), B (batch?, K, N) or a linear's weight (N, K), at most one batch dim
+// and no operand broadcast along it, and rows of a multiple of 8 elements (16 bytes of bf16 or
+// fp16: a descriptor's strides must be).  Whether the tensors are half, contiguous and
+// 16-byte aligned is the wrapper's check at run time (TmaCheck).
+std::optional<TmaPlan> TmaPlanOf(const GroupContext& ctx, const ContractionSpec& s,
+                                 const ContractionConfig& c) {
+  const Program& p = ctx.program;
+  const Node& node = p.node(ctx.group.anchor);
+  const OpInfo& op = GetOp(node.op);
+  if (ctx.generic() || ctx.wide || s.window_sum || s.phases > 1 || !s.channels_last.empty() ||
+      c.narrow || c.split_k > 1 || op.has(kConv) || op.has(kConvTranspose))
+    return std::nullopt;
+  if (!ctx.plan.materialized[s.a.index] || !ctx.plan.materialized[s.b.index]) return std::nullopt;
+  const Shape& a = p.value(s.a).shape;
+  const Shape& b = p.value(s.b).shape;
+  const bool linear = op.rule == ShapeRule::kLinear;
+  if (s.batch_shape.size() > 1 || a.size() < 2 || a.back() % 8 != 0) return std::nullopt;
+  // A 3-D operand's batch dim is the output's (no broadcast of a size-1 batch).
+  const auto batched = [&](const Shape& x) { return x.size() == 3; };
+  const auto fits = [&](const Shape& x) {
+    return x.size() == 2 || (batched(x) && s.batch_shape.size() == 1 && x[0] == s.batch_shape[0]);
+  };
+  if (linear ? b.size() != 2 : !fits(a) || !fits(b) || b.back() % 8 != 0) return std::nullopt;
+  TmaPlan plan;
+  plan.a.value = p.value(s.a).name;
+  plan.b.value = p.value(s.b).name;
+  plan.a.tensor = plan.a.value;
+  if (linear && a.size() > 2)
+    plan.a.tensor += ".view(" + IntLiteral(Product(s.m_shape)) + ", " + IntLiteral(a.back()) + ")";
+  plan.b.tensor = plan.b.value;
+  const std::string bm = IntLiteral(c.block_m), bn = IntLiteral(c.block_n);
+  const std::string bk = IntLiteral(c.block_k);
+  if (!linear && batched(a)) {
+    plan.a.block = "[1, " + bm + ", " + bk + "]";
+    plan.a.load = "DESC.load([pid_b, pid_m * BLOCK_M, k0]).reshape(BLOCK_M, BLOCK_K)";
+  } else {
+    plan.a.block = "[" + bm + ", " + bk + "]";
+    plan.a.load = "DESC.load([pid_m * BLOCK_M, k0])";
+  }
+  if (linear) {
+    plan.b.block = "[" + bn + ", " + bk + "]";
+    plan.b.load = "DESC.load([pid_n * BLOCK_N, k0]).T";
+  } else if (batched(b)) {
+    plan.b.block = "[1, " + bk + ", " + bn + "]";
+    plan.b.load = "DESC.load([pid_b, k0, pid_n * BLOCK_N]).reshape(BLOCK_K, BLOCK_N)";
+  } else {
+    plan.b.block = "[" + bk + ", " + bn + "]";
+    plan.b.load = "DESC.load([k0, pid_n * BLOCK_N])";
+  }
+  return plan;
+}
+
+// The wrapper's condition for the TMA kernel: both operands of one half dtype (bf16 only on
+// a GPU: the interpreter has no bf16 tl.dot), contiguous and 16-byte aligned.  Float32
+// operands (the strict and tf32 modes, or an intermediate the wrapper keeps in float32) take
+// the pointer kernel.
+std::string TmaCheck(const TmaPlan& plan) {
+  const std::string& a = plan.a.value;
+  const std::string& b = plan.b.value;
+  return a + ".dtype == " + b + ".dtype and (" + a + ".dtype == torch.float16 or (" + a +
+         ".dtype == torch.bfloat16 and " + a + ".device.type == \"cuda\")) and " + a +
+         ".is_contiguous() and " + b + ".is_contiguous() and " + a + ".data_ptr() % 16 == 0 and " +
+         b + ".data_ptr() % 16 == 0";
+}
+
 // Writes a contraction's kernels: one kernel (K loop, then epilogue), or with split-K a
 // partial kernel per K slice (launched first, ContractionConfig::split_k) and a kernel that
 // adds the slices' partial tiles in order and runs the epilogue.  A transposed convolution's
@@ -371,7 +451,43 @@ class ContractionWriter {
     return k;
   }
 
+  // The TMA kernel (TmaPlanOf): the K loop multiplies the descriptors' half tiles as they
+  // arrive (fp32 accumulation), then the same epilogue.  Launched where `flag` holds (the
+  // wrapper's TmaCheck); this writer's configuration is ChooseTmaContraction's.
+  EmittedKernel Tma(const TmaPlan& plan, const std::string& prefix) {
+    KernelParams params(ctx_.program);
+    const std::string a_desc = params.Scalar(prefix + "_a_desc", prefix + "_a_desc");
+    const std::string b_desc = params.Scalar(prefix + "_b_desc", prefix + "_b_desc");
+    PythonWriter w(1);
+    int counter = 0;
+    const Tile t = WriteTile(w, params, /*sliced=*/false);
+    w.Line("acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)");
+    w.Open("for k0 in tl.range(0, " + k_expr_ + ", BLOCK_K):");
+    w.Line("a = " + WithDesc(plan.a.load, a_desc));
+    w.Line("b = " + WithDesc(plan.b.load, b_desc));
+    w.Line("acc = tl.dot(a, b, acc)");
+    w.Dedent();
+    WriteEpilogue(w, params, counter, t);
+    std::string name = ctx_.kernel_name;
+    name.insert(name.rfind("_kernel"), "_tma");
+    EmittedKernel k = Finish(name, params, w, /*dot=*/false, GridOf(IntLiteral(m_), s_, c_,
+                                                                    batch_expr_));
+    const std::string flag = prefix + "_tma";
+    k.setup.insert(k.setup.begin(), flag + " = " + TmaCheck(plan));
+    for (const auto& [desc, operand] : {std::pair{a_desc, &plan.a}, std::pair{b_desc, &plan.b}})
+      k.setup.insert(k.setup.begin() + 1, desc + " = TensorDescriptor.from_tensor(" +
+                                              operand->tensor + ", " + operand->block +
+                                              ") if " + flag + " else None");
+    k.guard = flag;
+    k.tensor_descriptors = true;
+    return k;
+  }
+
  private:
+  static std::string WithDesc(std::string load, const std::string& desc) {
+    return load.replace(load.find("DESC"), 4, desc);
+  }
+
   struct Tile {
     Coords bc, mc;
   };
@@ -942,6 +1058,19 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
     copies.push_back(EmitChannelsLast(ctx, copy));
   for (ValueId v : presplit) copies.push_back(SplitPartsOf(ctx, s, repacked, v));
   kernel.before.insert(kernel.before.begin(), copies.begin(), copies.end());
+  ContractionConfig tma_config;
+  // Not beside split-K, whose partial kernel the guard would not cover, nor a GEMV's narrow
+  // path (ChooseContraction chose them for shapes the tiles serve badly).
+  if (c.split_k == 1 && !c.narrow &&
+      ChooseTmaContraction(m, s.n, batch, ctx.variant, &tma_config)) {
+    if (const std::optional<TmaPlan> plan = TmaPlanOf(ctx, s, tma_config)) {
+      const std::string prefix = ctx.kernel_name.substr(0, ctx.kernel_name.find('_'));
+      ContractionWriter writer(ctx, s, tma_config, {}, {});
+      EmittedKernel tma = writer.Tma(*plan, prefix);
+      kernel.guard = "not " + tma.guard;
+      kernel.before.push_back(std::move(tma));
+    }
+  }
   return kernel;
 }
 

@@ -406,6 +406,27 @@ ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t bat
   return c;
 }
 
+bool ChooseTmaContraction(int64_t m, int64_t n, int64_t batch, int variant,
+                          ContractionConfig* c) {
+  if (variant != 0) return false;
+  const auto programs = [&](int64_t bm, int64_t bn) {
+    return CeilDiv(m, bm) * CeilDiv(n, bn) * batch;
+  };
+  const int64_t block_m = m <= 64 ? 64 : 128;
+  const int64_t block_n = n >= 256 && programs(block_m, 256) >= 132 ? 256 : n <= 64 ? 64 : 128;
+  if (programs(block_m, block_n) < kTmaMinPrograms) return false;
+  ContractionConfig t;
+  t.block_m = block_m;
+  t.block_n = block_n;
+  t.block_k = 64;
+  t.group_m = 8;
+  t.precision = DotPrecision::kIeee;  // unused: the kernel multiplies half tiles as they come
+  t.launch.num_warps = block_m * block_n >= 128 * 128 ? 8 : 4;
+  t.launch.num_stages = 3;
+  *c = t;
+  return true;
+}
+
 std::vector<TileChoice> TunedTiles(const ContractionConfig& c, int64_t m, int64_t n) {
   if (c.split_k > 1 || c.narrow || c.precision == DotPrecision::kIeee) return {};
   const TileChoice own{c.block_m, c.block_n, c.group_m, c.launch.num_warps, c.launch.num_stages};

@@ -171,6 +171,23 @@ inline constexpr int64_t kEightWarpTile = 128 * 64;
 // `precision`: the GPU's tl.dot precision the configuration is for (its K chunking follows it).
 ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t batch, int variant,
                                     DotPrecision precision = kDefaultDotPrecision);
+// Half-precision operand tiles by TMA (emit_contraction.cc, TmaPlanOf): a matmul's, bmm's or
+// linear's operands that are stored, unit-stride bf16 or fp16 tensors arrive in shared memory
+// by the TMA engine through host tensor descriptors (no address arithmetic, masks or async
+// copies in the threads; the edges are zero-filled).  H200 (2026-12-03, results
+// h200-2026-12-03-c, benchmarks/gemm_variants.py, bf16, each variant autotuned over six
+// tiles): the pointer-loaded tile kernel the teacher uses reached 0.757-0.881 of cuBLAS on
+// KernelBench level 2's four linear shapes, with TMA (device descriptors, persistent)
+// 0.918-0.978; persistence alone 0.772-0.983 (0.81 at 2048 x 8192 x 8192, below the tile).
+// Its best tile on every shape was 128 x 256 x 64 over 8 warps in 3 stages (147 KB of
+// stages); 128 x 128 where N is under 256 or the wide tiles would not fill the SMs once.
+// Variant 0 only: the other variants keep the pointer loads (the search times both).
+// Returns false (c untouched) where the tiles would leave most SMs idle (fewer than
+// kTmaMinPrograms programs): small products keep split-K and the autotuned tiles.
+inline constexpr int64_t kTmaMinPrograms = 66;
+bool ChooseTmaContraction(int64_t m, int64_t n, int64_t batch, int variant,
+                          ContractionConfig* c);
+
 // Shared memory of a tl.dot kernel on Hopper.  Triton 3.6's software pipeliner stages every
 // tile load of the K loop (the operands and each input a fused prologue reads) through shared
 // memory in num_stages - 1 buffers, and the dot's operands pass through it once more (the

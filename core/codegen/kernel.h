@@ -54,6 +54,9 @@ struct EmittedKernel {
   // come from the autotuner, so the launch passes neither them nor num_warps/num_stages, and
   // `grid` is a function of the chosen tile (META).
   bool tuned = false;
+  // Its setup makes host tensor descriptors (a contraction's TMA kernel): the candidate
+  // imports TensorDescriptor.
+  bool tensor_descriptors = false;
 };
 
 // The runtime parameters of a kernel, in the order they are first needed: a tensor's

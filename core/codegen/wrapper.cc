@@ -223,6 +223,12 @@ std::string Grid1D(const std::string& count, const std::string& block) {
 std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launches,
                               const SizeSyms* syms) {
   std::string out = "import torch\nimport triton\nimport triton.language as tl\n";
+  bool descriptors = false;
+  for (const auto& l : launches) {
+    descriptors = descriptors || l.kernel.tensor_descriptors;
+    for (const auto& k : l.kernel.before) descriptors = descriptors || k.tensor_descriptors;
+  }
+  if (descriptors) out += "from triton.tools.tensor_descriptor import TensorDescriptor\n";
   for (const auto& l : launches) {
     for (const auto& k : l.kernel.before)  // "" = another launch of a kernel written below
       if (!k.text.empty()) out += "\n\n" + k.text;

@@ -167,6 +167,16 @@ for task_path in sorted(folder.glob("task_*.py")):
     with torch.no_grad():
         ref64 = task.fused_operator(*[x.double() for x in inputs])
         ref32 = task.fused_operator(*inputs)
+    finite = torch.isfinite(ref64)
+
+    def rel_l2(out):  # over the elements float64 has finite (linear_with_inf has none)
+        if not finite.any():
+            return 0.0
+        return float((out.double()[finite] - ref64[finite]).norm() / ref64[finite].norm())
+
+    def same_nonfinite(out, ref):
+        return all(torch.equal(f(out), f(ref)) for f in (torch.isnan, torch.isposinf,
+                                                           torch.isneginf))
     row = {}
     for variant in sorted(folder.glob(f"cand_{name}__*.py")):
         label = variant.stem.split("__")[1]
@@ -175,13 +185,12 @@ for task_path in sorted(folder.glob("task_*.py")):
         except Exception as exc:  # the interpreter's refusal is what some variants check
             row[label] = {"error": f"{type(exc).__name__}: {exc}"[-300:]}
             continue
-        err = (out.double() - ref64).norm() / ref64.norm()
         row[label] = {
-            "rel_l2": float(err),
+            "rel_l2": rel_l2(out),
             "bits": out.view(torch.int32).sum().item(),
-            "like_fp32": bool(torch.allclose(out, ref32, rtol=1e-4, atol=1e-4, equal_nan=True)),
+            "nonfinite_as_fp32": same_nonfinite(out, ref32),
         }
-    row["torch"] = {"rel_l2": float((ref32.double() - ref64).norm() / ref64.norm())}
+    row["torch"] = {"rel_l2": rel_l2(ref32)}
     result[name] = row
 print(json.dumps(result))
 """
@@ -241,12 +250,17 @@ def test_the_fp16x3_split_is_as_accurate_as_fp32(probe: dict) -> None:
 
 def test_the_fp16x3_split_keeps_float32_range(probe: dict) -> None:
     # Without the range guard both come out NaN where float32 has a finite value or an inf
-    # (the hi parts overflow fp16); with it, the overflowing tiles are summed again in ieee.
+    # (the hi parts overflow fp16); with it, the overflowing tiles are summed again in ieee:
+    # NaN and inf where torch's float32 has them, and float32's accuracy elsewhere (judged
+    # against float64: the elements near zero of a 1e9-scaled bmm over K = 40,000 differ from
+    # torch's own float32 by more than 1e-4 with the CPU BLAS's summation order, which is the
+    # machine's, not the kernel's).
     for name in RANGE:
         for label in ("emitted", "fp16x3"):
             got = probe[name][label]
             assert "error" not in got, (name, label, got)
-            assert got["like_fp32"], (name, label, got)
+            assert got["nonfinite_as_fp32"], (name, label, got)
+            assert got["rel_l2"] <= max(4 * probe[name]["torch"]["rel_l2"], 5e-7), (name, got)
 
 
 def test_interpreter_refuses_the_bf16_splits(probe: dict) -> None:

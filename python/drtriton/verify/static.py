@@ -25,8 +25,10 @@ Rule families:
   streams, events, graphs, synchronize (timing games: work off the timed stream, replayed graphs),
   torch.backends/set_* (process-wide switches), torch.ops/library/utils (custom or raw ops),
   save/load/from_numpy (files and host compute), `.numpy()`/`.tolist()` (host compute).
-- triton paths: only jit, autotune, Config, heuristics, cdiv, next_power_of_2 and triton.language;
-  triton.runtime/compiler/testing/knobs hold the launcher, the cache and do_bench.
+- triton paths: only jit, autotune, Config, heuristics, cdiv, next_power_of_2, triton.language and
+  triton.tools.tensor_descriptor.TensorDescriptor (a host record of a tensor's base, shape,
+  strides and block that the launcher turns into a TMA descriptor); triton.runtime/compiler/
+  testing/knobs hold the launcher, the cache and do_bench.
 - pre_hook/post_hook: Python callbacks that the autotuner runs around launches.
 """
 
@@ -41,6 +43,9 @@ ALLOWED_IMPORTS = (
     "torch.nn.functional",
     "triton",
     "triton.language",
+    # TensorDescriptor: a host-side record (tensor, shape, strides, block) that the launcher
+    # turns into a TMA descriptor for the kernel; it reads and computes nothing itself.
+    "triton.tools.tensor_descriptor",
     "math",
     "typing",
     "typing_extensions",
@@ -130,6 +135,8 @@ BANNED_TENSOR_METHODS = {
     "storage": "raw storage access",
 }
 ALLOWED_TRITON = {"jit", "autotune", "Config", "heuristics", "cdiv", "next_power_of_2", "language"}
+# Host tensor descriptors (TMA): records the launcher reads, nothing that runs or times.
+ALLOWED_TRITON_TOOLS = ("triton.tools.tensor_descriptor.TensorDescriptor",)
 BANNED_KEYWORDS = {
     "pre_hook": "autotuner callbacks run Python (and torch) around the launch",
     "post_hook": "autotuner callbacks run Python (and torch) around the launch",
@@ -235,7 +242,10 @@ class _Checker(ast.NodeVisitor):
         if full.startswith("torch.") and full.split(".")[1].startswith("set_"):
             self.forbid(node, f"{full!r} is not allowed (process-wide switch)")
         parts = full.split(".")
-        if parts[0] == "triton" and len(parts) > 1 and parts[1] not in ALLOWED_TRITON:
+        tool = any(full == t or full.startswith(t + ".") for t in ALLOWED_TRITON_TOOLS)
+        if parts[0] != "triton" or len(parts) == 1 or tool:
+            return
+        if parts[1] not in ALLOWED_TRITON:
             self.forbid(
                 node,
                 f"{full!r} is not allowed (triton's runtime, compiler, testing and knobs hold the "

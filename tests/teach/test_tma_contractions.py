@@ -1,0 +1,75 @@
+"""The half-precision contractions whose operands arrive by TMA (issue 21), run by the verifier.
+
+heuristics.h ChooseTmaContraction and emit_contraction.cc TmaPlanOf: a matmul's, bmm's or
+linear's stored operands are read through host tensor descriptors by a kernel of their own,
+which the wrapper launches where both are half, contiguous and 16-byte aligned, and the
+pointer kernel elsewhere. Triton's interpreter runs host descriptors and fp16 tl.dot, so the
+fp16 cases run the TMA kernel itself on the CPU; bf16 runs there through the pointer kernel
+(no bf16 tl.dot in the interpreter), and float32 always does.
+
+Each case is judged twice by the verifier: the emitted candidate (fp16 and fp32), and the
+same candidate with the pointer kernel's launch switched off, which must still be right in
+fp16 (the TMA kernel computed the output) and wrong in fp32 (the guard chose the pointer
+kernel there, so nothing else writes the output).
+"""
+
+from __future__ import annotations
+
+import pytest
+from teach_tasks import DEVICE, task
+
+from drtriton.teach import emit
+from drtriton.verify import Options, verify
+
+CASES = {
+    # The weight (N, K) read transposed from its descriptor; bias and relu in the epilogue.
+    "linear_relu": task(
+        ["t0 = F.linear(x0, x1, x2)", "t1 = torch.relu(t0)"],
+        "x0, x1, x2",
+        "torch.randn(2048, 64), torch.randn(1024, 64), torch.randn(1024)",
+    ),
+    # 3-D descriptors: one batch entry's tiles.
+    "bmm_tanh": task(
+        ["t0 = torch.bmm(x0, x1)", "t1 = torch.tanh(t0)"],
+        "x0, x1",
+        "torch.randn(4, 1024, 64), torch.randn(4, 64, 512)",
+    ),
+    # A 3-D input as its 2-D view (M = 4 x 512); K of 72 leaves a partial BLOCK_K step, which
+    # the descriptor fills with zeros.
+    "linear_3d_input": task(
+        ["t0 = F.linear(x0, x1)"],
+        "x0, x1",
+        "torch.randn(4, 512, 72), torch.randn(1024, 72)",
+    ),
+}
+POINTER_LAUNCH = "    if not k0_tma:\n"
+
+
+def judged(source: str, candidate: str, precision: str) -> bool:
+    opts = Options(device=DEVICE, precision=precision, input_seed=0, trials=2)
+    verdict = verify(source, candidate, options=opts)
+    return verdict.correct
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_tma_kernel_computes_half_products_and_float32_keeps_the_pointer_kernel(
+    name: str,
+) -> None:
+    source = CASES[name]
+    candidate = emit(source)
+    assert "TensorDescriptor.from_tensor(" in candidate and POINTER_LAUNCH in candidate
+    assert judged(source, candidate, "fp16")
+    assert judged(source, candidate, "fp32")
+    tma_only = candidate.replace(POINTER_LAUNCH, "    if False:\n")
+    assert judged(source, tma_only, "fp16")
+    assert not judged(source, tma_only, "fp32")
+
+
+def test_bf16_takes_the_pointer_kernel_off_the_gpu() -> None:
+    # The interpreter has no bf16 tl.dot: the wrapper's check keeps bf16 to the GPU.
+    source = CASES["linear_relu"]
+    if DEVICE != "cpu":
+        pytest.skip("on a GPU bf16 takes the TMA kernel")
+    assert judged(source, emit(source), "bf16")
+    tma_only = emit(source).replace(POINTER_LAUNCH, "    if False:\n")
+    assert not judged(source, tma_only, "bf16")
