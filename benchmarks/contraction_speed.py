@@ -24,6 +24,10 @@ What is measured, per operator:
 - the tl.dot precision the kernel ran with (the wrapper's choice: the split on a GPU, "ieee"
   in the CPU interpreter).
 
+--precision bf16|fp16|tf32 runs the same in that mode (issue 21): inputs cast as KernelBench
+casts them, eager and torch.compile in the mode too; the schedule column says "+ TMA" where the
+candidate has the half-precision TMA kernel (heuristics.h ChooseTmaContraction).
+
 --dry-run (= --device cpu --cap 8 --limit 2): KernelBench's module-level integers capped
 (benchmarks/shrink_kernelbench.py), Triton's interpreter, correctness and errors only (no
 times). Prints one table and, with --out, writes the rows as JSON (after every problem, so an
@@ -58,6 +62,7 @@ KERNELBENCH = pathlib.Path("/work/shared/kernelbench")
 # reached 65.6 (1.28x) in a plain Triton matmul of 4096^3.
 CEILING_TFLOPS = 51.0
 HEAVY = ("contraction", "conv", "conv_transpose")  # search/lazy.fragment_class's classes
+TMA_LAUNCH = "_tma_kernel["  # the half-precision TMA kernel (emit_contraction.cc, TmaPlanOf)
 DRY_CAP = 8  # --dry-run: module-level integers capped at this
 DRY_LIMIT = 2  # --dry-run: problems per level
 # The float64 error is skipped above this many input bytes (the float64 copies and the
@@ -169,10 +174,13 @@ def measure(record: dict[str, Any], cls: str, source: str, args: argparse.Namesp
     except UserError as exc:
         return {**row, "status": "unsupported", "reason": str(exc)}
     row["shape"] = kernel_shape(candidate)
-    row["precision"] = dot_precision(candidate, args.device)
-    row["schedule"] = schedule(candidate)
+    half = args.precision in ("bf16", "fp16")
+    # Half inputs multiply in their own dtype (wrapper.cc), through TMA where the operands allow.
+    row["precision"] = args.precision if half else dot_precision(candidate, args.device)
+    row["schedule"] = schedule(candidate) + (" + TMA" if half and TMA_LAUNCH in candidate else "")
     row["layout"] = operand_layout(candidate)
-    opts = Options(device=args.device, runs=args.runs, compile_baseline=not args.no_compile)
+    opts = Options(device=args.device, runs=args.runs, compile_baseline=not args.no_compile,
+                   precision=args.precision)  # fmt: skip
     began = time.monotonic()
     try:
         verdict = verify(source, candidate, options=opts)
@@ -195,7 +203,7 @@ def measure(record: dict[str, Any], cls: str, source: str, args: argparse.Namesp
     row["tflops"] = tflops(row["flops"], verdict.time_ms)
     row["eager_tflops"] = tflops(row["flops"], verdict.eager_ms)
     row["of_ceiling"] = row["tflops"] / CEILING_TFLOPS if row["tflops"] else None
-    if verdict.correct:
+    if verdict.correct and args.precision == "fp32":  # the float64 errors are strict fp32's
         name = f"contraction_speed_{index}"
         try:
             row.update(float64_errors(source, candidate, args.device, folder, name))
@@ -282,6 +290,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="the teacher's configuration variant (heuristics.h; 1 keeps convolutions NCHW)",
     )
     ap.add_argument("--no-compile", action="store_true", help="no torch.compile baseline")
+    ap.add_argument(
+        "--precision",
+        default="fp32",
+        choices=["fp32", "tf32", "bf16", "fp16"],
+        help="the verifier's mode: inputs cast, eager and torch.compile in it too (README, "
+        "Precision modes); the float64 error columns are for fp32 only",
+    )
     ap.add_argument("--out", help="write the rows as JSON here")
     args = ap.parse_args(argv)
     if args.dry_run:
