@@ -1021,6 +1021,8 @@ TEST(CodegenTest, HalfContractionsLoadTheirOperandsByTmaWhereTheyAllow) {
           "def k0_linear_tma_kernel(k0_a_desc, k0_b_desc, x2_ptr",
           "for k0 in tl.range(0, 8192, BLOCK_K):", "a = k0_a_desc.load([pid_m * BLOCK_M, k0])",
           "b = k0_b_desc.load([pid_n * BLOCK_N, k0]).T", "acc = tl.dot(a, b, acc)",
+          // The bias as one row of the tile, broadcast over its rows (WriteEpilogue).
+          "tl.load(x2_ptr + offs_n * stride_x2_0, mask=mask_n, other=0.0)",
           "tl.maximum(acc, 0.0", "def k0_linear_kernel(",
           "k0_tma = x0.dtype == x1.dtype and (x0.dtype == torch.float16 or (x0.dtype == "
           "torch.bfloat16 and x0.device.type == \"cuda\")) and x0.is_contiguous() and "
