@@ -973,7 +973,7 @@ TEST(CodegenTest, TensorCoreContractionsAreAutotunedOverTilesTheirOwnFirst) {
   // The launch takes neither the tile nor the launch options: the autotuner's choice does.
   // (The half-precision TMA kernel beside it has its one tile: ChooseTmaContraction.)
   EXPECT_EQ(Count(c, "BLOCK_M=128"), 1);
-  EXPECT_EQ(Count(c, "k0_matmul_tma_kernel[(256,)](\n            k0_a_desc, k0_b_desc, t0, "
+  EXPECT_EQ(Count(c, "k0_matmul_tma_kernel[(128,)](\n            k0_a_desc, k0_b_desc, t0, "
                      "t0.stride(0), t0.stride(1), BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8, "
                      "num_warps=8, num_stages=3,"),
             1);
@@ -1019,6 +1019,8 @@ TEST(CodegenTest, HalfContractionsLoadTheirOperandsByTmaWhereTheyAllow) {
   ExpectInOrder(
       c, {"from triton.tools.tensor_descriptor import TensorDescriptor",
           "def k0_linear_tma_kernel(k0_a_desc, k0_b_desc, x2_ptr",
+          // Persistent: 256 tiles of 128 x 256 walked by 128 programs, two rounds each.
+          "for rnd in tl.range(0, 2, flatten=True):", "pid = tl.program_id(0) + rnd * 128",
           "for k0 in tl.range(0, 8192, BLOCK_K):", "a = k0_a_desc.load([pid_m * BLOCK_M, k0])",
           "b = k0_b_desc.load([pid_n * BLOCK_N, k0]).T", "acc = tl.dot(a, b, acc)",
           // The bias as one row of the tile, broadcast over its rows (WriteEpilogue).
@@ -1029,7 +1031,7 @@ TEST(CodegenTest, HalfContractionsLoadTheirOperandsByTmaWhereTheyAllow) {
           "x1.is_contiguous() and x0.data_ptr() % 16 == 0 and x1.data_ptr() % 16 == 0",
           "TensorDescriptor.from_tensor(x1, [256, 64]) if k0_tma else None",
           "TensorDescriptor.from_tensor(x0, [128, 64]) if k0_tma else None", "if k0_tma:",
-          "k0_linear_tma_kernel[(256,)](", "if not k0_tma:", "k0_linear_kernel[lambda META"});
+          "k0_linear_tma_kernel[(128,)](", "if not k0_tma:", "k0_linear_kernel[lambda META"});
   EXPECT_EQ(Count(c, "DOT_PRECISION=dot_precision"), 1);  // the pointer kernel alone
 
   // bmm: 3-D descriptors, one batch entry's tile; a linear's 3-D input as its 2-D view.
@@ -1043,6 +1045,17 @@ TEST(CodegenTest, HalfContractionsLoadTheirOperandsByTmaWhereTheyAllow) {
       "def fused_operator(x0, x1):\n    t0 = F.linear(x0, x1)\n    return t0\n",
       "torch.randn(4, 512, 1024), torch.randn(2048, 1024)"));
   EXPECT_EQ(Count(seq, "TensorDescriptor.from_tensor(x0.view(2048, 1024), [128, 64])"), 1);
+  // 128 tiles of 128 x 128 (2048 x 1024): one program a tile, no rounds.
+  const std::string one_round = MustEmit(MustParse(
+      "def fused_operator(x0, x1):\n    t0 = F.linear(x0, x1)\n    return t0\n",
+      "torch.randn(2048, 64), torch.randn(1024, 64)"));
+  EXPECT_EQ(Count(one_round, "for rnd in"), 0);
+  EXPECT_EQ(Count(one_round, "k0_linear_tma_kernel[(128,)]("), 1);
+  ContractionConfig prime;  // 2 x 137 tiles: no divisor from 96 to 132, one program a tile
+  ASSERT_TRUE(ChooseTmaContraction(137 * 128, 512, 1, 0, &prime));
+  EXPECT_EQ(prime.programs, 0);
+  ASSERT_TRUE(ChooseTmaContraction(131 * 128, 512, 1, 0, &prime));  // 2 x 131: 131 programs
+  EXPECT_EQ(prime.programs, 131);
 
   // Not: rows that are no multiple of 16 bytes, a broadcast batch operand, a read through a
   // transpose, a convolution, too few tiles, another variant, generic shapes.

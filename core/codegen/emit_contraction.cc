@@ -460,7 +460,13 @@ class ContractionWriter {
     const std::string b_desc = params.Scalar(prefix + "_b_desc", prefix + "_b_desc");
     PythonWriter w(1);
     int counter = 0;
-    const Tile t = WriteTile(w, params, /*sliced=*/false);
+    std::string pid;  // the persistent program's tile of this round
+    if (c_.programs > 0) {
+      const int64_t rounds = Tiles() * batch_ / c_.programs;
+      w.Open("for rnd in tl.range(0, " + IntLiteral(rounds) + ", flatten=True):");
+      pid = ProgramId(0, ctx_.wide) + " + rnd * " + IntLiteral(c_.programs);
+    }
+    const Tile t = WriteTile(w, params, /*sliced=*/false, pid);
     w.Line("acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)");
     w.Open("for k0 in tl.range(0, " + k_expr_ + ", BLOCK_K):");
     w.Line("a = " + WithDesc(plan.a.load, a_desc));
@@ -468,10 +474,12 @@ class ContractionWriter {
     w.Line("acc = tl.dot(a, b, acc)");
     w.Dedent();
     WriteEpilogue(w, params, counter, t);
+    if (c_.programs > 0) w.Dedent();
     std::string name = ctx_.kernel_name;
     name.insert(name.rfind("_kernel"), "_tma");
-    EmittedKernel k = Finish(name, params, w, /*dot=*/false, GridOf(IntLiteral(m_), s_, c_,
-                                                                    batch_expr_));
+    const std::string grid = c_.programs > 0 ? "(" + IntLiteral(c_.programs) + ",)"
+                                             : GridOf(IntLiteral(m_), s_, c_, batch_expr_);
+    EmittedKernel k = Finish(name, params, w, /*dot=*/false, grid);
     const std::string flag = prefix + "_tma";
     k.setup.insert(k.setup.begin(), flag + " = " + TmaCheck(plan));
     for (const auto& [desc, operand] : {std::pair{a_desc, &plan.a}, std::pair{b_desc, &plan.b}})
@@ -518,14 +526,16 @@ class ContractionWriter {
   // others): K slices outermost, then batch entries, then tiles in the matmul tutorial's
   // grouped order (GROUP_M rows of tiles share B columns and A rows in L2).  The tile count
   // is a literal, or follows from M (runtime sizes, or a phase's own M).
-  Tile WriteTile(PythonWriter& w, KernelParams& params, bool sliced) {
+  // `pid`: the tile's number when it is not the program id (a persistent program's round).
+  Tile WriteTile(PythonWriter& w, KernelParams& params, bool sliced, const std::string& pid = "") {
     if (Phased()) s_.phase_lines(w, params);
-    WriteProgramIds(w, params, sliced);
+    WriteProgramIds(w, params, sliced, pid);
     return WriteTileOffsets(w, params);
   }
 
-  void WriteProgramIds(PythonWriter& w, KernelParams& params, bool sliced) {
-    w.Line("pid = " + ProgramId(0, ctx_.wide));
+  void WriteProgramIds(PythonWriter& w, KernelParams& params, bool sliced,
+                       const std::string& pid) {
+    w.Line("pid = " + (pid.empty() ? ProgramId(0, ctx_.wide) : pid));
     // The tile count is the tile's (autotuned) or a phase's own M, or a literal.
     const bool counted = ctx_.generic() || Phased() || !c_.tuned.empty();
     if (counted) {

@@ -86,9 +86,16 @@ RowsEmitter::RowsEmitter(const GroupContext& ctx, const Node& node, Role role)
   // Rows written back through a reduction's epilogue are never split (fusion.cc BroadcastBack
   // keeps only rows that fill the GPU at variant 0's tiles).
   if (ctx.group.broadcast) config_.split = 1;
-  // Softmax and norms over long contiguous rows: one read of each chunk (rows_coop.cc).
-  if (TwoPasses() && !ctx.generic() && ReducesInnermost())
+  // Softmax and norms over long contiguous rows: one pass or 16K blocks below the cooperative
+  // length (heuristics.h WidenRereadRows), one read of each chunk from it (rows_coop.cc).
+  // Not group norm, whose wider blocks would cross channels and gather a weight per element
+  // (4096-element blocks hold whole channels of KernelBench L1 35's layout), nor batch norm,
+  // whose rows run across samples: neither was measured wide.
+  if (TwoPasses() && !ctx.generic() && ReducesInnermost()) {
+    if (op_ != RowOp::kGroupNorm && op_ != RowOp::kBatchNorm)
+      WidenRereadRows(rows_, r_, ctx.variant, config_);
     CooperativeRows(r_, ctx.variant, config_);
+  }
   single_ = !ctx.generic() && r_ <= config_.block_r;
   contiguous_ = (layout_.trailing || layout_.channel_rows) && NonUnitDims(layout_.r_dims) >= 2;
   if (GetOp(node.op).has(kScan)) {

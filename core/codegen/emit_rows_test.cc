@@ -65,10 +65,24 @@ TEST(EmitRowsTest, ManyLongRowsLoopInBlocksOfFourThousand) {
   EXPECT_GT(few.split, 1);
   // Unknown sizes (generic mode) keep the tile too.
   EXPECT_EQ(ChooseReduceRows(kUnknownSize, kUnknownSize, 0, true).block_r, 8192);
-  // Rows under kCooperativeMinRow (L1 34's rows of 262144 cooperate: rows_coop_test.cc).
+  // Rows under kCooperativeMinRow (L1 34's rows of 262144 cooperate: rows_coop_test.cc): a
+  // sum loops in 4096-element blocks; softmax and instance norm, which read a row twice,
+  // widen to blocks of 16384 (heuristics.h WidenRereadRows), group norm does not.
+  const std::string sum = Emit("torch.sum(x0, -1)", "torch.randn(7168, 32768)");
+  ExpectInOrder(sum, {"for r0 in tl.range(0, 32768, BLOCK_R):", "BLOCK_O=1, BLOCK_R=4096",
+                      "num_warps=8"});
   const std::string k = Emit("F.instance_norm(x0)", "torch.randn(112, 64, 128, 256)");
-  ExpectInOrder(k, {"for r0 in tl.range(BLOCK_R, 32768, BLOCK_R):", "BLOCK_O=1, BLOCK_R=4096",
-                    "num_warps=8"});
+  ExpectInOrder(k, {"for r0 in tl.range(BLOCK_R, 32768, BLOCK_R):", "BLOCK_O=1, BLOCK_R=16384",
+                    "num_warps=16"});
+  const std::string one = Emit("torch.softmax(x0, -1)", "torch.randn(32768, 16384)");
+  EXPECT_EQ(Loops(KernelOf(one)), 0);  // one pass
+  ExpectInOrder(one, {"BLOCK_O=1, BLOCK_R=16384", "num_warps=16"});
+  RowsConfig split_rows = ChooseReduceRows(100, 32768, 0, true);
+  EXPECT_FALSE(WidenRereadRows(100, 32768, 0, split_rows));  // too few rows: they split
+  RowsConfig other = ChooseReduceRows(7168, 32768, 1, true);
+  EXPECT_FALSE(WidenRereadRows(7168, 32768, 1, other));
+  const std::string group = Emit("F.group_norm(x0, 8)", "torch.randn(112, 64, 64, 64)");
+  EXPECT_NE(group.find("BLOCK_R=4096"), std::string::npos);
 }
 
 TEST(EmitRowsTest, SoftmaxOfARowThatFitsReadsItOnce) {

@@ -138,9 +138,11 @@ int64_t LoopBlock(int variant) {
 // programs fit an SM (2 of 16 warps: 1,024 threads, all 64K registers).  Shorter rows keep
 // the loop, whose second read may still come from L2 (a 4096-element block per 8-warp
 // program, 4 per SM, re-reading rows of at most 256 KB; kCooperativeMinRow is that guess).
-// At most 64 chunks a row, so that a round of resident programs (264: 132 SMs x 2) holds at
-// least four rows: a row's programs wait for each other, and with one row a round every
-// program waits for the slowest, every round.  H100 (2026-12-05, results
+// At most 32 chunks a row.  With one row a round (264 resident programs: 132 SMs x 2) every
+// program waits for the slowest, every round; at 48 chunks (KernelBench L1 23's softmax,
+// 4096 rows of 393,216) the H200 ran the cooperative kernel 1.13x slower than the loop
+// (5.455 against 4.835 ms, h200-2026-12-05d), where at 8, 16 and 32 it was 1.06x, 1.08x and
+// (instance norm, L1 34) 1.33x faster.  H100 (2026-12-05, results
 // h100-2026-12-05-coop, `cooperative_rows_speed.py`, cooperative against the loop in the same
 // verification): 16 chunks a row 1.14-1.19x faster, 32 chunks 1.17-1.24x (L1 34's instance
 // norm 6.35 ms, torch.compile 7.71), 48 (L1 23's softmax) 1.03x (6.32 ms, torch.compile 9.16),
@@ -163,6 +165,23 @@ bool CooperativeRows(int64_t reduced, int variant, RowsConfig& c) {
   c.launch.num_warps = static_cast<int>(std::clamp<int64_t>(block / 512, 1, 16));
   c.programs_per_sm = 32 / c.launch.num_warps;
   c.coop_max_registers = 64;
+  return true;
+}
+
+// The loop's second read comes from L2 only while the rows the resident programs walk fit
+// there, and in one pass it is not needed at all.  H200 (2026-12-05, results
+// h200-2026-12-05d, cooperative_rows_speed.py, each against torch.compile in the same
+// verification): softmax over 32,768 rows of 16,384 took 1.203 ms in variant 0's 4096-element
+// loop, 1.071 in 8192 blocks and 1.033 in one 16,384-element pass (torch.compile 1.182);
+// over 16,384 rows of 32,768, 1.475, 1.380 and 1.364 (16,384 blocks; torch.compile 2.171);
+// instance norm over 16,384 rows of 32,768, 1.639, 1.352 and 1.086 (torch.compile 1.623).
+bool WidenRereadRows(int64_t rows, int64_t reduced, int variant, RowsConfig& c) {
+  if (variant != 0 || rows < kMinPrograms || c.split > 1 || c.cooperative ||
+      reduced <= OnePassLimit(0) || reduced >= kCooperativeMinRow)
+    return false;
+  c.block_o = 1;
+  c.block_r = std::min(NextPow2(reduced), kWideRereadBlock);
+  c.launch.num_warps = 16;
   return true;
 }
 
@@ -423,6 +442,12 @@ bool ChooseTmaContraction(int64_t m, int64_t n, int64_t batch, int variant,
   t.precision = DotPrecision::kIeee;  // unused: the kernel multiplies half tiles as they come
   t.launch.num_warps = block_m * block_n >= 128 * 128 ? 8 : 4;
   t.launch.num_stages = 3;
+  const int64_t tiles = programs(block_m, block_n);
+  for (int64_t d = std::min(tiles, kTmaMaxPrograms); d >= kTmaMinPersistent && tiles > d; --d)
+    if (tiles % d == 0) {
+      t.programs = d;
+      break;
+    }
   *c = t;
   return true;
 }

@@ -53,8 +53,15 @@ int64_t OnePassLimit(int variant);
 // (RowsConfig::cooperative) and true is returned; otherwise (and always for variant 1) `c` is
 // left as it is.
 inline constexpr int64_t kCooperativeMinRow = int64_t{1} << 16;
-inline constexpr int64_t kCooperativeMaxSplit = 64;
+inline constexpr int64_t kCooperativeMaxSplit = 32;
 bool CooperativeRows(int64_t reduced, int variant, RowsConfig& c);
+// Softmax and the norms over many contiguous rows longer than OnePassLimit(0) and shorter than
+// kCooperativeMinRow: rows of up to kWideRereadBlock in one pass, longer ones looped in blocks
+// of it (16 warps, 32 floats a thread), where `c` loops in blocks of 4096.  Variant 0 only,
+// and with rows enough for two waves of programs (the measured case): fewer rows split.
+// Returns whether `c` changed.
+inline constexpr int64_t kWideRereadBlock = 16384;
+bool WidenRereadRows(int64_t rows, int64_t reduced, int variant, RowsConfig& c);
 int64_t LoopBlock(int variant);
 
 // Pooling strips (emit_pool_strips.cc): a program owns BLOCK_R output rows of BLOCK_G strips,
@@ -146,6 +153,9 @@ struct ContractionConfig {
   // BLOCK_K, no tl.dot (which pads dims to 16).
   bool narrow = false;
   DotPrecision precision = kDefaultDotPrecision;  // on the GPU; "ieee" in the interpreter
+  // A persistent kernel's programs, each walking tiles / programs output tiles in turn
+  // (ChooseTmaContraction); 0 = one program a tile.
+  int64_t programs = 0;
   LaunchConfig launch;
   // Tiles Triton's autotuner times on the GPU at the kernel's first call, this configuration's
   // own first (TunedTiles); empty: this configuration alone.  The interpreter takes the first.
@@ -184,7 +194,16 @@ ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t bat
 // Variant 0 only: the other variants keep the pointer loads (the search times both).
 // Returns false (c untouched) where the tiles would leave most SMs idle (fewer than
 // kTmaMinPrograms programs): small products keep split-K and the autotuned tiles.
+// Persistent where the tiles outnumber the SMs: `programs` programs (the largest divisor of
+// the tile count up to kTmaMaxPrograms, at least kTmaMinPersistent; one a tile otherwise) each
+// walk their tiles in a loop Triton pipelines across tiles (flatten), so the next tile's loads
+// overlap this one's epilogue.  H200 (2026-12-05, h200-2026-12-05d, gemm_variants.py, host
+// descriptors): persistent 0.926 and 1.001 of cuBLAS bf16 at 1024x8192x8192 and
+// 16384x4096x4096, one program a tile 0.871 and 0.890.  A divisor keeps every program's
+// rounds whole, with no test of the tile against the count in the loop.
 inline constexpr int64_t kTmaMinPrograms = 66;
+inline constexpr int64_t kTmaMaxPrograms = 132;  // the H100's and H200's SMs
+inline constexpr int64_t kTmaMinPersistent = 96;
 bool ChooseTmaContraction(int64_t m, int64_t n, int64_t batch, int variant,
                           ContractionConfig* c);
 

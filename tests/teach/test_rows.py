@@ -146,16 +146,16 @@ SPLIT = {
     ),
     # Channels of 512 x 512 = 32 blocks: one weight per block (KernelBench L1 35's layout).
     "group_norm_whole_channel_blocks": (
-        ["t0 = F.group_norm(x0, 2, x1, x2)"],
+        ["t0 = F.group_norm(x0, 4, x1, x2)"],
         "x0, x1, x2",
         "torch.randn(1, 4, 512, 512), torch.randn(4), torch.randn(4)",
     ),
 }
 
 
-# Softmax and the norms over rows of at least 65,536 elements in at most 64 chunks also get the
+# Softmax and the norms over rows of at least 65,536 elements in at most 32 chunks also get the
 # cooperative kernel (tests/teach/test_cooperative_rows.py); on the CPU the split pair runs,
-# its chunks one block each.  Of these, the rows of 512 x 512 (64 chunks of 8192).
+# its chunks one block each.  Of these, the rows of 512 x 512 (32 chunks of 8192).
 COOPERATIVE = {"group_norm_whole_channel_blocks"}
 
 

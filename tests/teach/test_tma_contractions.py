@@ -28,6 +28,12 @@ CASES = {
         "x0, x1, x2",
         "torch.randn(2048, 64), torch.randn(1024, 64), torch.randn(1024)",
     ),
+    # 256 tiles of 128 x 128 walked by 128 persistent programs, two rounds each.
+    "linear_persistent": task(
+        ["t0 = F.linear(x0, x1)", "t1 = torch.sigmoid(t0)"],
+        "x0, x1",
+        "torch.randn(4096, 64), torch.randn(1024, 64)",
+    ),
     # 3-D descriptors: one batch entry's tiles.
     "bmm_tanh": task(
         ["t0 = torch.bmm(x0, x1)", "t1 = torch.tanh(t0)"],
@@ -58,6 +64,9 @@ def test_the_tma_kernel_computes_half_products_and_float32_keeps_the_pointer_ker
     source = CASES[name]
     candidate = emit(source)
     assert "TensorDescriptor.from_tensor(" in candidate and POINTER_LAUNCH in candidate
+    assert ("for rnd in tl.range(0, 2, flatten=True):" in candidate) == (
+        name == "linear_persistent"
+    )
     assert judged(source, candidate, "fp16")
     assert judged(source, candidate, "fp32")
     tma_only = candidate.replace(POINTER_LAUNCH, "    if False:\n")
