@@ -1,6 +1,6 @@
 """benchmarks/cooperative_rows_speed.py on the CPU: each schedule's candidate is the one it names
 (the cooperative kernel, the two-pass loop of variant 1, the split pair with the cooperative
-launch switched off), the verifier accepts them, the JSON comes out; bad input exits 2."""
+launch switched off, variant 2's wide rows), the verifier accepts them, the JSON comes out; bad input exits 2."""
 
 from __future__ import annotations
 
@@ -23,6 +23,11 @@ def test_each_schedule_is_the_kernel_it_names(bench: ModuleType) -> None:
     assert "k0_softmax_coop_kernel[(" in coop and "k0_coop = k0_programs >= 9" in coop
     assert "coop" not in loop and "for r0 in tl.range(BLOCK_R, 70000, BLOCK_R)" in loop
     assert "k0_coop = False" in split and split.count("@triton.jit") == 3
+    # wide: variant 2, one 16,384-element pass where variant 1 loops in 8192 blocks.
+    _, shorter = bench.case_program("softmax:300x12000")
+    wide, looped = bench.candidate(shorter, "wide"), bench.candidate(shorter, "loop")
+    assert "BLOCK_R=16384" in wide and "for r0" not in wide
+    assert "for r0 in tl.range(BLOCK_R, 12000, BLOCK_R)" in looped
 
 
 def test_smoke_run_verifies_and_writes_json(bench: ModuleType, tmp_path: Path) -> None:
