@@ -13,6 +13,9 @@ export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True  # several processes sha
 export TORCHINDUCTOR_COMPILE_THREADS=${TORCHINDUCTOR_COMPILE_THREADS:-2}
 mkdir -p "$out"
 OUT=$out bash benchmarks/h200/install.sh >/dev/null || { echo "install failed" >&2; exit 1; }
-core=$(cd / && python3 -c "import drtriton._core as c; print(c.__file__)") || exit 1
+# The installed extension, whatever PYTHONPATH the caller exported (this tree's python/ holds
+# no extension built for the device's Python, and would hide the installed one).
+core=$(cd / && env -u PYTHONPATH python3 -c "import drtriton._core as c; print(c.__file__)") \
+    || exit 1
 [[ -e python/drtriton/$(basename "$core") ]] || cp "$core" python/drtriton/
 export PYTHONPATH=$PWD/python
