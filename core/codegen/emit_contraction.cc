@@ -291,20 +291,18 @@ struct TmaPlan {
   TmaOperand a, b;
 };
 
-// Where both operands can arrive by TMA: a matmul, bmm or linear (no convolution) of known
-// sizes, one kernel (no split-K, not narrow), whose operands are stored tensors read as they
-// are: A (batch?, M, K), B (batch?, K, N) or a linear's weight (N, K), at most one batch dim
-// and no operand broadcast along it, and rows of a multiple of 8 elements (16 bytes of bf16 or
-// fp16: a descriptor's strides must be).  Whether the tensors are half, contiguous and
-// 16-byte aligned is the wrapper's check at run time (TmaCheck).
+// Where both operands can arrive by TMA: a matmul, bmm or linear (no convolution: its window
+// gathers, phases and channels-last copies are no boxes of a tensor) of known sizes, whose
+// operands are stored tensors read as they are: A (batch?, M, K), B (batch?, K, N) or a
+// linear's weight (N, K), at most one batch dim and no operand broadcast along it, and rows of
+// a multiple of 8 elements (16 bytes of bf16 or fp16: a descriptor's strides must be).
+// Whether the tensors are half, contiguous and 16-byte aligned is the wrapper's check at run
+// time (TmaCheck).
 std::optional<TmaPlan> TmaPlanOf(const GroupContext& ctx, const ContractionSpec& s,
                                  const ContractionConfig& c) {
   const Program& p = ctx.program;
-  const Node& node = p.node(ctx.group.anchor);
-  const OpInfo& op = GetOp(node.op);
-  if (ctx.generic() || ctx.wide || s.window_sum || s.phases > 1 || !s.channels_last.empty() ||
-      c.narrow || c.split_k > 1 || op.has(kConv) || op.has(kConvTranspose))
-    return std::nullopt;
+  const OpInfo& op = GetOp(p.node(ctx.group.anchor).op);
+  if (ctx.generic() || ctx.wide || op.has(kConv) || op.has(kConvTranspose)) return std::nullopt;
   if (!ctx.plan.materialized[s.a.index] || !ctx.plan.materialized[s.b.index]) return std::nullopt;
   const Shape& a = p.value(s.a).shape;
   const Shape& b = p.value(s.b).shape;
@@ -415,8 +413,7 @@ class ContractionWriter {
     PythonWriter pw(1);
     int counter = 0;
     const Tile pt = WriteTile(pw, part_params, /*sliced=*/true);
-    std::string part_name = ctx_.kernel_name;
-    part_name.insert(part_name.rfind("_kernel"), "_part");
+    const std::string part_name = ctx_.KernelNamed("part");
     guarded_name_ = part_name;
     WriteKLoop(pw, part_params, counter, pt, /*sliced=*/true);
     const auto store_slice = [&](PythonWriter& sw, int&, const Tile&) {
@@ -454,10 +451,11 @@ class ContractionWriter {
   // The TMA kernel (TmaPlanOf): the K loop multiplies the descriptors' half tiles as they
   // arrive (fp32 accumulation), then the same epilogue.  Launched where `flag` holds (the
   // wrapper's TmaCheck); this writer's configuration is ChooseTmaContraction's.
-  EmittedKernel Tma(const TmaPlan& plan, const std::string& prefix) {
+  EmittedKernel Tma(const TmaPlan& plan) {
     KernelParams params(ctx_.program);
-    const std::string a_desc = params.Scalar(prefix + "_a_desc", prefix + "_a_desc");
-    const std::string b_desc = params.Scalar(prefix + "_b_desc", prefix + "_b_desc");
+    const std::string a_desc = ctx_.WrapperName("a_desc"), b_desc = ctx_.WrapperName("b_desc");
+    params.Scalar(a_desc, a_desc);
+    params.Scalar(b_desc, b_desc);
     PythonWriter w(1);
     int counter = 0;
     std::string pid;  // the persistent program's tile of this round
@@ -475,17 +473,16 @@ class ContractionWriter {
     w.Dedent();
     WriteEpilogue(w, params, counter, t);
     if (c_.programs > 0) w.Dedent();
-    std::string name = ctx_.kernel_name;
-    name.insert(name.rfind("_kernel"), "_tma");
     const std::string grid = c_.programs > 0 ? "(" + IntLiteral(c_.programs) + ",)"
                                              : GridOf(IntLiteral(m_), s_, c_, batch_expr_);
-    EmittedKernel k = Finish(name, params, w, /*dot=*/false, grid);
-    const std::string flag = prefix + "_tma";
-    k.setup.insert(k.setup.begin(), flag + " = " + TmaCheck(plan));
-    for (const auto& [desc, operand] : {std::pair{a_desc, &plan.a}, std::pair{b_desc, &plan.b}})
-      k.setup.insert(k.setup.begin() + 1, desc + " = TensorDescriptor.from_tensor(" +
-                                              operand->tensor + ", " + operand->block +
-                                              ") if " + flag + " else None");
+    EmittedKernel k = Finish(ctx_.KernelNamed("tma"), params, w, /*dot=*/false, grid);
+    const std::string flag = ctx_.WrapperName("tma");
+    const auto descriptor = [&](const std::string& desc, const TmaOperand& operand) {
+      return desc + " = TensorDescriptor.from_tensor(" + operand.tensor + ", " + operand.block +
+             ") if " + flag + " else None";
+    };
+    k.setup.insert(k.setup.begin(), {flag + " = " + TmaCheck(plan), descriptor(b_desc, plan.b),
+                                     descriptor(a_desc, plan.a)});
     k.guard = flag;
     k.tensor_descriptors = true;
     return k;
@@ -513,9 +510,7 @@ class ContractionWriter {
   int64_t Tiles() const { return CeilDiv(m_, c_.block_m) * CeilDiv(s_.n, c_.block_n); }
 
   // The workspace buffer of the partial tiles (one per kernel group, as rows_split.cc's).
-  std::string Workspace() const {
-    return ctx_.kernel_name.substr(0, ctx_.kernel_name.find('_')) + "_acc";
-  }
+  std::string Workspace() const { return ctx_.WrapperName("acc"); }
   // A tile element's offset in one slice of the workspace: (batch, m, n) row-major.
   std::string WorkspaceIndex() const {
     return "(pid_b * " + IntLiteral(m_) + " + offs_m) * " + IntLiteral(s_.n) + " + offs_n";
@@ -1080,9 +1075,8 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   if (c.split_k == 1 && !c.narrow &&
       ChooseTmaContraction(m, s.n, batch, ctx.variant, &tma_config)) {
     if (const std::optional<TmaPlan> plan = TmaPlanOf(ctx, s, tma_config)) {
-      const std::string prefix = ctx.kernel_name.substr(0, ctx.kernel_name.find('_'));
       ContractionWriter writer(ctx, s, tma_config, {}, {});
-      EmittedKernel tma = writer.Tma(*plan, prefix);
+      EmittedKernel tma = writer.Tma(*plan);
       kernel.guard = "not " + tma.guard;
       kernel.before.push_back(std::move(tma));
     }

@@ -273,7 +273,7 @@ void EmitCombines(PythonWriter& w, const StripDim& last, bool is_max,
 // too: benchmarks/occupancy_audit.py), and the grid they imply.
 void SetStripLaunch(EmittedKernel& k, const GroupContext& ctx, const StripConfig& gpu,
                     int64_t rows, int64_t strips) {
-  const std::string tile = ctx.kernel_name.substr(0, ctx.kernel_name.find('_')) + "_tile";
+  const std::string tile = ctx.WrapperName("tile");
   auto triple = [](const StripConfig& c) {
     return "(" + IntLiteral(c.block_r) + ", " + IntLiteral(c.block_g) + ", " +
            IntLiteral(c.row_blocks) + ")";

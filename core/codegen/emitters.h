@@ -30,6 +30,15 @@ struct GroupContext {
   const std::vector<bool>* amplified = nullptr;
 
   bool generic() const { return syms != nullptr; }
+  // A wrapper variable of this group's kernels: "k0_<what>" (buffers, flags, descriptors).
+  std::string WrapperName(const std::string& what) const {
+    return kernel_name.substr(0, kernel_name.find('_')) + "_" + what;
+  }
+  // Another kernel of this group: "k0_linear_<role>_kernel" for "k0_linear_kernel".
+  std::string KernelNamed(const std::string& role) const {
+    std::string name = kernel_name;
+    return name.insert(name.rfind("_kernel"), "_" + role);
+  }
   // `v`'s dims: size names in generic mode, literals otherwise.
   Dims DimsOf(ValueId v) const {
     return syms ? syms->values[v.index] : LiteralDims(program.value(v).shape);

@@ -432,8 +432,10 @@ bool ChooseTmaContraction(int64_t m, int64_t n, int64_t batch, int variant,
     return CeilDiv(m, bm) * CeilDiv(n, bn) * batch;
   };
   const int64_t block_m = m <= 64 ? 64 : 128;
-  const int64_t block_n = n >= 256 && programs(block_m, 256) >= 132 ? 256 : n <= 64 ? 64 : 128;
-  if (programs(block_m, block_n) < kTmaMinPrograms) return false;
+  const bool wide = n >= 256 && programs(block_m, 256) >= kTmaMaxPrograms;
+  const int64_t block_n = wide ? 256 : n <= 64 ? 64 : 128;
+  const int64_t tiles = programs(block_m, block_n);
+  if (tiles < kTmaMinPrograms) return false;
   ContractionConfig t;
   t.block_m = block_m;
   t.block_n = block_n;
@@ -442,7 +444,6 @@ bool ChooseTmaContraction(int64_t m, int64_t n, int64_t batch, int variant,
   t.precision = DotPrecision::kIeee;  // unused: the kernel multiplies half tiles as they come
   t.launch.num_warps = block_m * block_n >= 128 * 128 ? 8 : 4;
   t.launch.num_stages = 3;
-  const int64_t tiles = programs(block_m, block_n);
   for (int64_t d = std::min(tiles, kTmaMaxPrograms); d >= kTmaMinPersistent && tiles > d; --d)
     if (tiles % d == 0) {
       t.programs = d;

@@ -114,10 +114,7 @@ class RowsEmitter {
   // Split rows: the partials buffer, and its (`count` floats per chunk) stores and loads;
   // LoadPartials writes `p_<name>` for each (name, identity), one lane per chunk.
   std::string PartialsBuffer() const;
-  // A wrapper variable of this group's kernels: "k0_<what>" (buffers, the cooperative grid).
-  std::string WrapperName(const std::string& what) const {
-    return ctx_.kernel_name.substr(0, ctx_.kernel_name.find('_')) + "_" + what;
-  }
+  std::string WrapperName(const std::string& what) const { return ctx_.WrapperName(what); }
   int PartialsPerChunk() const;
   int64_t PartialsPlane() const;  // floats of one statistic over all rows and chunks
   // The output kernel's programs are (row, chunk) pairs of one row (BLOCK_O = 1): its
