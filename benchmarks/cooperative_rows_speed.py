@@ -15,7 +15,8 @@ never cooperates; below the cooperative row length variant 0 loops too, so its c
 the loop's), `split` (variant 0 with the cooperative launch switched off in the wrapper: the
 statistics kernel, then the output kernel), `wide` (variant 2: rows of up to 16,384 in one
 pass, longer ones looped in blocks of 16,384; what the loop block under the cooperative length
-should be is the open question).  Predicted on the H200: the cooperative kernel near
+should be is the open question), `fwd` and `loop_fwd` (variants 0 and 1 with the loop's write
+pass walking the row forward, as it did before it walked from the row's end).  Predicted on the H200: the cooperative kernel near
 the two-transfer bound, ~1.3-1.45x the loop from the rows the L2 stops serving, and no faster
 below them.
 
@@ -35,6 +36,7 @@ from __future__ import annotations
 import argparse
 import os
 import pathlib
+import re
 import sys
 from typing import Any
 
@@ -73,11 +75,16 @@ KERNELBENCH = {
 DEFAULT_CASES = [
     f"softmax:{(1 << 29) // r}x{r}" for r in (16384, 32768, 65536, 131072, 262144, 393216)
 ]
-SCHEDULES = ("coop", "loop", "split", "wide")
-# Teacher variant per schedule (split is variant 0 with the cooperative launch switched off).
-VARIANT = {"coop": 0, "loop": 1, "split": 0, "wide": 2}
+SCHEDULES = ("coop", "loop", "split", "wide", "fwd", "loop_fwd")
+# Teacher variant per schedule (split is variant 0 with the cooperative launch switched off;
+# fwd and loop_fwd are variants 0 and 1 with the loop's write pass walking forward).
+VARIANT = {"coop": 0, "loop": 1, "split": 0, "wide": 2, "fwd": 0, "loop_fwd": 1}
 # The wrapper's switch between the cooperative kernel and the split pair (rows_coop.cc).
 COOP_SWITCH = "_coop = "
+# The write pass's block start, walking from the row's end (emit_rows.cc WriteBlocks), and
+# the forward walk's (block r0) that `fwd` puts in its place: whether the reversed walk's
+# reads from L2 pay is what the pair measures.
+FROM_END = re.compile(r"rb = \d+ - r0$", re.MULTILINE)
 
 
 def program(lines: str, args: str, inputs: str) -> str:
@@ -105,6 +112,8 @@ def case_program(case: str) -> tuple[str, str]:
 def candidate(source: str, schedule: str) -> str:
     """The teacher's candidate for one schedule (VARIANT; `split` switched off)."""
     text = emit(source, variant=VARIANT[schedule])
+    if schedule in ("fwd", "loop_fwd"):
+        return FROM_END.sub("rb = r0", text)
     if schedule != "split":
         return text
     lines = text.splitlines()

@@ -116,10 +116,13 @@ TEST(EmitRowsTest, LongSoftmaxIsOnlineInTwoPasses) {
           "for r0 in tl.range(BLOCK_R, 20000, BLOCK_R):", "x1 = tl.load(",
           "row_max = tl.max(m_acc, axis=1, keep_dims=True)",
           "row_sum = tl.sum(s_acc * tl.exp(m_acc - row_max), axis=1, keep_dims=True)",
-          "row_inv = 1.0 / row_sum", "r = tl.arange(0, BLOCK_R)[None, :]",
-          "tl.exp(x0 - row_max) * row_inv", "tl.store(",
-          "for r0 in tl.range(BLOCK_R, 20000, BLOCK_R):", "x2 = tl.load(",
-          "tl.exp(x2 - row_max) * row_inv", "tl.store("});
+          "row_inv = 1.0 / row_sum",
+          // The write walks from the row's end (3 blocks of 8192): the last block read is
+          // the first written, the first block, still in registers, the last.
+          "for r0 in tl.range(BLOCK_R, 20000, BLOCK_R):", "rb = 24576 - r0",
+          "r = rb + tl.arange(0, BLOCK_R)[None, :]", "x2 = tl.load(",
+          "tl.exp(x2 - row_max) * row_inv", "tl.store(", "r = tl.arange(0, BLOCK_R)[None, :]",
+          "tl.exp(x0 - row_max) * row_inv", "tl.store("});
 }
 
 TEST(EmitRowsTest, BatchNormInTrainingModeIsARowPerChannelOverSamplesAndPositions) {
@@ -224,8 +227,9 @@ TEST(EmitRowsTest, GenericNormReadsARowThatFitsOnce) {
   ExpectInOrder(k, {"one pass when the row fits BLOCK_R", "x0 = tl.load(x0_ptr + row_off + r",
                     "mean_acc = tl.where(mask, x0, 0.0)", "r0 = pid * 0 + BLOCK_R",
                     "while r0 < (x0_s1 // 2) * x0_s2 * x0_s3:", "r0 += BLOCK_R",
-                    "rstd =", "result = (x0 - mean) * rstd * x", "tl.store(t0_ptr + row_off + r",
-                    "r0 = pid * 0 + BLOCK_R", "while r0 <"});
+                    "rstd =", "r0 = pid * 0 + BLOCK_R", "while r0 <",
+                    "rb = ((x0_s1 // 2) * x0_s2 * x0_s3 - 1) // BLOCK_R * BLOCK_R + BLOCK_R - r0",
+                    "result = (x0 - mean) * rstd * x", "tl.store(t0_ptr + row_off + r"});
 }
 
 TEST(EmitRowsTest, GenericSoftmaxKeepsTheFirstBlock) {
@@ -245,10 +249,10 @@ TEST(EmitRowsTest, GroupNormLoadsWeightsOncePerBlockWhenChannelsAreWholeBlocks) 
   const std::string k =
       KernelOf(Emit("F.group_norm(x0, 8, x1, x2)",
                     "torch.randn(112, 64, 64, 64), torch.randn(64), torch.randn(64)"));
-  ExpectInOrder(k, {"tl.load(x1_ptr + (rc1 * 8) * stride_x1_0, mask=row_mask",
-                    "tl.load(x2_ptr + (rc1 * 8) * stride_x2_0, mask=row_mask",
-                    "for r0 in tl.range(BLOCK_R, 32768, BLOCK_R):",
-                    "tl.load(x1_ptr + (rc1 * 8 + r0 // 4096) * stride_x1_0, mask=row_mask"});
+  ExpectInOrder(k, {"for r0 in tl.range(BLOCK_R, 32768, BLOCK_R):", "rb = 32768 - r0",
+                    "tl.load(x1_ptr + (rc1 * 8 + rb // 4096) * stride_x1_0, mask=row_mask",
+                    "tl.load(x1_ptr + (rc1 * 8) * stride_x1_0, mask=row_mask",
+                    "tl.load(x2_ptr + (rc1 * 8) * stride_x2_0, mask=row_mask"});
   EXPECT_EQ(k.find("x1_ptr + (rc1 * 8 + r // "), std::string::npos);  // no gather per element
   // Channels of 100 elements: blocks cross channels, the element's channel is gathered.
   const std::string small = KernelOf(Emit("F.group_norm(x0, 2, x1, x2)",

@@ -1,6 +1,6 @@
 """benchmarks/cooperative_rows_speed.py on the CPU: each schedule's candidate is the one it names
 (the cooperative kernel, the two-pass loop of variant 1, the split pair with the cooperative
-launch switched off, variant 2's wide rows), the verifier accepts them, the JSON comes out; bad input exits 2."""
+launch switched off, variant 2's wide rows, the loop's write pass walking forward), the verifier accepts them, the JSON comes out; bad input exits 2."""
 
 from __future__ import annotations
 
@@ -28,6 +28,11 @@ def test_each_schedule_is_the_kernel_it_names(bench: ModuleType) -> None:
     wide, looped = bench.candidate(shorter, "wide"), bench.candidate(shorter, "loop")
     assert "BLOCK_R=16384" in wide and "for r0" not in wide
     assert "for r0 in tl.range(BLOCK_R, 12000, BLOCK_R)" in looped
+    # fwd: the same loop with its write pass walking forward, the only line that differs.
+    forward = bench.candidate(source, "loop_fwd").splitlines()
+    changed = [(a, b) for a, b in zip(loop.splitlines(), forward, strict=True) if a != b]
+    assert changed == [
+("        rb = 73728 - r0", "        rb = r0")]
 
 
 def test_smoke_run_verifies_and_writes_json(bench: ModuleType, tmp_path: Path) -> None:
