@@ -31,8 +31,7 @@ def test_each_schedule_is_the_kernel_it_names(bench: ModuleType) -> None:
     # fwd: the same loop with its write pass walking forward, the only line that differs.
     forward = bench.candidate(source, "loop_fwd").splitlines()
     changed = [(a, b) for a, b in zip(loop.splitlines(), forward, strict=True) if a != b]
-    assert changed == [
-("        rb = 73728 - r0", "        rb = r0")]
+    assert changed == [("        rb = 73728 - r0", "        rb = r0")]
 
 
 def test_smoke_run_verifies_and_writes_json(bench: ModuleType, tmp_path: Path) -> None:
