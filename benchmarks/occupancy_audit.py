@@ -114,11 +114,15 @@ class Launches:
 
 def _arg_type(value: Any) -> str:
     import torch
+    from triton.tools.tensor_descriptor import TensorDescriptor
 
+    names = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16",
+             torch.int64: "i64", torch.int32: "i32", torch.bool: "i1"}  # fmt: skip
     if isinstance(value, torch.Tensor):
-        names = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16",
-                 torch.int64: "i64", torch.int32: "i32", torch.bool: "i1"}  # fmt: skip
         return "*" + names[value.dtype]
+    if isinstance(value, TensorDescriptor):  # a host TMA descriptor (the TMA contraction)
+        block = ",".join(str(b) for b in value.block_shape)
+        return f"tensordesc<{names[value.base.dtype]}[{block}]>"
     if isinstance(value, bool):
         return "i1"
     if isinstance(value, int):
@@ -302,9 +306,14 @@ def _resources(cubin: bytes) -> tuple[int, int]:
     return int(found.group(1)), int(found.group(2))
 
 
-def audit(program: str, variant: int = 0) -> list[dict[str, Any]]:
+# --precision: the dtype the floating inputs take (fp32 keeps the program's own).
+HALF_DTYPES = {"bf16": "bfloat16", "fp16": "float16"}
+
+
+def audit(program: str, variant: int = 0, precision: str = "fp32") -> list[dict[str, Any]]:
     """Every launch of the teacher's candidate (schedule `variant`) for `program`, judged for
-    occupancy."""
+    occupancy; `precision` bf16 or fp16 passes the floating inputs in that dtype, as the
+    verifier casts them (the wrapper then takes its half-precision branches)."""
     import importlib.util
 
     import torch
@@ -332,9 +341,13 @@ def audit(program: str, variant: int = 0) -> list[dict[str, Any]]:
             spec.loader.exec_module(module)
         finally:
             torch.cuda.is_available = available
-        inputs = [torch.empty(shapes.shapes[name], device="meta",
-                              dtype=getattr(torch, shapes.dtypes.get(name, "float32")))
-                  for name in shapes.inputs]  # fmt: skip
+        half = HALF_DTYPES.get(precision)
+        inputs = []
+        for name in shapes.inputs:
+            dtype = getattr(torch, shapes.dtypes.get(name, "float32"))
+            if half is not None and dtype.is_floating_point:
+                dtype = getattr(torch, half)
+            inputs.append(torch.empty(shapes.shapes[name], device="meta", dtype=dtype))
         # A cooperative kernel's grid is sized by the GPU's SMs (rows_coop.cc): the H200's.
         properties = torch.cuda.get_device_properties
         torch.cuda.get_device_properties = lambda device: H200_PROPERTIES
@@ -384,6 +397,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--all", action="store_true",
                     help="every fully mapped problem, matrix products and convolutions too "
                     "(each autotuned tile a row)")  # fmt: skip
+    ap.add_argument("--precision", choices=("fp32", *HALF_DTYPES), default="fp32",
+                    help="the inputs' dtype: bf16 or fp16 audits the half-precision kernels "
+                    "(TMA contractions among them)")  # fmt: skip
     ap.add_argument("--out", help="write the rows as JSON here")
     args = ap.parse_args(argv)
     source = args.programs or args.problems
@@ -408,7 +424,7 @@ def main(argv: list[str] | None = None) -> int:
         if program is None:
             continue
         try:
-            rows = audit(program, args.variant)
+            rows = audit(program, args.variant, args.precision)
         except Exception as exc:  # one problem's failure is its row, the audit goes on
             rows = [{"error": f"{type(exc).__name__}: {str(exc)[:160]}"}]
         for row in rows:

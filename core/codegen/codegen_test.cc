@@ -1020,7 +1020,7 @@ TEST(CodegenTest, HalfContractionsLoadTheirOperandsByTmaWhereTheyAllow) {
       c, {"from triton.tools.tensor_descriptor import TensorDescriptor",
           "def k0_linear_tma_kernel(k0_a_desc, k0_b_desc, x2_ptr",
           // Persistent: 256 tiles of 128 x 256 walked by 128 programs, two rounds each.
-          "for rnd in tl.range(0, 2, flatten=True):", "pid = tl.program_id(0) + rnd * 128",
+          "for rnd in tl.range(0, 2):", "pid = tl.program_id(0) + rnd * 128",
           "for k0 in tl.range(0, 8192, BLOCK_K):", "a = k0_a_desc.load([pid_m * BLOCK_M, k0])",
           "b = k0_b_desc.load([pid_n * BLOCK_N, k0]).T", "acc = tl.dot(a, b, acc)",
           // The bias as one row of the tile, broadcast over its rows (WriteEpilogue).

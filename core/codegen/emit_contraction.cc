@@ -461,7 +461,7 @@ class ContractionWriter {
     std::string pid;  // the persistent program's tile of this round
     if (c_.programs > 0) {
       const int64_t rounds = Tiles() * batch_ / c_.programs;
-      w.Open("for rnd in tl.range(0, " + IntLiteral(rounds) + ", flatten=True):");
+      w.Open("for rnd in tl.range(0, " + IntLiteral(rounds) + "):");
       pid = ProgramId(0, ctx_.wide) + " + rnd * " + IntLiteral(c_.programs);
     }
     const Tile t = WriteTile(w, params, /*sliced=*/false, pid);

@@ -196,11 +196,14 @@ ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t bat
 // kTmaMinPrograms programs): small products keep split-K and the autotuned tiles.
 // Persistent where the tiles outnumber the SMs: `programs` programs (the largest divisor of
 // the tile count up to kTmaMaxPrograms, at least kTmaMinPersistent; one a tile otherwise) each
-// walk their tiles in a loop Triton pipelines across tiles (flatten), so the next tile's loads
-// overlap this one's epilogue.  H200 (2026-12-05, h200-2026-12-05d, gemm_variants.py, host
+// walk their tiles in turn.  H200 (2026-12-05, h200-2026-12-05d, gemm_variants.py, host
 // descriptors): persistent 0.926 and 1.001 of cuBLAS bf16 at 1024x8192x8192 and
-// 16384x4096x4096, one program a tile 0.871 and 0.890.  A divisor keeps every program's
-// rounds whole, with no test of the tile against the count in the loop.
+// 16384x4096x4096, one program a tile 0.871 and 0.890.  That kernel's loop was flattened
+// (Triton pipelines the next tile's loads across this one's epilogue); the teacher's is not:
+// flattened, KernelBench L2 40's (16384x4096x4096, bias epilogue) took 278,552 bytes of shared
+// memory in its sm_90 build, past the 232,448 a block may hold, against 147,480 unflattened
+// (benchmarks/occupancy_audit.py --precision bf16).  A divisor keeps every program's rounds
+// whole, with no test of the tile against the count in the loop.
 inline constexpr int64_t kTmaMinPrograms = 66;
 inline constexpr int64_t kTmaMaxPrograms = 132;  // the H100's and H200's SMs
 inline constexpr int64_t kTmaMinPersistent = 96;

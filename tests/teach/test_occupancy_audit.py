@@ -118,6 +118,21 @@ def test_contraction_tiles_fit_hopper_shared_memory(tool, name: str) -> None:
         assert row["shared"] <= 232448, row  # cudaDevAttrMaxSharedMemoryPerBlockOptin, H200
 
 
+def test_the_bf16_tma_linear_fits_hopper_shared_memory(tool) -> None:
+    # KernelBench L2 40's linear (16384 x 4096 x 4096, bias): in bf16 the TMA kernel, 128
+    # persistent programs of 16 tiles.  Its loop flattened took 278,552 bytes in sm_90.
+    program = (
+        "import torch\nimport torch.nn.functional as F\n\n"
+        "def fused_operator(x0, x1, x2):\n    t0 = F.linear(x0, x1, x2)\n    return t0\n\n"
+        "def get_inputs():\n"
+        "    return [torch.randn(16384, 4096), torch.randn(4096, 4096), torch.randn(4096)]\n"
+    )
+    rows = tool.audit(program, precision="bf16")
+    tma = [r for r in rows if r["kernel"].endswith("_tma_kernel")]
+    assert len(tma) == 1 and tma[0]["grid"] == 128, rows
+    assert 0 < tma[0]["shared"] <= 232448 and tma[0]["per_sm"] == 1, tma
+
+
 SASS = """
         /*0100*/                   LDG.E R2, desc[UR4][R2.64] ;
         /*0110*/                   STL [R1+0x10], R2 ;

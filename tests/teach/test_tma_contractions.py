@@ -64,9 +64,7 @@ def test_the_tma_kernel_computes_half_products_and_float32_keeps_the_pointer_ker
     source = CASES[name]
     candidate = emit(source)
     assert "TensorDescriptor.from_tensor(" in candidate and POINTER_LAUNCH in candidate
-    assert ("for rnd in tl.range(0, 2, flatten=True):" in candidate) == (
-        name == "linear_persistent"
-    )
+    assert ("for rnd in tl.range(0, 2):" in candidate) == (name == "linear_persistent")
     assert judged(source, candidate, "fp16")
     assert judged(source, candidate, "fp32")
     tma_only = candidate.replace(POINTER_LAUNCH, "    if False:\n")
