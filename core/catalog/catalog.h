@@ -52,6 +52,13 @@ enum Trait : uint32_t {
   // rounding is magnified where its values are large (codegen: emit_contraction.cc
   // ContractionPrecision).
   kAmplifiesError = 1u << 20,
+  // Homogeneous in its first tensor operand: f(a * x, c) = a * f(x, c) for any number a
+  // (mul, div, neg).  Where its other operands are constant along a dim, a sum or mean over
+  // that dim may be taken before it (codegen/reassociate.h).
+  kScalesInput = 1u << 21,
+  // Shifts its first tensor operand: f(x + a, c) = f(x, c) + a (add, sub).  A mean (not a
+  // sum) over a dim its other operands are constant along may be taken before it.
+  kShiftsInput = 1u << 22,
 };
 
 // How the output shape follows from the inputs; the synthesizer posts one constraint

@@ -59,14 +59,18 @@ Entry Comparison(std::string name, std::string doc) {
 void AddElementwiseOps(std::vector<OpInfo>& out) {
   // Binary arithmetic.
   out.push_back(Binary("add", "torch.add", 1, "input + other, broadcast")
+                    .Traits(kElementwise | kBinary | kShiftsInput)
                     .Lower(lowering::Add));
   out.push_back(Binary("sub", "torch.sub", 1, "input - other, broadcast")
+                    .Traits(kElementwise | kBinary | kShiftsInput)
                     .Alias({"torch.subtract"})
                     .Lower(lowering::Sub));
   out.push_back(Binary("mul", "torch.mul", 1, "input * other, broadcast")
+                    .Traits(kElementwise | kBinary | kScalesInput)
                     .Alias({"torch.multiply"})
                     .Lower(lowering::Mul));
   out.push_back(Binary("div", "torch.div", 1, "input / other (true division), broadcast")
+                    .Traits(kElementwise | kBinary | kScalesInput)
                     .Alias({"torch.divide", "torch.true_divide"})
                     .Lower(lowering::Div));
   out.push_back(Binary("maximum", "torch.maximum", 1, "elementwise max, broadcast")
@@ -99,7 +103,8 @@ void AddElementwiseOps(std::vector<OpInfo>& out) {
   out.push_back(Unary("sqrt", "torch.sqrt", "torch.sqrt", kPositiveInput, 1, "square root, x > 0")
                     .Params({PositiveTensor("input")})
                     .Lower(lowering::Sqrt));
-  out.push_back(Unary("neg", "torch.neg", "torch.neg", 0, 1, "-x").Alias({"torch.negative"})
+  out.push_back(Unary("neg", "torch.neg", "torch.neg", kScalesInput, 1, "-x")
+                    .Alias({"torch.negative"})
                     .Lower(lowering::Neg));
   // More unary math, as models write it (1 / x exports as reciprocal; RMSNorm's rsqrt; a
   // position bias's sign and log2): frontend-only, so the synthesizer's draws are unchanged.

@@ -404,6 +404,8 @@ std::vector<std::string> TraitNames(uint32_t traits) {
       {kChannelwise, "channelwise"},
       {kGather, "gather"},
       {kAmplifiesError, "amplifies_error"},
+      {kScalesInput, "scales_input"},
+      {kShiftsInput, "shifts_input"},
   };
   std::vector<std::string> names;
   for (const auto& [t, n] : kNames)

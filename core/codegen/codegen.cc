@@ -11,6 +11,7 @@
 #include "codegen/emitters.h"
 #include "codegen/fusion.h"
 #include "codegen/heuristics.h"
+#include "codegen/reassociate.h"
 #include "codegen/sizes.h"
 #include "codegen/wrapper.h"
 
@@ -74,12 +75,17 @@ std::vector<std::string> GenericUnsupportedOps(const Program& program) {
   return names;
 }
 
-Result<std::string> EmitCandidate(const Program& program, const CodegenOptions& options) {
-  if (program.outputs().empty()) return MakeError("program has no outputs");
-  for (size_t i = 0; i < program.nodes().size(); ++i) {
-    const std::string why = UnsupportedReason(program, NodeId{static_cast<int32_t>(i)});
-    if (!why.empty()) return MakeError("cannot emit " + why, program.nodes()[i].line);
+Result<std::string> EmitCandidate(const Program& written, const CodegenOptions& options) {
+  if (written.outputs().empty()) return MakeError("program has no outputs");
+  for (size_t i = 0; i < written.nodes().size(); ++i) {
+    const std::string why = UnsupportedReason(written, NodeId{static_cast<int32_t>(i)});
+    if (!why.empty()) return MakeError("cannot emit " + why, written.nodes()[i].line);
   }
+  // Reductions over a product's columns go before it where they may (reassociate.h), unless
+  // that leaves an operator configuration this generator cannot emit.
+  const std::optional<Program> reduced = ReduceBeforeProducts(written);
+  const bool use_reduced = reduced && UnsupportedOps(*reduced).empty();
+  const Program& program = use_reduced ? *reduced : written;
   std::optional<SizeSyms> syms;
   if (options.generic_shapes && GenericUnsupportedOps(program).empty())
     syms = InferSizeSyms(program).value();

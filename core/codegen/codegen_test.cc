@@ -1309,11 +1309,12 @@ TEST(CodegenTest, ContractionsFeedingErrorAmplifiersUseTheFullPrecisionSplit) {
   amplified.amplified_outputs = {"t0"};
   EXPECT_EQ(Count(MustEmit(alone, amplified), "fp16x3"), 0);
   EXPECT_EQ(Count(EmitVariants(alone, 1, false, {"t0"}).at(0), "\"bf16x6\""), 1);
-  // A reduction in between ends the chain: the sum's rounding is not the bmm's.
+  // A reduction in between ends the chain: the sum's rounding is not the bmm's.  (Over the
+  // rows: a sum over the columns would go before the product, reassociate.h.)
   const std::string summed = MustEmit(
       MustParse("def fused_operator(x0, x1):\n"
                 "    t0 = torch.bmm(x0, x1)\n"
-                "    t1 = torch.sum(t0, 2)\n"
+                "    t1 = torch.sum(t0, 1)\n"
                 "    t2 = torch.exp(t1)\n"
                 "    return t2\n",
                 "torch.randn(8, 64, 32), torch.randn(8, 32, 48)"));
