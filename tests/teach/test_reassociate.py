@@ -57,3 +57,18 @@ def test_the_reduced_product_matches_the_program(name: str, precision: str) -> N
     assert "N=1 " in candidate  # the product of the reduced operand: one column
     verdict = verify(CASES[name], candidate, options=Options(device=DEVICE, precision=precision))
     assert verdict.correct, verdict.reason
+
+
+def test_the_generic_candidate_reduces_first_at_other_sizes() -> None:
+    # generic_shapes: sizes come from the inputs, so the candidate written for 64 rows and 384
+    # columns is judged on a task of 128 rows and 200 columns (the rewrite's new values take
+    # the program's size names).
+    candidate = emit(CASES["matmul_div_sum"], generic_shapes=True)
+    assert "N=1" in candidate
+    other = CASES["matmul_div_sum"].replace(
+        "torch.randn(64, 512), torch.randn(384, 512)",
+        "torch.randn(128, 512), torch.randn(200, 512)",
+    )
+    assert other != CASES["matmul_div_sum"]
+    verdict = verify(other, candidate, options=Options(device=DEVICE))
+    assert verdict.correct, verdict.reason
