@@ -238,3 +238,54 @@ def test_a_tokenizer_trains_from_multi_level_pairs(tmp_path, capsys):
     # Byte-level: one token per byte without merges; with 512 entries, about 0.5 per byte.
     chains = [r["completion"] for r in records if r["level"] == 3]
     assert all(len(tok.encode(c)) < 0.7 * len(c.encode()) for c in chains)
+
+
+class FailingAfter:
+    """Accepts every answer of its first `calls` judge calls, then raises (an interruption)."""
+
+    def __init__(self, calls: int) -> None:
+        self.calls = calls
+
+    def judge(self, tasks, codes):
+        if self.calls == 0:
+            raise KeyboardInterrupt
+        self.calls -= 1
+        return [Reward(bool(c.strip()), None, "fake") for c in codes]
+
+
+def test_an_interrupted_run_resumes_without_duplicates(tmp_path, monkeypatch, capsys):
+    import drtriton.train.sft_data as sft_data
+
+    monkeypatch.setattr(sft_data, "JUDGE_BATCH", 2)
+    out = tmp_path / "pairs.jsonl"
+    cfg = SFTDataConfig(out=str(out), per_op=3, ops="relu,sigmoid", preset="tiny")
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            build(cfg, FailingAfter(calls=1))
+    except Exception as exc:  # an extension built without the synthesizer or the teacher
+        pytest.skip(str(exc))
+    first = read_pairs(out)
+    judged = (tmp_path / "pairs.jsonl.judged").read_text().split()
+    assert len(first) == 2 and judged == [p["id"] for p in first]
+    assert "sft-data: 2/6 answers judged (2 verified this run)" in capsys.readouterr().err
+    # Resumed: the other four are judged, the first two are not judged again.
+    summary = build(cfg, FailingAfter(calls=2))
+    pairs = read_pairs(out)
+    assert len(pairs) == 6 and len({p["id"] for p in pairs}) == 6
+    assert sum(c["answers"] for c in summary.values()) == 4
+    assert "6/6 answers judged (4 verified this run, 2 judged before)" in capsys.readouterr().err
+    # Finished: a rerun judges nothing (a verifier call would raise) and appends nothing.
+    build(cfg, FailingAfter(calls=0))
+    assert len(read_pairs(out)) == 6
+
+
+def test_pairs_written_but_not_yet_marked_are_not_judged_again(tmp_path):
+    out = tmp_path / "pairs.jsonl"
+    cfg = SFTDataConfig(out=str(out), per_op=2, ops="relu", preset="tiny")
+    try:
+        build(cfg, AcceptAll())
+    except Exception as exc:  # an extension built without the synthesizer or the teacher
+        pytest.skip(str(exc))
+    (tmp_path / "pairs.jsonl.judged").unlink()  # interrupted between the pairs and the mark
+    build(cfg, FailingAfter(calls=0))
+    assert len(read_pairs(out)) == 2

@@ -24,8 +24,11 @@ evaluates the SFT+RL model per operator and adds targeted pairs for the operator
    to level 5, and a model that saw single operators alone composed none (held-out level-2
    pass@1 0/12 in every 2026-11-30 run: examples/train/README.md). With `--ops`, a chain
    qualifies when it holds one of the named operators.
+Long runs resume: answers are judged in batches of JUDGE_BATCH programs, each batch's pairs
+written and flushed and its answer ids then appended to OUT.judged; the same command run again
+skips every answer listed there or in OUT, and prints a progress line on stderr per batch.
 The summary (per level-1 operator, and per level >= 2 as "level N": programs, answers,
-verified) is printed as JSON; the operator coverage of the output file (pair_coverage.py) is
+verified, counting this run's answers) is printed as JSON; the operator coverage of the output file (pair_coverage.py) is
 written beside it and printed as a table.
 """
 
@@ -46,7 +49,12 @@ from drtriton.jsonl import require_precision
 
 @dataclass
 class SFTDataConfig:
-    out: str = field(metadata={"help": "pair records (JSONL), appended"})
+    out: str = field(
+        metadata={
+            "help": "pair records (JSONL), appended; OUT.judged lists the answers judged, so "
+            "the same command run again resumes where it stopped"
+        }
+    )
     per_op: int = field(default=200, metadata={"help": "level-1 programs per operator (paper 200)"})
     levels: str = field(
         default="1",
@@ -224,13 +232,73 @@ def build(cfg: SFTDataConfig, verifier: Any = None) -> dict[str, dict[str, int]]
     for r in programs:
         summary[_summary_key(r)]["programs"] += 1
     Path(cfg.out).parent.mkdir(parents=True, exist_ok=True)
+    policies = _policies(cfg)
+    progress = _Progress(cfg.out, len(programs) * cfg.samples * len(policies))
     # A run that fails before its first pair (an API error, say) leaves no empty file behind.
     with removed_if_left_empty(cfg.out), open(cfg.out, "a") as f:
-        for policy in _policies(cfg):
-            # One verifier call for all levels: each call starts its worker processes anew.
-            f.writelines(_verified_pairs(cfg, policy, verifier, programs, summary))
+        for policy in policies:
+            left = [r for r in programs if not progress.judged_all(r, policy.name, cfg.samples)]
+            progress.skip((len(programs) - len(left)) * cfg.samples)
+            # Batches bound what an interruption loses: each batch's pairs are written and
+            # flushed, then its answers are marked judged (JUDGED_SUFFIX), and a rerun skips them.
+            for start in range(0, len(left), JUDGE_BATCH):
+                batch = left[start : start + JUDGE_BATCH]
+                f.writelines(_verified_pairs(cfg, policy, verifier, batch, summary))
+                f.flush()
+                progress.mark(batch, policy.name, cfg.samples, summary)
     pair_coverage.write(cfg.out, levels)
     return {op: dict(c) for op, c in sorted(summary.items())}
+
+
+# Programs a verifier call judges (each call starts its worker processes anew: ~10 s on two
+# CPUs against ~1-2 s an answer in the interpreter, so 256 keep that under 5%).
+JUDGE_BATCH = 256
+# Beside OUT: the ids of the answers judged so far, one a line (verified or not), so that a
+# rerun of the same command resumes instead of judging (and appending) them again.
+JUDGED_SUFFIX = ".judged"
+
+
+def _answer_id(record: dict, policy: str, sample: int) -> str:
+    return f"{record['id']}#{policy}{sample}"
+
+
+class _Progress:
+    """What OUT and its .judged file say was judged, and a line on stderr per batch."""
+
+    def __init__(self, out: str, total: int) -> None:
+        import time
+
+        self.path = Path(str(out) + JUDGED_SUFFIX)
+        self.judged: set[str] = set()
+        if self.path.exists():
+            self.judged.update(x.strip() for x in self.path.read_text().splitlines() if x.strip())
+        if Path(out).exists():  # pairs written before their batch was marked (an interruption)
+            for line in Path(out).read_text().splitlines():
+                if line.strip():
+                    self.judged.add(json.loads(line).get("id", ""))
+        self.total, self.done, self.resumed, self.began = total, 0, 0, time.monotonic()
+
+    def judged_all(self, record: dict, policy: str, samples: int) -> bool:
+        return all(_answer_id(record, policy, i) in self.judged for i in range(samples))
+
+    def skip(self, answers: int) -> None:
+        self.resumed += answers
+        self.done += answers
+
+    def mark(self, batch: list[dict], policy: str, samples: int,
+             summary: dict[str, Counter]) -> None:  # fmt: skip
+        import sys
+        import time
+
+        ids = [_answer_id(r, policy, i) for r in batch for i in range(samples)]
+        with open(self.path, "a") as f:
+            f.writelines(x + "\n" for x in ids)
+        self.done += len(ids)
+        verified = sum(c["verified"] for c in summary.values())
+        rate = (self.done - self.resumed) / max(time.monotonic() - self.began, 1e-9)
+        resumed = f", {self.resumed} judged before" if self.resumed else ""
+        print(f"sft-data: {self.done}/{self.total} answers judged ({verified} verified this run"
+              f"{resumed}), {rate:.2f} answers/s", file=sys.stderr, flush=True)  # fmt: skip
 
 
 def _verified_pairs(cfg: SFTDataConfig, policy: Any, verifier: Any, programs: list[dict],
@@ -248,7 +316,7 @@ def _verified_pairs(cfg: SFTDataConfig, policy: Any, verifier: Any, programs: li
         if not reward.correct:
             continue
         summary[key]["verified"] += 1
-        pair = {**r, "id": f"{r['id']}#{policy.name}{i}", "completion": c.code,
+        pair = {**r, "id": _answer_id(r, policy.name, i), "completion": c.code,
                 "teacher": policy.name, "status": reward.status, "correct": True}  # fmt: skip
         lines.append(json.dumps(pair) + "\n")
     return lines
