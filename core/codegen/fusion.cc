@@ -9,9 +9,6 @@
 #include "codegen/layout.h"
 
 namespace drtriton::codegen {
-namespace {
-
-// Nodes that read each value, counting a node once per tensor argument.
 std::vector<std::vector<NodeId>> Consumers(const Program& program) {
   std::vector<std::vector<NodeId>> users(program.values().size());
   for (size_t i = 0; i < program.nodes().size(); ++i)
@@ -24,6 +21,8 @@ bool IsOutput(const Program& program, ValueId v) {
   const auto& outs = program.outputs();
   return std::find(outs.begin(), outs.end(), v) != outs.end();
 }
+
+namespace {
 
 // Follows single-consumer, same-shape elementwise and channelwise nodes from `start`; returns
 // the last value of the chain (start itself when nothing can be fused).  `claimed` marks the

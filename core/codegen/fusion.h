@@ -53,6 +53,11 @@ struct FusionPlan {
   std::vector<bool> materialized;  // per value: stored in memory (inputs, group outputs)
 };
 
+// The nodes that read each value, a node once per tensor argument it passes the value as.
+std::vector<std::vector<NodeId>> Consumers(const Program& program);
+// Whether `v` is one of the program's outputs.
+bool IsOutput(const Program& program, ValueId v);
+
 // The log_softmax along the classes whose only reader is the nll_loss `loss` (and which the
 // program does not return): the loss's rows kernel computes its row statistics in the same
 // read of the scores, so cross_entropy stores no (N, C) log-probabilities.  Null otherwise.

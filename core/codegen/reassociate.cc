@@ -5,19 +5,10 @@
 #include <vector>
 
 #include "catalog/catalog.h"
+#include "codegen/fusion.h"
 
 namespace drtriton::codegen {
 namespace {
-
-// How often each value is read by a node or returned.
-std::vector<int> UsesOf(const Program& p) {
-  std::vector<int> uses(p.values().size(), 0);
-  for (const Node& n : p.nodes())
-    for (ValueId t : n.tensors)
-      if (t.valid()) ++uses[static_cast<size_t>(t.index)];
-  for (ValueId o : p.outputs()) ++uses[static_cast<size_t>(o.index)];
-  return uses;
-}
 
 // Whether `other` (right-aligned against a value of `rank` dims) is constant along `dim`.
 bool ConstantAlong(const Shape& other, size_t rank, size_t dim) {
@@ -46,7 +37,8 @@ bool CommutesWith(const Program& p, const Node& n, bool mean, size_t dim) {
 
 // The contraction whose output columns the reduction `r` sums (or averages) through steps
 // that commute with it, or an invalid id.
-NodeId ProductBefore(const Program& p, const Node& r, const std::vector<int>& uses) {
+NodeId ProductBefore(const Program& p, const Node& r,
+                     const std::vector<std::vector<NodeId>>& users) {
   const OpInfo& op = GetOp(r.op);
   const bool mean = op.name == "mean";
   if ((op.name != "sum" && !mean) || r.attrs.empty() || r.attrs[0].type != AttrType::kInt)
@@ -58,7 +50,9 @@ NodeId ProductBefore(const Program& p, const Node& r, const std::vector<int>& us
   if (dim != static_cast<int64_t>(rank) - 1 || p.value(v).shape.back() < 2) return {};
   while (true) {
     const Value& value = p.value(v);
-    if (!value.producer.valid() || uses[static_cast<size_t>(v.index)] != 1) return {};
+    if (!value.producer.valid() || users[static_cast<size_t>(v.index)].size() != 1 ||
+        IsOutput(p, v))
+      return {};
     const Node& n = p.node(value.producer);
     if (GetOp(n.op).has(kContraction)) return value.producer;
     if (!CommutesWith(p, n, mean, static_cast<size_t>(dim))) return {};
@@ -77,11 +71,11 @@ std::string FreshName(const Program& a, const Program& b, const std::string& bas
 }  // namespace
 
 std::optional<Program> ReduceBeforeProducts(const Program& program) {
-  const std::vector<int> uses = UsesOf(program);
+  const std::vector<std::vector<NodeId>> users = Consumers(program);
   // Product node -> the reduction (sum or mean) to take over its columns first.
   std::unordered_map<int32_t, OpId> reduce_first;
   for (const Node& n : program.nodes()) {
-    const NodeId product = ProductBefore(program, n, uses);
+    const NodeId product = ProductBefore(program, n, users);
     if (product.valid()) reduce_first.emplace(product.index, n.op);
   }
   if (reduce_first.empty()) return std::nullopt;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "codegen/emitters.h"
+#include "codegen/fusion.h"
 
 namespace drtriton::codegen {
 
@@ -31,9 +32,8 @@ std::string TorchDtype(const std::string& dtype) { return "torch." + dtype; }
 // 2048 elements past 1e-2) where the float32 evaluation the verifier also judges by has it
 // exact.  Index and mask tensors keep their dtype.
 std::string StoredDtype(const Program& p, ValueId v) {
-  const std::vector<ValueId>& outs = p.outputs();
-  const bool output = std::find(outs.begin(), outs.end(), v) != outs.end();
-  return output && p.value(v).dtype == "float32" ? "float_dtype" : TorchDtype(p.value(v).dtype);
+  return IsOutput(p, v) && p.value(v).dtype == "float32" ? "float_dtype"
+                                                          : TorchDtype(p.value(v).dtype);
 }
 
 // `float_dtype`: the first floating input's dtype, float32 where there is none.
