@@ -16,9 +16,9 @@ the loop's), `split` (variant 0 with the cooperative launch switched off in the 
 statistics kernel, then the output kernel), `wide` (variant 2: rows of up to 16,384 in one
 pass, longer ones looped in blocks of 16,384; what the loop block under the cooperative length
 should be is the open question), `fwd` and `loop_fwd` (variants 0 and 1 with the loop's write
-pass walking the row forward, as it did before it walked from the row's end).  Predicted on the H200: the cooperative kernel near
-the two-transfer bound, ~1.3-1.45x the loop from the rows the L2 stops serving, and no faster
-below them.
+pass walking the row forward, as it did before it walked from the row's end).  Predicted on
+the H200: the cooperative kernel near the two-transfer bound, ~1.3-1.45x the loop from the rows
+the L2 stops serving, and no faster below them.
 
 Each schedule's candidate goes to the verifier (drtriton.verify with the torch.compile baseline:
 L2 flushed before every call, CUDA events, trimmed means), so a time is printed only for a

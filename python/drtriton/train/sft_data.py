@@ -35,6 +35,8 @@ written beside it and printed as a table.
 from __future__ import annotations
 
 import json
+import sys
+import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -266,8 +268,6 @@ class _Progress:
     """What OUT and its .judged file say was judged, and a line on stderr per batch."""
 
     def __init__(self, out: str, total: int) -> None:
-        import time
-
         self.path = Path(str(out) + JUDGED_SUFFIX)
         self.judged: set[str] = set()
         if self.path.exists():
@@ -287,9 +287,6 @@ class _Progress:
 
     def mark(self, batch: list[dict], policy: str, samples: int,
              summary: dict[str, Counter]) -> None:  # fmt: skip
-        import sys
-        import time
-
         ids = [_answer_id(r, policy, i) for r in batch for i in range(samples)]
         with open(self.path, "a") as f:
             f.writelines(x + "\n" for x in ids)
