@@ -138,3 +138,24 @@ def test_half_precision_model_new_keeps_the_inputs_dtype() -> None:
     assert "dtype=torch.float32, device=x0.device)" not in result.model_new
     assert "torch.full((1,), 0.5, dtype=x0.dtype, device=x0.device)" in result.model_new
     assert "_DRTRITON_TENSORS = {0: ((None, 16), 'float16')}" in result.model_new
+
+
+# 1024 x 1152 outputs: 72 tiles of 128 x 128, enough for the teacher's TMA contraction
+# (heuristics.h kTmaMinPrograms), whose candidate imports TensorDescriptor.
+WIDE_LINEAR = (
+    model("self.fc = nn.Linear(d_in, d_out)", "return torch.relu(self.fc(x))")
+    .replace("torch.randn(4, 16)", "torch.randn(1024, 16)")
+    .replace("[16, 8]", "[16, 1152]")
+)
+
+
+def test_model_new_keeps_the_imports_its_kernels_add() -> None:
+    """A hybrid's own imports (the TMA contraction's TensorDescriptor) reach ModelNew; without
+    them its wrapper raised NameError on every GPU linear in bf16."""
+    import dataclasses
+
+    config = dataclasses.replace(CONFIG, precision="fp16", any_batch=False)
+    result = optimize_source(WIDE_LINEAR, config)
+    assert result.error is None, result.error
+    assert result.verdict["status"] == "correct", result.verdict
+    assert "\nfrom triton.tools.tensor_descriptor import TensorDescriptor\n" in result.model_new

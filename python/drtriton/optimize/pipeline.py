@@ -58,8 +58,8 @@ class OptimizeConfig:
     # repeats, searched once) had that many each.
     batch_norm_kernels: bool = False
     # The verifier's precision mode (verify/precision.py): fp32 (strict), tf32, bf16 or fp16.
-    # The search's verifications and the final one judge and time in it. The teacher's kernels
-    # are still float32 kernels (issue 21, item 3): in bf16 and fp16 they are rejected.
+    # The search's verifications and the final one judge and time in it; in bf16 and fp16 the
+    # teacher's kernels load half operands for tensor-core tl.dot and accumulate in fp32.
     precision: str = "fp32"
 
 
