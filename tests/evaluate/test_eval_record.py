@@ -38,6 +38,21 @@ def test_a_problem_without_a_verification_has_none() -> None:
     assert record["search_verifications"] is None
 
 
+def test_the_record_keeps_what_every_verified_fragment_got() -> None:
+    """Fused runs too: a cover that left the convolution in PyTorch says what its fused
+    fragment got, where `unfused` gives only the reason for the PyTorch segment."""
+    segments = [
+        {"run": 0, "ops": ["conv2d"], "fused": False, "why": "PyTorch is as cheap or cheaper here",
+         "tried": ["conv2d+min: correct 2.1 ms (eager 1.9 ms)", "min: correct 0.2 ms"]},
+        {"run": 0, "ops": ["min"], "fused": True},
+        {"run": 1, "ops": ["relu"], "fused": True, "tried": ["relu: correct 0.1 ms"]},
+    ]  # fmt: skip
+    record = build_record(PROBLEM, {"status": "correct", "segments": segments}, "cuda", 1.0)
+    assert record["tried"] == ["conv2d+min: correct 2.1 ms (eager 1.9 ms)",
+                               "min: correct 0.2 ms", "relu: correct 0.1 ms"]  # fmt: skip
+    assert record["unfused"][0] == "conv2d: PyTorch is as cheap or cheaper here"
+
+
 def test_the_record_names_its_precision() -> None:
     verdict = {"status": "correct", "correct": True, "precision": "bf16"}
     assert build_record(PROBLEM, {"verdict": verdict}, "cuda", 1.0)["precision"] == "bf16"

@@ -43,6 +43,8 @@ def test_model_with_parameters_is_fused_and_verified(tmp_path: pathlib.Path) -> 
     assert result.verdict["status"] == "correct", result.verdict
     assert [s["ops"] for s in result.segments if s["fused"]] == [["linear", "relu", "add"]]
     assert "class ModelNew(Model)" in result.model_new
+    # What each verified fragment got, kept for the fused cover too.
+    assert result.segments[0]["tried"][0].startswith("linear+relu+add: correct")
     assert result.frontend["fully_mapped"] and result.frontend["n_ops"] == 3
     # What the search's own verifications cost, summed (the evaluation records it).
     costs = result.search_costs

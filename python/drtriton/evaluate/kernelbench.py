@@ -188,6 +188,16 @@ def _unfused(segments: list[Any]) -> list[str]:
     return lines[:12]
 
 
+def _tried(segments: list[Any]) -> list[str]:
+    """What each fragment the search verified got, in every run (at most 24 lines): why a
+    fused cover left an operator in PyTorch (L2 31 in bf16 kept its convolution there)."""
+    lines: list[str] = []
+    for seg in segments:
+        if isinstance(seg, dict):
+            lines += seg.get("tried", [])
+    return lines[:24]
+
+
 def build_record(problem: dict[str, Any], outcome: dict[str, Any], device: str,
                  seconds: float, precision: str = "fp32") -> dict[str, Any]:  # fmt: skip
     """The result record of one problem from its worker's outcome (or a failure's)."""
@@ -235,6 +245,7 @@ def build_record(problem: dict[str, Any], outcome: dict[str, Any], device: str,
         # is itself outside the tolerance (verify/compare.py _within_baseline_error).
         "baseline_error_sets": flat.get("baseline_error_sets"),
         "unfused": _unfused(segments),
+        "tried": _tried(segments),
         "kernel": outcome.get("kernel"),
         "seconds": round(seconds, 2),
         # Seconds the problem's process waited for the GPU's lock and held it exclusively.

@@ -174,6 +174,9 @@ def _run_segments(k: int, run: Run, found: Any, why: str, on_gpu: bool) -> list[
         else:
             row.update(fused=False, kernel=None, why="PyTorch is as cheap or cheaper here")
         rows.append(row)
+    tried = _tried(found, ops)
+    if rows and tried:  # what every verified fragment got, the chosen ones and the rest
+        rows[0]["tried"] = tried
     return rows
 
 
