@@ -59,6 +59,10 @@ enum Trait : uint32_t {
   // Shifts its first tensor operand: f(x + a, c) = f(x, c) + a (add, sub).  A mean (not a
   // sum) over a dim its other operands are constant along may be taken before it.
   kShiftsInput = 1u << 22,
+  // PyTorch returns a view whose dims are reordered (transpose, permute): its innermost dim
+  // is no longer unit-stride.  A kernel verified on a contiguous copy of it reads it another
+  // way in ModelNew (search/search.py keeps such a view out of a fragment's inputs).
+  kReordersDims = 1u << 23,
 };
 
 // How the output shape follows from the inputs; the synthesizer posts one constraint

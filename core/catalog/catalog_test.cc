@@ -159,6 +159,10 @@ TEST(CatalogTest, TraitsAreConsistent) {
   EXPECT_TRUE(bn.params[2].positive);
   EXPECT_EQ(bn.params[2].name, "running_var");
   EXPECT_TRUE(GetOp(FindOp("F.gelu")).params[1].keyword_only);
+  // Views whose innermost dim moves; a reshape keeps the element order.
+  EXPECT_TRUE(GetOp(FindOp("transpose")).has(kReordersDims));
+  EXPECT_TRUE(GetOp(FindOp("permute")).has(kReordersDims));
+  EXPECT_FALSE(GetOp(FindOp("reshape")).has(kReordersDims));
   EXPECT_EQ(TraitNames(kElementwise | kUnary), (std::vector<std::string>{"elementwise", "unary"}));
   for (const OpInfo& op : Catalog()) {
     SCOPED_TRACE(op.name);

@@ -35,6 +35,7 @@ void AddLayoutOps(std::vector<OpInfo>& out) {
           .Rank(0, 8)  // 0-d in and out: one element (a reduction over every dim)
           .Example({{2, 3, 4}}, {L({6, -1})}));
   out.push_back(Layout("permute", "reorder the dims: out.shape[k] = input.shape[dims[k]]")
+                    .Traits(kLayout | kFrontendOnly | kReordersDims)
                     .Params({Tensor("input"), Attr("dims", IntListAttr())})
                     .Rule(ShapeRule::kPermute)
                     .Example({{2, 3, 4}}, {L({2, 0, 1})}));

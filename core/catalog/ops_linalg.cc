@@ -34,7 +34,7 @@ void AddLinalgOps(std::vector<OpInfo>& out) {
                     .Params({Tensor("input"), Attr("dim0", DimAttr()), Attr("dim1", DimAttr())})
                     .Rule(ShapeRule::kTranspose)
                     .Rank(2, 5)
-                    .Traits(kLayout)
+                    .Traits(kLayout | kReordersDims)
                     .Flops(0)
                     .Doc("swap dims dim0 and dim1 (a view in PyTorch)")
                     .Example({{2, 3, 4}}, {I(-2), I(-1)}));

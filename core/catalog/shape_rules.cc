@@ -406,6 +406,7 @@ std::vector<std::string> TraitNames(uint32_t traits) {
       {kAmplifiesError, "amplifies_error"},
       {kScalesInput, "scales_input"},
       {kShiftsInput, "shifts_input"},
+      {kReordersDims, "reorders_dims"},
   };
   std::vector<std::string> names;
   for (const auto& [t, n] : kNames)

@@ -71,6 +71,7 @@ RowsEmitter::RowsEmitter(const GroupContext& ctx, const Node& node, Role role)
   r_ = Product(layout_.r_shape);
   rows_expr_ = DimProduct(layout_.row_dims);
   r_expr_ = DimProduct(layout_.r_dims);
+  strided_r_ = !IsNorm(op_) && ReducedDimStrided(ctx, row_input_, layout_);
   // Generic mode: block caps for a large problem (the wrapper shrinks the blocks to the
   // runtime sizes), and the loops, which run zero times past a row that fits.
   const int64_t rows_hint = ctx.generic() ? kUnknownSize : rows_;

@@ -435,5 +435,40 @@ TEST(EmitRowsTest, StridedAndSequentialScansReadFlipsAsIndexArithmetic) {
                        "tl.store(t2_ptr + row_off + (299 - r)"});
 }
 
+// The sum over the last dim of a transpose reads its stored input down a column: the rows
+// schedule of an outer dim (adjacent rows a program, here 16, and a loop over r), not one row
+// of 4096 lanes a program, each lane 2 KB from the next.  A per-row bias, constant along r,
+// does not make a contiguous row strided.
+TEST(EmitRowsTest, ReducingAStoredColumnTilesAdjacentRows) {
+  auto emit = [](const std::string& body, const std::string& inputs) {
+    const Program p = MustParse("def fused_operator(x0, x1):\n" + body, inputs);
+    auto c = EmitCandidate(p);
+    EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.error().ToString());
+    return c.ok() ? c.value() : "";
+  };
+  const std::string transposed =
+      emit("    t0 = torch.transpose(x0, 0, 1)\n    t1 = torch.relu(t0)\n"
+           "    t2 = torch.sum(t1, 1)\n    t3 = torch.add(t2, x1)\n    return t3\n",
+           "torch.randn(4096, 512), torch.randn(512)");
+  EXPECT_EQ(Count(transposed, "BLOCK_O=16,"), 1) << transposed;
+  EXPECT_EQ(Loops(KernelOf(transposed)), 1) << transposed;
+  const std::string biased =
+      emit("    t0 = torch.add(x0, x1)\n    t1 = torch.sum(t0, 1)\n    return t1\n",
+           "torch.randn(512, 4096), torch.randn(512, 1)");
+  EXPECT_EQ(Count(biased, "BLOCK_O=1,"), 1) << biased;
+  EXPECT_EQ(Loops(KernelOf(biased)), 0) << biased;
+  // A unit dim after the reduced one moves no address (KernelBench L1 37's sums with keepdim).
+  const std::string unit =
+      emit("    t0 = torch.sum(x0, 2, True)\n    t1 = torch.add(t0, x1)\n    return t1\n",
+           "torch.randn(8, 64, 4096, 1), torch.randn(1)");
+  EXPECT_EQ(Count(unit, "BLOCK_O=1,"), 1) << unit;
+  EXPECT_EQ(Loops(KernelOf(unit)), 0) << unit;
+  // Nor does a reduced dim of size 1 (L2 80's mean over (1024, 1)): rows one block each.
+  const std::string single =
+      emit("    t0 = torch.mean(x0, 1, True)\n    t1 = torch.add(t0, x1)\n    return t1\n",
+           "torch.randn(1024, 1), torch.randn(1)");
+  EXPECT_EQ(Count(single, "BLOCK_O=1024,"), 1) << single;
+}
+
 }  // namespace
 }  // namespace drtriton::codegen

@@ -58,6 +58,14 @@ struct RowLayout {
 
 RowLayout LayoutOf(const GroupContext& ctx, const Node& node, RowOp op);
 
+// The layout reduces the input's last dim (`trailing`), but a stored value the input is read
+// from (through transposes, permutes and elementwise nodes computed inline) holds a kept dim
+// innermost: consecutive r are a stride apart in memory, consecutive rows adjacent.  L2 14's
+// row sum taken before the product (reassociate.h) sums the weight's transpose: a program
+// per row of 8192 lanes each 32 KB apart read every 4-byte element from its own sector.
+// Literal sizes only (generic mode's layouts are not traced).
+bool ReducedDimStrided(const GroupContext& ctx, ValueId input, const RowLayout& l);
+
 // The coordinates of the row-major flat index `flat` over `dims` as expressions, writing no
 // line: "r // 126", "r % 126" ("0" for unit dims).  Used inside addresses, the expressions
 // vanish with the strided path that needs them (the contiguous path reads `ptr + r`).

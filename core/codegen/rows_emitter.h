@@ -62,8 +62,9 @@ class RowsEmitter {
   const Node* ScanInputFlip() const;
   // Walking from the row's end, a block is read in groups of 4 lanes (16 bytes of float32).
   static constexpr int kGroup = 4;
-  // True unless an along-dim operator reduces a dim with non-unit dims after it.
-  bool ReducesInnermost() const { return IsNorm(op_) || layout_.trailing; }
+  // True unless an along-dim operator reduces a dim with non-unit dims after it, or one that
+  // is a stride apart in the stored value it reads (rows.h ReducedDimStrided).
+  bool ReducesInnermost() const { return (IsNorm(op_) || layout_.trailing) && !strided_r_; }
   // Softmax and norms store one value per input element and need the row's statistics
   // first: the operators with two passes over a long row.
   bool TwoPasses() const {
@@ -185,6 +186,7 @@ class RowsEmitter {
   std::string rows_expr_, r_expr_;  // the same as text (sizes.h)
   RowsConfig config_;
   bool single_ = true;       // the row is one block (specialized mode only)
+  bool strided_r_ = false;   // rows.h ReducedDimStrided
   bool contiguous_ = false;  // the kernel has a CONTIG path
   Coords row_, r_coords_, in_coords_;
   // The tensor whose rows the kernel reads: the anchor's input, or the input of the producer

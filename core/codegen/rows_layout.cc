@@ -1,7 +1,9 @@
 // Rows layouts (rows.h): along one dim, trailing dims, groups of channels, channels.
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "codegen/layout.h"
 #include "codegen/rows.h"
 
 namespace drtriton::codegen {
@@ -128,6 +130,57 @@ RowLayout LayoutOf(const GroupContext& ctx, const Node& node, RowOp op) {
   if (op == RowOp::kInstanceNorm) return Trailing(in, dims, 2, ParamsVary::kPerRow);
   if (op == RowOp::kBatchNorm) return Channels(in, dims);
   return Groups(in, dims, node.attrs[0].i);  // group_norm
+}
+
+namespace {
+
+constexpr char kReducedToken[] = "__reduced";
+constexpr char kKeptToken[] = "__kept";
+// A value inlined through more layout and elementwise nodes than this is not traced.
+constexpr int kMaxTraceDepth = 16;
+
+// Whether some stored value that `v` (read at `coords`) is computed from varies along r and
+// has, as its innermost non-unit dim that any coordinate reaches, one addressed by kept
+// coordinates only.  A value constant along r (a per-row bias) is read once a row: it does
+// not count.
+bool StoredReadAcrossR(const GroupContext& ctx, ValueId v, const Coords& coords, int depth) {
+  const Program& p = ctx.program;
+  const Value& value = p.value(v);
+  if (ctx.plan.materialized[v.index] || !value.producer.valid()) {
+    const auto has = [&](size_t i, const char* token) {
+      return value.shape[i] != 1 && coords[i].find(token) != std::string::npos;
+    };
+    bool varies = false;  // a unit dim's coordinate moves no address
+    for (size_t i = 0; i < value.shape.size(); ++i) varies = varies || has(i, kReducedToken);
+    if (!varies) return false;
+    for (size_t i = value.shape.size(); i-- > 0;)
+      if (has(i, kReducedToken) || has(i, kKeptToken)) return !has(i, kReducedToken);
+    return false;
+  }
+  if (depth >= kMaxTraceDepth) return false;
+  const Node& node = p.node(value.producer);
+  const OpInfo& op = GetOp(node.op);
+  if (op.has(kLayout)) {
+    const LayoutRead read = LayoutInputCoords(p, node, coords);
+    return StoredReadAcrossR(ctx, node.tensors[0], read.coords, depth + 1);
+  }
+  if (op.has(kChannelwise))  // its parameters are per channel: only the input is a tensor read
+    return StoredReadAcrossR(ctx, node.tensors[0], coords, depth + 1);
+  for (ValueId t : node.tensors) {
+    const Coords in = BroadcastCoords(p.value(t).shape, value.shape, coords);
+    if (StoredReadAcrossR(ctx, t, in, depth + 1)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool ReducedDimStrided(const GroupContext& ctx, ValueId input, const RowLayout& l) {
+  if (!l.trailing || l.r_shape.size() != 1 || ctx.generic()) return false;
+  Coords row;
+  for (size_t i = 0; i < l.row_shape.size(); ++i)
+    row.push_back(kKeptToken + std::to_string(i));
+  return StoredReadAcrossR(ctx, input, l.in_coords(row, {kReducedToken}), 0);
 }
 
 Coords InlineCoords(const std::string& flat, const Dims& dims) {

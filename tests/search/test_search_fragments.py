@@ -134,3 +134,26 @@ def test_kept_lines_are_probed_in_the_layouts_the_hybrid_gives_them():
     ]
     plan = _core.plan_hybrid(task, fused_transpose)
     assert "clone" not in hybrid.kept_packets(task, plan, "cpu")
+
+
+# KernelBench L2 14's run: the weight's transpose feeds the product.
+TRANSPOSED = (
+    "import torch\nimport torch.nn.functional as F\n\n"
+    "def fused_operator(x0, x1):\n"
+    "    t0 = torch.transpose(x1, 0, 1)\n"
+    "    t1 = torch.matmul(x0, t0)\n"
+    "    t2 = torch.sum(t1, 1, True)\n"
+    "    return t2\n\n"
+    "def get_inputs():\n    return [torch.randn(4, 8), torch.randn(6, 8)]\n"
+)
+
+
+def test_no_fused_fragment_reads_a_view_pytorch_reorders():
+    """Verified on a contiguous input, such a fragment would read the strided view in ModelNew;
+    fragments that hold the transpose read the stored weight through it, and stay."""
+    from drtriton.search.search import _fusable
+
+    fragments = _core.fragments(TRANSPOSED, 5)
+    kept = {(f["start"], f["end"]) for f in _fusable(TRANSPOSED, fragments)}
+    assert kept == {(0, 1), (0, 2), (0, 3), (2, 3)}
+    assert {(f["start"], f["end"]) for f in fragments} - kept == {(1, 2), (1, 3)}

@@ -72,3 +72,14 @@ def test_the_generic_candidate_reduces_first_at_other_sizes() -> None:
     assert other != CASES["matmul_div_sum"]
     verdict = verify(other, candidate, options=Options(device=DEVICE))
     assert verdict.correct, verdict.reason
+
+
+def test_the_transposed_weight_is_summed_down_its_columns() -> None:
+    """L2 14's sum runs over the transpose's rows, which are the stored weight's columns: a
+    tile of adjacent columns walks down them (rows.h ReducedDimStrided), where one program a
+    column read lanes a row of the weight apart (0.339 ms against eager's 0.198, H100)."""
+    candidate = emit(CASES["matmul_div_sum"])
+    column_sum = candidate.split("def k0_sum_kernel")[1].split("@triton.jit")[0]
+    assert "for r0 in tl.range(0, 384, BLOCK_R)" in column_sum
+    launch = candidate.split("k0_sum_kernel[")[1].split(")\n")[0]
+    assert "BLOCK_O=1," not in launch
