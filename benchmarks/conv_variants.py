@@ -1,0 +1,342 @@
+"""Convolution schedules in bf16 against cuDNN and torch.compile, at KernelBench level 2's
+conv2d shapes (3 x 3, stride 1, no padding, 64 input channels).
+
+    python benchmarks/conv_variants.py --device cuda [--out conv.json]    # H100 or H200
+    python benchmarks/conv_variants.py --device cpu    # compiles the TMA kernels for sm_90 only
+
+Why: in bf16 on the H100 (benchmarks/results/h100-2026-12-05b), 24 of level 2's 43 correct
+convolution problems lost to torch.compile, most of them with 64 input and 128 output channels
+at 128 x 128 or 256 x 256 (L2 4, 17, 31, 32, 35, 46, 52: 0.39-0.83x). L2 1, the teacher's
+fused kernel for the same convolution as L2 31's, ran 0.99 ms against torch.compile's 1.04:
+300 GFLOP, so about 300 TFLOP/s where the bf16 TMA GEMM reaches 776 (L2 14's 1024 x 8192 x
+8192). The teacher's convolution copies its input channels-last, then multiplies tiles that
+cp.async gathers through index arithmetic (core/codegen/emit_contraction.cc). What may close
+the gap, timed here before it goes into the teacher:
+- `tma_rows`: an output tile is BM consecutive pixels of one output row by BN output channels.
+  For a stride-1 convolution without padding, the input pixels of tap (kh, kw) for that tile
+  are BM consecutive rows of the channels-last input viewed as (N*H*W, C), starting at
+  (n*H + oh + kh)*W + ow0 + kw: one TMA box per tap and channel block, no index arithmetic.
+  Rows past the output row's end read the next input row; their outputs are masked at the
+  store. The weight, permuted to (Cout, KH*KW*Cin), arrives by TMA too. Output NCHW by pointer.
+- `tma_rows_persistent`: the same, one program per SM walking the tiles.
+Baselines: `cudnn` (F.conv2d on NCHW tensors, as eager runs it), `cudnn_cl` (input and
+weight channels-last beforehand: the convolution alone, as torch.compile's layout optimization
+calls it), `cl_copy` (the input's channels-last copy alone), `compile` (torch.compile of
+F.conv2d on NCHW), `teacher` (the teacher's candidate for the convolution alone: its wrapper,
+copies included). The TMA rows are timed without the input's copy; add `cl_copy` for a whole
+convolution from NCHW.
+
+Each variant is autotuned over CONFIGS by `triton.testing.do_bench` (L2 cleared between calls,
+median); its output is poisoned with NaN before the checked call and compared with float32
+products of the same bf16 operands: relative Frobenius norm. One table per shape: variant,
+config, ms, TFLOP/s, x cudnn, x compile, error. Exit 0 when every variant ran and matched
+(relative error under 1e-2), 1 otherwise, 2 on a usage error. On the CPU nothing runs: the TMA
+kernels are compiled for sm_90 (`triton.compile`, no GPU) at every config and their TTGIR's TMA
+loads and wgmma counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import pathlib
+import re
+import sys
+import tempfile
+from typing import Any
+
+import triton
+import triton.language as tl
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+if not os.environ.get("PYTHONPATH"):
+    sys.path.insert(0, str(ROOT / "python"))
+
+from drtriton.files import write_text_atomic  # noqa: E402
+
+# (N, Cin, H, W, Cout, K): L2 1, 17, 31, 35, 46 (and 1's 0.99 ms); L2 4 and 32; L2 52.
+SHAPES = [(128, 64, 128, 128, 128, 3), (64, 64, 256, 256, 128, 3), (64, 64, 128, 128, 128, 3)]
+# (BM, BN, BK, num_warps, num_stages)
+CONFIGS = [
+    (128, 128, 64, 8, 3),
+    (128, 128, 64, 8, 4),
+    (128, 128, 64, 4, 4),
+    (64, 128, 64, 4, 4),
+    (128, 64, 64, 4, 4),
+]
+TMA_VARIANTS = ("tma_rows", "tma_rows_persistent")
+VARIANTS = ("cudnn", "cudnn_cl", "cl_copy", "compile", "teacher", *TMA_VARIANTS)
+MAX_REL_ERR = 1e-2
+
+
+@triton.jit
+def _conv_tile(xd, wd, b_ptr, y_ptr, tile, OH, OW, H, W, COUT, TILES_W, TILES_N,
+               KH: tl.constexpr, KW: tl.constexpr, CIN: tl.constexpr, BM: tl.constexpr,
+               BN: tl.constexpr, BK: tl.constexpr):  # fmt: skip
+    """Output tile `tile`: BM pixels of one output row by BN channels, taps by TMA."""
+    pn = tile % TILES_N  # channel blocks innermost: neighbours share the input rows
+    rest = tile // TILES_N
+    pw = rest % TILES_W
+    rest = rest // TILES_W
+    oh = rest % OH
+    n = rest // OH
+    ow0 = pw * BM
+    row0 = (n * H + oh) * W + ow0
+    blocks: tl.constexpr = CIN // BK
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k in tl.range(0, KH * KW * blocks):
+        tap = k // blocks
+        c0 = (k % blocks) * BK
+        a = xd.load([row0 + (tap // KW) * W + tap % KW, c0])
+        b = wd.load([pn * BN, tap * CIN + c0])
+        acc = tl.dot(a, b.T, acc)
+    co = pn * BN + tl.arange(0, BN)[None, :]
+    ow = ow0 + tl.arange(0, BM)[:, None]
+    acc += tl.load(b_ptr + co, mask=co < COUT, other=0.0).to(tl.float32)
+    address = y_ptr + ((n * COUT + co) * OH + oh) * OW + ow
+    tl.store(address, acc.to(y_ptr.dtype.element_ty), mask=(ow < OW) & (co < COUT))
+
+
+@triton.jit
+def conv_tma_rows(xd, wd, b_ptr, y_ptr, OH, OW, H, W, COUT, TILES_W, TILES_N,
+                  KH: tl.constexpr, KW: tl.constexpr, CIN: tl.constexpr, BM: tl.constexpr,
+                  BN: tl.constexpr, BK: tl.constexpr):  # fmt: skip
+    _conv_tile(xd, wd, b_ptr, y_ptr, tl.program_id(0), OH, OW, H, W, COUT, TILES_W, TILES_N,
+               KH, KW, CIN, BM, BN, BK)  # fmt: skip
+
+
+@triton.jit
+def conv_tma_rows_persistent(xd, wd, b_ptr, y_ptr, OH, OW, H, W, COUT, TILES_W, TILES_N,
+                             TILES, KH: tl.constexpr, KW: tl.constexpr, CIN: tl.constexpr,
+                             BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                             PROGRAMS: tl.constexpr):  # fmt: skip
+    for tile in tl.range(tl.program_id(0), TILES, PROGRAMS):
+        _conv_tile(xd, wd, b_ptr, y_ptr, tile, OH, OW, H, W, COUT, TILES_W, TILES_N,
+                   KH, KW, CIN, BM, BN, BK)  # fmt: skip
+
+
+def tma_operands(x: Any, w: Any) -> tuple[Any, Any]:
+    """The input channels-last as (N*H*W, Cin) and the weight as (Cout, KH*KW*Cin), both
+    contiguous: the TMA kernels' operands."""
+    n, c, h, wd = x.shape
+    rows = x.permute(0, 2, 3, 1).contiguous().view(n * h * wd, c)
+    taps = w.permute(0, 2, 3, 1).contiguous().view(w.shape[0], -1)
+    return rows, taps
+
+
+def launch_tma(variant: str, rows: Any, taps: Any, bias: Any, y: Any, shape: tuple[int, ...],
+               config: tuple[int, ...], sms: int) -> None:  # fmt: skip
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    bm, bn, bk, warps, stages = config
+    n, cin, h, w, cout, k = shape
+    oh, ow = h - k + 1, w - k + 1
+    tiles_w, tiles_n = triton.cdiv(ow, bm), triton.cdiv(cout, bn)
+    tiles = n * oh * tiles_w * tiles_n
+    xd = TensorDescriptor.from_tensor(rows, [bm, bk])
+    wd = TensorDescriptor.from_tensor(taps, [bn, bk])
+    sizes = (oh, ow, h, w, cout, tiles_w, tiles_n)
+    common = {"KH": k, "KW": k, "CIN": cin, "BM": bm, "BN": bn, "BK": bk, "num_warps": warps,
+              "num_stages": stages}  # fmt: skip
+    if variant == "tma_rows":
+        conv_tma_rows[(tiles,)](xd, wd, bias, y, *sizes, **common)
+        return
+    programs = min(sms, tiles)
+    conv_tma_rows_persistent[(programs,)](xd, wd, bias, y, *sizes, tiles, PROGRAMS=programs,
+                                          **common)  # fmt: skip
+
+
+def teacher_operator(shape: tuple[int, ...]) -> Any:
+    """The teacher's candidate for F.conv2d alone at `shape`: its triton_fused_operator."""
+    from drtriton.teach import emit
+
+    n, cin, h, w, cout, k = shape
+    program = (
+        "import torch\nimport torch.nn.functional as F\n\n"
+        "def fused_operator(x0, x1, x2):\n    t0 = F.conv2d(x0, x1, x2)\n    return t0\n\n"
+        f"def get_inputs():\n    return [torch.randn({n}, {cin}, {h}, {w}), "
+        f"torch.randn({cout}, {cin}, {k}, {k}), torch.randn({cout})]\n"
+    )
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="drtriton-conv-"))
+    path = folder / "candidate.py"  # Triton reads a kernel's source from its file
+    path.write_text(emit(program))
+    spec = importlib.util.spec_from_file_location("conv_candidate", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.triton_fused_operator
+
+
+def measure_shape(shape: tuple[int, ...], variants: list[str]) -> list[dict[str, Any]]:
+    import torch
+    import torch.nn.functional as F
+    from triton.testing import do_bench
+
+    n, cin, h, w, cout, k = shape
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    x = torch.rand(n, cin, h, w, device="cuda", generator=gen).to(torch.bfloat16)
+    weight = torch.randn(cout, cin, k, k, device="cuda", generator=gen) / (cin * k * k) ** 0.5
+    weight = weight.to(torch.bfloat16)
+    bias = torch.randn(cout, device="cuda", generator=gen).to(torch.bfloat16)
+    torch.backends.cudnn.allow_tf32 = False
+    exact = F.conv2d(x.float(), weight.float(), bias.float())  # float32 products, same operands
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    oh, ow = h - k + 1, w - k + 1
+    flops = 2.0 * n * cout * oh * ow * cin * k * k
+    bench = lambda fn: do_bench(fn, return_mode="median")  # noqa: E731
+    rows: list[dict[str, Any]] = []
+
+    def add(variant: str, config: Any, ms: float | None, out: Any = None) -> None:
+        row = {"shape": list(shape), "variant": variant, "config": config, "ms": ms,
+               "tflops": flops / ms / 1e9 if ms else None, "rel_err": None}  # fmt: skip
+        if out is not None:
+            row["rel_err"] = ((out.float() - exact).norm() / exact.norm()).item()
+        rows.append(row)
+
+    x_cl = x.contiguous(memory_format=torch.channels_last)
+    w_cl = weight.contiguous(memory_format=torch.channels_last)
+    plain = {
+        "cudnn": lambda: F.conv2d(x, weight, bias),
+        "cudnn_cl": lambda: F.conv2d(x_cl, w_cl, bias),
+        "cl_copy": lambda: x.contiguous(memory_format=torch.channels_last),
+    }
+    for variant in [v for v in variants if v in plain]:
+        out = plain[variant]()
+        add(variant, None, bench(plain[variant]), out if variant != "cl_copy" else None)
+    if "compile" in variants:
+        compiled = torch.compile(lambda a: F.conv2d(a, weight, bias))
+        add("compile", None, bench(lambda: compiled(x)), compiled(x))
+    if "teacher" in variants:
+        operator = teacher_operator(shape)
+        add("teacher", None, bench(lambda: operator(x, weight, bias)), operator(x, weight, bias))
+    rows_op, taps = tma_operands(x, weight)
+    for variant in [v for v in variants if v in TMA_VARIANTS]:
+        best: tuple[float, Any] | None = None
+        for config in CONFIGS:
+            y = torch.empty(n, cout, oh, ow, device="cuda", dtype=torch.bfloat16)
+            run = lambda y=y, c=config, v=variant: launch_tma(  # noqa: E731
+                v, rows_op, taps, bias, y, shape, c, sms
+            )
+            try:
+                run()
+                ms = bench(run)
+            except Exception as exc:  # a config that does not fit (shared memory): skipped
+                print(f"  {variant} {config}: {type(exc).__name__}: {str(exc)[:120]}",
+                      file=sys.stderr)  # fmt: skip
+                continue
+            if best is None or ms < best[0]:
+                best = (ms, config)
+        if best is None:
+            add(variant, None, None)
+            continue
+        y = torch.full((n, cout, oh, ow), float("nan"), device="cuda", dtype=torch.bfloat16)
+        launch_tma(variant, rows_op, taps, bias, y, shape, best[1], sms)
+        add(variant, list(best[1]), best[0], y)
+    times = {r["variant"]: r["ms"] for r in rows}
+    for r in rows:
+        for base in ("cudnn", "compile"):
+            r[f"x_{base}"] = times[base] / r["ms"] if r["ms"] and times.get(base) else None
+    return rows
+
+
+def compile_check(variants: list[str]) -> list[dict[str, Any]]:
+    """The TMA kernels compiled for sm_90 on this machine at every config: TTGIR op counts."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    kernels = {"tma_rows": conv_tma_rows, "tma_rows_persistent": conv_tma_rows_persistent}
+    rows = []
+    for variant in [v for v in variants if v in TMA_VARIANTS]:
+        for bm, bn, bk, warps, stages in CONFIGS:
+            sig = {"xd": f"tensordesc<bf16[{bm},{bk}]>", "wd": f"tensordesc<bf16[{bn},{bk}]>",
+                   "b_ptr": "*bf16", "y_ptr": "*bf16"}  # fmt: skip
+            for size in ("OH", "OW", "H", "W", "COUT", "TILES_W", "TILES_N"):
+                sig[size] = "i32"
+            const = {"KH": 3, "KW": 3, "CIN": 64, "BM": bm, "BN": bn, "BK": bk}
+            if variant == "tma_rows_persistent":
+                sig["TILES"] = "i32"
+                const["PROGRAMS"] = 132
+            sig.update({name: "constexpr" for name in const})
+            source = ASTSource(kernels[variant], sig, const, {})
+            config = [bm, bn, bk, warps, stages]
+            try:
+                compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32),
+                                          options={"num_warps": warps, "num_stages": stages})  # fmt: skip
+            except Exception as exc:
+                rows.append({"variant": variant, "config": config,
+                             "error": f"{type(exc).__name__}: {str(exc)[:200]}"})  # fmt: skip
+                continue
+            ttgir = compiled.asm["ttgir"]
+            counts = {name: len(re.findall(pattern, ttgir)) for name, pattern in (
+                ("tma", r"async_tma_copy_global_to_local|descriptor_load"),
+                ("wgmma", r"warp_group_dot\b"))}  # fmt: skip
+            rows.append({"variant": variant, "config": config, **counts,
+                         "shared": compiled.metadata.shared})  # fmt: skip
+    return rows
+
+
+def fmt(value: Any, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def print_rows(rows: list[dict[str, Any]]) -> None:
+    print("| shape | variant | config | ms | TFLOP/s | x cudnn | x compile | rel err |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        n, cin, h, w, cout, k = r["shape"]
+        shape = f"{n}x{cin}x{h}x{w} -> {cout}, {k}x{k}"
+        config = "-" if r["config"] is None else "x".join(map(str, r["config"]))
+        print(f"| {shape} | {r['variant']} | {config} | {fmt(r['ms'], '.3f')} | "
+              f"{fmt(r['tflops'], '.0f')} | {fmt(r['x_cudnn'], '.2f')} | "
+              f"{fmt(r['x_compile'], '.2f')} | {fmt(r['rel_err'], '.1e')} |")  # fmt: skip
+
+
+def parse_shape(text: str) -> tuple[int, ...]:
+    shape = tuple(int(v) for v in text.split("x"))
+    if len(shape) != 6 or min(shape) < 1:
+        raise ValueError(text)
+    return shape
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS)
+    ap.add_argument("--shapes", nargs="+",
+                    help="NxCinxHxWxCoutxK, e.g. 128x64x128x128x128x3 (default: three)")  # fmt: skip
+    ap.add_argument("--out", help="write the rows as JSON here")
+    args = ap.parse_args(argv)
+    try:
+        shapes = [parse_shape(s) for s in args.shapes] if args.shapes else SHAPES
+    except ValueError:
+        ap.error("--shapes takes NxCinxHxWxCoutxK, e.g. 128x64x128x128x128x3")
+    if any(s[1] % 64 or s[2] < s[5] or s[3] < s[5] for s in shapes):
+        ap.error("--shapes: Cin a multiple of 64 (the channel block), H and W at least K")
+    if args.device == "cpu":
+        rows = compile_check(args.variants)
+        for r in rows:
+            print(r)
+        if args.out:
+            write_text_atomic(args.out, json.dumps({"device": "cpu", "rows": rows}, indent=1))
+        return 1 if any("error" in r for r in rows) else 0
+    import torch
+
+    if not torch.cuda.is_available():
+        print("error: --device cuda needs a GPU (use --device cpu to compile only)",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    rows = []
+    for shape in shapes:
+        rows += measure_shape(shape, args.variants)
+        print_rows([r for r in rows if r["shape"] == list(shape)])
+        if args.out:  # after every shape: a run cut short keeps what it measured
+            device = torch.cuda.get_device_name(0)
+            write_text_atomic(args.out, json.dumps({"device": device, "rows": rows}, indent=1))
+    bad = [r for r in rows if r["ms"] is None or (r["rel_err"] or 0) > MAX_REL_ERR]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
