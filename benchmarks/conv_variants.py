@@ -54,7 +54,10 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if not os.environ.get("PYTHONPATH"):
     sys.path.insert(0, str(ROOT / "python"))
 
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
 from drtriton.files import write_text_atomic  # noqa: E402
+from gemm_variants import report_compile_check  # noqa: E402
 
 # (N, Cin, H, W, Cout, K): L2 1, 17, 31, 35, 46 (and 1's 0.99 ms); L2 4 and 32; L2 52.
 SHAPES = [(128, 64, 128, 128, 128, 3), (64, 64, 256, 256, 128, 3), (64, 64, 128, 128, 128, 3)]
@@ -315,12 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     if any(s[1] % 64 or s[2] < s[5] or s[3] < s[5] for s in shapes):
         ap.error("--shapes: Cin a multiple of 64 (the channel block), H and W at least K")
     if args.device == "cpu":
-        rows = compile_check(args.variants)
-        for r in rows:
-            print(r)
-        if args.out:
-            write_text_atomic(args.out, json.dumps({"device": "cpu", "rows": rows}, indent=1))
-        return 1 if any("error" in r for r in rows) else 0
+        return report_compile_check(compile_check(args.variants), args.out)
     import torch
 
     if not torch.cuda.is_available():

@@ -274,6 +274,16 @@ def compile_check(dtype: str, variants: list[str]) -> list[dict]:
     return rows
 
 
+def report_compile_check(rows: list[dict[str, Any]], out: str | None) -> int:
+    """Prints the compile check's rows, writes them to `out` (JSON, atomically) when given;
+    the exit status: 1 when some kernel did not compile, 0 otherwise."""
+    for r in rows:
+        print(r)
+    if out:
+        write_text_atomic(out, json.dumps({"device": "cpu", "rows": rows}, indent=1))
+    return 1 if any("error" in r for r in rows) else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
@@ -291,12 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     if any(len(s) != 3 or min(s) < 16 or min(s) % 16 for s in shapes):
         ap.error("--shapes: three sizes, each a multiple of 16 (the TMA variant's strides)")
     if args.device == "cpu":
-        rows = compile_check(args.dtype, args.variants)
-        for r in rows:
-            print(r)
-        if args.out:
-            write_text_atomic(args.out, json.dumps({"device": "cpu", "rows": rows}, indent=1))
-        return 1 if any("error" in r for r in rows) else 0
+        return report_compile_check(compile_check(args.dtype, args.variants), args.out)
     import torch
 
     if not torch.cuda.is_available():
