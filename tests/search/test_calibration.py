@@ -50,13 +50,44 @@ def test_fragment_classes() -> None:
     assert by_ops == {("conv2d",): "conv", ("relu",): "memory", ("conv2d", "relu"): "conv"}
 
 
+def _class_of(task: str, ops: tuple[str, ...], precision: str = "fp32") -> str:
+    fragment = next(f for f in _core.fragments(task, 5)
+                    if tuple(_core.parse(f["source"])[1]["ops"]) == ops)  # fmt: skip
+    return lazy.calibration_class(fragment, precision)
+
+
+def test_calibration_classes_name_the_operator_and_what_bounds_it() -> None:
+    """A conv2d of 64 to 128 channels (KernelBench L2 31's, compute-bound) is not priced by a
+    conv3d of 3 channels (memory-bound), nor by a conv2d that is memory-bound."""
+
+    def conv(line: str, inputs: str) -> str:
+        return TASK.replace("t0 = F.conv2d(x0, x1)", line).replace(
+            "[torch.randn(2, 3, 8, 8), torch.randn(4, 3, 3, 3)]", inputs
+        )
+
+    heavy = conv(
+        "t0 = F.conv2d(x0, x1)", "[torch.randn(128, 64, 128, 128), torch.randn(128, 64, 3, 3)]"
+    )
+    light = conv(
+        "t0 = F.conv2d(x0, x1)", "[torch.randn(128, 3, 128, 128), torch.randn(4, 3, 1, 1)]"
+    )
+    volume = conv(
+        "t0 = F.conv3d(x0, x1)", "[torch.randn(16, 3, 16, 64, 64), torch.randn(16, 3, 3, 3, 3)]"
+    )
+    assert _class_of(heavy, ("conv2d", "relu"), "bf16") == "conv2d/flops"
+    assert _class_of(light, ("conv2d", "relu"), "bf16") == "conv2d/bytes"
+    assert _class_of(volume, ("conv3d",), "bf16").startswith("conv3d/")
+    assert _class_of(heavy, ("relu",), "bf16") == "memory"
+
+
 def test_a_measured_class_prunes_its_fragments_in_later_runs() -> None:
     calibration = lazy.Calibration()
     first: list[str] = []
     cover = _search(calibration, first)
     assert any("conv2d" in t for t in first)  # unknown efficiency: the optimistic bound wins
     assert cover == [(0, 1, False), (1, 2, True)]
-    assert calibration.ratios["conv"] >= 19.0 and math.isclose(calibration.ratios["memory"], 1.2)
+    conv = next(k for k in calibration.ratios if k.startswith("conv2d/"))
+    assert calibration.ratios[conv] >= 19.0 and math.isclose(calibration.ratios["memory"], 1.2)
     second: list[str] = []
     assert _search(calibration, second) == cover
     assert not any("conv2d" in t for t in second)  # 20x its bound cannot beat eager's 0.05 ms
@@ -71,16 +102,17 @@ def test_scale_never_shrinks_a_bound() -> None:
 
 def test_a_shared_file_carries_the_ratios_to_other_optimizations(tmp_path) -> None:
     path = str(tmp_path / "calibration.json")
+    conv = _class_of(TASK, ("conv2d",))
     first = lazy.Calibration(path=path)
-    first.record("conv", 20.0, 1.0)
+    first.record(conv, 20.0, 1.0)
     later = lazy.Calibration(path=path)  # another problem's process, started afterwards
     later.refresh()
-    assert later.scale("conv") == 20.0
-    later.record("conv", 30.0, 1.0)  # worse: the file keeps the best
+    assert later.scale(conv) == 20.0
+    later.record(conv, 30.0, 1.0)  # worse: the file keeps the best
     first.record("memory", 2.0, 1.0)
     third = lazy.Calibration(path=path)
     third.refresh()
-    assert third.ratios == {"conv": 20.0, "memory": 2.0}
+    assert third.ratios == {conv: 20.0, "memory": 2.0}
     asked: list[str] = []
     _search(third, asked)
     assert not any("conv2d" in t for t in asked)  # pruned by what the others measured

@@ -85,8 +85,8 @@ def fragment_class(fragment: dict[str, Any]) -> str:
 
 @dataclass
 class Calibration:
-    """How far the policy's measured kernels sit above their bounds, by fragment class, across
-    the runs of one optimization.  The bounds assume peak hardware; the teacher's convolutions
+    """How far the policy's measured kernels sit above their bounds, by class (calibration_class:
+    the heaviest operator and what bounds it), across the runs of one optimization.  The bounds assume peak hardware; the teacher's convolutions
     ran 3-12x slower than eager on the H200 and its tiny kernels 7-20x, so a KernelBench
     MobileNet spent its whole search budget verifying one hopeless convolution after another
     (10 of 54 runs searched, ~15 s each).  After a class has been measured, its later bounds
@@ -165,17 +165,46 @@ def contraction_peak_flops(precision: str = "fp32") -> float:
     return dot_peak_flops(_core.codegen_dot_precision())
 
 
-def lower_bound_ms(fragment: dict[str, Any], precision: str = "fp32") -> float:
-    """The fragment's optimistic time (module docstring) in the verifier's `precision` mode:
-    traffic at peak bandwidth or FLOPs at the peak of its arithmetic, whichever is slower,
-    plus a launch."""
+def _bound_terms(fragment: dict[str, Any], precision: str) -> tuple[float, float]:
+    """(seconds of its traffic at peak bandwidth, seconds of its FLOPs at the peak of its
+    arithmetic) in the verifier's `precision` mode."""
     flops = float(_core.parse(fragment["source"])[1]["flops"])
     peak = PEAK_FP32_FLOPS
     if fragment_class(fragment) != "memory":  # a GEMM or convolution: tensor cores
         peak = contraction_peak_flops(precision)
     traffic = float(fragment["bytes"]) * (HALF_MODE_BYTES if mode(precision).casts else 1)
-    seconds = max(traffic / PEAK_BYTES_PER_S, flops / peak)
-    return 1e3 * seconds + LAUNCH_MS
+    return traffic / PEAK_BYTES_PER_S, flops / peak
+
+
+def lower_bound_ms(fragment: dict[str, Any], precision: str = "fp32") -> float:
+    """The fragment's optimistic time (module docstring) in the verifier's `precision` mode:
+    traffic at peak bandwidth or FLOPs at the peak of its arithmetic, whichever is slower,
+    plus a launch."""
+    return 1e3 * max(_bound_terms(fragment, precision)) + LAUNCH_MS
+
+
+def calibration_class(fragment: dict[str, Any], precision: str = "fp32") -> str:
+    """The class whose measured/bound ratios scale the fragment's bound (Calibration): its
+    heaviest operator by name and the term that sets its bound, "conv2d/flops" or
+    "linear/bytes"; "memory" without a GEMM or convolution.
+
+    Why not one class per kind (fragment_class): the teacher's kernels sit at very different
+    distances from their bounds by operator and by what bounds them, and the smallest ratio of
+    one kind priced others out. On the H100 (bf16 level 2, 2026-12-05) L2 1's fused conv2d
+    (64 to 128 channels, compute-bound) was verified first in its call and ran 1.05x
+    torch.compile. L2 17, 31, 32, 35, 46 and 52, of the same or like shapes, ran later in
+    calls where other convolutions (conv3d, few channels) had been measured. They kept an
+    NCHW cuDNN convolution in PyTorch (0.39-0.59x torch.compile) after two or three
+    verifications."""
+    from drtriton import catalog
+
+    kind = fragment_class(fragment)
+    if kind == "memory":
+        return kind
+    ops = _core.parse(fragment["source"])[1]["ops"]
+    heaviest = next(op for op in ops if kind in catalog.op(op)["traits"])
+    traffic_s, flops_s = _bound_terms(fragment, precision)
+    return f"{heaviest}/{'flops' if flops_s >= traffic_s else 'bytes'}"
 
 
 def eager_op_costs_ms(fragments: Sequence[dict[str, Any]], n_ops: int, device: str,

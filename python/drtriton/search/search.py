@@ -501,7 +501,11 @@ def _search_lazy(
         span: lazy.lower_bound_ms(f, config.precision) if on_gpu else _modelled(f)
         for span, f in by_span.items()
     }
-    classes = {span: lazy.fragment_class(f) for span, f in by_span.items()} if on_gpu else {}
+    classes = (
+        {span: lazy.calibration_class(f, config.precision) for span, f in by_span.items()}
+        if on_gpu
+        else {}
+    )
     bounds = {span: raw[span] * calibration.scale(classes.get(span, "")) for span in raw}
     results = {span: _fragment_result(f) for span, f in by_span.items()}
 
