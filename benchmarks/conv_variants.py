@@ -45,6 +45,7 @@ import pathlib
 import re
 import sys
 import tempfile
+from collections.abc import Callable
 from typing import Any
 
 import triton
@@ -57,7 +58,7 @@ if not os.environ.get("PYTHONPATH"):
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from drtriton.files import write_text_atomic  # noqa: E402
-from gemm_variants import report_compile_check  # noqa: E402
+from gemm_variants import fastest_config, report_compile_check  # noqa: E402
 
 # (N, Cin, H, W, Cout, K): L2 1, 17, 31, 35, 46 (and 1's 0.99 ms); L2 4 and 32; L2 52.
 SHAPES = [(128, 64, 128, 128, 128, 3), (64, 64, 256, 256, 128, 3), (64, 64, 128, 128, 128, 3)]
@@ -216,21 +217,12 @@ def measure_shape(shape: tuple[int, ...], variants: list[str]) -> list[dict[str,
         add("teacher", None, bench(lambda: operator(x, weight, bias)), operator(x, weight, bias))
     rows_op, taps = tma_operands(x, weight)
     for variant in [v for v in variants if v in TMA_VARIANTS]:
-        best: tuple[float, Any] | None = None
-        for config in CONFIGS:
+
+        def launcher(config: Any, v: str = variant) -> Callable[[], None]:
             y = torch.empty(n, cout, oh, ow, device="cuda", dtype=torch.bfloat16)
-            run = lambda y=y, c=config, v=variant: launch_tma(  # noqa: E731
-                v, rows_op, taps, bias, y, shape, c, sms
-            )
-            try:
-                run()
-                ms = bench(run)
-            except Exception as exc:  # a config that does not fit (shared memory): skipped
-                print(f"  {variant} {config}: {type(exc).__name__}: {str(exc)[:120]}",
-                      file=sys.stderr)  # fmt: skip
-                continue
-            if best is None or ms < best[0]:
-                best = (ms, config)
+            return lambda: launch_tma(v, rows_op, taps, bias, y, shape, config, sms)
+
+        best = fastest_config(variant, CONFIGS, launcher, bench)
         if best is None:
             add(variant, None, None)
             continue

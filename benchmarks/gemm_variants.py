@@ -40,6 +40,7 @@ import os
 import pathlib
 import re
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import triton
@@ -182,6 +183,30 @@ def launch(variant: str, x: Any, w: Any, y: Any, config: tuple[int, ...], sms: i
     kernel[(programs,)](x, w, y, m, n, k, PROGRAMS=programs, **common)
 
 
+def fastest_config(variant: str, configs: list[Any], launcher: Callable[[Any], Callable[[], None]],
+                   bench: Callable[[Callable[[], None]], float] | None = None) -> tuple[float, Any] | None:  # fmt: skip
+    """(ms, config) of the config whose launch (`launcher(config)`, run once, then timed by
+    `bench`: do_bench's median, L2 cleared) is fastest; None when none ran. A config that
+    fails (more shared memory than the GPU has) is printed and skipped."""
+    if bench is None:
+        from triton.testing import do_bench
+
+        bench = lambda run: do_bench(run, return_mode="median")  # noqa: E731
+    best: tuple[float, Any] | None = None
+    for config in configs:
+        run = launcher(config)
+        try:
+            run()
+            ms = bench(run)
+        except Exception as exc:  # a config that does not fit (shared memory): skipped
+            print(f"  {variant} {config}: {type(exc).__name__}: {str(exc)[:120]}",
+                  file=sys.stderr)  # fmt: skip
+            continue
+        if best is None or ms < best[0]:
+            best = (ms, config)
+    return best
+
+
 def measure_shape(shape: tuple[int, int, int], dtype: str, variants: list[str]) -> list[dict]:
     import torch
     from triton.testing import do_bench
@@ -206,19 +231,12 @@ def measure_shape(shape: tuple[int, int, int], dtype: str, variants: list[str]) 
     cublas_ms = do_bench(lambda: torch.nn.functional.linear(x, w), return_mode="median")
     rows = [row("cublas", None, cublas_ms, torch.nn.functional.linear(x, w))]
     for variant in variants:
-        best: tuple[float, Any] | None = None
-        for config in CONFIGS:
+
+        def launcher(config: Any, v: str = variant) -> Callable[[], None]:
             y = torch.empty(m, n, device="cuda", dtype=torch_dtype)
-            try:
-                launch(variant, x, w, y, config, sms)
-                ms = do_bench(lambda y=y, c=config, v=variant: launch(v, x, w, y, c, sms),
-                              return_mode="median")  # fmt: skip
-            except Exception as exc:  # a config that does not fit (shared memory): skipped
-                print(f"  {variant} {config}: {type(exc).__name__}: {str(exc)[:120]}",
-                      file=sys.stderr)  # fmt: skip
-                continue
-            if best is None or ms < best[0]:
-                best = (ms, config)
+            return lambda: launch(v, x, w, y, config, sms)
+
+        best = fastest_config(variant, CONFIGS, launcher)
         if best is None:
             rows.append({"shape": list(shape), "dtype": dtype, "variant": variant,
                          "config": None, "ms": None})  # fmt: skip

@@ -61,3 +61,24 @@ def test_bad_shapes_exit_2(
         cv.main(["--device", "cpu", "--shapes", shape])
     assert exit_.value.code == 2
     assert "--shapes" in capsys.readouterr().err
+
+
+def test_the_fastest_config_skips_those_that_fail(
+    benchmark_script: Callable[[str], ModuleType], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """gemm_variants.fastest_config, which both scripts autotune with (a fake bench here)."""
+    gv = benchmark_script("gemm_variants.py")
+    times = {"a": 2.0, "b": 0.5, "c": 1.0}
+
+    def launcher(config: str) -> Callable[[], None]:
+        def run() -> None:
+            if config == "b":
+                raise RuntimeError("out of resource: shared memory")
+
+        run.config = config  # type: ignore[attr-defined]
+        return run
+
+    best = gv.fastest_config("tile", ["a", "b", "c"], launcher, lambda run: times[run.config])
+    assert best == (1.0, "c")
+    assert "tile b: RuntimeError: out of resource" in capsys.readouterr().err
+    assert gv.fastest_config("tile", ["b"], launcher, lambda run: 0.0) is None
