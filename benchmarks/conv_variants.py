@@ -257,8 +257,8 @@ def compile_check(variants: list[str]) -> list[dict[str, Any]]:
             source = ASTSource(kernels[variant], sig, const, {})
             config = [bm, bn, bk, warps, stages]
             try:
-                compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32),
-                                          options={"num_warps": warps, "num_stages": stages})  # fmt: skip
+                options = {"num_warps": warps, "num_stages": stages}
+                compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32), options=options)
             except Exception as exc:
                 rows.append({"variant": variant, "config": config,
                              "error": f"{type(exc).__name__}: {str(exc)[:200]}"})  # fmt: skip
@@ -299,8 +299,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS)
-    ap.add_argument("--shapes", nargs="+",
-                    help="NxCinxHxWxCoutxK, e.g. 128x64x128x128x128x3 (default: three)")  # fmt: skip
+    shapes_help = "NxCinxHxWxCoutxK, e.g. 128x64x128x128x128x3 (default: three)"
+    ap.add_argument("--shapes", nargs="+", help=shapes_help)
     ap.add_argument("--out", help="write the rows as JSON here")
     args = ap.parse_args(argv)
     try:

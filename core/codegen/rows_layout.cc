@@ -1,5 +1,4 @@
 // Rows layouts (rows.h): along one dim, trailing dims, groups of channels, channels.
-#include <algorithm>
 #include <string>
 #include <vector>
 

@@ -86,14 +86,14 @@ def fragment_class(fragment: dict[str, Any]) -> str:
 @dataclass
 class Calibration:
     """How far the policy's measured kernels sit above their bounds, by class (calibration_class:
-    the heaviest operator and what bounds it), across the runs of one optimization.  The bounds assume peak hardware; the teacher's convolutions
-    ran 3-12x slower than eager on the H200 and its tiny kernels 7-20x, so a KernelBench
-    MobileNet spent its whole search budget verifying one hopeless convolution after another
-    (10 of 54 runs searched, ~15 s each).  After a class has been measured, its later bounds
-    are scaled by the smallest measured/bound ratio seen (the policy's best case so far), so
-    only fragments that could win at that efficiency are verified.  The scaled bound is a
-    prediction, not a guarantee: a fragment that would have beaten the policy's record can be
-    skipped."""
+    the heaviest operator and what bounds it), across the runs of one optimization.  The
+    bounds assume peak hardware; the teacher's convolutions ran 3-12x slower than eager on the
+    H200 and its tiny kernels 7-20x, so a KernelBench MobileNet spent its whole search budget
+    verifying one hopeless convolution after another (10 of 54 runs searched, ~15 s each).
+    After a class has been measured, its later bounds are scaled by the smallest
+    measured/bound ratio seen (the policy's best case so far), so only fragments that could
+    win at that efficiency are verified.  The scaled bound is a prediction, not a guarantee: a
+    fragment that would have beaten the policy's record can be skipped."""
 
     ratios: dict[str, float] = field(default_factory=dict)
     # A JSON file shared with other optimizations on the same kind of GPU (KernelBench: one per
