@@ -19,6 +19,12 @@ the gap, timed here before it goes into the teacher:
   Rows past the output row's end read the next input row; their outputs are masked at the
   store. The weight, permuted to (Cout, KH*KW*Cin), arrives by TMA too. Output NCHW by pointer.
 - `tma_rows_persistent`: the same, one program per SM walking the tiles.
+- `tma_shifted`: the teacher's shifted-rows form (core/codegen/contraction_spec.h,
+  ShiftedRows): a tile is BM consecutive positions of one sample's flattened input (H*W), so
+  tap (kh, kw) reads the rows p0 + kh*W + kw of the (N, H*W, C) copy, one box, and positions
+  whose column or row lies past the output's are computed and masked (3% more products at
+  128 x 128). The teacher's kernel (`teacher`) has one config (heuristics.h,
+  ChooseShiftedRowsTma); this one is autotuned over CONFIGS, which says whether that is the one.
 Baselines: `cudnn` (F.conv2d on NCHW tensors, as eager runs it), `cudnn_cl` (input and
 weight channels-last beforehand: the convolution alone, as torch.compile's layout optimization
 calls it), `cl_copy` (the input's channels-last copy alone), `compile` (torch.compile of
@@ -70,7 +76,7 @@ CONFIGS = [
     (64, 128, 64, 4, 4),
     (128, 64, 64, 4, 4),
 ]
-TMA_VARIANTS = ("tma_rows", "tma_rows_persistent")
+TMA_VARIANTS = ("tma_rows", "tma_rows_persistent", "tma_shifted")
 VARIANTS = ("cudnn", "cudnn_cl", "cl_copy", "compile", "teacher", *TMA_VARIANTS)
 MAX_REL_ERR = 1e-2
 
@@ -121,6 +127,32 @@ def conv_tma_rows_persistent(xd, wd, b_ptr, y_ptr, OH, OW, H, W, COUT, TILES_W, 
                    KH, KW, CIN, BM, BN, BK)  # fmt: skip
 
 
+@triton.jit
+def conv_tma_shifted(xd, wd, b_ptr, y_ptr, OH, OW, W, COUT, TILES_P, TILES_N,
+                     KH: tl.constexpr, KW: tl.constexpr, CIN: tl.constexpr, BM: tl.constexpr,
+                     BN: tl.constexpr, BK: tl.constexpr):  # fmt: skip
+    """Output tile: BM consecutive input positions of one sample by BN channels."""
+    pid = tl.program_id(0)
+    pn = pid % TILES_N
+    n = pid // (TILES_N * TILES_P)
+    p0 = (pid // TILES_N % TILES_P) * BM
+    blocks: tl.constexpr = CIN // BK
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k in tl.range(0, KH * KW * blocks):
+        tap = k // blocks
+        c0 = (k % blocks) * BK
+        a = xd.load([n, p0 + (tap // KW) * W + tap % KW, c0]).reshape(BM, BK)
+        b = wd.load([pn * BN, tap * CIN + c0])
+        acc = tl.dot(a, b.T, acc)
+    p = p0 + tl.arange(0, BM)[:, None]
+    oh = p // W
+    ow = p % W
+    co = pn * BN + tl.arange(0, BN)[None, :]
+    acc += tl.load(b_ptr + co, mask=co < COUT, other=0.0).to(tl.float32)
+    address = y_ptr + ((n * COUT + co) * OH + oh) * OW + ow
+    tl.store(address, acc.to(y_ptr.dtype.element_ty), mask=(oh < OH) & (ow < OW) & (co < COUT))
+
+
 def tma_operands(x: Any, w: Any) -> tuple[Any, Any]:
     """The input channels-last as (N*H*W, Cin) and the weight as (Cout, KH*KW*Cin), both
     contiguous: the TMA kernels' operands."""
@@ -141,9 +173,15 @@ def launch_tma(variant: str, rows: Any, taps: Any, bias: Any, y: Any, shape: tup
     tiles = n * oh * tiles_w * tiles_n
     xd = TensorDescriptor.from_tensor(rows, [bm, bk])
     wd = TensorDescriptor.from_tensor(taps, [bn, bk])
-    sizes = (oh, ow, h, w, cout, tiles_w, tiles_n)
     common = {"KH": k, "KW": k, "CIN": cin, "BM": bm, "BN": bn, "BK": bk, "num_warps": warps,
               "num_stages": stages}  # fmt: skip
+    if variant == "tma_shifted":
+        tiles_p = triton.cdiv((oh - 1) * w + ow, bm)  # up to the last output position
+        xd = TensorDescriptor(rows, [n, h * w, cin], [h * w * cin, cin, 1], [1, bm, bk])
+        conv_tma_shifted[(n * tiles_p * tiles_n,)](xd, wd, bias, y, oh, ow, w, cout, tiles_p,
+                                                    tiles_n, **common)  # fmt: skip
+        return
+    sizes = (oh, ow, h, w, cout, tiles_w, tiles_n)
     if variant == "tma_rows":
         conv_tma_rows[(tiles,)](xd, wd, bias, y, *sizes, **common)
         return
@@ -241,13 +279,18 @@ def compile_check(variants: list[str]) -> list[dict[str, Any]]:
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    kernels = {"tma_rows": conv_tma_rows, "tma_rows_persistent": conv_tma_rows_persistent}
+    kernels = {"tma_rows": conv_tma_rows, "tma_rows_persistent": conv_tma_rows_persistent,
+               "tma_shifted": conv_tma_shifted}  # fmt: skip
     rows = []
     for variant in [v for v in variants if v in TMA_VARIANTS]:
         for bm, bn, bk, warps, stages in CONFIGS:
-            sig = {"xd": f"tensordesc<bf16[{bm},{bk}]>", "wd": f"tensordesc<bf16[{bn},{bk}]>",
+            box = f"1,{bm},{bk}" if variant == "tma_shifted" else f"{bm},{bk}"
+            sig = {"xd": f"tensordesc<bf16[{box}]>", "wd": f"tensordesc<bf16[{bn},{bk}]>",
                    "b_ptr": "*bf16", "y_ptr": "*bf16"}  # fmt: skip
-            for size in ("OH", "OW", "H", "W", "COUT", "TILES_W", "TILES_N"):
+            sizes = ("OH", "OW", "H", "W", "COUT", "TILES_W", "TILES_N")
+            if variant == "tma_shifted":
+                sizes = ("OH", "OW", "W", "COUT", "TILES_P", "TILES_N")
+            for size in sizes:
                 sig[size] = "i32"
             const = {"KH": 3, "KW": 3, "CIN": 64, "BM": bm, "BN": bn, "BK": bk}
             if variant == "tma_rows_persistent":

@@ -1077,6 +1077,64 @@ TEST(CodegenTest, HalfContractionsLoadTheirOperandsByTmaWhereTheyAllow) {
   EXPECT_TRUE(no_tma(MustEmit(linear, generic)));
 }
 
+TEST(CodegenTest, StrideOneConvolutionsWithoutPaddingReadShiftedRowsByTma) {
+  // KernelBench L2 1's convolution: tiles of 128 positions of the 128 x 128 input, 126 per
+  // sample (up to the last output position, 125 * 128 + 126); tap t reads rows
+  // p0 + (t // 3) * 128 + t % 3 of the input's channels-last copy.
+  const Program conv = MustParse(
+      "def fused_operator(x0, x1, x2):\n"
+      "    t0 = F.conv2d(x0, x1, x2)\n"
+      "    t1 = torch.relu(t0)\n"
+      "    return t1\n",
+      "torch.randn(128, 64, 128, 128), torch.randn(128, 64, 3, 3), torch.randn(128)");
+  const std::string c = MustEmit(conv);
+  ExpectInOrder(
+      c, {"def k0_conv2d_tma_kernel(k0_a_desc, k0_b_desc, x2_ptr", "sample = pid // 126",
+          "p0 = (pid // 1 % 126) * BLOCK_M", "for kk in tl.range(0, 9):",
+          "a = k0_a_desc.load([sample, p0 + ((kk // 3) * 128 + (kk % 3)), 0])"
+          ".reshape(BLOCK_M, BLOCK_K)",
+          "b = k0_b_desc.load([pid_n * BLOCK_N, kk * 64]).T", "acc = tl.dot(a, b, acc)",
+          "o0 = offs_m // 128", "o1 = offs_m % 128", "mask_m = (o0 < 126) & (o1 < 126)",
+          "tl.maximum(acc, 0.0", "def k0_conv2d_kernel(",
+          "k0_tma = k0_x0_cl.dtype == k0_x1_cl.dtype and (k0_x0_cl.dtype == torch.float16 or "
+          "(k0_x0_cl.dtype == torch.bfloat16 and k0_x0_cl.device.type == \"cuda\"))",
+          "k0_b_desc = TensorDescriptor(k0_x1_cl, [128, 576], [576, 1], [128, 64]) if k0_tma",
+          "k0_a_desc = TensorDescriptor(k0_x0_cl, [128, 16384, 64], [1048576, 64, 1], "
+          "[1, 128, 64]) if k0_tma",
+          "if k0_tma:", "k0_conv2d_tma_kernel[(16128,)](", "BLOCK_M=128, BLOCK_N=128, BLOCK_K=64",
+          "num_warps=8, num_stages=4", "if not k0_tma:", "k0_conv2d_kernel[lambda META"});
+  // Channel blocks: 96 channels in BLOCK_K 32, three a tap; 48 output channels in a tile of 64.
+  const std::string blocks = MustEmit(TwoInputOp(
+      "F.conv1d(x0, x1, None, 1, 0, 2)", "torch.randn(64, 96, 512), torch.randn(48, 96, 5)"));
+  ExpectInOrder(blocks, {"tap = kk // 3", "c0 = kk % 3 * BLOCK_K",
+                         "a = k0_a_desc.load([sample, p0 + (tap * 2), c0])",
+                         "b = k0_b_desc.load([pid_n * BLOCK_N, tap * 96 + c0]).T",
+                         "BLOCK_M=128, BLOCK_N=64, BLOCK_K=32, GROUP_M=1, num_warps=4"});
+  ContractionConfig t;
+  ASSERT_TRUE(ChooseShiftedRowsTma(1, 66 * 128, 16, 24, 0, &t));
+  EXPECT_EQ(t.block_n, 16);
+  EXPECT_EQ(t.block_k, 16);  // 24 channels: a second box half past them (zeros)
+  EXPECT_FALSE(ChooseShiftedRowsTma(1, 65 * 128, 16, 24, 0, &t));  // most SMs idle
+
+  // Not: stride 2, padding, two groups, 12 channels (rows of 24 bytes), variant 1 (NCHW),
+  // generic shapes.
+  const auto no_tma = [](const std::string& text) { return Count(text, "TensorDescriptor") == 0; };
+  const std::string big = "torch.randn(16, 64, 64, 64), torch.randn(128, 64, 3, 3)";
+  EXPECT_TRUE(no_tma(MustEmit(TwoInputOp("F.conv2d(x0, x1, None, 2)", big))));
+  EXPECT_TRUE(no_tma(MustEmit(TwoInputOp("F.conv2d(x0, x1, None, 1, 1)", big))));
+  EXPECT_TRUE(no_tma(MustEmit(TwoInputOp("F.conv2d(x0, x1, None, 1, 0, 1, 2)",
+                                         "torch.randn(16, 64, 64, 64), "
+                                         "torch.randn(128, 32, 3, 3)"))));
+  EXPECT_TRUE(no_tma(MustEmit(TwoInputOp(
+      "F.conv2d(x0, x1)", "torch.randn(16, 12, 64, 64), torch.randn(128, 12, 3, 3)"))));
+  CodegenOptions other;
+  other.variant = 1;
+  EXPECT_TRUE(no_tma(MustEmit(conv, other)));
+  CodegenOptions generic;
+  generic.generic_shapes = true;
+  EXPECT_TRUE(no_tma(MustEmit(conv, generic)));
+}
+
 TEST(CodegenTest, MatmulUsesDotWithBroadcastBatch) {
   const std::string c = MustEmit(MatmulOf("torch.randn(2, 5, 24, 40), torch.randn(5, 40, 16)"));
   ExpectInOrder(c, {"# matmul: M=24 N=16 K=40 batch=10", "pid_b = pid // (num_pid_m * num_pid_n)",

@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <cassert>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -325,7 +326,38 @@ int64_t ChannelsLastOf(const GroupContext& ctx, const Node& node, const ConvGeom
   return ConvChannelsLast(g.cin_g, window, window_sum, !transpose && g.groups == 1, ctx.variant);
 }
 
+// The shifted-rows form (contraction_spec.h) of a direct convolution read from channels-last
+// copies of `channels` channels, where it applies; rows of a multiple of 8 channels keep the
+// copies' strides whole 16-byte multiples for bf16 and fp16 (a tensor descriptor's rule).
+std::optional<ShiftedRows> ShiftedRowsOf(const GroupContext& ctx, const Node& node,
+                                         const ConvGeometry& g, int64_t channels,
+                                         bool transpose) {
+  if (transpose || ctx.generic() || g.groups != 1 || channels == 0 || channels % 8 != 0)
+    return std::nullopt;
+  for (size_t d = 0; d < g.nsp; ++d)
+    if (g.stride[d] != 1 || g.pad[d] != 0) return std::nullopt;
+  ShiftedRows r;
+  r.input = node.tensors[0];
+  r.weight = node.tensors[1];
+  r.batched = g.batched;
+  r.samples = g.batched ? ctx.program.value(node.tensors[0]).shape[0] : 1;
+  r.channels = channels;
+  r.in_sp = g.in_sp;
+  r.out_sp = g.out_sp;
+  r.k_sp = g.k_sp;
+  r.dil = g.dil;
+  return r;
+}
+
 }  // namespace
+
+int64_t ShiftedRows::positions() const { return Product(in_sp); }
+
+int64_t ShiftedRows::reach() const {
+  int64_t last = 0;
+  for (size_t d = 0; d < in_sp.size(); ++d) last = last * in_sp[d] + (out_sp[d] - 1);
+  return last + 1;
+}
 
 ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpose) {
   const ConvGeometry g = GeometryOf(ctx, node, transpose);
@@ -411,6 +443,7 @@ ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpo
   // The input's channel dim holds every group's (padded only with one group).
   const int64_t in_channels = cin_k == g.cin_g ? g.cin_g * g.groups : cin_k;
   if (cl) s.channels_last = {{s.a, lead, in_channels}, {s.b, 1, transpose ? g.cout_g : cin_k}};
+  if (cl) s.shifted_rows = ShiftedRowsOf(ctx, node, g, cin_k, transpose);
   if (phased) {
     s.phases = inner;
     s.phase_lines = [=](PythonWriter& w, KernelParams& params) {

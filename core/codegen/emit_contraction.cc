@@ -488,7 +488,98 @@ class ContractionWriter {
     return k;
   }
 
+  // The TMA kernel of a convolution in shifted-rows form (contraction_spec.h, ShiftedRows):
+  // a tile is BLOCK_M consecutive positions of one sample's flattened input by BLOCK_N output
+  // channels.  K step (tap, channel block): the input copy's box of rows p0 + offset(tap) by
+  // BLOCK_K channels, times the weight copy's (BLOCK_N, BLOCK_K) box at column tap * C + c0,
+  // read transposed.  Boxes past the copies' ends are zero-filled by the TMA engine.  Then the
+  // tile's positions as output coordinates (masked where a position has none) and the same
+  // epilogue as the pointer kernel.  Launched where `flag` holds (ShiftedRowsCheck).
+  EmittedKernel ShiftedRowsTma(const ShiftedRows& r) {
+    KernelParams params(ctx_.program);
+    const std::string a_desc = ctx_.WrapperName("a_desc"), b_desc = ctx_.WrapperName("b_desc");
+    params.Scalar(a_desc, a_desc);
+    params.Scalar(b_desc, b_desc);
+    PythonWriter w(1);
+    int counter = 0;
+    const int64_t tiles_p = CeilDiv(r.reach(), c_.block_m), tiles_n = CeilDiv(s_.n, c_.block_n);
+    // Channel blocks innermost: a tile's neighbours read the same input rows.
+    w.Line("pid = tl.program_id(0)");
+    w.Line("pid_n = pid % " + IntLiteral(tiles_n));
+    w.Line("sample = pid // " + IntLiteral(tiles_n * tiles_p));
+    w.Line("p0 = (pid // " + IntLiteral(tiles_n) + " % " + IntLiteral(tiles_p) + ") * BLOCK_M");
+    w.Line("acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)");
+    const int64_t blocks = CeilDiv(r.channels, c_.block_k), taps = Product(r.k_sp);
+    w.Open("for kk in tl.range(0, " + IntLiteral(taps * blocks) + "):");
+    std::string tap = "kk", c0 = "0";
+    if (blocks > 1) {
+      w.Line("tap = kk // " + IntLiteral(blocks));
+      w.Line("c0 = kk % " + IntLiteral(blocks) + " * BLOCK_K");
+      tap = "tap";
+      c0 = "c0";
+    }
+    w.Line("a = " + a_desc + ".load([sample, p0 + " + TapOffset(r, tap) + ", " + c0 +
+           "]).reshape(BLOCK_M, BLOCK_K)");
+    w.Line("b = " + b_desc + ".load([pid_n * BLOCK_N, " +
+           Sum({Scaled(tap, r.channels), c0}) + "]).T");
+    w.Line("acc = tl.dot(a, b, acc)");
+    w.Dedent();
+    const Tile t = WriteShiftedRowsTile(w, r);
+    WriteEpilogue(w, params, counter, t);
+    const std::string grid = "(" + IntLiteral(r.samples * tiles_p * tiles_n) + ",)";
+    EmittedKernel k = Finish(ctx_.KernelNamed("tma"), params, w, /*dot=*/false, grid);
+    const std::string flag = ctx_.WrapperName("tma");
+    const std::string x = ChannelsLastBuffer(ctx_, r.input);
+    const std::string wt = ChannelsLastBuffer(ctx_, r.weight);
+    const auto descriptor = [&](const std::string& desc, const std::string& tensor,
+                                const Shape& shape, const Shape& block) {
+      Shape strides(shape.size(), 1);
+      for (size_t d = shape.size() - 1; d-- > 0;) strides[d] = strides[d + 1] * shape[d + 1];
+      return desc + " = TensorDescriptor(" + tensor + ", " + IntList(shape) + ", " +
+             IntList(strides) + ", " + IntList(block) + ") if " + flag + " else None";
+    };
+    k.setup.insert(
+        k.setup.begin(),
+        {flag + " = " + ShiftedRowsCheck(x, wt),
+         descriptor(b_desc, wt, {s_.n, taps * r.channels}, {c_.block_n, c_.block_k}),
+         descriptor(a_desc, x, {r.samples, r.positions(), r.channels},
+                    {1, c_.block_m, c_.block_k})});
+    k.guard = flag;
+    k.tensor_descriptors = true;
+    return k;
+  }
+
  private:
+  static std::string IntList(const Shape& values) {
+    std::vector<std::string> items;
+    for (int64_t v : values) items.push_back(IntLiteral(v));
+    return "[" + Join(items, ", ") + "]";
+  }
+
+  // The flattened input offset of kernel tap `tap` (row-major over the kernel's spatial dims):
+  // the sum over dims of its coordinate times the dilation times the input's inner positions.
+  static std::string TapOffset(const ShiftedRows& r, const std::string& tap) {
+    std::vector<std::string> terms;
+    int64_t inner_k = Product(r.k_sp), inner_in = r.positions();
+    for (size_t d = 0; d < r.k_sp.size(); ++d) {
+      inner_k /= r.k_sp[d];
+      inner_in /= r.in_sp[d];
+      if (r.k_sp[d] == 1) continue;
+      std::string coord = inner_k > 1 ? tap + " // " + IntLiteral(inner_k) : tap;
+      if (d > 0 && inner_k * r.k_sp[d] < Product(r.k_sp))
+        coord = Atom(coord) + " % " + IntLiteral(r.k_sp[d]);
+      terms.push_back(Scaled(Atom(coord), r.dil[d] * inner_in));
+    }
+    return Atom(Sum(terms));
+  }
+
+  // The wrapper's condition for the shifted-rows kernel: the copies (fresh, contiguous and
+  // aligned) of one half dtype, bf16 only on a GPU (TmaCheck).
+  static std::string ShiftedRowsCheck(const std::string& x, const std::string& w) {
+    return x + ".dtype == " + w + ".dtype and (" + x + ".dtype == torch.float16 or (" + x +
+           ".dtype == torch.bfloat16 and " + x + ".device.type == \"cuda\"))";
+  }
+
   static std::string WithDesc(std::string load, const std::string& desc) {
     return load.replace(load.find("DESC"), 4, desc);
   }
@@ -496,6 +587,31 @@ class ContractionWriter {
   struct Tile {
     Coords bc, mc;
   };
+
+  // The shifted-rows tile's offsets and masks, and its output coordinates: each position of
+  // the flattened input as (sample, o_0, ...), masked where some o_d is past the output's size.
+  // o_0 is not taken modulo its size: positions past the sample's last output have one too
+  // large (or a later one is).
+  Tile WriteShiftedRowsTile(PythonWriter& w, const ShiftedRows& r) {
+    w.Line("offs_m = p0 + tl.arange(0, BLOCK_M)[:, None]");
+    w.Line("offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]");
+    Tile t;
+    if (r.batched) t.mc.push_back("sample");
+    std::vector<std::string> inside;
+    int64_t inner = r.positions();
+    for (size_t d = 0; d < r.in_sp.size(); ++d) {
+      inner /= r.in_sp[d];
+      const std::string o = "o" + std::to_string(d);
+      std::string at = inner > 1 ? "offs_m // " + IntLiteral(inner) : "offs_m";
+      if (d > 0) at = Atom(at) + " % " + IntLiteral(r.in_sp[d]);
+      w.Line(o + " = " + at);
+      inside.push_back("(" + o + " < " + IntLiteral(r.out_sp[d]) + ")");
+      t.mc.push_back(o);
+    }
+    w.Line("mask_m = " + Join(inside, " & "));
+    w.Line("mask_n = offs_n < " + IntLiteral(s_.n));
+    return t;
+  }
 
   KernelParams Params() const {
     KernelParams params(ctx_.program);
@@ -1070,6 +1186,15 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   for (ValueId v : presplit) copies.push_back(SplitPartsOf(ctx, s, repacked, v));
   kernel.before.insert(kernel.before.begin(), copies.begin(), copies.end());
   ContractionConfig tma_config;
+  if (s.shifted_rows && !ctx.wide && c.split_k == 1 &&
+      ChooseShiftedRowsTma(s.shifted_rows->samples, s.shifted_rows->reach(), s.n,
+                           s.shifted_rows->channels, ctx.variant, &tma_config)) {
+    ContractionWriter writer(ctx, s, tma_config, {}, {});
+    EmittedKernel tma = writer.ShiftedRowsTma(*s.shifted_rows);
+    kernel.guard = "not " + tma.guard;
+    kernel.before.push_back(std::move(tma));
+    return kernel;
+  }
   // Not beside split-K, whose partial kernel the guard would not cover, nor a GEMV's narrow
   // path (ChooseContraction chose them for shapes the tiles serve badly).
   if (c.split_k == 1 && !c.narrow &&

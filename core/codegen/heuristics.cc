@@ -453,6 +453,22 @@ bool ChooseTmaContraction(int64_t m, int64_t n, int64_t batch, int variant,
   return true;
 }
 
+bool ChooseShiftedRowsTma(int64_t samples, int64_t reach, int64_t n, int64_t channels,
+                          int variant, ContractionConfig* c) {
+  if (variant != 0) return false;
+  ContractionConfig t;
+  t.block_m = 128;
+  t.block_n = std::clamp<int64_t>(NextPow2(n), 16, 128);
+  t.block_k = channels % 64 == 0 ? 64 : channels % 32 == 0 ? 32 : 16;
+  if (samples * CeilDiv(reach, t.block_m) * CeilDiv(n, t.block_n) < kTmaMinPrograms) return false;
+  t.group_m = 1;
+  t.precision = DotPrecision::kIeee;  // unused: the kernel multiplies half tiles as they come
+  t.launch.num_warps = t.block_m * t.block_n >= 128 * 128 ? 8 : 4;
+  t.launch.num_stages = 4;
+  *c = t;
+  return true;
+}
+
 std::vector<TileChoice> TunedTiles(const ContractionConfig& c, int64_t m, int64_t n) {
   if (c.split_k > 1 || c.narrow || c.precision == DotPrecision::kIeee) return {};
   const TileChoice own{c.block_m, c.block_n, c.group_m, c.launch.num_warps, c.launch.num_stages};

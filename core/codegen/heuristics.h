@@ -209,6 +209,19 @@ inline constexpr int64_t kTmaMaxPrograms = 132;  // the H100's and H200's SMs
 inline constexpr int64_t kTmaMinPersistent = 96;
 bool ChooseTmaContraction(int64_t m, int64_t n, int64_t batch, int variant,
                           ContractionConfig* c);
+// The TMA kernel of a convolution in shifted-rows form (contraction_spec.h, ShiftedRows):
+// `samples` x `reach` output positions (the flattened input's, see there) by `n` output
+// channels, K = taps x `channels`.  Variant 0 only, as ChooseTmaContraction, and not where the
+// tiles would leave most SMs idle (kTmaMinPrograms).  Tiles: 128 positions by up to 128
+// channels (the next power of two of `n`, at least 16: tl.dot's minimum), BLOCK_K the largest
+// of 64, 32, 16 dividing `channels` (16 otherwise: a box past the copy's channels reads zeros,
+// and the weight's next tap beside them multiplies those zeros), 4 stages.  Compiled for sm_90
+// on the CPU (Triton 3.6; conv2d 64 -> 128 channels, 3 x 3): 128 x 128 x 64 over 8 warps
+// took 131,104 bytes of shared memory, its 9 K steps pipelined as TMA copies 3 steps ahead into
+// asynchronous wgmma reading both tiles from shared memory, one layout conversion (the
+// epilogue's store).  Not yet timed on a GPU.
+bool ChooseShiftedRowsTma(int64_t samples, int64_t reach, int64_t n, int64_t channels,
+                          int variant, ContractionConfig* c);
 
 // Shared memory of a tl.dot kernel on Hopper.  Triton 3.6's software pipeliner stages every
 // tile load of the K loop (the operands and each input a fused prologue reads) through shared

@@ -1,7 +1,7 @@
-"""benchmarks/conv_variants.py on the CPU: the one-tile TMA convolution matches F.conv2d in
-Triton's interpreter (fp16: the interpreter has no bf16 tl.dot), including a tile wider than
-the output row, whose extra rows read the next input row and are masked at the store; both
-TMA kernels compile for sm_90 with TMA loads and wgmma; bad shapes exit 2."""
+"""benchmarks/conv_variants.py on the CPU: the one-tile and shifted-rows TMA convolutions match
+F.conv2d in Triton's interpreter (fp16: the interpreter has no bf16 tl.dot), including a tile
+wider than the output row, whose extra rows read the next input row and are masked at the
+store; the TMA kernels compile for sm_90 with TMA loads and wgmma; bad shapes exit 2."""
 
 from __future__ import annotations
 
@@ -25,10 +25,11 @@ for shape in [(2, 64, 7, 9, 32, 3), (1, 64, 20, 20, 16, 3)]:
     weight = (torch.randn(cout, cin, k, k) / 24).half()
     bias = torch.randn(cout).half()
     rows, taps = cv.tma_operands(x, weight)
-    y = torch.full((n, cout, h - k + 1, w - k + 1), float("nan")).half()
-    cv.launch_tma("tma_rows", rows, taps, bias, y, shape, (16, 16, 32, 4, 2), 4)
     ref = F.conv2d(x.float(), weight.float(), bias.float())
-    errors[str(shape)] = ((y.float() - ref).norm() / ref.norm()).item()
+    for variant in ("tma_rows", "tma_shifted"):
+        y = torch.full((n, cout, h - k + 1, w - k + 1), float("nan")).half()
+        cv.launch_tma(variant, rows, taps, bias, y, shape, (16, 16, 32, 4, 2), 4)
+        errors[variant + str(shape)] = ((y.float() - ref).norm() / ref.norm()).item()
 print(json.dumps(errors))
 """
 
@@ -39,14 +40,14 @@ def test_the_tma_rows_kernel_matches_conv2d(
     benchmarks = pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
     probe = PROBE.replace("sys.argv[2]", repr(str(benchmarks)))
     errors = interpreted_probe(probe, tmp_path)
-    assert len(errors) == 2
+    assert len(errors) == 4
     assert all(e < 1e-3 for e in errors.values()), errors  # NaN fails too
 
 
 def test_the_tma_kernels_compile_for_sm90(benchmark_script: Callable[[str], ModuleType]) -> None:
     cv = benchmark_script("conv_variants.py")
-    rows = cv.compile_check(["tma_rows"])
-    assert len(rows) == len(cv.CONFIGS)
+    rows = cv.compile_check(["tma_rows", "tma_shifted"])
+    assert len(rows) == 2 * len(cv.CONFIGS)
     for row in rows:
         assert "error" not in row, row
         assert row["tma"] >= 2 and row["wgmma"] >= 1, row

@@ -3,7 +3,8 @@
 heuristics.h ChooseTmaContraction and emit_contraction.cc TmaPlanOf: a matmul's, bmm's or
 linear's stored operands are read through host tensor descriptors by a kernel of their own,
 which the wrapper launches where both are half, contiguous and 16-byte aligned, and the
-pointer kernel elsewhere. Triton's interpreter runs host descriptors and fp16 tl.dot, so the
+pointer kernel elsewhere.  Convolutions of stride 1 without padding (contraction_spec.h,
+ShiftedRows): boxes of shifted rows of the input's channels-last copy, one per kernel tap. Triton's interpreter runs host descriptors and fp16 tl.dot, so the
 fp16 cases run the TMA kernel itself on the CPU; bf16 runs there through the pointer kernel
 (no bf16 tl.dot in the interpreter), and float32 always does.
 
@@ -47,6 +48,25 @@ CASES = {
         "x0, x1",
         "torch.randn(4, 512, 72), torch.randn(1024, 72)",
     ),
+    # Shifted rows: 8 samples of 34 x 34 (9 tiles of 128 positions each), bias and relu.
+    "conv2d_relu": task(
+        ["t0 = F.conv2d(x0, x1, x2)", "t1 = torch.relu(t0)"],
+        "x0, x1, x2",
+        "torch.randn(8, 16, 34, 34), torch.randn(32, 16, 3, 3), torch.randn(32)",
+    ),
+    # 24 channels in BLOCK_K 16 (the second box runs past the copy's channels: zeros), 24
+    # output channels in a tile of 32, dilation 2.
+    "conv1d_dilated": task(
+        ["t0 = F.conv1d(x0, x1, None, 1, 0, 2)", "t1 = torch.tanh(t0)"],
+        "x0, x1",
+        "torch.randn(16, 24, 600), torch.randn(24, 24, 5)",
+    ),
+    # Three spatial dims: a tap's offset is kd * 144 + kh * 12 + kw.
+    "conv3d": task(
+        ["t0 = F.conv3d(x0, x1)"],
+        "x0, x1",
+        "torch.randn(8, 16, 10, 12, 12), torch.randn(16, 16, 3, 3, 3)",
+    ),
 }
 POINTER_LAUNCH = "    if not k0_tma:\n"
 
@@ -63,7 +83,8 @@ def test_the_tma_kernel_computes_half_products_and_float32_keeps_the_pointer_ker
 ) -> None:
     source = CASES[name]
     candidate = emit(source)
-    assert "TensorDescriptor.from_tensor(" in candidate and POINTER_LAUNCH in candidate
+    assert "TensorDescriptor" in candidate and POINTER_LAUNCH in candidate
+    assert (".reshape(BLOCK_M, BLOCK_K)" in candidate) == name.startswith("conv")
     assert ("for rnd in tl.range(0, 2):" in candidate) == (name == "linear_persistent")
     assert judged(source, candidate, "fp16")
     assert judged(source, candidate, "fp32")
