@@ -1067,7 +1067,7 @@ TEST(CodegenTest, HalfContractionsLoadTheirOperandsByTmaWhereTheyAllow) {
       "    t1 = torch.matmul(x0, t0)\n    return t1\n",
       "torch.randn(2048, 1024), torch.randn(2048, 1024)"))));
   EXPECT_TRUE(no_tma(MustEmit(TwoInputOp(
-      "F.conv2d(x0, x1, None, 1, 1)", "torch.randn(16, 64, 64, 64), torch.randn(128, 64, 3, 3)"))));
+      "F.conv2d(x0, x1, None, 2, 1)", "torch.randn(16, 64, 64, 64), torch.randn(128, 64, 3, 3)"))));
   EXPECT_TRUE(no_tma(MustEmit(MatmulOf("torch.randn(256, 512), torch.randn(512, 256)"))));
   CodegenOptions other;
   other.variant = 1;
@@ -1077,7 +1077,7 @@ TEST(CodegenTest, HalfContractionsLoadTheirOperandsByTmaWhereTheyAllow) {
   EXPECT_TRUE(no_tma(MustEmit(linear, generic)));
 }
 
-TEST(CodegenTest, StrideOneConvolutionsWithoutPaddingReadShiftedRowsByTma) {
+TEST(CodegenTest, StrideOneConvolutionsReadShiftedRowsByTma) {
   // KernelBench L2 1's convolution: tiles of 128 positions of the 128 x 128 input, 126 per
   // sample (up to the last output position, 125 * 128 + 126); tap t reads rows
   // p0 + (t // 3) * 128 + t % 3 of the input's channels-last copy.
@@ -1096,8 +1096,10 @@ TEST(CodegenTest, StrideOneConvolutionsWithoutPaddingReadShiftedRowsByTma) {
           "b = k0_b_desc.load([pid_n * BLOCK_N, kk * 64]).T", "acc = tl.dot(a, b, acc)",
           "o0 = offs_m // 128", "o1 = offs_m % 128", "mask_m = (o0 < 126) & (o1 < 126)",
           "tl.maximum(acc, 0.0", "def k0_conv2d_kernel(",
-          "k0_tma = k0_x0_cl.dtype == k0_x1_cl.dtype and (k0_x0_cl.dtype == torch.float16 or "
-          "(k0_x0_cl.dtype == torch.bfloat16 and k0_x0_cl.device.type == \"cuda\"))",
+          // Bound before the copies, from the operands' own dtypes.
+          "k0_tma = x0.dtype == x1.dtype and (x0.dtype == torch.float16 or "
+          "(x0.dtype == torch.bfloat16 and x0.device.type == \"cuda\"))",
+          "k0_x0_cl = torch.empty_strided(", "k0_x0_cl_kernel[(", "k0_x1_cl_kernel[(",
           "k0_b_desc = TensorDescriptor(k0_x1_cl, [128, 576], [576, 1], [128, 64]) if k0_tma",
           "k0_a_desc = TensorDescriptor(k0_x0_cl, [128, 16384, 64], [1048576, 64, 1], "
           "[1, 128, 64]) if k0_tma",
@@ -1116,12 +1118,34 @@ TEST(CodegenTest, StrideOneConvolutionsWithoutPaddingReadShiftedRowsByTma) {
   EXPECT_EQ(t.block_k, 16);  // 24 channels: a second box half past them (zeros)
   EXPECT_FALSE(ChooseShiftedRowsTma(1, 65 * 128, 16, 24, 0, &t));  // most SMs idle
 
-  // Not: stride 2, padding, two groups, 12 channels (rows of 24 bytes), variant 1 (NCHW),
-  // generic shapes.
-  const auto no_tma = [](const std::string& text) { return Count(text, "TensorDescriptor") == 0; };
+  // Padding 1: the TMA kernel reads a copy of its own with zeros around, 66 x 66 positions a
+  // sample, 33 tiles up to the last output (63 * 66 + 64); the pointer kernel's unpadded copy
+  // is made only where that kernel runs.
   const std::string big = "torch.randn(16, 64, 64, 64), torch.randn(128, 64, 3, 3)";
+  const std::string padded = MustEmit(TwoInputOp("F.conv2d(x0, x1, None, 1, 1)", big));
+  ExpectInOrder(padded,
+                {"def k0_x0_clpad_kernel(", "pc0 = (offs_r // 66)", "pc1 = offs_r % 66",
+                 "rc0 = pc0 - 1", "rc1 = pc1 - 1", "inside = (rc0 >= 0) & (rc0 < 64) & (rc1 >= 0)",
+                 "mask = (offs_r < 4356) & (offs_c < 64) & inside",
+                 "x = tl.load(x0_ptr + n * 262144 + offs_c * 4096 + rc0 * 64 + rc1, mask=mask, "
+                 "other=0.0)",
+                 "tl.store(k0_x0_clpad_ptr + n * 278784 + offs_r * 64 + offs_c, x, "
+                 "mask=(offs_r < 4356) & (offs_c < 64))",
+                 "sample = pid // 33", "p0 + ((kk // 3) * 66 + (kk % 3))",
+                 "mask_m = (o0 < 64) & (o1 < 64)", "k0_tma = x0.dtype == x1.dtype",
+                 "k0_x0_cl = torch.empty_strided((16, 64, 64, 64), (262144, 1, 4096, 64), "
+                 "device=x0.device, dtype=x0.dtype) if not k0_tma else None",
+                 "if not k0_tma:", "k0_x0_cl_kernel[(",
+                 "k0_x0_clpad = torch.empty_strided((16, 64, 66, 66), (278784, 1, 4224, 64), "
+                 "device=x0.device, dtype=x0.dtype) if k0_tma else None",
+                 "if k0_tma:", "k0_x0_clpad_kernel[(",
+                 "TensorDescriptor(k0_x0_clpad, [16, 4356, 64], [278784, 64, 1], [1, 128, 64])",
+                 "k0_conv2d_tma_kernel[(528,)]("});
+
+  // Not: stride 2, two groups, 12 channels (rows of 24 bytes), variant 1 (NCHW), generic
+  // shapes.
+  const auto no_tma = [](const std::string& text) { return Count(text, "TensorDescriptor") == 0; };
   EXPECT_TRUE(no_tma(MustEmit(TwoInputOp("F.conv2d(x0, x1, None, 2)", big))));
-  EXPECT_TRUE(no_tma(MustEmit(TwoInputOp("F.conv2d(x0, x1, None, 1, 1)", big))));
   EXPECT_TRUE(no_tma(MustEmit(TwoInputOp("F.conv2d(x0, x1, None, 1, 0, 1, 2)",
                                          "torch.randn(16, 64, 64, 64), "
                                          "torch.randn(128, 32, 3, 3)"))));

@@ -20,20 +20,22 @@ namespace drtriton::codegen {
 using Coords = std::vector<std::string>;
 
 // A convolution whose output position o reads input position o + offset(tap) for every kernel
-// tap: stride 1, no padding, one group, literal sizes, and channels-last copies of input and
-// weight (conv_spec.cc).  Flattened over the input's positions (P = the product of its spatial
-// sizes), an output tile of consecutive positions p then reads, per tap, the consecutive
-// input rows p + offset: one box of the (N, P, C) copy, which the TMA engine can fetch
-// (emit_contraction.cc, ShiftedRowsKernel).  An output position is computed at its input
-// position's index p = sum(o_d * stride_d), positions of o_d past the output's size are
-// computed and dropped (H * W / (OH * OW) of the products: 3% at 128 x 128 with a 3 x 3
-// kernel, 14% at 32 x 32).
+// tap: stride 1, one group, literal sizes, and channels-last copies of input and weight
+// (conv_spec.cc); with padding, the input's copy is padded with zeros (ChannelsLastCopy::pad),
+// which makes it a convolution without.  Flattened over the (padded) input's positions (P, the
+// product of its spatial sizes), an output tile of consecutive positions p then reads, per
+// tap, the consecutive input rows p + offset: one box of the (N, P, C) copy, which the TMA
+// engine can fetch (emit_contraction.cc, ShiftedRowsTma).  An output position is computed at
+// its input position's index p = sum(o_d * stride_d); positions of o_d past the output's
+// size are computed and dropped (P / (OH * OW) of the products: 3% more at 128 x 128 with a
+// 3 x 3 kernel, 14% at 32 x 32).
 struct ShiftedRows {
   ValueId input, weight;       // the copied operands (ChannelsLastBuffer of each)
   int64_t samples = 1;         // N (1 for an unbatched input)
   int64_t channels = 0;        // the copies' channels (input channels, zeros added)
-  Shape in_sp, out_sp, k_sp;   // spatial sizes
+  Shape grid_sp, out_sp, k_sp;  // the (padded) input's spatial sizes, the output's, the kernel's
   std::vector<int64_t> dil;
+  std::vector<int64_t> pad;    // the convolution's padding; empty: none
   bool batched = true;
   // The input's positions P and the output's last position in that flattening, plus one:
   // the tiles of one sample cover [0, reach).

@@ -334,28 +334,30 @@ std::optional<ShiftedRows> ShiftedRowsOf(const GroupContext& ctx, const Node& no
                                          bool transpose) {
   if (transpose || ctx.generic() || g.groups != 1 || channels == 0 || channels % 8 != 0)
     return std::nullopt;
-  for (size_t d = 0; d < g.nsp; ++d)
-    if (g.stride[d] != 1 || g.pad[d] != 0) return std::nullopt;
   ShiftedRows r;
+  for (size_t d = 0; d < g.nsp; ++d) {
+    if (g.stride[d] != 1) return std::nullopt;
+    r.grid_sp.push_back(g.in_sp[d] + 2 * g.pad[d]);
+  }
   r.input = node.tensors[0];
   r.weight = node.tensors[1];
   r.batched = g.batched;
   r.samples = g.batched ? ctx.program.value(node.tensors[0]).shape[0] : 1;
   r.channels = channels;
-  r.in_sp = g.in_sp;
   r.out_sp = g.out_sp;
   r.k_sp = g.k_sp;
   r.dil = g.dil;
+  if (std::any_of(g.pad.begin(), g.pad.end(), [](int64_t p) { return p > 0; })) r.pad = g.pad;
   return r;
 }
 
 }  // namespace
 
-int64_t ShiftedRows::positions() const { return Product(in_sp); }
+int64_t ShiftedRows::positions() const { return Product(grid_sp); }
 
 int64_t ShiftedRows::reach() const {
   int64_t last = 0;
-  for (size_t d = 0; d < in_sp.size(); ++d) last = last * in_sp[d] + (out_sp[d] - 1);
+  for (size_t d = 0; d < grid_sp.size(); ++d) last = last * grid_sp[d] + (out_sp[d] - 1);
   return last + 1;
 }
 
@@ -442,7 +444,8 @@ ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpo
   // its output channels per group (never padded).
   // The input's channel dim holds every group's (padded only with one group).
   const int64_t in_channels = cin_k == g.cin_g ? g.cin_g * g.groups : cin_k;
-  if (cl) s.channels_last = {{s.a, lead, in_channels}, {s.b, 1, transpose ? g.cout_g : cin_k}};
+  if (cl)
+    s.channels_last = {{s.a, lead, in_channels, {}}, {s.b, 1, transpose ? g.cout_g : cin_k, {}}};
   if (cl) s.shifted_rows = ShiftedRowsOf(ctx, node, g, cin_k, transpose);
   if (phased) {
     s.phases = inner;

@@ -356,6 +356,21 @@ std::string TmaCheck(const TmaPlan& plan) {
          b + ".data_ptr() % 16 == 0";
 }
 
+// The shifted-rows kernel's copy of the input (contraction_spec.h): the channels-last copy
+// the pointer kernel reads, or with padding one of its own with zeros around.
+ChannelsLastCopy ShiftedRowsInput(const ShiftedRows& r) {
+  return {r.input, r.batched ? size_t{1} : size_t{0}, r.channels, r.pad};
+}
+
+// The wrapper's condition for the shifted-rows kernel: input and weight of one half dtype,
+// bf16 only on a GPU (TmaCheck); the copies it reads are fresh, contiguous and aligned.
+std::string ShiftedRowsCheck(const Program& p, const ShiftedRows& r) {
+  const std::string& x = p.value(r.input).name;
+  const std::string& w = p.value(r.weight).name;
+  return x + ".dtype == " + w + ".dtype and (" + x + ".dtype == torch.float16 or (" + x +
+         ".dtype == torch.bfloat16 and " + x + ".device.type == \"cuda\"))";
+}
+
 // Writes a contraction's kernels: one kernel (K loop, then epilogue), or with split-K a
 // partial kernel per K slice (launched first, ContractionConfig::split_k) and a kernel that
 // adds the slices' partial tiles in order and runs the epilogue.  A transposed convolution's
@@ -494,7 +509,8 @@ class ContractionWriter {
   // BLOCK_K channels, times the weight copy's (BLOCK_N, BLOCK_K) box at column tap * C + c0,
   // read transposed.  Boxes past the copies' ends are zero-filled by the TMA engine.  Then the
   // tile's positions as output coordinates (masked where a position has none) and the same
-  // epilogue as the pointer kernel.  Launched where `flag` holds (ShiftedRowsCheck).
+  // epilogue as the pointer kernel.  Launched where its guard holds (ShiftedRowsCheck, which
+  // EmitContraction binds before the copies).
   EmittedKernel ShiftedRowsTma(const ShiftedRows& r) {
     KernelParams params(ctx_.program);
     const std::string a_desc = ctx_.WrapperName("a_desc"), b_desc = ctx_.WrapperName("b_desc");
@@ -529,7 +545,7 @@ class ContractionWriter {
     const std::string grid = "(" + IntLiteral(r.samples * tiles_p * tiles_n) + ",)";
     EmittedKernel k = Finish(ctx_.KernelNamed("tma"), params, w, /*dot=*/false, grid);
     const std::string flag = ctx_.WrapperName("tma");
-    const std::string x = ChannelsLastBuffer(ctx_, r.input);
+    const std::string x = CopyBuffer(ctx_, ShiftedRowsInput(r));
     const std::string wt = ChannelsLastBuffer(ctx_, r.weight);
     const auto descriptor = [&](const std::string& desc, const std::string& tensor,
                                 const Shape& shape, const Shape& block) {
@@ -540,8 +556,7 @@ class ContractionWriter {
     };
     k.setup.insert(
         k.setup.begin(),
-        {flag + " = " + ShiftedRowsCheck(x, wt),
-         descriptor(b_desc, wt, {s_.n, taps * r.channels}, {c_.block_n, c_.block_k}),
+        {descriptor(b_desc, wt, {s_.n, taps * r.channels}, {c_.block_n, c_.block_k}),
          descriptor(a_desc, x, {r.samples, r.positions(), r.channels},
                     {1, c_.block_m, c_.block_k})});
     k.guard = flag;
@@ -563,7 +578,7 @@ class ContractionWriter {
     int64_t inner_k = Product(r.k_sp), inner_in = r.positions();
     for (size_t d = 0; d < r.k_sp.size(); ++d) {
       inner_k /= r.k_sp[d];
-      inner_in /= r.in_sp[d];
+      inner_in /= r.grid_sp[d];
       if (r.k_sp[d] == 1) continue;
       std::string coord = inner_k > 1 ? tap + " // " + IntLiteral(inner_k) : tap;
       if (d > 0 && inner_k * r.k_sp[d] < Product(r.k_sp))
@@ -571,13 +586,6 @@ class ContractionWriter {
       terms.push_back(Scaled(Atom(coord), r.dil[d] * inner_in));
     }
     return Atom(Sum(terms));
-  }
-
-  // The wrapper's condition for the shifted-rows kernel: the copies (fresh, contiguous and
-  // aligned) of one half dtype, bf16 only on a GPU (TmaCheck).
-  static std::string ShiftedRowsCheck(const std::string& x, const std::string& w) {
-    return x + ".dtype == " + w + ".dtype and (" + x + ".dtype == torch.float16 or (" + x +
-           ".dtype == torch.bfloat16 and " + x + ".device.type == \"cuda\"))";
   }
 
   static std::string WithDesc(std::string load, const std::string& desc) {
@@ -599,11 +607,11 @@ class ContractionWriter {
     if (r.batched) t.mc.push_back("sample");
     std::vector<std::string> inside;
     int64_t inner = r.positions();
-    for (size_t d = 0; d < r.in_sp.size(); ++d) {
-      inner /= r.in_sp[d];
+    for (size_t d = 0; d < r.grid_sp.size(); ++d) {
+      inner /= r.grid_sp[d];
       const std::string o = "o" + std::to_string(d);
       std::string at = inner > 1 ? "offs_m // " + IntLiteral(inner) : "offs_m";
-      if (d > 0) at = Atom(at) + " % " + IntLiteral(r.in_sp[d]);
+      if (d > 0) at = Atom(at) + " % " + IntLiteral(r.grid_sp[d]);
       w.Line(o + " = " + at);
       inside.push_back("(" + o + " < " + IntLiteral(r.out_sp[d]) + ")");
       t.mc.push_back(o);
@@ -1147,6 +1155,36 @@ DotPrecision ContractionPrecision(const GroupContext& ctx, ValueId result) {
 
 }  // namespace
 
+// The shifted-rows TMA kernel beside the pointer `kernel` (which then runs where it does not):
+// the flag bound before the copies; with padding the TMA kernel's padded copy of the input
+// and the pointer kernel's unpadded one each allocated and launched only where its kernel
+// runs.
+void AddShiftedRows(const GroupContext& ctx, const ContractionSpec& s,
+                    const ContractionConfig& config, EmittedKernel& kernel) {
+  const ShiftedRows& r = *s.shifted_rows;
+  ContractionWriter writer(ctx, s, config, {}, {});
+  EmittedKernel tma = writer.ShiftedRowsTma(r);
+  const std::string flag = tma.guard;
+  std::vector<EmittedKernel>& before = kernel.before;
+  const std::string plain_name = ChannelsLastBuffer(ctx, r.input) + "_kernel";
+  const auto plain = std::find_if(before.begin(), before.end(), [&](const EmittedKernel& k) {
+    return k.name == plain_name;
+  });
+  assert(plain != before.end() && "the input's channels-last copy");
+  if (!r.pad.empty()) {
+    EmittedKernel padded = EmitChannelsLast(ctx, ShiftedRowsInput(r));
+    padded.setup[0] += " if " + flag + " else None";
+    padded.guard = flag;
+    plain->setup[0] += " if not " + flag + " else None";
+    plain->guard = "not " + flag;
+    before.insert(std::next(plain), std::move(padded));
+  }
+  before.front().setup.insert(before.front().setup.begin(),
+                              flag + " = " + ShiftedRowsCheck(ctx.program, r));
+  kernel.guard = "not " + flag;
+  before.push_back(std::move(tma));
+}
+
 Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   const Program& p = ctx.program;
   const Node& node = p.node(ctx.group.anchor);
@@ -1189,10 +1227,7 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   if (s.shifted_rows && !ctx.wide && c.split_k == 1 &&
       ChooseShiftedRowsTma(s.shifted_rows->samples, s.shifted_rows->reach(), s.n,
                            s.shifted_rows->channels, ctx.variant, &tma_config)) {
-    ContractionWriter writer(ctx, s, tma_config, {}, {});
-    EmittedKernel tma = writer.ShiftedRowsTma(*s.shifted_rows);
-    kernel.guard = "not " + tma.guard;
-    kernel.before.push_back(std::move(tma));
+    AddShiftedRows(ctx, s, tma_config, kernel);
     return kernel;
   }
   // Not beside split-K, whose partial kernel the guard would not cover, nor a GEMV's narrow

@@ -122,6 +122,7 @@ EmittedKernel EmitRepack(const GroupContext& ctx, ValueId v) {
 Shape CopyShape(const Program& program, const ChannelsLastCopy& copy) {
   Shape shape = program.value(copy.value).shape;
   shape[copy.channel] = copy.channels;
+  for (size_t d = 0; d < copy.pad.size(); ++d) shape[copy.channel + 1 + d] += 2 * copy.pad[d];
   return shape;
 }
 
@@ -147,10 +148,38 @@ std::string ChannelsLastBuffer(const GroupContext& ctx, ValueId v) {
   return kernel.substr(0, kernel.find('_')) + "_" + ctx.program.value(v).name + "_cl";
 }
 
+std::string CopyBuffer(const GroupContext& ctx, const ChannelsLastCopy& copy) {
+  return ChannelsLastBuffer(ctx, copy.value) + (copy.pad.empty() ? "" : "pad");
+}
+
+namespace {
+
+// A padded copy's load (ChannelsLastCopy::pad): the copy's position offs_r as coordinates of
+// the padded dims, each less its padding in the source, masked outside it (the zeros).
+// Returns the source coordinates after the channel (`rc0`, ...) and binds `inside`.
+std::vector<std::string> WritePaddedSource(PythonWriter& w, const Shape& after,
+                                           const std::vector<int64_t>& pad) {
+  Shape padded = after;
+  for (size_t d = 0; d < pad.size(); ++d) padded[d] += 2 * pad[d];
+  const std::vector<std::string> at = DecomposeDims(w, "offs_r", LiteralDims(padded), "pc");
+  std::vector<std::string> coords, inside;
+  for (size_t d = 0; d < at.size(); ++d) {
+    const std::string rc = "rc" + std::to_string(d);
+    w.Line(rc + " = " + Atom(at[d]) + " - " + IntLiteral(pad[d]));
+    inside.push_back("(" + rc + " >= 0) & (" + rc + " < " + IntLiteral(after[d]) + ")");
+    coords.push_back(rc);
+  }
+  w.Line("inside = " + Join(inside, " & "));
+  return coords;
+}
+
+}  // namespace
+
 // One program copies BLOCK_R positions x BLOCK_C channels of one sample n (heuristics.h,
 // ChooseChannelsLast): grid (samples x position blocks, channel blocks).  A contiguous source
 // is read at `n * C * P + c * P + p`, any other through its strides; the copy is written at
-// `n * C' * P + p * C' + c` (C' >= C: the added channels are written as zeros).
+// `n * C' * P' + p' * C' + c` (C' >= C: the added channels are written as zeros; P' >= P: the
+// positions of a padded copy, whose borders are written as zeros, WritePaddedSource).
 EmittedKernel EmitChannelsLast(const GroupContext& ctx, const ChannelsLastCopy& copy) {
   assert(!ctx.generic() && "channels-last copies have literal sizes");
   const Program& p = ctx.program;
@@ -161,12 +190,15 @@ EmittedKernel EmitChannelsLast(const GroupContext& ctx, const ChannelsLastCopy& 
   assert(channel < shape.size() && copy.channels >= shape[channel]);
   const Shape lead(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(channel));
   const Shape after(shape.begin() + static_cast<std::ptrdiff_t>(channel) + 1, shape.end());
+  const Shape copied = CopyShape(p, copy);
+  const Shape copied_after(copied.begin() + static_cast<std::ptrdiff_t>(channel) + 1,
+                           copied.end());
   const int64_t samples = Product(lead), chans = shape[channel], positions = Product(after);
-  const int64_t wide = copy.channels;  // the copy's channels
-  const RepackConfig c = ChooseChannelsLast(positions, wide);
-  const int64_t blocks_r = CeilDiv(positions, c.block_r);
-  const std::string buffer = ChannelsLastBuffer(ctx, v);
-  const std::string pl = IntLiteral(positions);
+  const int64_t wide = copy.channels, slots = Product(copied_after);  // the copy's C' and P'
+  const RepackConfig c = ChooseChannelsLast(slots, wide);
+  const int64_t blocks_r = CeilDiv(slots, c.block_r);
+  const std::string buffer = CopyBuffer(ctx, copy);
+  const bool padded = !copy.pad.empty();
 
   KernelParams params(p);
   PythonWriter w(1);
@@ -176,31 +208,45 @@ EmittedKernel EmitChannelsLast(const GroupContext& ctx, const ChannelsLastCopy& 
          Arange("BLOCK_R", ctx.wide) + "[:, None]");
   w.Line("offs_c = " + ProgramId(1, ctx.wide) + " * BLOCK_C + " + Arange("BLOCK_C", ctx.wide) +
          "[None, :]");
-  const std::string read = "(offs_r < " + pl + ") & (offs_c < " + IntLiteral(chans) + ")";
+  std::vector<std::string> at;  // the source's coordinates after the channel (padded copy)
+  if (padded) at = WritePaddedSource(w, after, copy.pad);
+  std::string read = "(offs_r < " + IntLiteral(slots) + ") & (offs_c < " + IntLiteral(chans) + ")";
+  if (padded) read += " & inside";
   w.Line("mask = " + read);
   const std::string src = params.Pointer(v);
-  const std::string zeros = wide > chans ? ", other=0.0" : "";
+  const std::string zeros = wide > chans || padded ? ", other=0.0" : "";
+  std::string flat = "offs_r";
+  if (padded) {
+    std::vector<std::string> terms;
+    int64_t inner = positions;
+    for (size_t d = 0; d < at.size(); ++d) {
+      inner /= after[d];
+      terms.push_back(inner > 1 ? at[d] + " * " + IntLiteral(inner) : at[d]);
+    }
+    flat = Join(terms, " + ");
+  }
   w.Open("if CONTIG:");
-  w.Line("x = tl.load(" + src + " + n * " + IntLiteral(chans * positions) + " + offs_c * " + pl +
-         " + offs_r, mask=mask" + zeros + ")");
+  w.Line("x = tl.load(" + src + " + n * " + IntLiteral(chans * positions) + " + offs_c * " +
+         IntLiteral(positions) + " + " + flat + ", mask=mask" + zeros + ")");
   w.Dedent();
   w.Open("else:");
   std::vector<std::string> coords = DecomposeDims(w, "n", LiteralDims(lead), "nc");
   coords.push_back("offs_c");
-  const std::vector<std::string> at = DecomposeDims(w, "offs_r", LiteralDims(after), "rc");
+  if (!padded) at = DecomposeDims(w, "offs_r", LiteralDims(after), "rc");
   coords.insert(coords.end(), at.begin(), at.end());
   w.Line("x = tl.load(" + params.Address(v, coords, "(offs_r + offs_c) * 0") + ", mask=mask" +
          zeros + ")");
   w.Dedent();
-  const std::string write =
-      wide > chans ? "(offs_r < " + pl + ") & (offs_c < " + IntLiteral(wide) + ")" : "mask";
-  w.Line("tl.store(" + params.Scratch(buffer) + " + n * " + IntLiteral(wide * positions) +
+  const std::string write = wide > chans || padded ? "(offs_r < " + IntLiteral(slots) +
+                                                         ") & (offs_c < " + IntLiteral(wide) + ")"
+                                                   : "mask";
+  w.Line("tl.store(" + params.Scratch(buffer) + " + n * " + IntLiteral(wide * slots) +
          " + offs_r * " + IntLiteral(wide) + " + offs_c, x, mask=" + write + ")");
 
-  const Shape copied = CopyShape(p, copy);
   std::string what = value.name + " " + ShapeTuple(shape) + " copied channels-last (dim " +
                      std::to_string(channel) + " unit-stride";
   if (wide > chans) what += ", zeros up to " + IntLiteral(wide) + " channels";
+  if (padded) what += ", zeros around as " + ShapeTuple(copied_after);
   EmittedKernel k;
   k.name = buffer + "_kernel";
   k.text = KernelText(k.name, what + ") for the contraction's loads", params,

@@ -99,16 +99,23 @@ struct ChannelsLastCopy {
   ValueId value;
   size_t channel = 1;
   int64_t channels = 0;
+  // Zeros added on both sides of each dim after the channel dim (a convolution's padding, for
+  // the shifted-rows kernel: contraction_spec.h); empty = none.  The copy's buffer is then
+  // `k0_x0_clpad`.
+  std::vector<int64_t> pad;
 };
 // The wrapper allocates the copy's buffer (ChannelsLastBuffer) and launches the copy before the
 // contraction, which reads the buffer at literal strides.  Literal sizes only.
 EmittedKernel EmitChannelsLast(const GroupContext& ctx, const ChannelsLastCopy& copy);
-// The shape of that buffer: `value`'s, the channel dim widened to `channels`.
+// The shape of that buffer: `value`'s, the channel dim widened to `channels` and the dims
+// after it by their padding.
 Shape CopyShape(const Program& program, const ChannelsLastCopy& copy);
 // The strides of that buffer (literals).
 Dims ChannelsLastStrides(const Program& program, const ChannelsLastCopy& copy);
-// The wrapper variable of that buffer: `k0_x0_cl`.
+// The wrapper variable of that buffer: `k0_x0_cl` (an unpadded copy of `v`).
 std::string ChannelsLastBuffer(const GroupContext& ctx, ValueId v);
+// `k0_x0_cl`, or `k0_x0_clpad` for a padded copy.
+std::string CopyBuffer(const GroupContext& ctx, const ChannelsLastCopy& copy);
 // The size the heuristics see for `dim`: its literal, or kUnknownSize (a runtime size).
 int64_t HeuristicSize(const std::string& dim);
 // The wrapper variable holding `v`'s rows for the contraction of `ctx`: `k0_x0_rows`.
