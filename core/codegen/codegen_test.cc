@@ -1159,6 +1159,33 @@ TEST(CodegenTest, StrideOneConvolutionsReadShiftedRowsByTma) {
   EXPECT_TRUE(no_tma(MustEmit(conv, generic)));
 }
 
+TEST(CodegenTest, ContractionEpiloguesLoadPerChannelValuesAsRows) {
+  // A (C, 1, 1) parameter added to a convolution's output is read at (offs_n, 0, 0): one row of
+  // the tile under mask_n; a per-row value (M, 1) stays a full tile.
+  const std::string conv = MustEmit(MustParse(
+      "def fused_operator(x0, x1, x2, x3):\n"
+      "    t0 = F.conv2d(x0, x1)\n"
+      "    t1 = torch.mul(t0, x2)\n"
+      "    t2 = torch.add(t1, x3)\n"
+      "    return t2\n",
+      "torch.randn(2, 8, 10, 10), torch.randn(16, 8, 3, 3), torch.randn(16, 1, 1), "
+      "torch.randn(2, 1, 8, 8)"));
+  // Twice each: the kernel's epilogue and its range guard's (WriteRangeGuardTile).
+  EXPECT_EQ(Count(conv, "tl.load(x2_ptr + offs_n * stride_x2_0, mask=mask_n, other=0.0)"), 2);
+  EXPECT_EQ(Count(conv, "tl.load(x3_ptr + mc0 * stride_x3_0 + mc1 * stride_x3_2 + mc2 * "
+                        "stride_x3_3 + (offs_m + offs_n) * 0, mask=mask, other=0.0)"),
+            2);
+  const std::string linear = MustEmit(MustParse(
+      "def fused_operator(x0, x1, x2, x3):\n"
+      "    t0 = F.linear(x0, x1)\n"
+      "    t1 = torch.add(t0, x2)\n"
+      "    t2 = torch.mul(t1, x3)\n"
+      "    return t2\n",
+      "torch.randn(64, 32), torch.randn(48, 32), torch.randn(48), torch.randn(64, 1)"));
+  EXPECT_EQ(Count(linear, "tl.load(x2_ptr + offs_n * stride_x2_0, mask=mask_n, other=0.0)"), 2);
+  EXPECT_EQ(Count(linear, "x3_ptr + mc0 * stride_x3_0 + (offs_m + offs_n) * 0, mask=mask"), 2);
+}
+
 TEST(CodegenTest, MatmulUsesDotWithBroadcastBatch) {
   const std::string c = MustEmit(MatmulOf("torch.randn(2, 5, 24, 40), torch.randn(5, 40, 16)"));
   ExpectInOrder(c, {"# matmul: M=24 N=16 K=40 batch=10", "pid_b = pid // (num_pid_m * num_pid_n)",

@@ -998,6 +998,7 @@ class ContractionWriter {
     const std::string zero = "(offs_m + offs_n) * 0";
     ExprEmitter e(ctx_.program, ctx_.plan.materialized, params, w, "mask", zero, counter);
     e.LoadOneElementValuesAsScalars();
+    e.LoadRowsAlong("offs_n", "mask_n", "offs_n * 0");
     if (s_.bias.valid()) {
       Coords ch = Materialize(w, {s_.channel(t.bc, "offs_n")}, "ch");
       ExprEmitter row(ctx_.program, ctx_.plan.materialized, params, w, "mask_n", "offs_n * 0",

@@ -17,6 +17,11 @@ std::string ToFloat32(const std::string& dtype) {
   return dtype == "float32" ? ".to(tl.float32)" : "";
 }
 
+// A masked load's fill for `dtype`.
+std::string LoadOther(const std::string& dtype) {
+  return dtype == "int64" ? "0" : dtype == "bool" ? "False" : "0.0";
+}
+
 }  // namespace
 
 std::string ExprEmitter::NewVar(const std::string& stem) {
@@ -50,6 +55,11 @@ std::string ExprEmitter::Emit(ValueId v, const std::vector<std::string>& coords)
     var = NewVar("x");
     const std::vector<std::string> origin(coords.size(), "0");
     w_.Line(var + " = tl.load(" + params_.Address(v, origin, "") + ")" + ToFloat32(value.dtype));
+  } else if (materialized_[v.index] && IsRowRead(coords)) {
+    var = NewVar("x");
+    ++tile_loads_;
+    w_.Line(var + " = tl.load(" + params_.Address(v, coords, row_zero_) + ", mask=" + row_mask_ +
+            ", other=" + LoadOther(value.dtype) + ")" + ToFloat32(value.dtype));
   } else if (materialized_[v.index]) {
     var = NewVar("x");
     EmitLoad(var, v, coords);
@@ -60,14 +70,25 @@ std::string ExprEmitter::Emit(ValueId v, const std::vector<std::string>& coords)
   return var;
 }
 
+bool ExprEmitter::IsRowRead(const std::vector<std::string>& coords) const {
+  if (row_coord_.empty()) return false;
+  bool along = false;
+  for (const std::string& c : coords) {
+    if (c == row_coord_)
+      along = true;
+    else if (c != "0")
+      return false;
+  }
+  return along;
+}
+
 void ExprEmitter::EmitLoad(const std::string& var, ValueId v,
                            const std::vector<std::string>& coords) {
   ++tile_loads_;
   const std::string& dtype = program_.value(v).dtype;
-  const std::string other = dtype == "int64" ? "0" : dtype == "bool" ? "False" : "0.0";
   auto load = [&](const std::string& address) {
-    return var + " = tl.load(" + address + ", mask=" + mask_ + ", other=" + other + ")" +
-           ToFloat32(dtype);
+    return var + " = tl.load(" + address + ", mask=" + mask_ + ", other=" + LoadOther(dtype) +
+           ")" + ToFloat32(dtype);
   };
   const std::string flat = contiguous_flag_.empty() ? "" : params_.ContiguousAddress(v, coords);
   if (flat.empty()) {

@@ -38,6 +38,16 @@ class ExprEmitter {
   // arithmetic broadcasts a scalar freely: pointwise, contraction epilogues, and rows, whose
   // reads all meet their block's mask in a tl.where.
   void LoadOneElementValuesAsScalars() { scalar_loads_ = true; }
+  // Values read at coordinates that are all "0" or `coord` (a contraction epilogue's offs_n:
+  // a per-channel bias or scale of shape (C, 1, 1)) load as that one row of the tile under
+  // `mask`, with `zero` its int row, and broadcast in the arithmetic: a full tile of lanes
+  // reading BLOCK_M copies of each element costs its registers (the bias row of a 128 x 256
+  // linear: 255 registers and 4 spills as a tile, 170 as a row; emit_contraction.cc).
+  void LoadRowsAlong(std::string coord, std::string mask, std::string zero) {
+    row_coord_ = std::move(coord);
+    row_mask_ = std::move(mask);
+    row_zero_ = std::move(zero);
+  }
   // Loads of the reads registered with KernelParams::AddContiguousRead become
   // `if FLAG:` (flat address) / `else:` (strided address) pairs: one kernel body serves
   // contiguous inputs without per-element index arithmetic and strided ones as before.
@@ -60,6 +70,7 @@ class ExprEmitter {
   std::string EmitLayout(const Node& node, const std::vector<std::string>& coords);
   std::string EmitBatchNorm(const Node& node, const std::vector<std::string>& coords);
   void EmitLoad(const std::string& var, ValueId v, const std::vector<std::string>& coords);
+  bool IsRowRead(const std::vector<std::string>& coords) const;
 
   const Program& program_;
   const std::vector<bool>& materialized_;
@@ -70,6 +81,7 @@ class ExprEmitter {
   int& counter_;
   int tile_loads_ = 0;
   bool scalar_loads_ = false;
+  std::string row_coord_, row_mask_, row_zero_;  // LoadRowsAlong; "" = off
   std::string contiguous_flag_;
   std::map<int, std::string> bound_;
   std::map<std::string, std::string> memo_;
