@@ -467,10 +467,8 @@ class ContractionWriter {
   // arrive (fp32 accumulation), then the same epilogue.  Launched where `flag` holds (the
   // wrapper's TmaCheck); this writer's configuration is ChooseTmaContraction's.
   EmittedKernel Tma(const TmaPlan& plan) {
-    KernelParams params(ctx_.program);
     const std::string a_desc = ctx_.WrapperName("a_desc"), b_desc = ctx_.WrapperName("b_desc");
-    params.Scalar(a_desc, a_desc);
-    params.Scalar(b_desc, b_desc);
+    KernelParams params = DescriptorParams(a_desc, b_desc);
     PythonWriter w(1);
     int counter = 0;
     std::string pid;  // the persistent program's tile of this round
@@ -512,10 +510,8 @@ class ContractionWriter {
   // epilogue as the pointer kernel.  Launched where its guard holds (ShiftedRowsCheck, which
   // EmitContraction binds before the copies).
   EmittedKernel ShiftedRowsTma(const ShiftedRows& r) {
-    KernelParams params(ctx_.program);
     const std::string a_desc = ctx_.WrapperName("a_desc"), b_desc = ctx_.WrapperName("b_desc");
-    params.Scalar(a_desc, a_desc);
-    params.Scalar(b_desc, b_desc);
+    KernelParams params = DescriptorParams(a_desc, b_desc);
     PythonWriter w(1);
     int counter = 0;
     const int64_t tiles_p = CeilDiv(r.reach(), c_.block_m), tiles_n = CeilDiv(s_.n, c_.block_n);
@@ -565,6 +561,15 @@ class ContractionWriter {
   }
 
  private:
+  // A TMA kernel's parameters: the two host descriptors first (wrapper variables of those
+  // names), then whatever its epilogue reads.
+  KernelParams DescriptorParams(const std::string& a_desc, const std::string& b_desc) const {
+    KernelParams params(ctx_.program);
+    params.Scalar(a_desc, a_desc);
+    params.Scalar(b_desc, b_desc);
+    return params;
+  }
+
   static std::string IntList(const Shape& values) {
     std::vector<std::string> items;
     for (int64_t v : values) items.push_back(IntLiteral(v));
