@@ -29,8 +29,9 @@ Baselines: `cudnn` (F.conv2d on NCHW tensors, as eager runs it), `cudnn_cl` (inp
 weight channels-last beforehand: the convolution alone, as torch.compile's layout optimization
 calls it), `cl_copy` (the input's channels-last copy alone), `compile` (torch.compile of
 F.conv2d on NCHW), `teacher` (the teacher's candidate for the convolution alone: its wrapper,
-copies included). The TMA rows are timed without the input's copy; add `cl_copy` for a whole
-convolution from NCHW.
+copies included; in bf16 on a GPU that is its shifted-rows TMA kernel), `teacher_pointer` (the
+same candidate with the TMA kernel's guard forced off: its pointer-loaded kernel). The TMA rows
+are timed without the input's copy; add `cl_copy` for a whole convolution from NCHW.
 
 Each variant is autotuned over CONFIGS by `triton.testing.do_bench` (L2 cleared between calls,
 median); its output is poisoned with NaN before the checked call and compared with float32
@@ -77,7 +78,8 @@ CONFIGS = [
     (128, 64, 64, 4, 4),
 ]
 TMA_VARIANTS = ("tma_rows", "tma_rows_persistent", "tma_shifted")
-VARIANTS = ("cudnn", "cudnn_cl", "cl_copy", "compile", "teacher", *TMA_VARIANTS)
+TEACHER_VARIANTS = ("teacher", "teacher_pointer")
+VARIANTS = ("cudnn", "cudnn_cl", "cl_copy", "compile", *TEACHER_VARIANTS, *TMA_VARIANTS)
 MAX_REL_ERR = 1e-2
 
 
@@ -190,8 +192,9 @@ def launch_tma(variant: str, rows: Any, taps: Any, bias: Any, y: Any, shape: tup
                                           **common)  # fmt: skip
 
 
-def teacher_operator(shape: tuple[int, ...]) -> Any:
-    """The teacher's candidate for F.conv2d alone at `shape`: its triton_fused_operator."""
+def teacher_candidate(shape: tuple[int, ...], pointer: bool = False) -> str:
+    """The teacher's candidate for F.conv2d alone at `shape`; with `pointer`, its TMA kernel's
+    guard forced off (its pointer-loaded kernel runs in every dtype)."""
     from drtriton.teach import emit
 
     n, cin, h, w, cout, k = shape
@@ -201,9 +204,15 @@ def teacher_operator(shape: tuple[int, ...]) -> Any:
         f"def get_inputs():\n    return [torch.randn({n}, {cin}, {h}, {w}), "
         f"torch.randn({cout}, {cin}, {k}, {k}), torch.randn({cout})]\n"
     )
+    candidate = emit(program)
+    return candidate.replace("    k0_tma = ", "    k0_tma = False and ") if pointer else candidate
+
+
+def teacher_operator(shape: tuple[int, ...], pointer: bool = False) -> Any:
+    """teacher_candidate's triton_fused_operator."""
     folder = pathlib.Path(tempfile.mkdtemp(prefix="drtriton-conv-"))
     path = folder / "candidate.py"  # Triton reads a kernel's source from its file
-    path.write_text(emit(program))
+    path.write_text(teacher_candidate(shape, pointer))
     spec = importlib.util.spec_from_file_location("conv_candidate", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -250,9 +259,11 @@ def measure_shape(shape: tuple[int, ...], variants: list[str]) -> list[dict[str,
     if "compile" in variants:
         compiled = torch.compile(lambda a: F.conv2d(a, weight, bias))
         add("compile", None, bench(lambda: compiled(x)), compiled(x))
-    if "teacher" in variants:
-        operator = teacher_operator(shape)
-        add("teacher", None, bench(lambda: operator(x, weight, bias)), operator(x, weight, bias))
+    for variant in [v for v in variants if v in TEACHER_VARIANTS]:
+        operator = teacher_operator(shape, pointer=variant == "teacher_pointer")
+        add(
+            variant, None, bench(lambda op=operator: op(x, weight, bias)), operator(x, weight, bias)
+        )
     rows_op, taps = tma_operands(x, weight)
     for variant in [v for v in variants if v in TMA_VARIANTS]:
 

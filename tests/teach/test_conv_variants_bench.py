@@ -53,6 +53,18 @@ def test_the_tma_kernels_compile_for_sm90(benchmark_script: Callable[[str], Modu
         assert row["tma"] >= 2 and row["wgmma"] >= 1, row
 
 
+def test_the_teacher_pointer_variant_turns_the_tma_guard_off(
+    benchmark_script: Callable[[str], ModuleType],
+) -> None:
+    cv = benchmark_script("conv_variants.py")
+    shape = cv.SHAPES[0]
+    tma = cv.teacher_candidate(shape)
+    pointer = cv.teacher_candidate(shape, pointer=True)
+    assert "k0_conv2d_tma_kernel[(" in tma and "k0_tma = x0.dtype" in tma
+    assert pointer == tma.replace("    k0_tma = ", "    k0_tma = False and ")
+    assert pointer.count("k0_tma = False and ") == 1
+
+
 @pytest.mark.parametrize("shape", ["128x48x128x128x128x3", "1x64x2x2x8x3", "1x64x8"])
 def test_bad_shapes_exit_2(
     benchmark_script: Callable[[str], ModuleType], shape: str, capsys: pytest.CaptureFixture[str]
