@@ -1159,6 +1159,37 @@ TEST(CodegenTest, StrideOneConvolutionsReadShiftedRowsByTma) {
   EXPECT_TRUE(no_tma(MustEmit(conv, generic)));
 }
 
+TEST(CodegenTest, TransposedConvolutionsReadShiftedRowsPerStridePhase) {
+  // KernelBench L2 2's conv_transpose2d (stride 2, padding 1, output padding 1): four phases,
+  // each a launch passing its taps, kernel offsets, output lengths and base position.  Phase
+  // (1, 1) reads copy rows 130 - 129 t0 - t1 for kernel offsets (2 t0, 2 t1); the copy is
+  // padded by one above (129 x 129: the odd phase's last output reads input 128).
+  const std::string c = MustEmit(TwoInputOp("F.conv_transpose2d(x0, x1, None, 2, 1, 1)",
+                                            "torch.randn(128, 64, 128, 128), "
+                                            "torch.randn(64, 64, 3, 3)"));
+  ExpectInOrder(
+      c, {"def k0_conv_transpose2d_tma_kernel(", "PHASE0: tl.constexpr", "TILES_P: tl.constexpr):",
+          "sample = pid // TILES_P", "for kk in tl.range(0, TAPS0 * TAPS1):",
+          "a = k0_a_desc.load([sample, p0 + (BASE + (kk // TAPS1) * -129 + (kk % TAPS1) * -1), "
+          "0]).reshape(BLOCK_M, BLOCK_K)",
+          "b = k0_b_desc.load([0, (FIRST0 + (kk // TAPS1) * 2) * 3 + (FIRST1 + (kk % TAPS1) * 2), "
+          "pid_n * BLOCK_N]).reshape(BLOCK_K, BLOCK_N)",
+          "o0 = offs_m // 129", "phase0 = PHASE0", "mask_m = (o0 < OUTS0) & (o1 < OUTS1)",
+          "oc2 = phase0 + o0 * 2",
+          "k0_x0_clpad = torch.empty_strided((128, 64, 129, 129), (1065024, 1, 8256, 64)",
+          "k0_b_desc = TensorDescriptor(k0_x1_cl, [64, 9, 64], [576, 64, 1], [64, 1, 64])",
+          "k0_a_desc = TensorDescriptor(k0_x0_clpad, [128, 16641, 64], [1065024, 64, 1], "
+          "[1, 128, 64])",
+          "PHASE0=0, TAPS0=1, FIRST0=1, OUTS0=128, PHASE1=0, TAPS1=1, FIRST1=1, OUTS1=128, "
+          "BASE=0, TILES_P=129",
+          "PHASE0=1, TAPS0=2, FIRST0=0, OUTS0=128, PHASE1=1, TAPS1=2, FIRST1=0, OUTS1=128, "
+          "BASE=130, TILES_P=129"});
+  EXPECT_EQ(Count(c, "    if k0_tma:\n        k0_conv_transpose2d_tma_kernel[(16512,)]("), 4);
+  // Every phase of the pointer kernel runs only without the TMA kernel.
+  EXPECT_EQ(Count(c, "    if not k0_tma:\n        k0_conv_transpose2d_kernel["), 4);
+  EXPECT_EQ(Count(c, "PHASE=0, DOT_PRECISION"), 1);
+}
+
 TEST(CodegenTest, ContractionEpiloguesLoadPerChannelValuesAsRows) {
   // A (C, 1, 1) parameter added to a convolution's output is read at (offs_n, 0, 0): one row of
   // the tile under mask_n; a per-row value (M, 1) stays a full tile.

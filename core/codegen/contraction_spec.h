@@ -29,18 +29,32 @@ using Coords = std::vector<std::string>;
 // its input position's index p = sum(o_d * stride_d); positions of o_d past the output's
 // size are computed and dropped (P / (OH * OW) of the products: 3% more at 128 x 128 with a
 // 3 x 3 kernel, 14% at 32 x 32).
+// A transposed convolution (one group) is one such convolution per stride phase (conv_spec.cc's
+// top): phase outputs j read inputs j + shift - t * rate for their taps t, so the copy is padded
+// below by the largest (taps - 1) * rate - shift and above as far as the last output reads.
+struct ShiftedPhase {
+  // Per spatial dim: the output phase (o = phase + stride * j), its taps, the kernel offset of
+  // tap 0 (offsets first + t * step), the copy position of output j's tap 0 less j, and the
+  // phase's output length.
+  std::vector<int64_t> phase, taps, first, base, outs;
+};
 struct ShiftedRows {
   ValueId input, weight;       // the copied operands (ChannelsLastBuffer of each)
   int64_t samples = 1;         // N (1 for an unbatched input)
   int64_t channels = 0;        // the copies' channels (input channels, zeros added)
-  Shape grid_sp, out_sp, k_sp;  // the (padded) input's spatial sizes, the output's, the kernel's
-  std::vector<int64_t> dil;
-  std::vector<int64_t> pad;    // the convolution's padding; empty: none
+  Shape grid_sp, k_sp;         // the (padded) input's spatial sizes, the kernel's
+  // Per spatial dim: the kernel offsets between taps (1; a transposed one's step), the copy
+  // positions between taps (the dilation; a transposed one's -rate), the output's stride
+  // between a phase's positions (1; the transposed convolution's stride).
+  std::vector<int64_t> step, delta, stride;
+  std::vector<int64_t> pad_low, pad_high;  // the copy's zeros per dim; empty: none
+  std::vector<ShiftedPhase> phases;        // one for a direct convolution
   bool batched = true;
-  // The input's positions P and the output's last position in that flattening, plus one:
-  // the tiles of one sample cover [0, reach).
+  bool transposed = false;  // the weight copy is (C_in, *k, C_out), not (C_out, *k, C_in)
+  // The input's positions P, and a phase's last output position in that flattening plus one:
+  // the phase's tiles of one sample cover [0, reach).
   int64_t positions() const;
-  int64_t reach() const;
+  int64_t reach(const ShiftedPhase& phase) const;
 };
 
 // An operand's coordinates plus an extra validity mask ("" = none).

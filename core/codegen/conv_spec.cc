@@ -36,6 +36,8 @@
 #include <numeric>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "codegen/contraction_spec.h"
@@ -326,28 +328,97 @@ int64_t ChannelsLastOf(const GroupContext& ctx, const Node& node, const ConvGeom
   return ConvChannelsLast(g.cin_g, window, window_sum, !transpose && g.groups == 1, ctx.variant);
 }
 
-// The shifted-rows form (contraction_spec.h) of a direct convolution read from channels-last
-// copies of `channels` channels, where it applies; rows of a multiple of 8 channels keep the
-// copies' strides whole 16-byte multiples for bf16 and fp16 (a tensor descriptor's rule).
-std::optional<ShiftedRows> ShiftedRowsOf(const GroupContext& ctx, const Node& node,
-                                         const ConvGeometry& g, int64_t channels,
-                                         bool transpose) {
-  if (transpose || ctx.generic() || g.groups != 1 || channels == 0 || channels % 8 != 0)
-    return std::nullopt;
-  ShiftedRows r;
-  for (size_t d = 0; d < g.nsp; ++d) {
-    if (g.stride[d] != 1) return std::nullopt;
-    r.grid_sp.push_back(g.in_sp[d] + 2 * g.pad[d]);
+// The copy padding of a transposed convolution's dim for the shifted-rows form: below, the
+// most any phase's tap reaches before input 0 ((taps - 1) * rate - shift); above, the most
+// any phase's last output reads past the input's end.
+std::pair<int64_t, int64_t> TransposedPadding(const TransposedDim& td, int64_t ks, int64_t out,
+                                              int64_t in) {
+  int64_t low = 0, high = 0;
+  for (int64_t p = 0; p < td.stride; ++p) {
+    const int64_t taps = td.Taps(p, ks), outs = td.Outs(p, out);
+    if (taps == 0 || outs == 0) continue;
+    low = std::max(low, (taps - 1) * td.rate - td.Shift(p));
+    high = std::max(high, outs - 1 + td.Shift(p) - (in - 1));
   }
+  return {low, high};
+}
+
+// The phases of a transposed convolution in the shifted-rows form, the last dim's fastest (as
+// PhaseM counts them); those without an output position are left out.
+std::vector<ShiftedPhase> TransposedPhases(const ConvGeometry& g,
+                                           const std::vector<TransposedDim>& tds,
+                                           const std::vector<int64_t>& low) {
+  int64_t count = 1;
+  for (const TransposedDim& td : tds) count *= td.stride;
+  std::vector<ShiftedPhase> phases;
+  for (int64_t index = 0; index < count; ++index) {
+    ShiftedPhase ph;
+    int64_t rest = index;
+    for (size_t d = g.nsp; d-- > 0;) {
+      const TransposedDim& td = tds[d];
+      const int64_t p = rest % td.stride;
+      rest /= td.stride;
+      ph.phase.insert(ph.phase.begin(), p);
+      ph.taps.insert(ph.taps.begin(), td.Taps(p, g.k_sp[d]));
+      ph.first.insert(ph.first.begin(), td.Reached(p) ? td.FirstK(p) : 0);
+      ph.base.insert(ph.base.begin(), td.Shift(p) + low[d]);
+      ph.outs.insert(ph.outs.begin(), td.Outs(p, g.out_sp[d]));
+    }
+    if (std::find(ph.outs.begin(), ph.outs.end(), 0) == ph.outs.end()) phases.push_back(ph);
+  }
+  return phases;
+}
+
+// The shifted-rows form (contraction_spec.h) of a convolution read from channels-last copies
+// of `channels` input channels, where it applies: one group, a direct convolution of stride 1
+// or a transposed one.  Rows of a multiple of 8 channels keep the copies' strides whole
+// 16-byte multiples for bf16 and fp16 (a tensor descriptor's rule): the input's, and a
+// transposed weight copy's output channels.
+std::optional<ShiftedRows> ShiftedRowsOf(const GroupContext& ctx, const Node& node,
+                                         const ConvGeometry& g,
+                                         const std::vector<TransposedDim>& tds, int64_t channels,
+                                         bool transpose) {
+  if (ctx.generic() || g.groups != 1 || channels == 0 || channels % 8 != 0) return std::nullopt;
+  if (transpose && g.cout_g % 8 != 0) return std::nullopt;
+  ShiftedRows r;
   r.input = node.tensors[0];
   r.weight = node.tensors[1];
   r.batched = g.batched;
+  r.transposed = transpose;
   r.samples = g.batched ? ctx.program.value(node.tensors[0]).shape[0] : 1;
   r.channels = channels;
-  r.out_sp = g.out_sp;
   r.k_sp = g.k_sp;
-  r.dil = g.dil;
-  if (std::any_of(g.pad.begin(), g.pad.end(), [](int64_t p) { return p > 0; })) r.pad = g.pad;
+  ShiftedPhase direct;
+  for (size_t d = 0; d < g.nsp; ++d) {
+    int64_t low = g.pad[d], high = g.pad[d];
+    if (transpose) {
+      std::tie(low, high) = TransposedPadding(tds[d], g.k_sp[d], g.out_sp[d], g.in_sp[d]);
+      r.step.push_back(tds[d].step);
+      r.delta.push_back(-tds[d].rate);
+      r.stride.push_back(tds[d].stride);
+    } else {
+      if (g.stride[d] != 1) return std::nullopt;
+      r.step.push_back(1);
+      r.delta.push_back(g.dil[d]);
+      r.stride.push_back(1);
+      direct.phase.push_back(0);
+      direct.taps.push_back(g.k_sp[d]);
+      direct.first.push_back(0);
+      direct.base.push_back(0);
+      direct.outs.push_back(g.out_sp[d]);
+    }
+    r.pad_low.push_back(low);
+    r.pad_high.push_back(high);
+    r.grid_sp.push_back(g.in_sp[d] + low + high);
+  }
+  r.phases = transpose ? TransposedPhases(g, tds, r.pad_low) : std::vector<ShiftedPhase>{direct};
+  const auto zero = [](int64_t p) { return p == 0; };
+  if (std::all_of(r.pad_low.begin(), r.pad_low.end(), zero) &&
+      std::all_of(r.pad_high.begin(), r.pad_high.end(), zero)) {
+    r.pad_low.clear();
+    r.pad_high.clear();
+  }
+  if (r.phases.empty()) return std::nullopt;
   return r;
 }
 
@@ -355,9 +426,9 @@ std::optional<ShiftedRows> ShiftedRowsOf(const GroupContext& ctx, const Node& no
 
 int64_t ShiftedRows::positions() const { return Product(grid_sp); }
 
-int64_t ShiftedRows::reach() const {
+int64_t ShiftedRows::reach(const ShiftedPhase& phase) const {
   int64_t last = 0;
-  for (size_t d = 0; d < grid_sp.size(); ++d) last = last * grid_sp[d] + (out_sp[d] - 1);
+  for (size_t d = 0; d < grid_sp.size(); ++d) last = last * grid_sp[d] + (phase.outs[d] - 1);
   return last + 1;
 }
 
@@ -446,7 +517,7 @@ ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpo
   const int64_t in_channels = cin_k == g.cin_g ? g.cin_g * g.groups : cin_k;
   if (cl)
     s.channels_last = {{s.a, lead, in_channels, {}}, {s.b, 1, transpose ? g.cout_g : cin_k, {}}};
-  if (cl) s.shifted_rows = ShiftedRowsOf(ctx, node, g, cin_k, transpose);
+  if (cl) s.shifted_rows = ShiftedRowsOf(ctx, node, g, tds, cin_k, transpose);
   if (phased) {
     s.phases = inner;
     s.phase_lines = [=](PythonWriter& w, KernelParams& params) {

@@ -359,7 +359,7 @@ std::string TmaCheck(const TmaPlan& plan) {
 // The shifted-rows kernel's copy of the input (contraction_spec.h): the channels-last copy
 // the pointer kernel reads, or with padding one of its own with zeros around.
 ChannelsLastCopy ShiftedRowsInput(const ShiftedRows& r) {
-  return {r.input, r.batched ? size_t{1} : size_t{0}, r.channels, r.pad};
+  return {r.input, r.batched ? size_t{1} : size_t{0}, r.channels, r.pad_low, r.pad_high};
 }
 
 // The wrapper's condition for the shifted-rows kernel: input and weight of one half dtype,
@@ -514,15 +514,16 @@ class ContractionWriter {
     KernelParams params = DescriptorParams(a_desc, b_desc);
     PythonWriter w(1);
     int counter = 0;
-    const int64_t tiles_p = CeilDiv(r.reach(), c_.block_m), tiles_n = CeilDiv(s_.n, c_.block_n);
+    const PhaseText ph(r, c_.block_m);
+    const int64_t tiles_n = CeilDiv(s_.n, c_.block_n);
     // Channel blocks innermost: a tile's neighbours read the same input rows.
     w.Line("pid = tl.program_id(0)");
     w.Line("pid_n = pid % " + IntLiteral(tiles_n));
-    w.Line("sample = pid // " + IntLiteral(tiles_n * tiles_p));
-    w.Line("p0 = (pid // " + IntLiteral(tiles_n) + " % " + IntLiteral(tiles_p) + ") * BLOCK_M");
+    w.Line("sample = pid // " + Atom(Times(ph.tiles_p, IntLiteral(tiles_n))));
+    w.Line("p0 = (pid // " + IntLiteral(tiles_n) + " % " + ph.tiles_p + ") * BLOCK_M");
     w.Line("acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)");
-    const int64_t blocks = CeilDiv(r.channels, c_.block_k), taps = Product(r.k_sp);
-    w.Open("for kk in tl.range(0, " + IntLiteral(taps * blocks) + "):");
+    const int64_t blocks = CeilDiv(r.channels, c_.block_k);
+    w.Open("for kk in tl.range(0, " + Times(ph.total_taps, IntLiteral(blocks)) + "):");
     std::string tap = "kk", c0 = "0";
     if (blocks > 1) {
       w.Line("tap = kk // " + IntLiteral(blocks));
@@ -530,16 +531,22 @@ class ContractionWriter {
       tap = "tap";
       c0 = "c0";
     }
-    w.Line("a = " + a_desc + ".load([sample, p0 + " + TapOffset(r, tap) + ", " + c0 +
+    const TapText taps = TapCoordinates(r, ph, tap);
+    w.Line("a = " + a_desc + ".load([sample, p0 + " + taps.offset + ", " + c0 +
            "]).reshape(BLOCK_M, BLOCK_K)");
-    w.Line("b = " + b_desc + ".load([pid_n * BLOCK_N, " +
-           Sum({Scaled(tap, r.channels), c0}) + "]).T");
+    if (r.transposed)  // (C_in, taps, C_out): a (BLOCK_K, 1, BLOCK_N) box is B as it is
+      w.Line("b = " + b_desc + ".load([" + c0 + ", " + taps.kernel + ", pid_n * BLOCK_N])" +
+             ".reshape(BLOCK_K, BLOCK_N)");
+    else  // (C_out, taps * C_in): a (BLOCK_N, BLOCK_K) box, transposed
+      w.Line("b = " + b_desc + ".load([pid_n * BLOCK_N, " +
+             Sum({ScaledBy(Atom(taps.kernel), IntLiteral(r.channels)), c0}) + "]).T");
     w.Line("acc = tl.dot(a, b, acc)");
     w.Dedent();
-    const Tile t = WriteShiftedRowsTile(w, r);
+    const Tile t = WriteShiftedRowsTile(w, r, ph);
     WriteEpilogue(w, params, counter, t);
-    const std::string grid = "(" + IntLiteral(r.samples * tiles_p * tiles_n) + ",)";
-    EmittedKernel k = Finish(ctx_.KernelNamed("tma"), params, w, /*dot=*/false, grid);
+    if (r.phases.size() > 1) extra_constexprs_ = PhaseConstexprs(r.grid_sp.size());
+    EmittedKernel k = Finish(ctx_.KernelNamed("tma"), params, w, /*dot=*/false, "");
+    extra_constexprs_.clear();
     const std::string flag = ctx_.WrapperName("tma");
     const std::string x = CopyBuffer(ctx_, ShiftedRowsInput(r));
     const std::string wt = ChannelsLastBuffer(ctx_, r.weight);
@@ -550,14 +557,18 @@ class ContractionWriter {
       return desc + " = TensorDescriptor(" + tensor + ", " + IntList(shape) + ", " +
              IntList(strides) + ", " + IntList(block) + ") if " + flag + " else None";
     };
+    const int64_t window = Product(r.k_sp);
     k.setup.insert(
         k.setup.begin(),
-        {descriptor(b_desc, wt, {s_.n, taps * r.channels}, {c_.block_n, c_.block_k}),
+        {r.transposed ? descriptor(b_desc, wt, {r.channels, window, s_.n},
+                                   {c_.block_k, 1, c_.block_n})
+                      : descriptor(b_desc, wt, {s_.n, window * r.channels},
+                                   {c_.block_n, c_.block_k}),
          descriptor(a_desc, x, {r.samples, r.positions(), r.channels},
                     {1, c_.block_m, c_.block_k})});
     k.guard = flag;
     k.tensor_descriptors = true;
-    return k;
+    return PhaseLaunchesOf(r, std::move(k), tiles_n);
   }
 
  private:
@@ -576,21 +587,119 @@ class ContractionWriter {
     return "[" + Join(items, ", ") + "]";
   }
 
-  // The flattened input offset of kernel tap `tap` (row-major over the kernel's spatial dims):
-  // the sum over dims of its coordinate times the dilation times the input's inner positions.
-  static std::string TapOffset(const ShiftedRows& r, const std::string& tap) {
-    std::vector<std::string> terms;
-    int64_t inner_k = Product(r.k_sp), inner_in = r.positions();
-    for (size_t d = 0; d < r.k_sp.size(); ++d) {
-      inner_k /= r.k_sp[d];
-      inner_in /= r.grid_sp[d];
-      if (r.k_sp[d] == 1) continue;
-      std::string coord = inner_k > 1 ? tap + " // " + IntLiteral(inner_k) : tap;
-      if (d > 0 && inner_k * r.k_sp[d] < Product(r.k_sp))
-        coord = Atom(coord) + " % " + IntLiteral(r.k_sp[d]);
-      terms.push_back(Scaled(Atom(coord), r.dil[d] * inner_in));
+  // A shifted-rows phase's numbers as kernel text: literals where there is one phase (a direct
+  // convolution), else constexprs that each phase's launch passes (PhaseLaunchesOf).
+  struct PhaseText {
+    std::vector<std::string> phase, taps, first, outs;
+    std::string base, tiles_p, total_taps;
+    PhaseText(const ShiftedRows& r, int64_t block_m) {
+      const bool one = r.phases.size() == 1;
+      const ShiftedPhase& p = r.phases[0];
+      const auto text = [&](const std::string& name, int64_t value) {
+        return one ? IntLiteral(value) : name;
+      };
+      std::vector<std::string> all_taps;
+      for (size_t d = 0; d < r.grid_sp.size(); ++d) {
+        const std::string x = std::to_string(d);
+        phase.push_back(text("PHASE" + x, p.phase[d]));
+        taps.push_back(text("TAPS" + x, p.taps[d]));
+        first.push_back(text("FIRST" + x, p.first[d]));
+        outs.push_back(text("OUTS" + x, p.outs[d]));
+        all_taps.push_back(taps.back());
+      }
+      base = text("BASE", Base(r, p));
+      tiles_p = text("TILES_P", CeilDiv(r.reach(p), block_m));
+      total_taps = one ? IntLiteral(Product(p.taps)) : Join(all_taps, " * ");
     }
-    return Atom(Sum(terms));
+    // The copy position of output 0's tap 0, flattened.
+    static int64_t Base(const ShiftedRows& r, const ShiftedPhase& p) {
+      int64_t base = 0;
+      for (size_t d = 0; d < r.grid_sp.size(); ++d) base = base * r.grid_sp[d] + p.base[d];
+      return base;
+    }
+  };
+  struct TapText {
+    std::string offset;  // the tap's copy rows past the output position, flattened
+    std::string kernel;  // the tap's kernel offset, flattened over the kernel's dims
+  };
+
+  // The tap's coordinate t_d per spatial dim (row-major over the phase's taps), its input
+  // offset (base + sum of t_d * delta_d * the copy's inner positions) and its kernel offset
+  // (sum of (first_d + t_d * step_d) * the kernel's inner sizes).  A dim of one tap has t = 0.
+  static TapText TapCoordinates(const ShiftedRows& r, const PhaseText& ph,
+                                const std::string& tap) {
+    const size_t n = r.grid_sp.size();
+    std::vector<std::string> offset = {ph.base == "0" ? "" : ph.base}, kernel;
+    int64_t inner_in = r.positions(), inner_k = Product(r.k_sp);
+    for (size_t d = 0; d < n; ++d) {
+      inner_in /= r.grid_sp[d];
+      inner_k /= r.k_sp[d];
+      std::string later;  // the taps of the later dims (their product folded where literal)
+      for (size_t e = d + 1; e < n; ++e)
+        if (ph.taps[e] != "1") later = later.empty() ? ph.taps[e] : Times(later, ph.taps[e]);
+      std::string t = later.empty() ? tap : tap + " // " + Atom(later);
+      bool earlier = false;
+      for (size_t e = 0; e < d; ++e) earlier = earlier || ph.taps[e] != "1";
+      if (earlier) t = Atom(t) + " % " + ph.taps[d];
+      if (ph.taps[d] == "1") t = "0";
+      if (t != "0") offset.push_back(Scaled(Atom(t), r.delta[d] * inner_in));
+      const std::string index = Sum({ph.first[d], t == "0" ? "0" : Scaled(Atom(t), r.step[d])});
+      if (index != "0") kernel.push_back(Scaled(Atom(index), inner_k));
+    }
+    std::vector<std::string> terms;
+    for (const std::string& o : offset)
+      if (!o.empty()) terms.push_back(o);
+    // A direct convolution's taps are its kernel offsets in order.
+    return {Atom(Sum(terms)), r.transposed ? Sum(kernel) : tap};
+  }
+
+  // The shifted-rows kernel's launches: the one of a direct convolution, or one per phase of a
+  // transposed one, each passing its phase's numbers (PhaseText) and its grid.
+  EmittedKernel PhaseLaunchesOf(const ShiftedRows& r, EmittedKernel k, int64_t tiles_n) const {
+    const auto tiles_p = [&](const ShiftedPhase& p) { return CeilDiv(r.reach(p), c_.block_m); };
+    if (r.phases.size() == 1) {
+      k.grid = "(" + IntLiteral(r.samples * tiles_p(r.phases[0]) * tiles_n) + ",)";
+      return k;
+    }
+    std::vector<EmittedKernel> launches;
+    for (const ShiftedPhase& p : r.phases) {
+      EmittedKernel l = k;
+      l.text.clear();
+      l.setup.clear();
+      for (size_t d = 0; d < p.phase.size(); ++d) {
+        const std::string x = std::to_string(d);
+        l.constexprs.push_back("PHASE" + x + "=" + IntLiteral(p.phase[d]));
+        l.constexprs.push_back("TAPS" + x + "=" + IntLiteral(p.taps[d]));
+        l.constexprs.push_back("FIRST" + x + "=" + IntLiteral(p.first[d]));
+        l.constexprs.push_back("OUTS" + x + "=" + IntLiteral(p.outs[d]));
+      }
+      l.constexprs.push_back("BASE=" + IntLiteral(PhaseText::Base(r, p)));
+      l.constexprs.push_back("TILES_P=" + IntLiteral(tiles_p(p)));
+      l.grid = "(" + IntLiteral(r.samples * tiles_p(p) * tiles_n) + ",)";
+      launches.push_back(std::move(l));
+    }
+    launches.front().text = k.text;
+    launches.front().setup = k.setup;
+    EmittedKernel last = std::move(launches.back());
+    launches.pop_back();
+    last.before = std::move(launches);
+    return last;
+  }
+
+  // The constexprs a phase's launch passes (PhaseLaunchesOf) for `dims` spatial dims.
+  static std::vector<std::string> PhaseConstexprs(size_t dims) {
+    std::vector<std::string> names;
+    for (const char* stem : {"PHASE", "TAPS", "FIRST", "OUTS"})
+      for (size_t d = 0; d < dims; ++d) names.push_back(stem + std::to_string(d));
+    names.push_back("BASE");
+    names.push_back("TILES_P");
+    return names;
+  }
+
+  // a * b, folded where both are literals.
+  static std::string Times(const std::string& a, const std::string& b) {
+    if (IsLiteral(a) && IsLiteral(b)) return IntLiteral(std::stoll(a) * std::stoll(b));
+    return ScaledBy(a, b);
   }
 
   static std::string WithDesc(std::string load, const std::string& desc) {
@@ -602,10 +711,11 @@ class ContractionWriter {
   };
 
   // The shifted-rows tile's offsets and masks, and its output coordinates: each position of
-  // the flattened input as (sample, o_0, ...), masked where some o_d is past the output's size.
-  // o_0 is not taken modulo its size: positions past the sample's last output have one too
-  // large (or a later one is).
-  Tile WriteShiftedRowsTile(PythonWriter& w, const ShiftedRows& r) {
+  // the flattened (padded) input as (sample, j_0, ...), masked where some j_d is past the
+  // phase's output length.  j_0 is not taken modulo its size: positions past the sample's
+  // last output have one too large (or a later one is).  A transposed convolution's output
+  // coordinate along a strided dim is phase + stride * j (ContractionSpec::out_at).
+  Tile WriteShiftedRowsTile(PythonWriter& w, const ShiftedRows& r, const PhaseText& ph) {
     w.Line("offs_m = p0 + tl.arange(0, BLOCK_M)[:, None]");
     w.Line("offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]");
     Tile t;
@@ -614,12 +724,13 @@ class ContractionWriter {
     int64_t inner = r.positions();
     for (size_t d = 0; d < r.grid_sp.size(); ++d) {
       inner /= r.grid_sp[d];
-      const std::string o = "o" + std::to_string(d);
+      const std::string x = std::to_string(d), o = "o" + x;
       std::string at = inner > 1 ? "offs_m // " + IntLiteral(inner) : "offs_m";
       if (d > 0) at = Atom(at) + " % " + IntLiteral(r.grid_sp[d]);
       w.Line(o + " = " + at);
-      inside.push_back("(" + o + " < " + IntLiteral(r.out_sp[d]) + ")");
+      inside.push_back("(" + o + " < " + ph.outs[d] + ")");
       t.mc.push_back(o);
+      if (r.transposed && r.stride[d] > 1) w.Line("phase" + x + " = " + ph.phase[d]);
     }
     w.Line("mask_m = " + Join(inside, " & "));
     w.Line("mask_n = offs_n < " + IntLiteral(s_.n));
@@ -1061,6 +1172,7 @@ class ContractionWriter {
     const Node& node = p.node(ctx_.group.anchor);
     dot = dot && !c_.narrow;
     std::vector<std::string> constexprs = {"BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"};
+    constexprs.insert(constexprs.end(), extra_constexprs_.begin(), extra_constexprs_.end());
     if (dot) constexprs.push_back("DOT_PRECISION");
     // A channels-last copy is laid out as its flat reads expect (a conv weight's (C_out, K)
     // rows): no check, CONTIG is True.
@@ -1069,13 +1181,16 @@ class ContractionWriter {
     const std::string check = ContiguityCheck(p, params.flat_values(), copies);
     const bool flat = !params.flat_values().empty();
     if (flat) constexprs.push_back("CONTIG");
-    if (Phased()) constexprs.push_back("PHASE");
+    if (Phased() && extra_constexprs_.empty()) constexprs.push_back("PHASE");
     // Sizes as the heuristics saw them (the longest phase's), or the runtime expressions.
     const bool literal = !ctx_.generic();
     std::string shape = GetOp(node.op).name + ": M=" + (literal ? IntLiteral(m_) : m_expr_) +
                         " N=" + s_.n_dim + " K=" + (literal ? IntLiteral(k_) : k_expr_) +
                         " batch=" + batch_expr_;
-    if (Phased()) shape += ", launched per stride phase (PHASE of " + IntLiteral(s_.phases) + ")";
+    if (Phased() && extra_constexprs_.empty())
+      shape += ", launched per stride phase (PHASE of " + IntLiteral(s_.phases) + ")";
+    else if (Phased())
+      shape += ", launched per stride phase (its PHASE0... constexprs)";
     if (c_.split_k > 1) shape += " split_k=" + IntLiteral(c_.split_k);
     EmittedKernel kernel;
     kernel.name = name;
@@ -1131,6 +1246,7 @@ class ContractionWriter {
   std::optional<bool> guard_sliced_;  // WriteRangeGuard wrote a call (in a sliced kernel?)
   std::string guard_body_;            // the body of its function, once written
   std::string guarded_name_;          // the guarded kernel's name when not ctx_.kernel_name
+  std::vector<std::string> extra_constexprs_;  // a phased shifted-rows kernel's (Finish)
   const std::vector<ValueId> repacked_;
   const std::vector<ValueId> presplit_;
   const int64_t m_, k_, batch_;
@@ -1161,6 +1277,13 @@ DotPrecision ContractionPrecision(const GroupContext& ctx, ValueId result) {
 
 }  // namespace
 
+// The positions a shifted-rows kernel covers per sample, over all its phases.
+int64_t ShiftedReach(const ShiftedRows& r) {
+  int64_t reach = 0;
+  for (const ShiftedPhase& p : r.phases) reach += r.reach(p);
+  return reach;
+}
+
 // The shifted-rows TMA kernel beside the pointer `kernel` (which then runs where it does not):
 // the flag bound before the copies; with padding the TMA kernel's padded copy of the input
 // and the pointer kernel's unpadded one each allocated and launched only where its kernel
@@ -1177,7 +1300,7 @@ void AddShiftedRows(const GroupContext& ctx, const ContractionSpec& s,
     return k.name == plain_name;
   });
   assert(plain != before.end() && "the input's channels-last copy");
-  if (!r.pad.empty()) {
+  if (!r.pad_low.empty()) {
     EmittedKernel padded = EmitChannelsLast(ctx, ShiftedRowsInput(r));
     padded.setup[0] += " if " + flag + " else None";
     padded.guard = flag;
@@ -1188,6 +1311,10 @@ void AddShiftedRows(const GroupContext& ctx, const ContractionSpec& s,
   before.front().setup.insert(before.front().setup.begin(),
                               flag + " = " + ShiftedRowsCheck(ctx.program, r));
   kernel.guard = "not " + flag;
+  for (EmittedKernel& launch : before)  // a phased pointer kernel's other phases
+    if (launch.name == kernel.name) launch.guard = kernel.guard;
+  for (EmittedKernel& phase : tma.before) before.push_back(std::move(phase));  // other phases
+  tma.before.clear();
   before.push_back(std::move(tma));
 }
 
@@ -1231,7 +1358,7 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   kernel.before.insert(kernel.before.begin(), copies.begin(), copies.end());
   ContractionConfig tma_config;
   if (s.shifted_rows && !ctx.wide && c.split_k == 1 &&
-      ChooseShiftedRowsTma(s.shifted_rows->samples, s.shifted_rows->reach(), s.n,
+      ChooseShiftedRowsTma(s.shifted_rows->samples, ShiftedReach(*s.shifted_rows), s.n,
                            s.shifted_rows->channels, ctx.variant, &tma_config)) {
     AddShiftedRows(ctx, s, tma_config, kernel);
     return kernel;

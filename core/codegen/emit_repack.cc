@@ -122,7 +122,8 @@ EmittedKernel EmitRepack(const GroupContext& ctx, ValueId v) {
 Shape CopyShape(const Program& program, const ChannelsLastCopy& copy) {
   Shape shape = program.value(copy.value).shape;
   shape[copy.channel] = copy.channels;
-  for (size_t d = 0; d < copy.pad.size(); ++d) shape[copy.channel + 1 + d] += 2 * copy.pad[d];
+  for (size_t d = 0; d < copy.pad_low.size(); ++d)
+    shape[copy.channel + 1 + d] += copy.pad_low[d] + copy.pad_high[d];
   return shape;
 }
 
@@ -149,23 +150,24 @@ std::string ChannelsLastBuffer(const GroupContext& ctx, ValueId v) {
 }
 
 std::string CopyBuffer(const GroupContext& ctx, const ChannelsLastCopy& copy) {
-  return ChannelsLastBuffer(ctx, copy.value) + (copy.pad.empty() ? "" : "pad");
+  return ChannelsLastBuffer(ctx, copy.value) + (copy.pad_low.empty() ? "" : "pad");
 }
 
 namespace {
 
-// A padded copy's load (ChannelsLastCopy::pad): the copy's position offs_r as coordinates of
-// the padded dims, each less its padding in the source, masked outside it (the zeros).
-// Returns the source coordinates after the channel (`rc0`, ...) and binds `inside`.
+// A padded copy's load (ChannelsLastCopy::pad_low, pad_high): the copy's position offs_r as
+// coordinates of the padded dims, each less its low padding in the source, masked outside it
+// (the zeros).  Returns the source coordinates after the channel (`rc0`, ...) and binds
+// `inside`.
 std::vector<std::string> WritePaddedSource(PythonWriter& w, const Shape& after,
-                                           const std::vector<int64_t>& pad) {
+                                           const ChannelsLastCopy& copy) {
   Shape padded = after;
-  for (size_t d = 0; d < pad.size(); ++d) padded[d] += 2 * pad[d];
+  for (size_t d = 0; d < padded.size(); ++d) padded[d] += copy.pad_low[d] + copy.pad_high[d];
   const std::vector<std::string> at = DecomposeDims(w, "offs_r", LiteralDims(padded), "pc");
   std::vector<std::string> coords, inside;
   for (size_t d = 0; d < at.size(); ++d) {
     const std::string rc = "rc" + std::to_string(d);
-    w.Line(rc + " = " + Atom(at[d]) + " - " + IntLiteral(pad[d]));
+    w.Line(rc + " = " + Atom(at[d]) + " - " + IntLiteral(copy.pad_low[d]));
     inside.push_back("(" + rc + " >= 0) & (" + rc + " < " + IntLiteral(after[d]) + ")");
     coords.push_back(rc);
   }
@@ -198,7 +200,7 @@ EmittedKernel EmitChannelsLast(const GroupContext& ctx, const ChannelsLastCopy& 
   const RepackConfig c = ChooseChannelsLast(slots, wide);
   const int64_t blocks_r = CeilDiv(slots, c.block_r);
   const std::string buffer = CopyBuffer(ctx, copy);
-  const bool padded = !copy.pad.empty();
+  const bool padded = !copy.pad_low.empty();
 
   KernelParams params(p);
   PythonWriter w(1);
@@ -209,7 +211,7 @@ EmittedKernel EmitChannelsLast(const GroupContext& ctx, const ChannelsLastCopy& 
   w.Line("offs_c = " + ProgramId(1, ctx.wide) + " * BLOCK_C + " + Arange("BLOCK_C", ctx.wide) +
          "[None, :]");
   std::vector<std::string> at;  // the source's coordinates after the channel (padded copy)
-  if (padded) at = WritePaddedSource(w, after, copy.pad);
+  if (padded) at = WritePaddedSource(w, after, copy);
   std::string read = "(offs_r < " + IntLiteral(slots) + ") & (offs_c < " + IntLiteral(chans) + ")";
   if (padded) read += " & inside";
   w.Line("mask = " + read);

@@ -99,10 +99,10 @@ struct ChannelsLastCopy {
   ValueId value;
   size_t channel = 1;
   int64_t channels = 0;
-  // Zeros added on both sides of each dim after the channel dim (a convolution's padding, for
+  // Zeros added before and after each dim after the channel dim (a convolution's padding, for
   // the shifted-rows kernel: contraction_spec.h); empty = none.  The copy's buffer is then
   // `k0_x0_clpad`.
-  std::vector<int64_t> pad;
+  std::vector<int64_t> pad_low, pad_high;
 };
 // The wrapper allocates the copy's buffer (ChannelsLastBuffer) and launches the copy before the
 // contraction, which reads the buffer at literal strides.  Literal sizes only.

@@ -74,11 +74,31 @@ CASES = {
         "x0, x1",
         "torch.randn(8, 16, 10, 12, 12), torch.randn(16, 16, 3, 3, 3)",
     ),
+    # Transposed, stride 2: four phases (launches), 1 or 2 taps a dim each; a copy padded by
+    # one above (the odd phase's last output reads past the input).
+    "conv_transpose2d": task(
+        ["t0 = F.conv_transpose2d(x0, x1, x2, 2, 1, 1)", "t1 = torch.relu(t0)"],
+        "x0, x1, x2",
+        "torch.randn(8, 16, 16, 16), torch.randn(16, 16, 3, 3), torch.randn(16)",
+    ),
+    # Stride 2 and dilation 2: the odd phases reach no input (bias alone, an empty K loop).
+    "conv_transpose2d_dilated": task(
+        ["t0 = F.conv_transpose2d(x0, x1, x2, 2, 0, 0, 1, 2)"],
+        "x0, x1, x2",
+        "torch.randn(8, 16, 16, 16), torch.randn(16, 24, 3, 3), torch.randn(24)",
+    ),
+    # Transposed, stride 1: one phase over a copy padded by k - 1 on both sides.
+    "conv_transpose1d": task(
+        ["t0 = F.conv_transpose1d(x0, x1)"],
+        "x0, x1",
+        "torch.randn(20, 16, 500), torch.randn(16, 24, 5)",
+    ),
 }
 POINTER_LAUNCH = "    if not k0_tma:\n"
 # Convolutions whose float32 runs (the pointer kernel; its guard) conv2d_relu already shows:
 # the interpreter's float32 products are its slowest.
-FP16_ONLY = {"conv1d_dilated", "conv2d_padded", "conv3d"}
+FP16_ONLY = {"conv1d_dilated", "conv2d_padded", "conv3d", "conv_transpose2d_dilated",
+             "conv_transpose1d"}
 
 
 def judged(source: str, candidate: str, precision: str) -> bool:
