@@ -97,8 +97,13 @@ CASES = {
 POINTER_LAUNCH = "    if not k0_tma:\n"
 # Convolutions whose float32 runs (the pointer kernel; its guard) conv2d_relu already shows:
 # the interpreter's float32 products are its slowest.
-FP16_ONLY = {"conv1d_dilated", "conv2d_padded", "conv3d", "conv_transpose2d_dilated",
-             "conv_transpose1d"}
+FP16_ONLY = {
+    "conv1d_dilated",
+    "conv2d_padded",
+    "conv3d",
+    "conv_transpose2d_dilated",
+    "conv_transpose1d",
+}
 
 
 def judged(source: str, candidate: str, precision: str) -> bool:
