@@ -343,6 +343,13 @@ std::optional<TmaPlan> TmaPlanOf(const GroupContext& ctx, const ContractionSpec&
   return plan;
 }
 
+// The wrapper's test that tensors `a` and `b` share one half dtype, bf16 only on a GPU (the
+// interpreter has no bf16 tl.dot): where the TMA kernels may run.
+std::string HalfPairCheck(const std::string& a, const std::string& b) {
+  return a + ".dtype == " + b + ".dtype and (" + a + ".dtype == torch.float16 or (" + a +
+         ".dtype == torch.bfloat16 and " + a + ".device.type == \"cuda\"))";
+}
+
 // The wrapper's condition for the TMA kernel: both operands of one half dtype (bf16 only on
 // a GPU: the interpreter has no bf16 tl.dot), contiguous and 16-byte aligned.  Float32
 // operands (the strict and tf32 modes, or an intermediate the wrapper keeps in float32) take
@@ -350,10 +357,8 @@ std::optional<TmaPlan> TmaPlanOf(const GroupContext& ctx, const ContractionSpec&
 std::string TmaCheck(const TmaPlan& plan) {
   const std::string& a = plan.a.value;
   const std::string& b = plan.b.value;
-  return a + ".dtype == " + b + ".dtype and (" + a + ".dtype == torch.float16 or (" + a +
-         ".dtype == torch.bfloat16 and " + a + ".device.type == \"cuda\")) and " + a +
-         ".is_contiguous() and " + b + ".is_contiguous() and " + a + ".data_ptr() % 16 == 0 and " +
-         b + ".data_ptr() % 16 == 0";
+  return HalfPairCheck(a, b) + " and " + a + ".is_contiguous() and " + b +
+         ".is_contiguous() and " + a + ".data_ptr() % 16 == 0 and " + b + ".data_ptr() % 16 == 0";
 }
 
 // The shifted-rows kernel's copy of the input (contraction_spec.h): the channels-last copy
@@ -365,10 +370,7 @@ ChannelsLastCopy ShiftedRowsInput(const ShiftedRows& r) {
 // The wrapper's condition for the shifted-rows kernel: input and weight of one half dtype,
 // bf16 only on a GPU (TmaCheck); the copies it reads are fresh, contiguous and aligned.
 std::string ShiftedRowsCheck(const Program& p, const ShiftedRows& r) {
-  const std::string& x = p.value(r.input).name;
-  const std::string& w = p.value(r.weight).name;
-  return x + ".dtype == " + w + ".dtype and (" + x + ".dtype == torch.float16 or (" + x +
-         ".dtype == torch.bfloat16 and " + x + ".device.type == \"cuda\"))";
+  return HalfPairCheck(p.value(r.input).name, p.value(r.weight).name);
 }
 
 // Writes a contraction's kernels: one kernel (K loop, then epilogue), or with split-K a
@@ -1275,8 +1277,6 @@ DotPrecision ContractionPrecision(const GroupContext& ctx, ValueId result) {
   return amplified ? DotPrecision::kBf16x6 : kDefaultDotPrecision;
 }
 
-}  // namespace
-
 // The positions a shifted-rows kernel covers per sample, over all its phases.
 int64_t ShiftedReach(const ShiftedRows& r) {
   int64_t reach = 0;
@@ -1317,6 +1317,8 @@ void AddShiftedRows(const GroupContext& ctx, const ContractionSpec& s,
   tma.before.clear();
   before.push_back(std::move(tma));
 }
+
+}  // namespace
 
 Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   const Program& p = ctx.program;

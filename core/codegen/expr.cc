@@ -55,11 +55,6 @@ std::string ExprEmitter::Emit(ValueId v, const std::vector<std::string>& coords)
     var = NewVar("x");
     const std::vector<std::string> origin(coords.size(), "0");
     w_.Line(var + " = tl.load(" + params_.Address(v, origin, "") + ")" + ToFloat32(value.dtype));
-  } else if (materialized_[v.index] && IsRowRead(coords)) {
-    var = NewVar("x");
-    ++tile_loads_;
-    w_.Line(var + " = tl.load(" + params_.Address(v, coords, row_zero_) + ", mask=" + row_mask_ +
-            ", other=" + LoadOther(value.dtype) + ")" + ToFloat32(value.dtype));
   } else if (materialized_[v.index]) {
     var = NewVar("x");
     EmitLoad(var, v, coords);
@@ -86,13 +81,15 @@ void ExprEmitter::EmitLoad(const std::string& var, ValueId v,
                            const std::vector<std::string>& coords) {
   ++tile_loads_;
   const std::string& dtype = program_.value(v).dtype;
+  const bool row = IsRowRead(coords);  // LoadRowsAlong: one row of the tile, strided address
   auto load = [&](const std::string& address) {
-    return var + " = tl.load(" + address + ", mask=" + mask_ + ", other=" + LoadOther(dtype) +
-           ")" + ToFloat32(dtype);
+    return var + " = tl.load(" + address + ", mask=" + (row ? row_mask_ : mask_) +
+           ", other=" + LoadOther(dtype) + ")" + ToFloat32(dtype);
   };
-  const std::string flat = contiguous_flag_.empty() ? "" : params_.ContiguousAddress(v, coords);
+  const std::string flat =
+      contiguous_flag_.empty() || row ? "" : params_.ContiguousAddress(v, coords);
   if (flat.empty()) {
-    w_.Line(load(params_.Address(v, coords, zero_)));
+    w_.Line(load(params_.Address(v, coords, row ? row_zero_ : zero_)));
     return;
   }
   w_.Open("if " + contiguous_flag_ + ":");
