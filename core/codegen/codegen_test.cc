@@ -1066,8 +1066,9 @@ TEST(CodegenTest, HalfContractionsLoadTheirOperandsByTmaWhereTheyAllow) {
       "def fused_operator(x0, x1):\n    t0 = torch.transpose(x1, 0, 1)\n"
       "    t1 = torch.matmul(x0, t0)\n    return t1\n",
       "torch.randn(2048, 1024), torch.randn(2048, 1024)"))));
-  EXPECT_TRUE(no_tma(MustEmit(TwoInputOp(
-      "F.conv2d(x0, x1, None, 2, 1)", "torch.randn(16, 64, 64, 64), torch.randn(128, 64, 3, 3)"))));
+  EXPECT_TRUE(no_tma(MustEmit(TwoInputOp("F.conv2d(x0, x1, None, 2, 1, 1, 2)",
+                                         "torch.randn(16, 64, 64, 64), "
+                                         "torch.randn(128, 32, 3, 3)"))));
   EXPECT_TRUE(no_tma(MustEmit(MatmulOf("torch.randn(256, 512), torch.randn(512, 256)"))));
   CodegenOptions other;
   other.variant = 1;
@@ -1077,7 +1078,7 @@ TEST(CodegenTest, HalfContractionsLoadTheirOperandsByTmaWhereTheyAllow) {
   EXPECT_TRUE(no_tma(MustEmit(linear, generic)));
 }
 
-TEST(CodegenTest, StrideOneConvolutionsReadShiftedRowsByTma) {
+TEST(CodegenTest, DirectConvolutionsReadShiftedRowsByTma) {
   // KernelBench L2 1's convolution: tiles of 128 positions of the 128 x 128 input, 126 per
   // sample (up to the last output position, 125 * 128 + 126); tap t reads rows
   // p0 + (t // 3) * 128 + t % 3 of the input's channels-last copy.
@@ -1142,10 +1143,22 @@ TEST(CodegenTest, StrideOneConvolutionsReadShiftedRowsByTma) {
                  "TensorDescriptor(k0_x0_clpad, [16, 4356, 64], [278784, 64, 1], [1, 128, 64])",
                  "k0_conv2d_tma_kernel[(528,)]("});
 
-  // Not: stride 2, two groups, 12 channels (rows of 24 bytes), variant 1 (NCHW), generic
-  // shapes.
+  // Stride 2, padding 1: the copy of 66 x 66 positions folded into four 33 x 33 grids, the
+  // residues outermost; tap (kh, kw) reads residue (kh % 2, kw % 2) at (kh // 2, kw // 2) past
+  // the output's position; 9 tiles up to the last output (31 * 33 + 32).
+  const std::string strided = MustEmit(TwoInputOp("F.conv2d(x0, x1, None, 2, 1)", big));
+  ExpectInOrder(strided,
+                {"def k0_x0_clpad_kernel(", "pc0 = (offs_r // 2178)", "pc1 = (offs_r // 1089) % 2",
+                 "pc2 = (offs_r // 33) % 33", "pc3 = offs_r % 33", "rc0 = (pc2 * 2 + pc0) - 1",
+                 "rc1 = (pc3 * 2 + pc1) - 1", "sample = pid // 9",
+                 "p0 + ((kk // 3) // 2 * 33 + (kk // 3) % 2 * 2178 + (kk % 3) // 2 + "
+                 "(kk % 3) % 2 * 1089)",
+                 "mask_m = (o0 < 32) & (o1 < 32)",
+                 "TensorDescriptor(k0_x0_clpad, [16, 4356, 64], [278784, 64, 1], [1, 128, 64])",
+                 "k0_conv2d_tma_kernel[(144,)]("});
+
+  // Not: two groups, 12 channels (rows of 24 bytes), variant 1 (NCHW), generic shapes.
   const auto no_tma = [](const std::string& text) { return Count(text, "TensorDescriptor") == 0; };
-  EXPECT_TRUE(no_tma(MustEmit(TwoInputOp("F.conv2d(x0, x1, None, 2)", big))));
   EXPECT_TRUE(no_tma(MustEmit(TwoInputOp("F.conv2d(x0, x1, None, 1, 0, 1, 2)",
                                          "torch.randn(16, 64, 64, 64), "
                                          "torch.randn(128, 32, 3, 3)"))));

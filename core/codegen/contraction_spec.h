@@ -29,6 +29,9 @@ using Coords = std::vector<std::string>;
 // its input position's index p = sum(o_d * stride_d); positions of o_d past the output's
 // size are computed and dropped (P / (OH * OW) of the products: 3% more at 128 x 128 with a
 // 3 x 3 kernel, 14% at 32 x 32).
+// A direct convolution of stride s > 1 along a dim reads its copy folded by s (fold below):
+// the copy holds the positions of each residue r = j mod s together, at j div s, so output o's
+// tap t reads residue (t * dilation) mod s at o + (t * dilation) div s, again consecutive rows.
 // A transposed convolution (one group) is one such convolution per stride phase (conv_spec.cc's
 // top): phase outputs j read inputs j + shift - t * rate for their taps t, so the copy is padded
 // below by the largest (taps - 1) * rate - shift and above as far as the last output reads.
@@ -48,12 +51,17 @@ struct ShiftedRows {
   // between a phase's positions (1; the transposed convolution's stride).
   std::vector<int64_t> step, delta, stride;
   std::vector<int64_t> pad_low, pad_high;  // the copy's zeros per dim; empty: none
+  // A direct convolution's stride per dim, by which its copy is folded (above); empty: none.
+  // grid_sp is then the folded grid (the padded sizes, each a multiple of its stride, over it).
+  std::vector<int64_t> fold;
   std::vector<ShiftedPhase> phases;        // one for a direct convolution
   bool batched = true;
   bool transposed = false;  // the weight copy is (C_in, *k, C_out), not (C_out, *k, C_in)
   // The input's positions P, and a phase's last output position in that flattening plus one:
   // the phase's tiles of one sample cover [0, reach).
   int64_t positions() const;
+  // The copy's rows per sample: the positions times the residues of a folded copy.
+  int64_t rows() const;
   int64_t reach(const ShiftedPhase& phase) const;
 };
 

@@ -370,10 +370,10 @@ std::vector<ShiftedPhase> TransposedPhases(const ConvGeometry& g,
 }
 
 // The shifted-rows form (contraction_spec.h) of a convolution read from channels-last copies
-// of `channels` input channels, where it applies: one group, a direct convolution of stride 1
-// or a transposed one.  Rows of a multiple of 8 channels keep the copies' strides whole
-// 16-byte multiples for bf16 and fp16 (a tensor descriptor's rule): the input's, and a
-// transposed weight copy's output channels.
+// of `channels` input channels, where it applies: one group, a direct convolution (folded by
+// its strides) or a transposed one.  Rows of a multiple of 8 channels keep the copies'
+// strides whole 16-byte multiples for bf16 and fp16 (a tensor descriptor's rule): the
+// input's, and a transposed weight copy's output channels.
 std::optional<ShiftedRows> ShiftedRowsOf(const GroupContext& ctx, const Node& node,
                                          const ConvGeometry& g,
                                          const std::vector<TransposedDim>& tds, int64_t channels,
@@ -391,16 +391,18 @@ std::optional<ShiftedRows> ShiftedRowsOf(const GroupContext& ctx, const Node& no
   ShiftedPhase direct;
   for (size_t d = 0; d < g.nsp; ++d) {
     int64_t low = g.pad[d], high = g.pad[d];
+    const int64_t s = transpose ? 1 : g.stride[d];  // a direct convolution's fold
     if (transpose) {
       std::tie(low, high) = TransposedPadding(tds[d], g.k_sp[d], g.out_sp[d], g.in_sp[d]);
       r.step.push_back(tds[d].step);
       r.delta.push_back(-tds[d].rate);
       r.stride.push_back(tds[d].stride);
     } else {
-      if (g.stride[d] != 1) return std::nullopt;
+      high += (s - (g.in_sp[d] + low + high) % s) % s;  // whole residues: fold's grid
       r.step.push_back(1);
       r.delta.push_back(g.dil[d]);
       r.stride.push_back(1);
+      r.fold.push_back(s);
       direct.phase.push_back(0);
       direct.taps.push_back(g.k_sp[d]);
       direct.first.push_back(0);
@@ -409,11 +411,13 @@ std::optional<ShiftedRows> ShiftedRowsOf(const GroupContext& ctx, const Node& no
     }
     r.pad_low.push_back(low);
     r.pad_high.push_back(high);
-    r.grid_sp.push_back(g.in_sp[d] + low + high);
+    r.grid_sp.push_back((g.in_sp[d] + low + high) / s);
   }
+  const auto one = [](int64_t s) { return s == 1; };
+  if (std::all_of(r.fold.begin(), r.fold.end(), one)) r.fold.clear();
   r.phases = transpose ? TransposedPhases(g, tds, r.pad_low) : std::vector<ShiftedPhase>{direct};
   const auto zero = [](int64_t p) { return p == 0; };
-  if (std::all_of(r.pad_low.begin(), r.pad_low.end(), zero) &&
+  if (r.fold.empty() && std::all_of(r.pad_low.begin(), r.pad_low.end(), zero) &&
       std::all_of(r.pad_high.begin(), r.pad_high.end(), zero)) {
     r.pad_low.clear();
     r.pad_high.clear();
@@ -425,6 +429,8 @@ std::optional<ShiftedRows> ShiftedRowsOf(const GroupContext& ctx, const Node& no
 }  // namespace
 
 int64_t ShiftedRows::positions() const { return Product(grid_sp); }
+
+int64_t ShiftedRows::rows() const { return positions() * Product(fold); }
 
 int64_t ShiftedRows::reach(const ShiftedPhase& phase) const {
   int64_t last = 0;
@@ -516,7 +522,8 @@ ContractionSpec ConvSpec(const GroupContext& ctx, const Node& node, bool transpo
   // The input's channel dim holds every group's (padded only with one group).
   const int64_t in_channels = cin_k == g.cin_g ? g.cin_g * g.groups : cin_k;
   if (cl)
-    s.channels_last = {{s.a, lead, in_channels, {}}, {s.b, 1, transpose ? g.cout_g : cin_k, {}}};
+    s.channels_last = {{s.a, lead, in_channels, {}, {}, {}},
+                       {s.b, 1, transpose ? g.cout_g : cin_k, {}, {}, {}}};
   if (cl) s.shifted_rows = ShiftedRowsOf(ctx, node, g, tds, cin_k, transpose);
   if (phased) {
     s.phases = inner;

@@ -362,9 +362,10 @@ std::string TmaCheck(const TmaPlan& plan) {
 }
 
 // The shifted-rows kernel's copy of the input (contraction_spec.h): the channels-last copy
-// the pointer kernel reads, or with padding one of its own with zeros around.
+// the pointer kernel reads, or with padding (or a fold) one of its own with zeros around.
 ChannelsLastCopy ShiftedRowsInput(const ShiftedRows& r) {
-  return {r.input, r.batched ? size_t{1} : size_t{0}, r.channels, r.pad_low, r.pad_high};
+  return {r.input, r.batched ? size_t{1} : size_t{0}, r.channels, r.pad_low, r.pad_high,
+          r.fold};
 }
 
 // The wrapper's condition for the shifted-rows kernel: input and weight of one half dtype,
@@ -566,7 +567,7 @@ class ContractionWriter {
                                    {c_.block_k, 1, c_.block_n})
                       : descriptor(b_desc, wt, {s_.n, window * r.channels},
                                    {c_.block_n, c_.block_k}),
-         descriptor(a_desc, x, {r.samples, r.positions(), r.channels},
+         descriptor(a_desc, x, {r.samples, r.rows(), r.channels},
                     {1, c_.block_m, c_.block_k})});
     k.guard = flag;
     k.tensor_descriptors = true;
@@ -625,9 +626,18 @@ class ContractionWriter {
     std::string kernel;  // the tap's kernel offset, flattened over the kernel's dims
   };
 
+  // The copy rows between consecutive residues of a folded copy's dim d (ShiftedRows::fold):
+  // the residues of the later dims times the positions.
+  static int64_t ResidueRows(const ShiftedRows& r, size_t d) {
+    int64_t rows = r.positions();
+    for (size_t e = d + 1; e < r.fold.size(); ++e) rows *= r.fold[e];
+    return rows;
+  }
+
   // The tap's coordinate t_d per spatial dim (row-major over the phase's taps), its input
-  // offset (base + sum of t_d * delta_d * the copy's inner positions) and its kernel offset
-  // (sum of (first_d + t_d * step_d) * the kernel's inner sizes).  A dim of one tap has t = 0.
+  // offset (base + sum of t_d * delta_d * the copy's inner positions; in a folded copy, the
+  // residue and position of t_d * delta_d instead) and its kernel offset (sum of (first_d +
+  // t_d * step_d) * the kernel's inner sizes).  A dim of one tap has t = 0.
   static TapText TapCoordinates(const ShiftedRows& r, const PhaseText& ph,
                                 const std::string& tap) {
     const size_t n = r.grid_sp.size();
@@ -644,7 +654,13 @@ class ContractionWriter {
       for (size_t e = 0; e < d; ++e) earlier = earlier || ph.taps[e] != "1";
       if (earlier) t = Atom(t) + " % " + ph.taps[d];
       if (ph.taps[d] == "1") t = "0";
-      if (t != "0") offset.push_back(Scaled(Atom(t), r.delta[d] * inner_in));
+      const int64_t fold = r.fold.empty() ? 1 : r.fold[d];
+      if (t != "0" && fold == 1) offset.push_back(Scaled(Atom(t), r.delta[d] * inner_in));
+      if (t != "0" && fold > 1) {  // residue (t * delta) % fold, position (t * delta) // fold
+        const std::string e = Atom(Scaled(Atom(t), r.delta[d]));
+        offset.push_back(Scaled(e + " // " + IntLiteral(fold), inner_in));
+        offset.push_back(Scaled(e + " % " + IntLiteral(fold), ResidueRows(r, d)));
+      }
       const std::string index = Sum({ph.first[d], t == "0" ? "0" : Scaled(Atom(t), r.step[d])});
       if (index != "0") kernel.push_back(Scaled(Atom(index), inner_k));
     }

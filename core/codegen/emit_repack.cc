@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/contraction_spec.h"
 #include "codegen/emitters.h"
 #include "codegen/heuristics.h"
 
@@ -156,14 +157,23 @@ std::string CopyBuffer(const GroupContext& ctx, const ChannelsLastCopy& copy) {
 namespace {
 
 // A padded copy's load (ChannelsLastCopy::pad_low, pad_high): the copy's position offs_r as
-// coordinates of the padded dims, each less its low padding in the source, masked outside it
-// (the zeros).  Returns the source coordinates after the channel (`rc0`, ...) and binds
+// coordinates of the padded dims (unfolded where the copy is folded: ChannelsLastCopy::fold),
+// each less its low padding in the source, masked outside it (the zeros).  Returns the source coordinates after the channel (`rc0`, ...) and binds
 // `inside`.
 std::vector<std::string> WritePaddedSource(PythonWriter& w, const Shape& after,
                                            const ChannelsLastCopy& copy) {
   Shape padded = after;
   for (size_t d = 0; d < padded.size(); ++d) padded[d] += copy.pad_low[d] + copy.pad_high[d];
-  const std::vector<std::string> at = DecomposeDims(w, "offs_r", LiteralDims(padded), "pc");
+  std::vector<std::string> at;
+  if (copy.fold.empty()) {
+    at = DecomposeDims(w, "offs_r", LiteralDims(padded), "pc");
+  } else {  // (residue_0, ..., position_0, ...): padded position residue + position * fold
+    Shape folded = copy.fold;
+    for (size_t d = 0; d < padded.size(); ++d) folded.push_back(padded[d] / copy.fold[d]);
+    const std::vector<std::string> parts = DecomposeDims(w, "offs_r", LiteralDims(folded), "pc");
+    for (size_t d = 0; d < padded.size(); ++d)
+      at.push_back(Sum({Scaled(parts[padded.size() + d], copy.fold[d]), parts[d]}));
+  }
   std::vector<std::string> coords, inside;
   for (size_t d = 0; d < at.size(); ++d) {
     const std::string rc = "rc" + std::to_string(d);
@@ -249,6 +259,7 @@ EmittedKernel EmitChannelsLast(const GroupContext& ctx, const ChannelsLastCopy& 
                      std::to_string(channel) + " unit-stride";
   if (wide > chans) what += ", zeros up to " + IntLiteral(wide) + " channels";
   if (padded) what += ", zeros around as " + ShapeTuple(copied_after);
+  if (!copy.fold.empty()) what += ", folded by strides " + ShapeTuple(copy.fold);
   EmittedKernel k;
   k.name = buffer + "_kernel";
   k.text = KernelText(k.name, what + ") for the contraction's loads", params,

@@ -103,6 +103,10 @@ struct ChannelsLastCopy {
   // the shifted-rows kernel: contraction_spec.h); empty = none.  The copy's buffer is then
   // `k0_x0_clpad`.
   std::vector<int64_t> pad_low, pad_high;
+  // With padding: each padded dim's stride s (its padded size a multiple of s), by which the
+  // copy is folded: padded position j is stored at residue j mod s, position j div s, the
+  // residues outermost (contraction_spec.h, ShiftedRows::fold); empty: none.
+  std::vector<int64_t> fold;
 };
 // The wrapper allocates the copy's buffer (ChannelsLastBuffer) and launches the copy before the
 // contraction, which reads the buffer at literal strides.  Literal sizes only.

@@ -3,9 +3,9 @@
 heuristics.h ChooseTmaContraction and emit_contraction.cc TmaPlanOf: a matmul's, bmm's or
 linear's stored operands are read through host tensor descriptors by a kernel of their own,
 which the wrapper launches where both are half, contiguous and 16-byte aligned, and the
-pointer kernel elsewhere.  Convolutions of stride 1 (contraction_spec.h, ShiftedRows): boxes
-of shifted rows of the input's channels-last copy (with zeros around where the convolution
-pads), one per kernel tap. Triton's interpreter runs host descriptors and fp16 tl.dot, so the
+pointer kernel elsewhere.  Convolutions (contraction_spec.h, ShiftedRows): boxes of shifted
+rows of the input's channels-last copy (with zeros around where the convolution pads, folded
+by the strides where it has any), one per kernel tap. Triton's interpreter runs host descriptors and fp16 tl.dot, so the
 fp16 cases run the TMA kernel itself on the CPU; bf16 runs there through the pointer kernel
 (no bf16 tl.dot in the interpreter), and float32 always does.
 
@@ -74,6 +74,26 @@ CASES = {
         "x0, x1",
         "torch.randn(8, 16, 10, 12, 12), torch.randn(16, 16, 3, 3, 3)",
     ),
+    # Stride 2 and padding 1 over 65 x 65: the copy is padded to 68 x 68 (whole residues) and
+    # folded into four 34 x 34 grids; 33 x 33 outputs.
+    "conv2d_strided": task(
+        ["t0 = F.conv2d(x0, x1, x2, 2, 1)", "t1 = torch.relu(t0)"],
+        "x0, x1, x2",
+        "torch.randn(8, 16, 65, 65), torch.randn(16, 16, 3, 3), torch.randn(16)",
+    ),
+    # Stride 3 with dilation 2: taps 0, 2, 4, 6, 8 read residues 0, 2, 1, 0, 2 at positions
+    # 0, 0, 1, 2, 2 past the output's.
+    "conv1d_strided_dilated": task(
+        ["t0 = F.conv1d(x0, x1, None, 3, 0, 2)"],
+        "x0, x1",
+        "torch.randn(16, 16, 2000), torch.randn(24, 16, 5)",
+    ),
+    # Strides (1, 2, 2): folded along the last two dims only.
+    "conv3d_strided": task(
+        ["t0 = F.conv3d(x0, x1, None, (1, 2, 2), 1)"],
+        "x0, x1",
+        "torch.randn(5, 16, 6, 34, 34), torch.randn(16, 16, 3, 3, 3)",
+    ),
     # Transposed, stride 2: four phases (launches), 1 or 2 taps a dim each; a copy padded by
     # one above (the odd phase's last output reads past the input).
     "conv_transpose2d": task(
@@ -99,6 +119,8 @@ POINTER_LAUNCH = "    if not k0_tma:\n"
 # the interpreter's float32 products are its slowest.
 FP16_ONLY = {
     "conv1d_dilated",
+    "conv1d_strided_dilated",
+    "conv3d_strided",
     "conv2d_padded",
     "conv3d",
     "conv_transpose2d_dilated",
