@@ -32,6 +32,9 @@ F.conv2d on NCHW), `teacher` (the teacher's candidate for the convolution alone:
 copies included; in bf16 on a GPU that is its shifted-rows TMA kernel), `teacher_pointer` (the
 same candidate with the TMA kernel's guard forced off: its pointer-loaded kernel). The TMA rows
 are timed without the input's copy; add `cl_copy` for a whole convolution from NCHW.
+A shape may add a stride and padding (`--shapes 10x128x56x56x256x3x2x1`): the baselines and
+the teacher's variants run it (the teacher's TMA kernel then reads a copy folded by the
+stride), the hand-written TMA variants are skipped.
 
 Each variant is autotuned over CONFIGS by `triton.testing.do_bench` (L2 cleared between calls,
 median); its output is poisoned with NaN before the checked call and compared with float32
@@ -193,14 +196,16 @@ def launch_tma(variant: str, rows: Any, taps: Any, bias: Any, y: Any, shape: tup
 
 
 def teacher_candidate(shape: tuple[int, ...], pointer: bool = False) -> str:
-    """The teacher's candidate for F.conv2d alone at `shape`; with `pointer`, its TMA kernel's
-    guard forced off (its pointer-loaded kernel runs in every dtype)."""
+    """The teacher's candidate for F.conv2d alone at `shape` (6 numbers, or 8 with stride and
+    padding); with `pointer`, its TMA kernel's guard forced off (its pointer-loaded kernel runs
+    in every dtype)."""
     from drtriton.teach import emit
 
-    n, cin, h, w, cout, k = shape
+    n, cin, h, w, cout, k, stride, pad = full_shape(shape)
     program = (
         "import torch\nimport torch.nn.functional as F\n\n"
-        "def fused_operator(x0, x1, x2):\n    t0 = F.conv2d(x0, x1, x2)\n    return t0\n\n"
+        "def fused_operator(x0, x1, x2):\n"
+        f"    t0 = F.conv2d(x0, x1, x2, {stride}, {pad})\n    return t0\n\n"
         f"def get_inputs():\n    return [torch.randn({n}, {cin}, {h}, {w}), "
         f"torch.randn({cout}, {cin}, {k}, {k}), torch.randn({cout})]\n"
     )
@@ -220,21 +225,32 @@ def teacher_operator(shape: tuple[int, ...], pointer: bool = False) -> Any:
     return module.triton_fused_operator
 
 
+def full_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """(N, Cin, H, W, Cout, K, stride, padding): stride 1 and no padding where not given."""
+    return tuple(shape) + (1, 0)[len(shape) - 6 :]
+
+
+def plain_shape(shape: tuple[int, ...]) -> bool:
+    """Stride 1 and no padding: the shapes the hand-written TMA variants take."""
+    return full_shape(shape)[6:] == (1, 0)
+
+
 def measure_shape(shape: tuple[int, ...], variants: list[str]) -> list[dict[str, Any]]:
     import torch
     import torch.nn.functional as F
     from triton.testing import do_bench
 
-    n, cin, h, w, cout, k = shape
+    n, cin, h, w, cout, k, stride, pad = full_shape(shape)
     gen = torch.Generator(device="cuda").manual_seed(0)
     x = torch.rand(n, cin, h, w, device="cuda", generator=gen).to(torch.bfloat16)
     weight = torch.randn(cout, cin, k, k, device="cuda", generator=gen) / (cin * k * k) ** 0.5
     weight = weight.to(torch.bfloat16)
     bias = torch.randn(cout, device="cuda", generator=gen).to(torch.bfloat16)
     torch.backends.cudnn.allow_tf32 = False
-    exact = F.conv2d(x.float(), weight.float(), bias.float())  # float32 products, same operands
+    conv = lambda a, b, c: F.conv2d(a, b, c, stride, pad)  # noqa: E731
+    exact = conv(x.float(), weight.float(), bias.float())  # float32 products, same operands
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    oh, ow = h - k + 1, w - k + 1
+    oh, ow = (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1
     flops = 2.0 * n * cout * oh * ow * cin * k * k
     bench = lambda fn: do_bench(fn, return_mode="median")  # noqa: E731
     rows: list[dict[str, Any]] = []
@@ -249,15 +265,15 @@ def measure_shape(shape: tuple[int, ...], variants: list[str]) -> list[dict[str,
     x_cl = x.contiguous(memory_format=torch.channels_last)
     w_cl = weight.contiguous(memory_format=torch.channels_last)
     plain = {
-        "cudnn": lambda: F.conv2d(x, weight, bias),
-        "cudnn_cl": lambda: F.conv2d(x_cl, w_cl, bias),
+        "cudnn": lambda: conv(x, weight, bias),
+        "cudnn_cl": lambda: conv(x_cl, w_cl, bias),
         "cl_copy": lambda: x.contiguous(memory_format=torch.channels_last),
     }
     for variant in [v for v in variants if v in plain]:
         out = plain[variant]()
         add(variant, None, bench(plain[variant]), out if variant != "cl_copy" else None)
     if "compile" in variants:
-        compiled = torch.compile(lambda a: F.conv2d(a, weight, bias))
+        compiled = torch.compile(lambda a: conv(a, weight, bias))
         add("compile", None, bench(lambda: compiled(x)), compiled(x))
     for variant in [v for v in variants if v in TEACHER_VARIANTS]:
         operator = teacher_operator(shape, pointer=variant == "teacher_pointer")
@@ -265,7 +281,7 @@ def measure_shape(shape: tuple[int, ...], variants: list[str]) -> list[dict[str,
             variant, None, bench(lambda op=operator: op(x, weight, bias)), operator(x, weight, bias)
         )
     rows_op, taps = tma_operands(x, weight)
-    for variant in [v for v in variants if v in TMA_VARIANTS]:
+    for variant in [v for v in variants if v in TMA_VARIANTS and plain_shape(shape)]:
 
         def launcher(config: Any, v: str = variant) -> Callable[[], None]:
             y = torch.empty(n, cout, oh, ow, device="cuda", dtype=torch.bfloat16)
@@ -334,8 +350,10 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
     print("| shape | variant | config | ms | TFLOP/s | x cudnn | x compile | rel err |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        n, cin, h, w, cout, k = r["shape"]
+        n, cin, h, w, cout, k, stride, pad = full_shape(tuple(r["shape"]))
         shape = f"{n}x{cin}x{h}x{w} -> {cout}, {k}x{k}"
+        if (stride, pad) != (1, 0):
+            shape += f" s{stride} p{pad}"
         config = "-" if r["config"] is None else "x".join(map(str, r["config"]))
         print(f"| {shape} | {r['variant']} | {config} | {fmt(r['ms'], '.3f')} | "
               f"{fmt(r['tflops'], '.0f')} | {fmt(r['x_cudnn'], '.2f')} | "
@@ -344,7 +362,7 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
 
 def parse_shape(text: str) -> tuple[int, ...]:
     shape = tuple(int(v) for v in text.split("x"))
-    if len(shape) != 6 or min(shape) < 1:
+    if len(shape) not in (6, 8) or min(shape) < 0 or min(shape[:7]) < 1:
         raise ValueError(text)
     return shape
 
@@ -353,16 +371,21 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS)
-    shapes_help = "NxCinxHxWxCoutxK, e.g. 128x64x128x128x128x3 (default: three)"
+    shapes_help = (
+        "NxCinxHxWxCoutxK[xSTRIDExPAD], e.g. 128x64x128x128x128x3 (default: three) or "
+        "10x128x56x56x256x3x2x1; the hand-written TMA variants take stride 1 and no padding "
+        "only (skipped elsewhere)"
+    )
     ap.add_argument("--shapes", nargs="+", help=shapes_help)
     ap.add_argument("--out", help="write the rows as JSON here")
     args = ap.parse_args(argv)
     try:
         shapes = [parse_shape(s) for s in args.shapes] if args.shapes else SHAPES
     except ValueError:
-        ap.error("--shapes takes NxCinxHxWxCoutxK, e.g. 128x64x128x128x128x3")
-    if any(s[1] % 64 or s[2] < s[5] or s[3] < s[5] for s in shapes):
-        ap.error("--shapes: Cin a multiple of 64 (the channel block), H and W at least K")
+        ap.error("--shapes takes NxCinxHxWxCoutxK[xSTRIDExPAD], e.g. 128x64x128x128x128x3")
+    full = [full_shape(s) for s in shapes]
+    if any(s[1] % 64 or s[2] + 2 * s[7] < s[5] or s[3] + 2 * s[7] < s[5] for s in full):
+        ap.error("--shapes: Cin a multiple of 64 (the channel block), H and W (padded) at least K")
     if args.device == "cpu":
         return report_compile_check(compile_check(args.variants), args.out)
     import torch

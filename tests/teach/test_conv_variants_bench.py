@@ -65,7 +65,22 @@ def test_the_teacher_pointer_variant_turns_the_tma_guard_off(
     assert pointer.count("k0_tma = False and ") == 1
 
 
-@pytest.mark.parametrize("shape", ["128x48x128x128x128x3", "1x64x2x2x8x3", "1x64x8"])
+def test_a_strided_padded_shape_reaches_the_teacher_folded(
+    benchmark_script: Callable[[str], ModuleType],
+) -> None:
+    cv = benchmark_script("conv_variants.py")
+    shape = cv.parse_shape("10x64x56x56x128x3x2x1")
+    assert cv.full_shape(shape) == shape and not cv.plain_shape(shape)
+    assert cv.full_shape(cv.SHAPES[0]) == (*cv.SHAPES[0], 1, 0) and cv.plain_shape(cv.SHAPES[0])
+    tma = cv.teacher_candidate(shape)
+    assert "F.conv2d" not in tma and "k0_conv2d_tma_kernel[(" in tma
+    assert "folded by strides (2, 2)" in tma
+
+
+@pytest.mark.parametrize(
+    "shape",
+    ["128x48x128x128x128x3", "1x64x2x2x8x3", "1x64x8", "1x64x8x8x8x3x0x0", "1x64x1x1x8x3x1x0"],
+)
 def test_bad_shapes_exit_2(
     benchmark_script: Callable[[str], ModuleType], shape: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
