@@ -17,6 +17,8 @@ kernel there, so nothing else writes the output).  FP16_ONLY cases skip the fp32
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from teach_tasks import DEVICE, task
 
@@ -160,3 +162,46 @@ def test_bf16_takes_the_pointer_kernel_off_the_gpu() -> None:
     assert judged(source, emit(source), "bf16")
     tma_only = emit(source).replace(POINTER_LAUNCH, "    if False:\n")
     assert not judged(source, tma_only, "bf16")
+
+
+def random_convolution(rng: random.Random) -> tuple[str, str, bool]:
+    """A direct or transposed conv1d/conv2d of random kernel, stride, padding, dilation and
+    (transposed) output padding, its channels multiples of 8 and enough positions for the
+    TMA kernel's 66 tiles; returns (operator line, inputs, whether a stride exceeds 1)."""
+    dims = rng.choice([1, 2])
+    transpose = rng.random() < 0.4
+    cin, cout = rng.choice([8, 16, 24]), rng.choice([8, 16, 40])
+    k = [rng.randint(1, 5) for _ in range(dims)]
+    s = [rng.randint(1, 3) for _ in range(dims)]
+    d = [rng.randint(1, 3) for _ in range(dims)]
+    p = [rng.randint(0, (kk - 1) * dd) for kk, dd in zip(k, d, strict=True)]
+    n, size = (24, [rng.randint(300, 900)]) if dims == 1 else (48, [rng.randint(20, 40)] * 2)
+    k_text = ", ".join(map(str, k))
+    if transpose:
+        extra = [rng.randint(0, min(ss, dd) - 1) for ss, dd in zip(s, d, strict=True)]
+        line = f"t0 = F.conv_transpose{dims}d(x0, x1, None, {s}, {p}, {extra}, 1, {d})"
+        weight = f"torch.randn({cin}, {cout}, {k_text})"
+    else:
+        line = f"t0 = F.conv{dims}d(x0, x1, None, {s}, {p}, {d})"
+        weight = f"torch.randn({cout}, {cin}, {k_text})"
+    inputs = f"torch.randn({n}, {cin}, {', '.join(map(str, size))}), {weight}"
+    return line, inputs, max(s) > 1
+
+
+def test_random_convolutions_are_right_by_the_tma_kernel_alone() -> None:
+    """Seeded draws (kept: those that take the TMA kernel): strides fold the copy, transposed
+    ones split into phases, padding and dilation move the taps; in fp16 with the pointer
+    kernel's launch switched off, the TMA kernel alone must compute each output."""
+    rng = random.Random(0)
+    checked = []
+    while len(checked) < 4:
+        line, inputs, strided = random_convolution(rng)
+        source = task([line], "x0, x1", inputs)
+        candidate = emit(source)
+        if "TensorDescriptor" not in candidate:
+            continue
+        tma_only = candidate.replace(POINTER_LAUNCH, "    if False:\n")
+        assert tma_only != candidate, line
+        assert judged(source, tma_only, "fp16"), (line, inputs)
+        checked.append(strided)
+    assert any(checked)  # the seed draws strided ones too
