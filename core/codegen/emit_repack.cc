@@ -158,8 +158,8 @@ namespace {
 
 // A padded copy's load (ChannelsLastCopy::pad_low, pad_high): the copy's position offs_r as
 // coordinates of the padded dims (unfolded where the copy is folded: ChannelsLastCopy::fold),
-// each less its low padding in the source, masked outside it (the zeros).  Returns the source coordinates after the channel (`rc0`, ...) and binds
-// `inside`.
+// each less its low padding in the source, masked outside it (the zeros).  Returns the source
+// coordinates after the channel (`rc0`, ...) and binds `inside`.
 std::vector<std::string> WritePaddedSource(PythonWriter& w, const Shape& after,
                                            const ChannelsLastCopy& copy) {
   Shape padded = after;
