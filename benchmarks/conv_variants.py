@@ -280,8 +280,10 @@ def measure_shape(shape: tuple[int, ...], variants: list[str]) -> list[dict[str,
         add(
             variant, None, bench(lambda op=operator: op(x, weight, bias)), operator(x, weight, bias)
         )
-    rows_op, taps = tma_operands(x, weight)
-    for variant in [v for v in variants if v in TMA_VARIANTS and plain_shape(shape)]:
+    tma_variants = [v for v in variants if v in TMA_VARIANTS and plain_shape(shape)]
+    if tma_variants:
+        rows_op, taps = tma_operands(x, weight)
+    for variant in tma_variants:
 
         def launcher(config: Any, v: str = variant) -> Callable[[], None]:
             y = torch.empty(n, cout, oh, ow, device="cuda", dtype=torch.bfloat16)

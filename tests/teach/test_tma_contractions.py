@@ -5,9 +5,10 @@ linear's stored operands are read through host tensor descriptors by a kernel of
 which the wrapper launches where both are half, contiguous and 16-byte aligned, and the
 pointer kernel elsewhere.  Convolutions (contraction_spec.h, ShiftedRows): boxes of shifted
 rows of the input's channels-last copy (with zeros around where the convolution pads, folded
-by the strides where it has any), one per kernel tap. Triton's interpreter runs host descriptors and fp16 tl.dot, so the
-fp16 cases run the TMA kernel itself on the CPU; bf16 runs there through the pointer kernel
-(no bf16 tl.dot in the interpreter), and float32 always does.
+by the strides where it has any), one per kernel tap. Triton's interpreter runs host
+descriptors and fp16 tl.dot, so the fp16 cases run the TMA kernel itself on the CPU; bf16 runs
+there through the pointer kernel (no bf16 tl.dot in the interpreter), and float32 always
+does.
 
 Each case is judged twice by the verifier: the emitted candidate (fp16 and fp32), and the
 same candidate with the pointer kernel's launch switched off, which must still be right in
