@@ -1051,6 +1051,11 @@ TEST(CodegenTest, HalfContractionsLoadTheirOperandsByTmaWhereTheyAllow) {
       "torch.randn(2048, 64), torch.randn(1024, 64)"));
   EXPECT_EQ(Count(one_round, "for rnd in"), 0);
   EXPECT_EQ(Count(one_round, "k0_linear_tma_kernel[(128,)]("), 1);
+  // 128 x 32768 (KernelBench L2 55's linear): 128 wide tiles, one program each.
+  ContractionConfig skinny;
+  ASSERT_TRUE(ChooseTmaContraction(128, 32768, 1, 0, &skinny));
+  EXPECT_EQ(skinny.block_n, 256);
+  EXPECT_EQ(skinny.programs, 0);
   ContractionConfig prime;  // 2 x 137 tiles: no divisor from 96 to 132, one program a tile
   ASSERT_TRUE(ChooseTmaContraction(137 * 128, 512, 1, 0, &prime));
   EXPECT_EQ(prime.programs, 0);

@@ -432,7 +432,11 @@ bool ChooseTmaContraction(int64_t m, int64_t n, int64_t batch, int variant,
     return CeilDiv(m, bm) * CeilDiv(n, bn) * batch;
   };
   const int64_t block_m = m <= 64 ? 64 : 128;
-  const bool wide = n >= 256 && programs(block_m, 256) >= kTmaMaxPrograms;
+  // 128 x 256 wherever its tiles fill kTmaMinPersistent SMs: 128 x 128 would leave as many idle
+  // (twice the tiles, persistent over the same divisor) at half the work a loaded byte.  H200
+  // (h200-2026-12-03-c, gemm_variants.py): L2 55's 128 x 32768 x 32768 (128 wide tiles) ran
+  // at 0.978 of cuBLAS in 128 x 256, where the teacher's 128 x 128 took 0.946 of eager.
+  const bool wide = n >= 256 && programs(block_m, 256) >= kTmaMinPersistent;
   const int64_t block_n = wide ? 256 : n <= 64 ? 64 : 128;
   const int64_t tiles = programs(block_m, block_n);
   if (tiles < kTmaMinPrograms) return false;

@@ -190,7 +190,7 @@ ContractionConfig ChooseContraction(int64_t m, int64_t n, int64_t k, int64_t bat
 // KernelBench level 2's four linear shapes, with TMA (device descriptors, persistent)
 // 0.918-0.978; persistence alone 0.772-0.983 (0.81 at 2048 x 8192 x 8192, below the tile).
 // Its best tile on every shape was 128 x 256 x 64 over 8 warps in 3 stages (147 KB of
-// stages); 128 x 128 where N is under 256 or the wide tiles would not fill the SMs once.
+// stages); 128 x 128 where N is under 256 or fewer than kTmaMinPersistent wide tiles.
 // Variant 0 only: the other variants keep the pointer loads (the search times both).
 // Returns false (c untouched) where the tiles would leave most SMs idle (fewer than
 // kTmaMinPrograms programs): small products keep split-K and the autotuned tiles.
