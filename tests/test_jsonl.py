@@ -3,6 +3,7 @@ records' precision modes (a missing field reads as fp32)."""
 
 from __future__ import annotations
 
+import lzma
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,18 @@ def test_bad_lines_name_the_line(tmp_path: Path, text: str, fragment: str) -> No
     path.write_text(text)
     with pytest.raises(UserError, match=fragment):
         list(read_jsonl(path, required=("id",), what="pair"))
+
+
+def test_xz_files_read_as_their_text(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl.xz"
+    path.write_bytes(lzma.compress(b'{"id": 1, "source": "x"}\n{"id": 2, "source": "y"}\n'))
+    assert [r["id"] for r in read_jsonl(path, required=("id", "source"))] == [1, 2]
+    path.write_bytes(lzma.compress(b'{"id": 1}\nnot json\n'))
+    with pytest.raises(UserError, match=r"a\.jsonl\.xz:2: not JSON"):
+        list(read_jsonl(path))
+    path.write_bytes(b"not xz at all")
+    with pytest.raises(UserError, match=r"not a readable \.xz file"):
+        list(read_jsonl(path))
 
 
 def test_missing_file_is_a_user_error(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ every command reports a bad file the same way (path:line, no traceback)."""
 from __future__ import annotations
 
 import json
+import lzma
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,13 +17,24 @@ def read_jsonl(
 ) -> Iterator[dict[str, Any]]:
     """Yields the JSON objects of a JSONL file, skipping blank lines.
 
+    A file named `*.xz` is read through lzma: the committed SFT data is stored so (teacher
+    pairs compress about 45x: 4.6 MB of level-1 pairs to 103 KB).
+
     Raises UserError naming the file and line for a missing file, a line that is not a JSON
-    object, or an object without one of the `required` keys.
+    object, a damaged .xz file, or an object without one of the `required` keys.
     """
     path = Path(path)
     if not path.is_file():
         raise UserError(f"{path}: no such file")
-    with path.open() as f:
+    try:
+        yield from _records(path, required, what)
+    except lzma.LZMAError as exc:
+        raise UserError(f"{path}: not a readable .xz file: {exc}") from None
+
+
+def _records(path: Path, required: tuple[str, ...], what: str) -> Iterator[dict[str, Any]]:
+    opened = lzma.open(path, "rt") if path.suffix == ".xz" else path.open()
+    with opened as f:
         for n, line in enumerate(f, 1):
             if not line.strip():
                 continue
