@@ -1023,8 +1023,14 @@ TEST(CodegenTest, HalfContractionsLoadTheirOperandsByTmaWhereTheyAllow) {
           "for rnd in tl.range(0, 2):", "pid = tl.program_id(0) + rnd * 128",
           "for k0 in tl.range(0, 8192, BLOCK_K):", "a = k0_a_desc.load([pid_m * BLOCK_M, k0])",
           "b = k0_b_desc.load([pid_n * BLOCK_N, k0]).T", "acc = tl.dot(a, b, acc)",
-          // The bias as one row of the tile, broadcast over its rows (WriteEpilogue).
+          // The epilogue by halves of 128 columns (WriteHalvedEpilogue), the bias as one row
+          // of the half, broadcast over its rows (WriteEpilogue).
+          "acc_lo, acc_hi = tl.split(tl.permute(tl.reshape(acc, [BLOCK_M, 2, BLOCK_N // 2]), "
+          "[0, 2, 1]))",
+          "acc = acc_lo", "offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N // 2)[None, :]",
           "tl.load(x2_ptr + offs_n * stride_x2_0, mask=mask_n, other=0.0)",
+          "tl.maximum(acc, 0.0", "acc = acc_hi",
+          "offs_n = pid_n * BLOCK_N + BLOCK_N // 2 + tl.arange(0, BLOCK_N // 2)[None, :]",
           "tl.maximum(acc, 0.0", "def k0_linear_kernel(",
           "k0_tma = x0.dtype == x1.dtype and (x0.dtype == torch.float16 or (x0.dtype == "
           "torch.bfloat16 and x0.device.type == \"cuda\")) and x0.is_contiguous() and "

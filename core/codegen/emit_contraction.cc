@@ -487,7 +487,10 @@ class ContractionWriter {
     w.Line("b = " + WithDesc(plan.b.load, b_desc));
     w.Line("acc = tl.dot(a, b, acc)");
     w.Dedent();
-    WriteEpilogue(w, params, counter, t);
+    if (HalvesEpilogue())
+      WriteHalvedEpilogue(w, params, counter, t);
+    else
+      WriteEpilogue(w, params, counter, t);
     if (c_.programs > 0) w.Dedent();
     const std::string grid = c_.programs > 0 ? "(" + IntLiteral(c_.programs) + ",)"
                                              : GridOf(IntLiteral(m_), s_, c_, batch_expr_);
@@ -1127,6 +1130,31 @@ class ContractionWriter {
   // (BLOCK_M, BLOCK_N) tile it took a second accumulator's registers (a 128x256 bf16 linear
   // with bias and relu, sm_90 build: 255 registers and 4 spill instructions, 170 and none as
   // a row).
+  // A tile whose accumulator takes kHalvedEpilogueRegisters or more registers a thread (TMA's
+  // 128 x 256 over 8 warps: 128) runs its epilogue on one half of the columns, then the other.
+  // Why: the epilogue's temporaries are held beside all of acc.  sm_90 builds on the CPU
+  // (occupancy_audit.py --precision bf16, 2026-12-06): KernelBench L2 29's two mish took 255
+  // registers and 772 spill instructions, 94's 393, 41's 212, 53's 24, 86's 22, all after
+  // the K loop.  Splitting acc's columns (reshape, permute, split) moves no data: each thread
+  // holds columns of both halves.
+  static constexpr int64_t kHalvedEpilogueRegisters = 128;
+  bool HalvesEpilogue() const {
+    const int64_t threads = int64_t{c_.launch.num_warps} * 32;
+    return c_.block_n % 32 == 0 && c_.block_m * c_.block_n / threads >= kHalvedEpilogueRegisters;
+  }
+
+  void WriteHalvedEpilogue(PythonWriter& w, KernelParams& params, int& counter, const Tile& t) {
+    w.Line("acc_lo, acc_hi = tl.split(tl.permute(tl.reshape(acc, [BLOCK_M, 2, BLOCK_N // 2]), "
+           "[0, 2, 1]))");
+    for (const std::string half : {"lo", "hi"}) {
+      w.Line("acc = acc_" + half);
+      w.Line("offs_n = pid_n * BLOCK_N + " + std::string(half == "hi" ? "BLOCK_N // 2 + " : "") +
+             Arange("BLOCK_N // 2", ctx_.wide) + "[None, :]");
+      w.Line("mask_n = offs_n < " + params.Sizes(s_.n_dim));
+      WriteEpilogue(w, params, counter, t);
+    }
+  }
+
   void WriteEpilogue(PythonWriter& w, KernelParams& params, int& counter, const Tile& t) {
     w.Line("mask = mask_m & mask_n");
     const std::string zero = "(offs_m + offs_n) * 0";

@@ -33,11 +33,18 @@ CASES = {
         "x0, x1, x2",
         "torch.randn(2048, 64), torch.randn(1024, 64), torch.randn(1024)",
     ),
-    # 256 tiles of 128 x 128 walked by 128 persistent programs, two rounds each.
+    # 256 tiles of 128 x 128 (N under 256) walked by 128 persistent programs, two rounds each.
     "linear_persistent": task(
         ["t0 = F.linear(x0, x1)", "t1 = torch.sigmoid(t0)"],
         "x0, x1",
-        "torch.randn(4096, 64), torch.randn(1024, 64)",
+        "torch.randn(32768, 64), torch.randn(128, 64)",
+    ),
+    # 96 tiles of 128 x 256 (one program each): the epilogue (bias, gelu) runs on one half of
+    # the columns, then the other (WriteHalvedEpilogue).
+    "linear_halved_epilogue": task(
+        ["t0 = F.linear(x0, x1, x2)", "t1 = F.gelu(t0)"],
+        "x0, x1, x2",
+        "torch.randn(128, 64), torch.randn(24576, 64), torch.randn(24576)",
     ),
     # 3-D descriptors: one batch entry's tiles.
     "bmm_tanh": task(
@@ -118,9 +125,10 @@ CASES = {
     ),
 }
 POINTER_LAUNCH = "    if not k0_tma:\n"
-# Convolutions whose float32 runs (the pointer kernel; its guard) conv2d_relu already shows:
-# the interpreter's float32 products are its slowest.
+# Cases whose float32 runs (the pointer kernel; its guard) linear_relu and conv2d_relu already
+# show: the interpreter's float32 products are its slowest.
 FP16_ONLY = {
+    "linear_halved_epilogue",
     "conv1d_dilated",
     "conv1d_strided_dilated",
     "conv3d_strided",
@@ -146,6 +154,7 @@ def test_the_tma_kernel_computes_half_products_and_float32_keeps_the_pointer_ker
     assert "TensorDescriptor" in candidate and POINTER_LAUNCH in candidate
     assert ("sample = pid //" in candidate) == name.startswith("conv")
     assert ("for rnd in tl.range(0, 2):" in candidate) == (name == "linear_persistent")
+    assert ("acc_lo, acc_hi = tl.split" in candidate) == (name == "linear_halved_epilogue")
     assert judged(source, candidate, "fp16")
     tma_only = candidate.replace(POINTER_LAUNCH, "    if False:\n")
     assert judged(source, tma_only, "fp16")
