@@ -19,10 +19,11 @@ the gap, timed here before it goes into the teacher:
   Rows past the output row's end read the next input row; their outputs are masked at the
   store. The weight, permuted to (Cout, KH*KW*Cin), arrives by TMA too. Output NCHW by pointer.
 - `tma_rows_persistent`: the same, one program per SM walking the tiles.
-- `tma_nchw`: `tma_shifted`'s tiles read from the NCHW input itself, no copy: a tap's box is
-  BK channels by BM consecutive positions of the (N, Cin, H*W) view (positions are contiguous
-  within a channel plane, so the shifted rows are there already), multiplied transposed.
-  Needs H*W a multiple of 8 (16-byte strides), stride 1 and no padding.
+- Not possible: reading the NCHW input itself, a (channels, positions) box per tap, to drop
+  the copy. A TMA box's start along the innermost dimension must be 16-byte aligned, and a
+  tap's positions start at p0 + kh*W + kw. Triton's interpreter asserts it; on an H100
+  (2026-12-06, results/h100-2026-12-06) every config of such a kernel failed and the
+  process's CUDA context died with "an illegal instruction was encountered".
 - `tma_shifted`: the teacher's shifted-rows form (core/codegen/contraction_spec.h,
   ShiftedRows): a tile is BM consecutive positions of one sample's flattened input (H*W), so
   tap (kh, kw) reads the rows p0 + kh*W + kw of the (N, H*W, C) copy, one box, and positions
@@ -84,7 +85,7 @@ CONFIGS = [
     (64, 128, 64, 4, 4),
     (128, 64, 64, 4, 4),
 ]
-TMA_VARIANTS = ("tma_rows", "tma_rows_persistent", "tma_shifted", "tma_nchw")
+TMA_VARIANTS = ("tma_rows", "tma_rows_persistent", "tma_shifted")
 TEACHER_VARIANTS = ("teacher", "teacher_pointer")
 VARIANTS = ("cudnn", "cudnn_cl", "cl_copy", "compile", *TEACHER_VARIANTS, *TMA_VARIANTS)
 MAX_REL_ERR = 1e-2
@@ -162,33 +163,6 @@ def conv_tma_shifted(xd, wd, b_ptr, y_ptr, OH, OW, W, COUT, TILES_P, TILES_N,
     tl.store(address, acc.to(y_ptr.dtype.element_ty), mask=(oh < OH) & (ow < OW) & (co < COUT))
 
 
-@triton.jit
-def conv_tma_nchw(xd, wd, b_ptr, y_ptr, OH, OW, W, COUT, TILES_P, TILES_N,
-                  KH: tl.constexpr, KW: tl.constexpr, CIN: tl.constexpr, BM: tl.constexpr,
-                  BN: tl.constexpr, BK: tl.constexpr):  # fmt: skip
-    """tma_shifted's tile read from the NCHW input itself: a (BK channels, BM positions) box of
-    the (N, Cin, H*W) view, positions contiguous, multiplied transposed (MN-major A)."""
-    pid = tl.program_id(0)
-    pn = pid % TILES_N
-    n = pid // (TILES_N * TILES_P)
-    p0 = (pid // TILES_N % TILES_P) * BM
-    blocks: tl.constexpr = CIN // BK
-    acc = tl.zeros([BM, BN], dtype=tl.float32)
-    for k in tl.range(0, KH * KW * blocks):
-        tap = k // blocks
-        c0 = (k % blocks) * BK
-        a = xd.load([n, c0, p0 + (tap // KW) * W + tap % KW]).reshape(BK, BM)
-        b = wd.load([pn * BN, tap * CIN + c0])
-        acc = tl.dot(a.T, b.T, acc)
-    p = p0 + tl.arange(0, BM)[:, None]
-    oh = p // W
-    ow = p % W
-    co = pn * BN + tl.arange(0, BN)[None, :]
-    acc += tl.load(b_ptr + co, mask=co < COUT, other=0.0).to(tl.float32)
-    address = y_ptr + ((n * COUT + co) * OH + oh) * OW + ow
-    tl.store(address, acc.to(y_ptr.dtype.element_ty), mask=(oh < OH) & (ow < OW) & (co < COUT))
-
-
 def tma_operands(x: Any, w: Any) -> tuple[Any, Any]:
     """The input channels-last as (N*H*W, Cin) and the weight as (Cout, KH*KW*Cin), both
     contiguous: the TMA kernels' operands."""
@@ -207,20 +181,16 @@ def launch_tma(variant: str, rows: Any, taps: Any, bias: Any, y: Any, shape: tup
     oh, ow = h - k + 1, w - k + 1
     tiles_w, tiles_n = triton.cdiv(ow, bm), triton.cdiv(cout, bn)
     tiles = n * oh * tiles_w * tiles_n
+    xd = TensorDescriptor.from_tensor(rows, [bm, bk])
     wd = TensorDescriptor.from_tensor(taps, [bn, bk])
     common = {"KH": k, "KW": k, "CIN": cin, "BM": bm, "BN": bn, "BK": bk, "num_warps": warps,
               "num_stages": stages}  # fmt: skip
-    if variant in ("tma_shifted", "tma_nchw"):
+    if variant == "tma_shifted":
         tiles_p = triton.cdiv((oh - 1) * w + ow, bm)  # up to the last output position
-        kernel = conv_tma_shifted
         xd = TensorDescriptor(rows, [n, h * w, cin], [h * w * cin, cin, 1], [1, bm, bk])
-        if variant == "tma_nchw":  # `rows` is the NCHW input itself here
-            kernel = conv_tma_nchw
-            xd = TensorDescriptor(rows, [n, cin, h * w], [cin * h * w, h * w, 1], [1, bk, bm])
-        kernel[(n * tiles_p * tiles_n,)](xd, wd, bias, y, oh, ow, w, cout, tiles_p, tiles_n,
-                                          **common)  # fmt: skip
+        conv_tma_shifted[(n * tiles_p * tiles_n,)](xd, wd, bias, y, oh, ow, w, cout, tiles_p,
+                                                    tiles_n, **common)  # fmt: skip
         return
-    xd = TensorDescriptor.from_tensor(rows, [bm, bk])
     sizes = (oh, ow, h, w, cout, tiles_w, tiles_n)
     if variant == "tma_rows":
         conv_tma_rows[(tiles,)](xd, wd, bias, y, *sizes, **common)
@@ -322,16 +292,14 @@ def measure_shape(shape: tuple[int, ...], variants: list[str]) -> list[dict[str,
 
         def launcher(config: Any, v: str = variant) -> Callable[[], None]:
             y = torch.empty(n, cout, oh, ow, device="cuda", dtype=torch.bfloat16)
-            source = x if v == "tma_nchw" else rows_op  # no copy of the input
-            return lambda: launch_tma(v, source, taps, bias, y, shape, config, sms)
+            return lambda: launch_tma(v, rows_op, taps, bias, y, shape, config, sms)
 
         best = fastest_config(variant, CONFIGS, launcher, bench)
         if best is None:
             add(variant, None, None)
             continue
         y = torch.full((n, cout, oh, ow), float("nan"), device="cuda", dtype=torch.bfloat16)
-        launch_tma(variant, x if variant == "tma_nchw" else rows_op, taps, bias, y, shape,
-                   best[1], sms)  # fmt: skip
+        launch_tma(variant, rows_op, taps, bias, y, shape, best[1], sms)
         add(variant, list(best[1]), best[0], y)
     times = {r["variant"]: r["ms"] for r in rows}
     for r in rows:
@@ -346,16 +314,15 @@ def compile_check(variants: list[str]) -> list[dict[str, Any]]:
     from triton.compiler import ASTSource
 
     kernels = {"tma_rows": conv_tma_rows, "tma_rows_persistent": conv_tma_rows_persistent,
-               "tma_shifted": conv_tma_shifted, "tma_nchw": conv_tma_nchw}  # fmt: skip
+               "tma_shifted": conv_tma_shifted}  # fmt: skip
     rows = []
     for variant in [v for v in variants if v in TMA_VARIANTS]:
         for bm, bn, bk, warps, stages in CONFIGS:
-            box = {"tma_shifted": f"1,{bm},{bk}", "tma_nchw": f"1,{bk},{bm}"}.get(
-                variant, f"{bm},{bk}")
+            box = f"1,{bm},{bk}" if variant == "tma_shifted" else f"{bm},{bk}"
             sig = {"xd": f"tensordesc<bf16[{box}]>", "wd": f"tensordesc<bf16[{bn},{bk}]>",
                    "b_ptr": "*bf16", "y_ptr": "*bf16"}  # fmt: skip
             sizes = ("OH", "OW", "H", "W", "COUT", "TILES_W", "TILES_N")
-            if variant in ("tma_shifted", "tma_nchw"):
+            if variant == "tma_shifted":
                 sizes = ("OH", "OW", "W", "COUT", "TILES_P", "TILES_N")
             for size in sizes:
                 sig[size] = "i32"

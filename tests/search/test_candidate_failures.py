@@ -52,6 +52,35 @@ def test_out_of_memory_loses_the_candidate_not_the_search() -> None:
     assert result.outcomes[1].startswith("correct")
 
 
+OUT_OF_MEMORY = {
+    "correct": False,
+    "status": "runtime_error",
+    "reason": "the candidate raised while timed (line 43): OutOfMemoryError: CUDA out of memory.",
+}
+
+
+def test_a_candidate_out_of_memory_is_judged_once_more() -> None:
+    calls: list[str] = []
+
+    def judge(task: str, candidate: str) -> dict:
+        calls.append(candidate)
+        if candidate == "# first" and calls.count(candidate) == 1:
+            return OUT_OF_MEMORY
+        if candidate == "# second":
+            return OUT_OF_MEMORY
+        return {"correct": True, "status": "correct", "time_ms": 0.5, "eager_ms": 1.0}
+
+    cache = VerdictCache()
+    assert cache.get(TASK, "# first", judge)["correct"]
+    assert not cache.get(TASK, "# second", judge)["correct"]  # twice out of memory: lost
+    assert calls == ["# first", "# first", "# second", "# second"]
+    assert cache.get(TASK, "# second", judge) is cache.get(TASK, "# second", judge)
+    assert len(calls) == 4  # the kept verdict is not judged again
+    wrong = {"correct": False, "status": "wrong", "reason": "max abs error 0.3"}
+    assert VerdictCache().get(TASK, "# third", lambda t, c: calls.append(c) or wrong) is wrong
+    assert calls.count("# third") == 1  # a wrong output is judged once
+
+
 def test_other_errors_still_raise() -> None:
     result = FragmentResult(0, 1, TASK)
     with pytest.raises(RuntimeError, match="device-side assert"):

@@ -160,9 +160,27 @@ class VerdictCache:
         )
         if key in self.verdicts:
             self.hits += 1
-        else:
-            self.verdicts[key] = judge(task, candidate)
-        return self.verdicts[key]
+            return self.verdicts[key]
+        verdict = judge(task, candidate)
+        if _candidate_ran_out_of_memory(verdict):
+            # Judged once more: the processes sharing the GPU may have held the memory. On an
+            # H100 (2026-12-06, bf16 level 2, five or six evaluation processes), L2 1's TMA
+            # candidate and both of L2 20's raised "CUDA out of memory" while timed, so the
+            # search kept a 2.2x slower variant for L2 1 and PyTorch for L2 20's convolution;
+            # the same candidate of L2 31 had run in 1.15 ms.
+            _release_gpu_cache()
+            verdict = judge(task, candidate)
+        self.verdicts[key] = verdict
+        return verdict
+
+
+def _candidate_ran_out_of_memory(verdict: dict[str, Any]) -> bool:
+    """A wrong verdict whose reason is the GPU's memory running out (the candidate's own
+    allocation or the worker's), not a wrong output."""
+    reason = str(verdict.get("reason") or "")
+    return not verdict.get("correct") and (
+        "OutOfMemoryError" in reason or "CUDA out of memory" in reason
+    )
 
 
 def _judge(config: SearchConfig, verifier: Verifier) -> Any:
