@@ -30,6 +30,9 @@ the gap, timed here before it goes into the teacher:
   whose column or row lies past the output's are computed and masked (3% more products at
   128 x 128). The teacher's kernel (`teacher`) has one config (heuristics.h,
   ChooseShiftedRowsTma); this one is autotuned over CONFIGS, which says whether that is the one.
+`copy_tiles`: the teacher's input copy written by hand, autotuned over COPY_CONFIGS (its
+bandwidth in the JSON, `tb_s`). The teacher rows carry `kernels`: each of their kernels' mean
+time (torch.profiler), so the copies and the convolution are seen apart.
 Baselines: `cudnn` (F.conv2d on NCHW tensors, as eager runs it), `cudnn_cl` (input and
 weight channels-last beforehand: the convolution alone, as torch.compile's layout optimization
 calls it), `cl_copy` (the input's channels-last copy alone), `compile` (torch.compile of
@@ -87,7 +90,11 @@ CONFIGS = [
 ]
 TMA_VARIANTS = ("tma_rows", "tma_rows_persistent", "tma_shifted")
 TEACHER_VARIANTS = ("teacher", "teacher_pointer")
-VARIANTS = ("cudnn", "cudnn_cl", "cl_copy", "compile", *TEACHER_VARIANTS, *TMA_VARIANTS)
+VARIANTS = ("cudnn", "cudnn_cl", "cl_copy", "copy_tiles", "compile", *TEACHER_VARIANTS,
+            *TMA_VARIANTS)  # fmt: skip
+# The input copy's tiles (BLOCK_R, BLOCK_C, num_warps): the teacher's (heuristics.cc
+# ChooseChannelsLast: 4,096 elements, 64 x 64 at 64 channels, 4 warps) first.
+COPY_CONFIGS = [(64, 64, 4), (128, 64, 4), (256, 64, 4), (256, 64, 8), (512, 64, 8)]
 MAX_REL_ERR = 1e-2
 
 
@@ -161,6 +168,48 @@ def conv_tma_shifted(xd, wd, b_ptr, y_ptr, OH, OW, W, COUT, TILES_P, TILES_N,
     acc += tl.load(b_ptr + co, mask=co < COUT, other=0.0).to(tl.float32)
     address = y_ptr + ((n * COUT + co) * OH + oh) * OW + ow
     tl.store(address, acc.to(y_ptr.dtype.element_ty), mask=(oh < OH) & (ow < OW) & (co < COUT))
+
+
+@triton.jit
+def channels_last_copy(x_ptr, y_ptr, POSITIONS, TILES_R, C: tl.constexpr, BLOCK_R: tl.constexpr,
+                       BLOCK_C: tl.constexpr):  # fmt: skip
+    """The teacher's input copy (emit_repack.cc, EmitChannelsLast) at other tiles: BLOCK_R
+    positions by BLOCK_C channels of one sample, read along positions, written along channels."""
+    pid = tl.program_id(0)
+    n = pid // TILES_R
+    offs_r = (pid % TILES_R) * BLOCK_R + tl.arange(0, BLOCK_R)[:, None]
+    offs_c = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)[None, :]
+    mask = (offs_r < POSITIONS) & (offs_c < C)
+    x = tl.load(x_ptr + n * POSITIONS * C + offs_c * POSITIONS + offs_r, mask=mask)
+    tl.store(y_ptr + n * POSITIONS * C + offs_r * C + offs_c, x, mask=mask)
+
+
+def launch_copy(x: Any, y: Any, config: tuple[int, ...]) -> None:
+    block_r, block_c, warps = config
+    n, c, h, w = x.shape
+    tiles_r = triton.cdiv(h * w, block_r)
+    channels_last_copy[(n * tiles_r, triton.cdiv(c, block_c))](
+        x, y, h * w, tiles_r, C=c, BLOCK_R=block_r, BLOCK_C=block_c, num_warps=warps
+    )
+
+
+def teacher_kernel_times(operator: Any, args: tuple[Any, ...], runs: int = 20) -> dict[str, float]:
+    """Mean GPU milliseconds of each kernel one call of `operator` launches (torch.profiler),
+    by kernel name: which part of the teacher's candidate (copies, the convolution) costs what."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    operator(*args)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(runs):
+            operator(*args)
+        torch.cuda.synchronize()
+    times: dict[str, float] = {}
+    for event in prof.key_averages():
+        if event.device_time_total > 0 and "kernel" in event.key:
+            times[event.key] = event.device_time_total / 1e3 / runs
+    return times
 
 
 def tma_operands(x: Any, w: Any) -> tuple[Any, Any]:
@@ -285,6 +334,21 @@ def measure_shape(shape: tuple[int, ...], variants: list[str]) -> list[dict[str,
         add(
             variant, None, bench(lambda op=operator: op(x, weight, bias)), operator(x, weight, bias)
         )
+        rows[-1]["kernels"] = teacher_kernel_times(operator, (x, weight, bias))
+    if "copy_tiles" in variants:
+        y = torch.empty_like(x_cl)
+
+        def copier(config: Any) -> Callable[[], None]:
+            return lambda: launch_copy(x, y, config)
+
+        best = fastest_config("copy_tiles", COPY_CONFIGS, copier, bench)
+        if best is not None:
+            launch_copy(x, y, best[1])
+            exact_copy = torch.equal(y, x_cl)
+            add("copy_tiles", list(best[1]), best[0])
+            rows[-1]["tflops"] = None  # a copy: its bandwidth is tb_s
+            rows[-1]["rel_err"] = 0.0 if exact_copy else float("inf")
+            rows[-1]["tb_s"] = 2 * x.numel() * x.element_size() / best[0] / 1e9
     tma_variants = [v for v in variants if v in TMA_VARIANTS and plain_shape(shape)]
     if tma_variants:
         rows_op, taps = tma_operands(x, weight)
@@ -365,6 +429,12 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
         print(f"| {shape} | {r['variant']} | {config} | {fmt(r['ms'], '.3f')} | "
               f"{fmt(r['tflops'], '.0f')} | {fmt(r['x_cudnn'], '.2f')} | "
               f"{fmt(r['x_compile'], '.2f')} | {fmt(r['rel_err'], '.1e')} |")  # fmt: skip
+    for r in rows:
+        if r.get("kernels"):
+            parts = ", ".join(f"{name} {ms:.3f}" for name, ms in r["kernels"].items())
+            print(f"  {r['variant']} kernels (ms): {parts}")
+        if r.get("tb_s"):
+            print(f"  copy_tiles {r['config']}: {r['tb_s']:.2f} TB/s")
 
 
 def parse_shape(text: str) -> tuple[int, ...]:
