@@ -1116,7 +1116,7 @@ TEST(CodegenTest, DirectConvolutionsReadShiftedRowsByTma) {
           "k0_a_desc = TensorDescriptor(k0_x0_cl, [128, 16384, 64], [1048576, 64, 1], "
           "[1, 128, 64]) if k0_tma",
           "if k0_tma:", "k0_conv2d_tma_kernel[(16128,)](", "BLOCK_M=128, BLOCK_N=128, BLOCK_K=64",
-          "num_warps=8, num_stages=4", "if not k0_tma:", "k0_conv2d_kernel[lambda META"});
+          "num_warps=8, num_stages=3", "if not k0_tma:", "k0_conv2d_kernel[lambda META"});
   // Channel blocks: 96 channels in BLOCK_K 32, three a tap; 48 output channels in a tile of 64.
   const std::string blocks = MustEmit(TwoInputOp(
       "F.conv1d(x0, x1, None, 1, 0, 2)", "torch.randn(64, 96, 512), torch.randn(48, 96, 5)"));

@@ -468,7 +468,7 @@ bool ChooseShiftedRowsTma(int64_t samples, int64_t reach, int64_t n, int64_t cha
   t.group_m = 1;
   t.precision = DotPrecision::kIeee;  // unused: the kernel multiplies half tiles as they come
   t.launch.num_warps = t.block_m * t.block_n >= 128 * 128 ? 8 : 4;
-  t.launch.num_stages = 4;
+  t.launch.num_stages = 3;
   *c = t;
   return true;
 }
