@@ -81,6 +81,23 @@ def test_a_candidate_out_of_memory_is_judged_once_more() -> None:
     assert calls.count("# third") == 1  # a wrong output is judged once
 
 
+def test_the_harness_out_of_memory_is_tried_once_more() -> None:
+    calls: list[str] = []
+    error = torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 512.00 MiB.")
+
+    def judge(task: str, candidate: str) -> dict:
+        calls.append(candidate)
+        if candidate == "# always" or len(calls) == 1:
+            raise error
+        return {"correct": True, "status": "correct", "time_ms": 0.5, "eager_ms": 1.0}
+
+    cache = VerdictCache()
+    assert cache.get(TASK, "# first", judge)["correct"]
+    with pytest.raises(torch.OutOfMemoryError):
+        cache.get(TASK, "# always", judge)
+    assert calls == ["# first", "# first", "# always", "# always"]
+
+
 def test_other_errors_still_raise() -> None:
     result = FragmentResult(0, 1, TASK)
     with pytest.raises(RuntimeError, match="device-side assert"):
