@@ -98,6 +98,12 @@ class Worker:
         self.timed: Any = None  # worker_timing.CandidateTiming of the timing requests
         self.kept: dict[str, Any] = {}  # outputs on the host, by file name, until "save"
         self.host = HostCopies(torch)  # the host memory those copies reuse
+        # Python dispatch's first use imports what it needs: 1.97 s for one relu under a
+        # TorchDispatchMode on the 2-core CPU (2026-12-06), 0.0 s the second time. Paid here,
+        # before the worker reports ready, so a prewarmed spare pays it while the harness is
+        # busy with the previous candidate, not inside this one's first call.
+        with poison.TorchWatch():
+            torch.relu(torch.zeros(1))
 
     # -- requests -----------------------------------------------------------------------------
     def load(self, msg: dict[str, Any]) -> dict[str, Any]:
