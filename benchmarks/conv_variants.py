@@ -77,6 +77,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from drtriton.files import write_text_atomic  # noqa: E402
 from gemm_variants import fastest_config, report_compile_check  # noqa: E402
+from teacher_profile import kernel_times  # noqa: E402
 
 # (N, Cin, H, W, Cout, K): L2 1, 17, 31, 35, 46 (and 1's 0.99 ms); L2 4 and 32; L2 52.
 SHAPES = [(128, 64, 128, 128, 128, 3), (64, 64, 256, 256, 128, 3), (64, 64, 128, 128, 128, 3)]
@@ -191,25 +192,6 @@ def launch_copy(x: Any, y: Any, config: tuple[int, ...]) -> None:
     channels_last_copy[(n * tiles_r, triton.cdiv(c, block_c))](
         x, y, h * w, tiles_r, C=c, BLOCK_R=block_r, BLOCK_C=block_c, num_warps=warps
     )
-
-
-def teacher_kernel_times(operator: Any, args: tuple[Any, ...], runs: int = 20) -> dict[str, float]:
-    """Mean GPU milliseconds of each kernel one call of `operator` launches (torch.profiler),
-    by kernel name: which part of the teacher's candidate (copies, the convolution) costs what."""
-    import torch
-    from torch.profiler import ProfilerActivity, profile
-
-    operator(*args)
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(runs):
-            operator(*args)
-        torch.cuda.synchronize()
-    times: dict[str, float] = {}
-    for event in prof.key_averages():
-        if event.device_time_total > 0 and "kernel" in event.key:
-            times[event.key] = event.device_time_total / 1e3 / runs
-    return times
 
 
 def tma_operands(x: Any, w: Any) -> tuple[Any, Any]:
@@ -334,7 +316,7 @@ def measure_shape(shape: tuple[int, ...], variants: list[str]) -> list[dict[str,
         add(
             variant, None, bench(lambda op=operator: op(x, weight, bias)), operator(x, weight, bias)
         )
-        rows[-1]["kernels"] = teacher_kernel_times(operator, (x, weight, bias))
+        rows[-1]["kernels"] = kernel_times(operator, [x, weight, bias], "cuda")
     if "copy_tiles" in variants:
         y = torch.empty_like(x_cl)
 
