@@ -31,7 +31,8 @@ the gap, timed here before it goes into the teacher:
   128 x 128). The teacher's kernel (`teacher`) has one config (heuristics.h,
   ChooseShiftedRowsTma); this one is autotuned over CONFIGS, which says whether that is the one.
 `copy_tiles`: the teacher's input copy written by hand, autotuned over COPY_CONFIGS (its
-bandwidth in the JSON, `tb_s`). The teacher rows carry `kernels`: each of their kernels' mean
+bandwidth in the JSON, `tb_s`); `copy_tma` the same copy by TMA boxes in and out, transposed in
+the program (COPY_TMA_CONFIGS). The teacher rows carry `kernels`: each of their kernels' mean
 time (torch.profiler), so the copies and the convolution are seen apart.
 Baselines: `cudnn` (F.conv2d on NCHW tensors, as eager runs it), `cudnn_cl` (input and
 weight channels-last beforehand: the convolution alone, as torch.compile's layout optimization
@@ -91,11 +92,13 @@ CONFIGS = [
 ]
 TMA_VARIANTS = ("tma_rows", "tma_rows_persistent", "tma_shifted")
 TEACHER_VARIANTS = ("teacher", "teacher_pointer")
-VARIANTS = ("cudnn", "cudnn_cl", "cl_copy", "copy_tiles", "compile", *TEACHER_VARIANTS,
+VARIANTS = ("cudnn", "cudnn_cl", "cl_copy", "copy_tiles", "copy_tma", "compile", *TEACHER_VARIANTS,
             *TMA_VARIANTS)  # fmt: skip
 # The input copy's tiles (BLOCK_R, BLOCK_C, num_warps): the teacher's (heuristics.cc
 # ChooseChannelsLast: 4,096 elements, 64 x 64 at 64 channels, 4 warps) first.
 COPY_CONFIGS = [(64, 64, 4), (128, 64, 4), (256, 64, 4), (256, 64, 8), (512, 64, 8)]
+# copy_tma's (BLOCK_R, -, num_warps): its boxes take all channels (at most 256).
+COPY_TMA_CONFIGS = [(64, 0, 4), (128, 0, 4), (128, 0, 8), (256, 0, 8)]
 MAX_REL_ERR = 1e-2
 
 
@@ -185,9 +188,30 @@ def channels_last_copy(x_ptr, y_ptr, POSITIONS, TILES_R, C: tl.constexpr, BLOCK_
     tl.store(y_ptr + n * POSITIONS * C + offs_r * C + offs_c, x, mask=mask)
 
 
-def launch_copy(x: Any, y: Any, config: tuple[int, ...]) -> None:
+@triton.jit
+def channels_last_copy_tma(xd, yd, TILES_R, C: tl.constexpr, BLOCK_R: tl.constexpr):
+    """The same copy by TMA: a (C, BLOCK_R) box of the (N, C, H*W) input in (its start is a
+    whole tile: 16-byte aligned), transposed in the program, a (BLOCK_R, C) box out."""
+    pid = tl.program_id(0)
+    n = pid // TILES_R
+    r0 = (pid % TILES_R) * BLOCK_R
+    x = xd.load([n, 0, r0]).reshape(C, BLOCK_R)
+    yd.store([n, r0, 0], tl.trans(x).reshape(1, BLOCK_R, C))
+
+
+def launch_copy(x: Any, y: Any, config: tuple[int, ...], tma: bool = False) -> None:
     block_r, block_c, warps = config
     n, c, h, w = x.shape
+    if tma:  # block_c is all of C (a box dim holds at most 256)
+        from triton.tools.tensor_descriptor import TensorDescriptor
+
+        p = h * w
+        xd = TensorDescriptor(x, [n, c, p], [c * p, p, 1], [1, c, block_r])
+        yd = TensorDescriptor(y, [n, p, c], [p * c, c, 1], [1, block_r, c])
+        tiles_r = triton.cdiv(p, block_r)
+        channels_last_copy_tma[(n * tiles_r,)](xd, yd, tiles_r, C=c, BLOCK_R=block_r,
+                                               num_warps=warps)  # fmt: skip
+        return
     tiles_r = triton.cdiv(h * w, block_r)
     channels_last_copy[(n * tiles_r, triton.cdiv(c, block_c))](
         x, y, h * w, tiles_r, C=c, BLOCK_R=block_r, BLOCK_C=block_c, num_warps=warps
@@ -317,17 +341,19 @@ def measure_shape(shape: tuple[int, ...], variants: list[str]) -> list[dict[str,
             variant, None, bench(lambda op=operator: op(x, weight, bias)), operator(x, weight, bias)
         )
         rows[-1]["kernels"] = kernel_times(operator, [x, weight, bias], "cuda")
-    if "copy_tiles" in variants:
+    for variant in [v for v in ("copy_tiles", "copy_tma") if v in variants]:
         y = torch.empty_like(x_cl)
+        tma = variant == "copy_tma"
+        configs = COPY_TMA_CONFIGS if tma else COPY_CONFIGS
 
-        def copier(config: Any) -> Callable[[], None]:
-            return lambda: launch_copy(x, y, config)
+        def copier(config: Any, y: Any = y, tma: bool = tma) -> Callable[[], None]:
+            return lambda: launch_copy(x, y, config, tma)
 
-        best = fastest_config("copy_tiles", COPY_CONFIGS, copier, bench)
+        best = fastest_config(variant, configs, copier, bench)
         if best is not None:
-            launch_copy(x, y, best[1])
+            launch_copy(x, y, best[1], tma)
             exact_copy = torch.equal(y, x_cl)
-            add("copy_tiles", list(best[1]), best[0])
+            add(variant, list(best[1]), best[0])
             rows[-1]["tflops"] = None  # a copy: its bandwidth is tb_s
             rows[-1]["rel_err"] = 0.0 if exact_copy else float("inf")
             rows[-1]["tb_s"] = 2 * x.numel() * x.element_size() / best[0] / 1e9
@@ -416,7 +442,7 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
             parts = ", ".join(f"{name} {ms:.3f}" for name, ms in r["kernels"].items())
             print(f"  {r['variant']} kernels (ms): {parts}")
         if r.get("tb_s"):
-            print(f"  copy_tiles {r['config']}: {r['tb_s']:.2f} TB/s")
+            print(f"  {r['variant']} {r['config']}: {r['tb_s']:.2f} TB/s")
 
 
 def parse_shape(text: str) -> tuple[int, ...]:
