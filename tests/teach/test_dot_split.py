@@ -99,10 +99,13 @@ def test_bf16x3_fails_the_verifier_on_randn_inputs(rows: dict) -> None:
 
 def test_long_split_sums_are_chunked_where_one_sum_would_lose_to_fp32(bench: ModuleType) -> None:
     # heuristics.cc chunks a split above 128 BLOCK_K steps: below, one running sum beats
-    # torch's fp32 matmul on randn inputs; far above, only the chunked sum does.
+    # torch's fp32 matmul on randn inputs; far above, it grows to torch's error (0.98-1.00x at
+    # K = 12288 with this machine's BLAS, whose own error depends on its build and threads, so
+    # no test of which side of 1.0 it lands), while the chunked sum stays well under.
     short, long = bench.chunk_crossover([4096, 12288], seeds=2, distribution="randn")
     assert short["single"] < 1.0
-    assert long["single"] > 1.0 > long["chunked"]
+    assert long["single"] > 1.5 * short["single"]
+    assert long["chunked"] < 0.5 * long["single"] and long["chunked"] < 1.0
     assert bench.teacher_config(64, 4096, 64, "bf16x6") == (32, 0)
     assert bench.teacher_config(64, 12288, 64, "bf16x6") == (32, 256)
     # fp16x3's steps are 64 long: the same 128 steps, twice the K.
