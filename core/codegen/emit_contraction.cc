@@ -1138,6 +1138,7 @@ class ContractionWriter {
   // the K loop.  Splitting acc's columns (reshape, permute, split) moves no data: each thread
   // holds columns of both halves.
   static constexpr int64_t kHalvedEpilogueRegisters = 128;
+  // Halves of 16 columns or more (BLOCK_N a multiple of 32; every TMA tile has 64 or more).
   bool HalvesEpilogue() const {
     const int64_t threads = int64_t{c_.launch.num_warps} * 32;
     return c_.block_n % 32 == 0 && c_.block_m * c_.block_n / threads >= kHalvedEpilogueRegisters;
