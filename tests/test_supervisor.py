@@ -38,12 +38,15 @@ def test_a_deadline_or_a_stop_leaves_the_child_to_the_caller(tmp_path: Path) -> 
 def test_stop_reaches_what_the_child_started_and_lets_it_clean_up(tmp_path: Path) -> None:
     pid_file, cleaned = tmp_path / "grandchild.pid", tmp_path / "cleaned"
     code = (
-        "import signal, subprocess, sys, time\n"
-        f"p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
-        f"open({str(pid_file)!r}, 'w').write(str(p.pid))\n"
+        "import os, signal, subprocess, sys, time\n"
         "def bye(*a):\n"
         f"    open({str(cleaned)!r}, 'w').write('yes'); sys.exit(0)\n"
         "signal.signal(signal.SIGTERM, bye)\n"
+        f"p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        # Written whole, then renamed: the test polls for the file and must never read it
+        # empty (the clean-clone CI once did, on a busy 2-core machine).
+        f"open({str(pid_file)!r} + '.tmp', 'w').write(str(p.pid))\n"
+        f"os.replace({str(pid_file)!r} + '.tmp', {str(pid_file)!r})\n"
         "time.sleep(60)\n"
     )
     child = Child(_python(code), tmp_path / "log")
