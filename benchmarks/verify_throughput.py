@@ -2,6 +2,7 @@
 
     python benchmarks/verify_throughput.py                       # CPU (Triton interpreter)
     python benchmarks/verify_throughput.py --device cuda --workers 1 2 4 8 --pairs 64
+    python benchmarks/verify_throughput.py --fork-server on off   # A/B, in turn, same pairs
 
 Candidates are the honest kernels of tests/verify/honest (elementwise, reduction, matmul, softmax,
 strided, transpose, module task) plus a few cheating ones from tests/verify/adversarial (static
@@ -11,7 +12,8 @@ through `verify-batch`'s code path (run_batch), so the figure is what RL and eva
 Reported per worker count: candidates/minute (wall clock of the whole batch) and, over the
 accepted candidates, the mean wall time per candidate, the time inside the candidate's own calls
 (`candidate_s`, measured in the worker around each call; on a GPU add the timed runs), the worker
-start-up (sandbox + Python + torch + triton imports) and the overhead = wall - candidate time.
+start-up (sandbox + Python + torch + triton imports; with the fork server (zygote.py) a fork)
+and the overhead = wall - candidate time.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ def measure(records: list[dict[str, str]], opts: Options, workers: int) -> dict[
     walls = [r["wall_s"] for r in accepted]
     return {
         "workers": workers,
+        "fork_server": opts.fork_server,
         "pairs": len(results),
         "accepted": len(accepted),
         "per_minute": 60 * len(results) / wall,
@@ -91,21 +94,24 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--pairs", type=int, default=22)
     parser.add_argument("--sandbox", default="auto")
+    parser.add_argument("--fork-server", nargs="+", choices=("on", "off"), default=["on"],
+                        help="fork workers from a server (Options.fork_server); both: an A/B")  # fmt: skip
     parser.add_argument("--json", help="also write the figures here")
     args = parser.parse_args()
-    opts = Options(device=args.device, sandbox=args.sandbox)
     records = pairs(args.pairs)
     rows = []
     print(f"device={args.device} pairs={len(records)} (honest + cheating, repeated)")
-    print(
-        "workers  cand/min  accepted  mean wall s  in candidate s  worker start s  overhead s  sandbox"
-    )
+    print("workers  fork  cand/min  accepted  mean wall s  in candidate s  worker start s  "
+          "overhead s  sandbox")  # fmt: skip
     for n in args.workers:
-        row = measure(records, opts, n)
-        rows.append(row)
-        print(f"{n:7d}  {row['per_minute']:8.1f}  {row['accepted']:4d}/{row['pairs']:<3d}  "
-              f"{row['mean_wall_s']:11.2f}  {row['mean_candidate_s']:14.3f}  "
-              f"{row['mean_ready_s']:14.2f}  {row['mean_overhead_s']:10.2f}  {row['sandbox']}")  # fmt: skip
+        for fork in args.fork_server:
+            opts = Options(device=args.device, sandbox=args.sandbox, fork_server=fork == "on")
+            row = measure(records, opts, n)
+            rows.append(row)
+            print(f"{n:7d}  {fork:>4}  {row['per_minute']:8.1f}  {row['accepted']:4d}/"
+                  f"{row['pairs']:<3d}  {row['mean_wall_s']:11.2f}  "
+                  f"{row['mean_candidate_s']:14.3f}  {row['mean_ready_s']:14.2f}  "
+                  f"{row['mean_overhead_s']:10.2f}  {row['sandbox']}")  # fmt: skip
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": args.device, "rows": rows}, f, indent=1)

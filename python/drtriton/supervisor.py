@@ -91,11 +91,16 @@ class Child:
 
     def log_tail(self, limit: int = 1500) -> str:
         """The last `limit` bytes of the log as text ('' when empty or unreadable)."""
-        with contextlib.suppress(OSError), self.log.open("rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - limit))
-            return f.read().decode(errors="replace").strip()
-        return ""
+        return file_tail(self.log, limit)
+
+
+def file_tail(path: str | Path, limit: int = 1500) -> str:
+    """The last `limit` bytes of the file at `path` as text ('' when empty or unreadable)."""
+    with contextlib.suppress(OSError), open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        f.seek(max(0, f.tell() - limit))
+        return f.read().decode(errors="replace").strip()
+    return ""
 
 
 def describe_exit(code: int | None) -> str:

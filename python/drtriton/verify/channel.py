@@ -10,7 +10,6 @@ deadline back (`harness_work`), since the deadline is the candidate's.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import re
@@ -25,6 +24,7 @@ from typing import Any
 from drtriton.errors import ResourceError
 from drtriton.supervisor import Child
 from drtriton.verify import gpu_lock, sandbox
+from drtriton.verify.forking import ForkedWorker, ForkServer
 from drtriton.verify.options import Options
 from drtriton.verify.worker import OUT_OF_MEMORY
 
@@ -35,11 +35,6 @@ CANDIDATE_FILE = "candidate.py"  # in the worker's private directory
 TASK_FILE = "task.py"  # the task's source there: the worker draws the inputs itself
 PACKAGE_ROOT = sandbox.PACKAGE_ROOT  # the sandbox binds it back where it lies under /tmp
 REPLY_LIMIT = 1 << 20
-# File descriptors below this are kept free for the sandbox (the unshare prelude also holds
-# the interpreter's directories under /tmp on fds 4-9): the unshare prelude opens the
-# private directory as fd 3, which closed the worker's request pipe whenever a fresh harness
-# process got fds 3 and 4 for its first pipe ("Bad file descriptor" at the worker's start).
-FIRST_PASSED_FD = 10
 # Statuses a worker's reply may give; anything else it says is "crashed".
 WORKER_STATUSES = ("compile_error", "runtime_error", "wrong_answer", "not_genuine", "forbidden")
 
@@ -67,15 +62,6 @@ class Rejected(Exception):
         self.kwargs = verdict_kwargs
 
 
-def _high_fd(fd: int) -> int:
-    """`fd` moved to a number >= FIRST_PASSED_FD (the old number is closed)."""
-    if fd >= FIRST_PASSED_FD:
-        return fd
-    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, FIRST_PASSED_FD)
-    os.close(fd)
-    return moved
-
-
 def visible_device(index: str) -> str:
     """CUDA_VISIBLE_DEVICES for a worker of `cuda:index`, as this process numbers its GPUs."""
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
@@ -86,22 +72,36 @@ def visible_device(index: str) -> str:
 
 
 class WorkerChannel:
-    """A sandboxed `drtriton.verify.worker` and the pipe protocol to it."""
+    """A sandboxed `drtriton.verify.worker` and the pipe protocol to it: a process of its own,
+    or forked from `server` (forking.py), which a ForkFailed from it says to replace."""
 
-    def __init__(self, opts: Options, level: str) -> None:
-        self.workdir = tempfile.mkdtemp(prefix="drtriton-verify-")
+    def __init__(self, opts: Options, level: str, server: ForkServer | None = None) -> None:
+        self.workdir = tempfile.mkdtemp(prefix="drtriton-verify-",
+                                        dir=server.dir if server else None)  # fmt: skip
         os.chmod(self.workdir, 0o755)
         self.deadline = time.monotonic() + opts.wall_limit()
         req_r, self._req_w = os.pipe()
         self._rep_r, rep_w = os.pipe()
-        req_r, rep_w = _high_fd(req_r), _high_fd(rep_w)
-        argv, inside_dir = sandbox.wrap(level, self.workdir, [sys.executable, "-m",
-                                                              "drtriton.verify.worker"])  # fmt: skip
-        env = worker_env(opts, inside_dir, req_r, rep_w)
-        self.child = Child(argv, os.path.join(self.workdir, "worker.log"), env=env,
-                           cwd=self.workdir, pass_fds=(req_r, rep_w))  # fmt: skip
-        os.close(req_r)
-        os.close(rep_w)
+        req_r, rep_w = sandbox.high_fd(req_r), sandbox.high_fd(rep_w)
+        self.child: Child | ForkedWorker
+        try:
+            if server is not None:
+                env = worker_env(opts, server.inside_path(self.workdir), req_r, rep_w)
+                self.child = server.fork(self.workdir, env, (req_r, rep_w))
+            else:
+                argv, inside = sandbox.wrap(level, self.workdir, [sys.executable, "-m",
+                                                                  "drtriton.verify.worker"])  # fmt: skip
+                self.child = Child(argv, os.path.join(self.workdir, "worker.log"),
+                                   env=worker_env(opts, inside, req_r, rep_w), cwd=self.workdir,
+                                   pass_fds=(req_r, rep_w))  # fmt: skip
+        except BaseException:
+            for fd in (self._req_w, self._rep_r):
+                os.close(fd)
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            raise
+        finally:
+            os.close(req_r)
+            os.close(rep_w)
         self._buffer = b""
         # What the worker is doing, for a timeout's reason: the last request and since when.
         self.phase, self.phase_since = "start", time.monotonic()

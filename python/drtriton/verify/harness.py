@@ -17,8 +17,8 @@ GPU work holds the GPU's lock (gpu_lock.py): shared around everything but the ti
 which hold it exclusively, and the first call of a candidate with `@triton.autotune`, which
 times its configs (also exclusive: static.autotunes says why); nothing a verification runs on
 the GPU is outside a hold, and no file work is inside one (the worker's outputs are written
-and read between holds). What is kept between verifications lives in a `Verifier` (a spare
-worker, the compiled baselines); `verify()` without one uses a fresh one.
+and read between holds). What is kept between verifications lives in a `Verifier` (the fork
+server or a spare worker, the compiled baselines); `verify()` without one uses a fresh one.
 """
 
 from __future__ import annotations
@@ -31,12 +31,13 @@ from typing import Any
 
 import torch
 
-from drtriton.errors import ResourceError
+from drtriton.errors import ResourceError, SandboxError
 from drtriton.verify import compare as cmp
 from drtriton.verify import gpu_lock, sandbox, static
 from drtriton.verify.baselines import Baselines
-from drtriton.verify.channel import CANDIDATE_FILE, TASK_FILE, Rejected, WorkerChannel
+from drtriton.verify.channel import CANDIDATE_FILE, TASK_FILE, Rejected, WorkerChannel, worker_env
 from drtriton.verify.dropin import verified_part
+from drtriton.verify.forking import ForkFailed, ForkServer
 from drtriton.verify.inputs import InputSets, distribution, fresh_seed
 from drtriton.verify.measure import Timing
 from drtriton.verify.options import Options
@@ -49,19 +50,21 @@ __all__ = ["Options", "Verifier", "verify"]
 
 
 class Verifier:
-    """Verifications in one process that share what is worth keeping between them: a started,
-    unused worker per configuration (Options.prewarm: the next verification skips the worker's
-    start-up, about 3 s of Python, torch and triton imports on the CPU CI machine; a spare has
-    never seen a candidate and each worker serves exactly one) and the compiled torch.compile
-    baseline of each task (baselines.py). Close it (or use it as a context manager) to stop
-    the spares."""
+    """Verifications in one process that share what is worth keeping between them: per
+    configuration, the fork server its workers are forked from (Options.fork_server, under the
+    sandboxes that have one: zygote.py) or else a started, unused worker (Options.prewarm: the
+    next verification skips the worker's start-up, about 3 s of Python, torch and triton
+    imports on the CPU CI machine); and the compiled torch.compile baseline of each task
+    (baselines.py). Each worker serves exactly one candidate. Close the Verifier (or use it as
+    a context manager) to stop the servers and spares."""
 
     def __init__(self) -> None:
         self.spares: dict[tuple[Any, ...], WorkerChannel] = {}
+        self.servers: dict[tuple[Any, ...], ForkServer] = {}  # Options.fork_server
         self.baselines = Baselines()
         # Also at exit, for a Verifier nobody closed (a spare's worker exits by itself when
         # its pipe closes with this process, but its private directory would stay).
-        weakref.finalize(self, _stop_spares, self.spares)
+        weakref.finalize(self, _stop_spares, self.spares, self.servers)
 
     def __enter__(self) -> Verifier:
         return self
@@ -70,7 +73,7 @@ class Verifier:
         self.close()
 
     def close(self) -> None:
-        _stop_spares(self.spares)
+        _stop_spares(self.spares, self.servers)
 
     def verify(self, task_source: str, candidate_source: str, options: Options | None = None,
                **kwargs: Any) -> Verdict:  # fmt: skip
@@ -100,9 +103,12 @@ class Verifier:
         level = sandbox.choose(opts.sandbox)
         if opts.on_cuda:  # this verification's own peak (a pooled harness verifies many)
             _reset_peak_memory(opts.device)
-        worker = self._take_spare(opts, level) or WorkerChannel(opts, level)
-        worker.deadline = start + opts.wall_limit()
-        if opts.prewarm:  # the next candidate's worker imports torch while this one runs
+        forks = opts.fork_server and level in sandbox.FORKING_LEVELS
+        worker = self._forked_worker(opts, level) if forks else None
+        worker = worker or self._take_spare(opts, level) or WorkerChannel(opts, level)
+        # From here: a fork server's start (once per harness process) is not the candidate's.
+        worker.deadline = time.monotonic() + opts.wall_limit()
+        if opts.prewarm and not forks:  # the next worker imports torch while this one runs
             self.spares[_spare_key(opts, level)] = WorkerChannel(opts, level)
         try:
             with open(os.path.join(worker.workdir, CANDIDATE_FILE), "w") as f:
@@ -125,6 +131,8 @@ class Verifier:
             ) from None
         finally:
             worker.close()
+            if forks and opts.prewarm:  # a server this candidate killed: its successor's
+                self._server(opts, level)  # imports run while the harness finishes this one
             if opts.on_cuda:
                 peak = torch.cuda.max_memory_reserved(opts.device)
                 peak_gb = {"harness": round(peak / 1e9, 3),
@@ -183,6 +191,33 @@ class Verifier:
         torch.cuda.empty_cache()
         return time.monotonic() - began
 
+    def _server(self, opts: Options, level: str) -> ForkServer:
+        """This configuration's fork server, started anew when the last one has ended."""
+        key = _spare_key(opts, level)
+        server = self.servers.get(key)
+        if server is None or not server.alive():
+            if server is not None:
+                server.stop()
+            server = self.servers[key] = ForkServer(
+                level, lambda inside: worker_env(opts, inside, -1, -1)
+            )
+        return server
+
+    def _forked_worker(self, opts: Options, level: str) -> WorkerChannel:
+        """A worker forked from this configuration's server; a server that no longer forks
+        (its last candidate stopped or killed it) is replaced once. Raises SandboxError when a
+        fresh server cannot start."""
+        for attempt in range(2):
+            server = self._server(opts, level)
+            try:
+                return WorkerChannel(opts, level, server=server)
+            except ForkFailed:
+                server.stop()
+                if attempt:
+                    raise SandboxError("the verifier's fork server stopped answering twice; "
+                                       f"its log: {server.process.log_tail(800)}") from None  # fmt: skip
+        raise AssertionError("unreachable")
+
     def _take_spare(self, opts: Options, level: str) -> WorkerChannel | None:
         worker = self.spares.pop(_spare_key(opts, level), None)
         if worker is not None and not worker.alive():
@@ -222,9 +257,12 @@ def _reset_peak_memory(device: str) -> None:
         torch.cuda.reset_peak_memory_stats(device)
 
 
-def _stop_spares(spares: dict[tuple[Any, ...], WorkerChannel]) -> None:
+def _stop_spares(spares: dict[tuple[Any, ...], WorkerChannel],
+                 servers: dict[tuple[Any, ...], ForkServer]) -> None:  # fmt: skip
     while spares:
         spares.popitem()[1].kill()
+    while servers:
+        servers.popitem()[1].stop()
 
 
 def _spare_key(opts: Options, level: str) -> tuple[Any, ...]:

@@ -82,6 +82,11 @@ class Options:
     static_checks: bool = True
     # Start the next candidate's worker while this one runs (batch mode): hides start-up.
     prewarm: bool = False
+    # Fork each worker from a sandboxed server that imported torch and triton once (zygote.py),
+    # where the sandbox gives it a private /tmp (bwrap, unshare): a worker is ready in
+    # milliseconds instead of after 4 s of imports (the 2-core CPU machine). Off: one sandbox
+    # per worker, started from scratch (the A/B of benchmarks/verify_throughput.py).
+    fork_server: bool = True
     extra_env: dict[str, str] = field(default_factory=dict)
 
     @property

@@ -42,6 +42,15 @@ MASKED = ("/tmp", "/dev/shm")
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # The unshare prelude holds each kept directory open on fds 4-9 (dash allows single-digit fds).
 _UNSHARE_KEEP_FDS = range(4, 10)
+# File descriptors passed into a sandbox are moved to this number or above (high_fd): the
+# unshare prelude opens the private directory as fd 3, which closed the worker's request pipe
+# whenever a fresh harness process got fds 3 and 4 for its first pipe ("Bad file descriptor" at
+# the worker's start), and holds the interpreter's directories under /tmp on fds 4-9.
+FIRST_PASSED_FD = 10
+# The levels whose workers are forked from a fork server (zygote.py) instead of started one by
+# one: both give the server a private /tmp and /dev/shm to empty between candidates. Under
+# "none" those are the machine's own.
+FORKING_LEVELS = ("bwrap", "unshare")
 # The start probe: the interpreter runs, finds drtriton and can find torch (without importing
 # it: that would add seconds to every process's first verification).
 _START_PROBE = (
@@ -81,6 +90,17 @@ done
 cd /tmp/work
 exec "$@"
 """
+
+
+def high_fd(fd: int) -> int:
+    """`fd` moved to a number >= FIRST_PASSED_FD (the old number is closed)."""
+    import fcntl
+
+    if fd >= FIRST_PASSED_FD:
+        return fd
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, FIRST_PASSED_FD)
+    os.close(fd)
+    return moved
 
 
 def kept_paths() -> list[str]:

@@ -1,0 +1,271 @@
+"""The workers' fork server: `python -m drtriton.verify.zygote`, started by the harness in a
+sandbox (forking.py is the harness's end). It imports torch, triton and the worker's modules
+once, then forks one worker (worker.main) per candidate.
+
+Why: a worker's start-up is most of a verification's CPU time. On the 2-core CPU machine
+(2026-12-06) importing torch took 2.1 s and Python dispatch's first use 2.0 s, against 0.1 s
+inside the candidate's calls; a fork of this process costs milliseconds and keeps none of the
+imports' work to do again.
+
+Each worker is as alone as a freshly sandboxed one, to the candidate:
+- one worker at a time: a fork request first kills whatever is left of the previous one;
+- when a worker exits or is killed, everything it started dies with it before the harness hears
+  of the exit: this process is a child subreaper (PR_SET_CHILD_SUBREAPER), so a daemon the
+  candidate double-forked is still its descendant, and every descendant is killed until none is
+  left; only then does the harness write the next candidate's files;
+- the sandbox's private /tmp and /dev/shm and the shared work directory are emptied of
+  everything but the bound directories (DRT_ZYGOTE_KEEP) and the next worker's directory, so no
+  file (nor the memory of a tmpfs) outlives its candidate;
+- a worker cannot read or write this process's memory: it is not dumpable (PR_SET_DUMPABLE 0),
+  which refuses ptrace and /proc/PID/mem to processes of the same user;
+- each worker gets its own environment, private directory, Triton cache and resource limits,
+  set after the fork and before worker.main imports the candidate. CUDA is never initialized
+  here (a forked child could not use it); each worker initializes its own.
+A worker that kills or stops this process only ends its own verification (the harness starts
+another server, forking.py).
+
+Protocol: SOCK_SEQPACKET messages on the descriptor named by DRT_ZYGOTE_FD, one JSON object
+each. To the harness: {"ready": true} once the imports are done; {"forked": pid} per fork;
+{"exited": pid, "code": returncode} when the worker has ended and its leftovers are gone
+(code < 0: killed by that signal). From the harness: {"op": "fork", "env", "dir"} with the
+worker's request and reply pipes attached (SCM_RIGHTS); {"op": "kill"}. The socket's end is
+this process's: it kills what is left and exits.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import sys
+import traceback
+from typing import Any
+
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+MESSAGE_LIMIT = 1 << 20
+# Rounds of "find every descendant, kill it" before giving up: a process that forks between a
+# scan and its kill is found by the next round (its parent's death reparents it here).
+KILL_ROUNDS = 100
+POLL_S = 0.05  # how often a waiting server looks for a worker's exit
+
+
+def _prctl(option: int, value: int) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(option, value, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), f"prctl({option}, {value}) failed")
+
+
+# What every worker imports at its start (worker.Worker.__init__) or when it loads a candidate.
+PRELOADED = ("numpy", "torch", "triton", "triton.language", "drtriton.verify.compile_pass",
+             "drtriton.verify.poison", "drtriton.verify.precision", "drtriton.verify.task",
+             "drtriton.verify.timing", "drtriton.verify.worker", "drtriton.verify.worker_timing")  # fmt: skip
+
+
+def _preload() -> None:
+    """Imports PRELOADED and primes Python dispatch (2.0 s at its first use on the CPU
+    machine), as worker.Worker.__init__ would, without initializing CUDA."""
+    import importlib
+
+    for name in PRELOADED:
+        importlib.import_module(name)
+    import torch
+
+    from drtriton.verify import poison
+
+    with poison.TorchWatch():
+        torch.relu(torch.zeros(1))
+    if torch.cuda.is_initialized():  # a forked worker could not use CUDA at all
+        raise RuntimeError("the fork server initialized CUDA while preloading")
+
+
+def _descendants(root: int) -> list[int]:
+    """Live processes under `root` (by /proc's parent links), zombies excluded."""
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()  # the name may hold spaces and brackets
+        if fields[0] != "Z":
+            children.setdefault(int(fields[1]), []).append(int(name))
+    found, todo = [], [root]
+    while todo:
+        for pid in children.get(todo.pop(), []):
+            found.append(pid)
+            todo.append(pid)
+    return found
+
+
+def _reap() -> list[tuple[int, int]]:
+    """(pid, returncode) of every child that has ended, waited for."""
+    ended = []
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return ended
+        if pid == 0:
+            return ended
+        ended.append((pid, os.waitstatus_to_exitcode(status)))
+
+
+def kill_descendants() -> list[tuple[int, int]]:
+    """Kills everything this process started, until nothing is left; returns what was reaped.
+    Exits the server when descendants keep appearing (the harness starts a new one)."""
+    reaped = []
+    for _ in range(KILL_ROUNDS):
+        pids = _descendants(os.getpid())
+        if not pids:
+            return reaped + _reap()
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        reaped += _reap()
+    sys.stderr.write("zygote: descendants kept appearing; exiting\n")
+    os._exit(3)
+
+
+def scrub(roots: list[str], keep: list[str]) -> None:
+    """Removes everything under `roots` except the `keep` paths and the directories that lead
+    to them (bind mounts inside the sandbox's private tmpfs)."""
+    kept = [os.path.normpath(path) for path in keep]
+    for root in roots:
+        _scrub_dir(os.path.normpath(root), kept)
+
+
+def _scrub_dir(folder: str, kept: list[str]) -> None:
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(folder, name)
+        if path in kept:
+            continue
+        if any(k.startswith(path + "/") for k in kept):
+            _scrub_dir(path, kept)  # it leads to a kept path: empty it around that path
+            continue
+        try:
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.unlink(path)
+        except OSError:
+            pass
+
+
+class Server:
+    def __init__(self, ctl: socket.socket) -> None:
+        self.ctl = ctl
+        self.worker: int | None = None  # the forked worker's pid, until its exit is reported
+        self.shared = os.environ["DRT_ZYGOTE_DIR"]  # the bound work directory, as seen here
+        self.keep = json.loads(os.environ.get("DRT_ZYGOTE_KEEP", "[]"))
+
+    def send(self, message: dict[str, Any]) -> None:
+        try:
+            self.ctl.send(json.dumps(message).encode())
+        except OSError:  # the harness is gone
+            self.finish()
+
+    def serve(self) -> None:
+        self.send({"ready": True})
+        while True:
+            ready, _, _ = select.select([self.ctl], [], [], POLL_S)
+            self.note_exits(_reap())
+            if not ready:
+                continue
+            data, fds, _flags, _addr = socket.recv_fds(self.ctl, MESSAGE_LIMIT, 2)
+            if not data:
+                self.finish()
+            message = json.loads(data)
+            if message.get("op") == "fork" and len(fds) == 2:
+                self.fork(message, fds)
+            else:
+                for fd in fds:
+                    os.close(fd)
+                if message.get("op") == "kill":
+                    self.clear(kill=True)
+
+    def note_exits(self, ended: list[tuple[int, int]]) -> None:
+        """A worker that has exited: its leftovers are killed before the harness hears."""
+        for pid, code in ended:
+            if pid == self.worker:
+                self.clear(kill=False, code=code)
+
+    def clear(self, *, kill: bool, code: int | None = None) -> None:
+        """Kills the worker (when `kill`) and everything it left, empties the shared
+        directories, and reports the worker's exit."""
+        for pid, returncode in kill_descendants():
+            if pid == self.worker and code is None:
+                code = returncode
+        # Not the shared directory yet: the harness may still read the worker's log there.
+        scrub(["/tmp", "/dev/shm"], [*self.keep, self.shared])
+        if self.worker is not None:
+            pid, self.worker = self.worker, None
+            if code is None:  # reaped in an earlier round (note_exits raced with the kill)
+                code = -signal.SIGKILL if kill else 0
+            self.send({"exited": pid, "code": code})
+
+    def fork(self, message: dict[str, Any], fds: list[int]) -> None:
+        self.clear(kill=True)
+        inside = os.path.join(self.shared, os.path.basename(message["dir"]))
+        scrub(["/tmp", "/dev/shm", self.shared], [*self.keep, self.shared + "/zygote.log", inside])
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            self.ctl.close()
+            _become_worker(message["env"], inside, fds)
+        for fd in fds:
+            os.close(fd)
+        self.worker = pid
+        self.send({"forked": pid})
+
+    def finish(self) -> None:
+        kill_descendants()
+        os._exit(0)
+
+
+def _become_worker(env: dict[str, str], workdir: str, fds: list[int]) -> None:
+    """The forked child: the worker's environment, directory and log, then worker.main."""
+    code = 1
+    try:
+        os.environ.clear()
+        os.environ.update(env)
+        os.environ["DRT_VERIFY_FDS"] = f"{fds[0]},{fds[1]}"
+        os.environ["DRT_VERIFY_DIR"] = workdir
+        os.chdir(workdir)
+        log = os.open("worker.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.close(log)
+        from drtriton.verify import worker
+
+        worker.main()  # ends in os._exit
+    except BaseException:  # the harness reads the traceback in worker.log
+        traceback.print_exc()
+        sys.stderr.flush()
+    os._exit(code)
+
+
+def main() -> None:
+    ctl = socket.socket(fileno=int(os.environ["DRT_ZYGOTE_FD"]))
+    _prctl(PR_SET_DUMPABLE, 0)
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    _preload()
+    Server(ctl).serve()
+
+
+if __name__ == "__main__":
+    main()
