@@ -123,6 +123,26 @@ def test_a_candidate_that_stops_its_server_ends_only_its_own_verification(
         assert forking.server() is not server
 
 
+def test_workers_start_alone_where_a_forked_one_could_not_use_the_gpu() -> None:
+    # TRITON_INTERPRET=0 makes the server take itself for a GPU one; on a machine without
+    # CUDA its check (a forked child that allocates on the GPU) fails, as it would where a
+    # driver did not survive the fork.
+    if not any(sandbox.works(level) for level in sandbox.FORKING_LEVELS):
+        pytest.skip("no sandbox with a fork server here")
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("the check passes on a GPU machine")
+    with Verifier() as v:
+        verdict = v.verify(task_source("add_relu"), HONEST, extra_env={"TRITON_INTERPRET": "0"},
+                           timeout=60)  # fmt: skip
+        assert verdict.extra["forked"] is False
+        (why,) = v.unforkable.values()
+        assert "could not use CUDA" in why and not v.servers
+        again = v.verify(task_source("add_relu"), HONEST, timeout=60)
+        assert again.correct and again.extra["forked"] is True  # other configurations fork
+
+
 def test_scrub_keeps_the_kept_paths_and_the_way_to_them(tmp_path: pathlib.Path) -> None:
     kept = tmp_path / "a" / "venv"
     kept.mkdir(parents=True)

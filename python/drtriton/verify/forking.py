@@ -43,11 +43,17 @@ class ForkFailed(Exception):
     """A started server did not fork (its last candidate may have stopped it): start another."""
 
 
+class ForkUnsupported(Exception):
+    """A forked worker cannot use the GPU here (zygote.py's check): start one sandbox per
+    worker instead."""
+
+
 class ForkServer:
     """One sandboxed zygote. `env_for(inside)` is the environment of a process whose private
     directory is `inside` (as the sandbox shows it): the server's own and each worker's."""
 
-    def __init__(self, level: str, env_for: Callable[[str], dict[str, str]]) -> None:
+    def __init__(self, level: str, env_for: Callable[[str], dict[str, str]],
+                 gpu: str | None = None) -> None:  # fmt: skip
         self.dir = tempfile.mkdtemp(prefix="drtriton-zygote-")
         os.chmod(self.dir, 0o755)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -63,7 +69,10 @@ class ForkServer:
             os.close(fd)
         self.ctl = ours
         self.started = time.monotonic()
+        self.gpu = gpu  # the device whose lock the server's CUDA check holds shared
         self.ready = False
+        self.loaded = False  # on a GPU: imports done, the CUDA check not yet asked for
+        self.refusal: str | None = None  # why its check failed
         self.broken = False  # the socket closed or a reply never came
         self.exits: dict[int, int] = {}  # worker pid -> returncode, as the server reported them
         self.lock = threading.Lock()
@@ -80,12 +89,7 @@ class ForkServer:
         pipe ends `fds`. Raises SandboxError when the server never started, ForkFailed when a
         started one does not answer."""
         if not self.ready:
-            self._await(lambda: self.ready, self.started + START_TIMEOUT_S)
-            if not self.ready:
-                reason = self.process.exit_text() if not self.process.running() else "timed out"
-                self.stop()
-                raise SandboxError(f"the verifier's fork server did not start ({reason})"
-                                   f"{_quoted(self.process.log_tail(800))}")  # fmt: skip
+            self._start()
         message = json.dumps({"op": "fork", "dir": os.path.basename(workdir), "env": env})
         try:
             socket.send_fds(self.ctl, [message.encode()], list(fds))
@@ -99,6 +103,29 @@ class ForkServer:
             raise ForkFailed("the fork server did not answer")
         self.exits.pop(forked[0], None)  # an earlier worker's pid, reused
         return ForkedWorker(self, forked[0], os.path.join(workdir, "worker.log"))
+
+    def _start(self) -> None:
+        """Waits for the server's imports and, on a GPU, has it check CUDA in a forked child
+        under a shared hold of the GPU's lock (the check is GPU work). Raises SandboxError
+        when it does not start, ForkUnsupported when the check fails."""
+        deadline = self.started + START_TIMEOUT_S
+        self._await(lambda: self.ready or self.loaded or self.refusal is not None, deadline)
+        if self.loaded and not self.ready and self.refusal is None:
+            from drtriton.verify import gpu_lock
+
+            with gpu_lock.hold(self.gpu or "cuda", gpu_lock.SHARED):
+                with contextlib.suppress(OSError):
+                    self.ctl.send(b'{"op": "check"}')
+                self._await(lambda: self.ready or self.refusal is not None, deadline)
+        if self.refusal is not None:
+            tail = _quoted(self.process.log_tail(800))  # the check's traceback, before stop()
+            self.stop()
+            raise ForkUnsupported(self.refusal + tail)
+        if not self.ready:
+            reason = self.process.exit_text() if not self.process.running() else "timed out"
+            self.stop()
+            raise SandboxError(f"the verifier's fork server did not start ({reason})"
+                               f"{_quoted(self.process.log_tail(800))}")  # fmt: skip
 
     def kill_worker(self, pid: int) -> None:
         """Kills worker `pid` and what it left; stops the whole server if it does not answer."""
@@ -142,8 +169,12 @@ class ForkServer:
             self.broken = True
             return
         message: dict[str, Any] = json.loads(data)
-        if message.get("ready"):
-            self.ready = True
+        if "ready" in message:
+            self.ready = bool(message["ready"])
+            if not self.ready:
+                self.refusal = str(message.get("reason", "the fork server's check failed"))
+        elif message.get("loaded"):
+            self.loaded = True
         elif "exited" in message:
             self.exits[int(message["exited"])] = int(message["code"])
         elif "forked" in message and forked is not None:

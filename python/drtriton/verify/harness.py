@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 import time
 import weakref
 from typing import Any
@@ -37,7 +38,7 @@ from drtriton.verify import gpu_lock, sandbox, static
 from drtriton.verify.baselines import Baselines
 from drtriton.verify.channel import CANDIDATE_FILE, TASK_FILE, Rejected, WorkerChannel, worker_env
 from drtriton.verify.dropin import verified_part
-from drtriton.verify.forking import ForkFailed, ForkServer
+from drtriton.verify.forking import ForkFailed, ForkServer, ForkUnsupported
 from drtriton.verify.inputs import InputSets, distribution, fresh_seed
 from drtriton.verify.measure import Timing
 from drtriton.verify.options import Options
@@ -61,6 +62,9 @@ class Verifier:
     def __init__(self) -> None:
         self.spares: dict[tuple[Any, ...], WorkerChannel] = {}
         self.servers: dict[tuple[Any, ...], ForkServer] = {}  # Options.fork_server
+        # Configurations whose server's CUDA check failed (zygote.py), and why: their workers
+        # start one sandbox each, as with fork_server off.
+        self.unforkable: dict[tuple[Any, ...], str] = {}
         self.baselines = Baselines()
         # Also at exit, for a Verifier nobody closed (a spare's worker exits by itself when
         # its pipe closes with this process, but its private directory would stay).
@@ -103,8 +107,10 @@ class Verifier:
         level = sandbox.choose(opts.sandbox)
         if opts.on_cuda:  # this verification's own peak (a pooled harness verifies many)
             _reset_peak_memory(opts.device)
-        forks = opts.fork_server and level in sandbox.FORKING_LEVELS
+        forks = (opts.fork_server and level in sandbox.FORKING_LEVELS
+                 and _spare_key(opts, level) not in self.unforkable)  # fmt: skip
         worker = self._forked_worker(opts, level) if forks else None
+        forks = worker is not None  # False where the server's CUDA check failed just now
         worker = worker or self._take_spare(opts, level) or WorkerChannel(opts, level)
         # From here: a fork server's start (once per harness process) is not the candidate's.
         worker.deadline = time.monotonic() + opts.wall_limit()
@@ -142,6 +148,7 @@ class Verifier:
                 # 2026-11-30 teacher run, until a sixth process could not allocate a timing buffer.
                 torch.cuda.empty_cache()
         verdict.sandbox = level
+        verdict.extra["forked"] = forks  # from the fork server (zygote.py), or a sandbox of its own
         verdict.precision = opts.precision
         if len(judged) < len(original):
             verdict.extra["judged_chars"] = len(judged)  # the text before the drop-in marker
@@ -198,19 +205,27 @@ class Verifier:
         if server is None or not server.alive():
             if server is not None:
                 server.stop()
+            gpu = opts.device if opts.on_cuda else None
             server = self.servers[key] = ForkServer(
-                level, lambda inside: worker_env(opts, inside, -1, -1)
+                level, lambda inside: worker_env(opts, inside, -1, -1), gpu
             )
         return server
 
-    def _forked_worker(self, opts: Options, level: str) -> WorkerChannel:
+    def _forked_worker(self, opts: Options, level: str) -> WorkerChannel | None:
         """A worker forked from this configuration's server; a server that no longer forks
-        (its last candidate stopped or killed it) is replaced once. Raises SandboxError when a
-        fresh server cannot start."""
+        (its last candidate stopped or killed it) is replaced once. None when the server's
+        CUDA check fails (said once on stderr). Raises SandboxError when a fresh server cannot
+        start."""
         for attempt in range(2):
             server = self._server(opts, level)
             try:
                 return WorkerChannel(opts, level, server=server)
+            except ForkUnsupported as refusal:
+                self.servers.pop(_spare_key(opts, level), None)
+                self.unforkable[_spare_key(opts, level)] = str(refusal)
+                sys.stderr.write(f"drtriton verify: no fork server, one sandbox per worker: "
+                                 f"{refusal}\n")  # fmt: skip
+                return None
             except ForkFailed:
                 server.stop()
                 if attempt:

@@ -24,8 +24,20 @@ Each worker is as alone as a freshly sandboxed one, to the candidate:
 A worker that kills or stops this process only ends its own verification (the harness starts
 another server, forking.py).
 
+On a GPU the server also builds Triton's CUDA utilities module (cuda_utils, a C extension
+Triton compiles with the host compiler into its cache) once, keeps the files in memory and
+writes them into each worker's private Triton cache before the candidate is imported: every
+worker would otherwise compile it again, since a shared cache would let one candidate plant a
+binary for another. A candidate's own writes cannot reach them (this process's memory).
+Before its first fork there, it forks a check that uses CUDA and the prebuilt module from a
+child as a worker would; if that fails, the server says so and the harness starts one sandbox
+per worker instead (forking.ForkUnsupported).
+
 Protocol: SOCK_SEQPACKET messages on the descriptor named by DRT_ZYGOTE_FD, one JSON object
-each. To the harness: {"ready": true} once the imports are done; {"forked": pid} per fork;
+each. To the harness: {"loaded": true} on a GPU once the imports are done, then, after the
+harness's {"op": "check"} (sent while it holds the GPU's lock shared: the check's work is GPU
+work), {"ready": true} or {"ready": false, "reason"}; on the CPU {"ready": true} once the
+imports are done; {"forked": pid} per fork;
 {"exited": pid, "code": returncode} when the worker has ended and its leftovers are gone
 (code < 0: killed by that signal). From the harness: {"op": "fork", "env", "dir"} with the
 worker's request and reply pipes attached (SCM_RIGHTS); {"op": "kill"}. The socket's end is
@@ -81,6 +93,76 @@ def _preload() -> None:
         torch.relu(torch.zeros(1))
     if torch.cuda.is_initialized():  # a forked worker could not use CUDA at all
         raise RuntimeError("the fork server initialized CUDA while preloading")
+
+
+def _on_gpu() -> bool:
+    return os.environ.get("TRITON_INTERPRET") != "1"
+
+
+def _prebuilt_cuda_utils() -> dict[str, bytes]:
+    """Triton's cuda_utils module built once into a scratch cache: {path in the cache: bytes}.
+    Loading it binds the CUDA driver's library but does not initialize it (the check proves
+    that a forked child can still use CUDA)."""
+    import tempfile
+
+    from triton.backends.nvidia.driver import CudaUtils
+
+    files: dict[str, bytes] = {}
+    before = os.environ.get("TRITON_CACHE_DIR")
+    with tempfile.TemporaryDirectory() as scratch:
+        os.environ["TRITON_CACHE_DIR"] = scratch
+        try:
+            CudaUtils()
+        finally:
+            if before is None:
+                os.environ.pop("TRITON_CACHE_DIR", None)
+            else:
+                os.environ["TRITON_CACHE_DIR"] = before
+        for folder, _dirs, names in os.walk(scratch):
+            for name in names:
+                path = os.path.join(folder, name)
+                with open(path, "rb") as f:
+                    files[os.path.relpath(path, scratch)] = f.read()
+    return files
+
+
+def write_cache(files: dict[str, bytes], cache_dir: str) -> None:
+    """Writes the prebuilt files into a worker's Triton cache (before its candidate runs)."""
+    for relative, data in files.items():
+        path = os.path.join(cache_dir, relative)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(data)
+
+
+def _cuda_check(files: dict[str, bytes]) -> str | None:
+    """Why a forked worker could not use CUDA and Triton's driver here, or None if it can."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            import tempfile
+
+            import torch
+            from triton.runtime import driver
+
+            cache = tempfile.mkdtemp(prefix="check-")
+            os.environ["TRITON_CACHE_DIR"] = cache
+            write_cache(files, cache)
+            torch.zeros(1, device="cuda").add_(1)
+            torch.cuda.synchronize()
+            driver.active.utils.get_device_properties(torch.cuda.current_device())
+            code = 0
+        except BaseException:
+            traceback.print_exc()
+            sys.stderr.flush()
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    if code == 0:
+        return None
+    how = f"exit code {code}" if code > 0 else f"signal {-code}"
+    return f"a forked worker could not use CUDA ({how})"
 
 
 def _descendants(root: int) -> list[int]:
@@ -166,8 +248,9 @@ def _scrub_dir(folder: str, kept: list[str]) -> None:
 
 
 class Server:
-    def __init__(self, ctl: socket.socket) -> None:
+    def __init__(self, ctl: socket.socket, cache_files: dict[str, bytes]) -> None:
         self.ctl = ctl
+        self.cache_files = cache_files  # written into each worker's Triton cache
         self.worker: int | None = None  # the forked worker's pid, until its exit is reported
         self.shared = os.environ["DRT_ZYGOTE_DIR"]  # the bound work directory, as seen here
         self.keep = json.loads(os.environ.get("DRT_ZYGOTE_KEEP", "[]"))
@@ -178,8 +261,23 @@ class Server:
         except OSError:  # the harness is gone
             self.finish()
 
-    def serve(self) -> None:
+    def start(self) -> None:
+        """Says it is ready (on a GPU: after the harness's check request and the check)."""
+        if not _on_gpu():
+            self.send({"ready": True})
+            return
+        self.send({"loaded": True})
+        data = self.ctl.recv(MESSAGE_LIMIT)
+        if not data or json.loads(data).get("op") != "check":
+            self.finish()
+        failure = _cuda_check(self.cache_files)
+        if failure is not None:
+            self.send({"ready": False, "reason": failure})
+            self.finish()
         self.send({"ready": True})
+
+    def serve(self) -> None:
+        self.start()
         while True:
             ready, _, _ = select.select([self.ctl], [], [], POLL_S)
             self.note_exits(_reap())
@@ -226,7 +324,7 @@ class Server:
         pid = os.fork()
         if pid == 0:
             self.ctl.close()
-            _become_worker(message["env"], inside, fds)
+            _become_worker(message["env"], inside, fds, self.cache_files)
         for fd in fds:
             os.close(fd)
         self.worker = pid
@@ -237,8 +335,10 @@ class Server:
         os._exit(0)
 
 
-def _become_worker(env: dict[str, str], workdir: str, fds: list[int]) -> None:
-    """The forked child: the worker's environment, directory and log, then worker.main."""
+def _become_worker(env: dict[str, str], workdir: str, fds: list[int],
+                   cache_files: dict[str, bytes]) -> None:  # fmt: skip
+    """The forked child: the worker's environment, directory, Triton cache and log, then
+    worker.main."""
     code = 1
     try:
         os.environ.clear()
@@ -246,6 +346,8 @@ def _become_worker(env: dict[str, str], workdir: str, fds: list[int]) -> None:
         os.environ["DRT_VERIFY_FDS"] = f"{fds[0]},{fds[1]}"
         os.environ["DRT_VERIFY_DIR"] = workdir
         os.chdir(workdir)
+        if cache_files and "TRITON_CACHE_DIR" in env:
+            write_cache(cache_files, env["TRITON_CACHE_DIR"])
         log = os.open("worker.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.dup2(log, 1)
         os.dup2(log, 2)
@@ -264,7 +366,13 @@ def main() -> None:
     _prctl(PR_SET_DUMPABLE, 0)
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     _preload()
-    Server(ctl).serve()
+    files: dict[str, bytes] = {}
+    if _on_gpu():
+        try:
+            files = _prebuilt_cuda_utils()
+        except Exception:  # each worker builds its own, as without a server
+            traceback.print_exc()
+    Server(ctl, files).serve()
 
 
 if __name__ == "__main__":
