@@ -133,7 +133,7 @@ def test_identical_rollouts_share_one_verification(monkeypatch):
 
     sent: list[list[dict]] = []
 
-    def fake_run_batch(pairs, out, opts, workers=None, progress=True):  # records what is sent
+    def fake_run_batch(pairs, out, opts, progress=True, pools=None):  # records what is sent
         lines = [json.loads(x) for x in Path(pairs).read_text().splitlines()]
         sent.append(lines)
         verdicts = [{"id": x["id"], "correct": x["completion"] == "good", "status": "s",

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import tempfile
+import weakref
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 
 @dataclass
@@ -44,6 +45,24 @@ class BatchVerifier:
             self.opts.runs = runs
         self.workers = workers
         self.last_distinct = 0  # distinct (task, code) pairs the last judge() verified
+        # The batch verifier's harness processes, kept from one judge() to the next (an RL
+        # step, an sft-data batch): verify.batch.Pools says what a batch of its own costs.
+        self._pools: Any = None
+        self._closer: weakref.finalize | None = None
+
+    def close(self) -> None:
+        """Stops the harness processes (the next judge() starts them again)."""
+        if self._closer is not None:
+            self._closer()
+        self._pools = self._closer = None
+
+    def _batch_pools(self) -> Any:
+        from drtriton.verify.batch import Pools
+
+        if self._pools is None:
+            self._pools = Pools(self.opts, self.workers)
+            self._closer = weakref.finalize(self, self._pools.close)
+        return self._pools
 
     def judge(self, tasks: list[str], codes: list[str]) -> list[Reward]:
         """One reward per (task, code). Identical pairs (a sharpened policy often samples the
@@ -66,7 +85,7 @@ class BatchVerifier:
                 for i in first.values():
                     f.write(json.dumps({"id": str(i), "source": tasks[i], "completion": codes[i]}))
                     f.write("\n")
-            run_batch(str(pairs), str(out), self.opts, workers=self.workers, progress=False)
+            run_batch(str(pairs), str(out), self.opts, progress=False, pools=self._batch_pools())
             for line in out.read_text().splitlines():
                 v = json.loads(line)
                 rewards[int(v["id"])] = _reward(v)
