@@ -335,6 +335,7 @@ def _stages(cfg: RecipeConfig, device: str, pairs: list[dict], programs: list[di
                       out / "eval_before_rl.jsonl")  # fmt: skip
     eval_min = (time.perf_counter() - t0) / 60.0
     summary.put("before_rl", before)
+    _close(eval_verifier)  # its processes would sit idle beside RL's until the last evaluation
 
     # Curriculum: start at level 2 when level 1 already passes the paper's 50% bar.
     start_level = 2 if before["per_level"].get("1", {}).get("pass@1", 0.0) > 0.5 else 1
@@ -343,8 +344,13 @@ def _stages(cfg: RecipeConfig, device: str, pairs: list[dict], programs: list[di
         summary.put("rl", {"skipped": f"no time left ({left():.2f} min)"})
         summary.put("headline", headline(summary.data))
         return summary.data
-    rl = run_rl(cfg, model_dir, work / "rl", rl_minutes, max_new, start_level, device,
-                batch_verifier(cfg.rl_verify_runs), out / "metrics.jsonl")  # fmt: skip
+    rl_verifier = batch_verifier(cfg.rl_verify_runs)
+    try:
+        rl = run_rl(cfg, model_dir, work / "rl", rl_minutes, max_new, start_level, device,
+                    rl_verifier, out / "metrics.jsonl")  # fmt: skip
+    finally:
+        if rl_verifier is not verifier:
+            _close(rl_verifier)
     summary.put("rl", {**rl, "budget_min": rl_minutes, "start_level": start_level})
 
     after = run_eval(cfg, work / "rl", heldout, max_new, device, eval_verifier,
@@ -352,6 +358,13 @@ def _stages(cfg: RecipeConfig, device: str, pairs: list[dict], programs: list[di
     summary.put("after_rl", after)
     summary.put("headline", headline(summary.data))
     return summary.data
+
+
+def _close(verifier: Any) -> None:
+    """Stops a BatchVerifier's harness processes (a test's stand-in has none)."""
+    close = getattr(verifier, "close", None)
+    if callable(close):
+        close()
 
 
 def headline(data: dict[str, Any]) -> dict[str, Any]:
