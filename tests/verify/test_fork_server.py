@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from conftest import HERE, task_source
 
+from drtriton.errors import SandboxError
 from drtriton.verify import Verifier, sandbox
 from drtriton.verify.verdict import Verdict
 from drtriton.verify.zygote import _descendants, scrub
@@ -141,6 +142,12 @@ def test_workers_start_alone_where_a_forked_one_could_not_use_the_gpu() -> None:
         assert "could not use CUDA" in why and not v.servers
         again = v.verify(task_source("add_relu"), HONEST, timeout=60)
         assert again.correct and again.extra["forked"] is True  # other configurations fork
+
+
+def test_a_server_that_cannot_start_is_the_harness_error_with_its_log(forking: Forking) -> None:
+    with pytest.raises(SandboxError, match=r"fork server did not start.*No module named"):
+        forking.verifier.verify(task_source("add_relu"), HONEST, sandbox=forking.level,
+                                extra_env={"PYTHONPATH": "/nonexistent"})  # fmt: skip
 
 
 def test_scrub_keeps_the_kept_paths_and_the_way_to_them(tmp_path: pathlib.Path) -> None:

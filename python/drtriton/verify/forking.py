@@ -123,9 +123,9 @@ class ForkServer:
             raise ForkUnsupported(self.refusal + tail)
         if not self.ready:
             reason = self.process.exit_text() if not self.process.running() else "timed out"
+            tail = _quoted(self.process.log_tail(800))  # before stop(), which removes the log
             self.stop()
-            raise SandboxError(f"the verifier's fork server did not start ({reason})"
-                               f"{_quoted(self.process.log_tail(800))}")  # fmt: skip
+            raise SandboxError(f"the verifier's fork server did not start ({reason}){tail}")
 
     def kill_worker(self, pid: int) -> None:
         """Kills worker `pid` and what it left; stops the whole server if it does not answer."""

@@ -227,10 +227,11 @@ class Verifier:
                                  f"{refusal}\n")  # fmt: skip
                 return None
             except ForkFailed:
+                tail = server.process.log_tail(800)  # before stop(), which removes the log
                 server.stop()
                 if attempt:
                     raise SandboxError("the verifier's fork server stopped answering twice; "
-                                       f"its log: {server.process.log_tail(800)}") from None  # fmt: skip
+                                       f"its log: {tail}") from None  # fmt: skip
         raise AssertionError("unreachable")
 
     def _take_spare(self, opts: Options, level: str) -> WorkerChannel | None:
