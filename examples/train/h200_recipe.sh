@@ -11,6 +11,9 @@
 #   env DEVICE=cpu  a scaled-down run on a CPU (a 1-layer model, tiny batches) to check wiring
 #   env DATA=DIR    the files of prepare_data.sh (default: examples/train/data, committed)
 #   env WORK=DIR    keep the models and checkpoints there (default: a temporary dir, removed)
+#   env PAIRS=FILE  the SFT pairs (default: DATA/sft_pairs.jsonl, level 1); e.g.
+#                   DATA/sft_pairs_l1-3.jsonl.xz, the 20,161 level 1-3 pairs (README); the
+#                   tokenizer is trained on them, held-out programs among them are dropped
 #   env L2_PAIRS=1  add DATA/sft_pairs_l2.jsonl (prepare_l2_pairs.sh's level-2 chains) to SFT
 #                   (default 0: level-1 pairs alone, as the paper). Needs a longer budget: in
 #                   8.6 minutes with a 0.25 SFT share the 2,558 pairs left the model at loss
@@ -46,8 +49,9 @@ data=${DATA:-examples/train/data}
 device=${DEVICE:-cuda}
 py=${PYTHON:-python3}
 mkdir -p "$out"
-for f in sft_pairs.jsonl rl_programs.jsonl heldout.jsonl; do
-    [[ -s "$data/$f" ]] || { echo "missing $data/$f: run examples/train/prepare_data.sh" >&2; exit 2; }
+pairs=${PAIRS:-$data/sft_pairs.jsonl}
+for f in "$pairs" "$data/rl_programs.jsonl" "$data/heldout.jsonl"; do
+    [[ -s "$f" ]] || { echo "missing $f: run examples/train/prepare_data.sh" >&2; exit 2; }
 done
 export TOKENIZERS_PARALLELISM=false
 
@@ -79,7 +83,7 @@ work_args=()
 [[ "${L2_PAIRS:-0}" != 0 && -s "$data/sft_pairs_l2.jsonl" ]] && \
     work_args+=(--extra-pairs "$data/sft_pairs_l2.jsonl")
 
-$py -m drtriton train-recipe --pairs "$data/sft_pairs.jsonl" --programs "$data/rl_programs.jsonl" \
+$py -m drtriton train-recipe --pairs "$pairs" --programs "$data/rl_programs.jsonl" \
     --heldout "$data/heldout.jsonl" --out "$out" --minutes "$budget" --device "$device" \
     "${sizing[@]}" "${work_args[@]}" "$@"
 echo "summary: $out/summary.json"

@@ -38,14 +38,17 @@ def _level2(op: str) -> str:
     return task(op).replace("    return t0", "    t1 = torch.neg(t0)\n    return t1")
 
 
-def _programs(path, per_level=2):
+def _programs(path, per_level=2, tag=""):
+    """Programs of levels 1 and 2; a `tag` (a comment) makes their sources differ from the
+    untagged ones (held-out programs must: the recipe drops those it trained on)."""
     ops = list(TASKS)
+    suffix = f"\n# {tag}\n" if tag else ""
     with path.open("w") as f:
         for i in range(per_level * 2):
             op = ops[i % len(ops)]
             for level, source in ((1, task(op)), (2, _level2(op))):
                 f.write(json.dumps({"id": f"l{level}-{i}", "level": level, "ops": [op] * level,
-                                    "source": source}) + "\n")  # fmt: skip
+                                    "source": source + suffix}) + "\n")  # fmt: skip
     return path
 
 
@@ -121,7 +124,7 @@ def test_sft_time_budget_stops_early(tiny_model, pairs_file, tmp_path):
 
 def test_recipe_end_to_end_cpu(pairs_file, tmp_path, monkeypatch):
     programs = _programs(tmp_path / "programs.jsonl", per_level=4)
-    heldout = _programs(tmp_path / "heldout.jsonl", per_level=1)
+    heldout = _programs(tmp_path / "heldout.jsonl", per_level=1, tag="held out")
     out, work = tmp_path / "out", tmp_path / "work"
     # Extra pairs (prepare_l2_pairs.sh's level-2 chains): SFT reads both files' pairs.
     extra = tmp_path / "extra.jsonl"
@@ -139,6 +142,7 @@ def test_recipe_end_to_end_cpu(pairs_file, tmp_path, monkeypatch):
     saved = json.loads((out / "summary.json").read_text())
     assert saved["finished_stage"] == "headline" and saved["sft"]["steps"] > 0
     assert saved["setup"]["data"]["sft_pairs"] == len(base) + 2
+    assert saved["setup"]["data"]["heldout_dropped_as_trained"] == 0
     assert len((work / "sft_pairs.jsonl").read_text().splitlines()) == len(base) + 2
     assert saved["rl"]["step"] >= 1 and saved["rl"]["rollouts"] >= 4
     assert saved["rl"]["timed_out"]  # 100000 steps asked: the time budget ended RL
@@ -181,3 +185,14 @@ def test_recipe_end_to_end_cpu(pairs_file, tmp_path, monkeypatch):
     with pytest.raises(UserError, match="own RL output"):
         run(RecipeConfig(**{**second.__dict__, "init_model": str(tmp_path / "work2" / "rl")}),
             verifier=LevelVerifier())  # fmt: skip
+
+
+def test_heldout_programs_the_model_trained_on_are_dropped():
+    from drtriton.train.recipe import _heldout
+
+    held = [{"source": f"p{i}", "level": 1 + i % 2} for i in range(6)]
+    trained = [{"source": "p0", "completion": "..."}, {"source": "p3"}]
+    chosen, dropped = _heldout(held, 2, trained)
+    assert dropped == 2
+    assert [r["source"] for r in chosen] == ["p2", "p4", "p1", "p5"]  # level 1, then level 2
+    assert _heldout(held, 1)[1] == 0

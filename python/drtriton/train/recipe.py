@@ -27,6 +27,7 @@ import json
 import shutil
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -134,10 +135,19 @@ def _records(path: str) -> list[dict[str, Any]]:
     return [r for r in read_jsonl(path) if r.get("source")]
 
 
-def _heldout(records: list[dict], per_level: int) -> list[dict]:
+def _heldout(records: list[dict], per_level: int,
+             seen: Sequence[dict] = ()) -> tuple[list[dict], int]:  # fmt: skip
+    """`per_level` held-out programs per level, none whose source is in `seen` (the SFT pairs
+    and RL programs), and how many were dropped for that. A held-out file is drawn disjoint
+    from the data it was prepared with (prepare_data.sh); a larger SFT file given later need
+    not be (the 20,161 level 1-3 pairs of 2026-12-06 hold 5 of the 128 committed held-out
+    programs), and a program the model was trained on would count as held-out."""
     from drtriton.train.curriculum import by_level
 
-    return [r for _, rs in sorted(by_level(records).items()) for r in rs[:per_level]]
+    trained = {r.get("source") for r in seen}
+    kept = [r for r in records if r["source"] not in trained]
+    chosen = [r for _, rs in sorted(by_level(kept).items()) for r in rs[:per_level]]
+    return chosen, len(records) - len(kept)
 
 
 def build_model(cfg: RecipeConfig, pairs: list[dict], programs: list[dict], path: Path) -> dict:
@@ -263,7 +273,7 @@ def run(cfg: RecipeConfig, verifier: Any = None) -> dict[str, Any]:
     if not any(usable_pair(r) for r in pairs):  # e.g. program records given as --pairs
         raise UserError(f"{cfg.pairs}: no verified pairs (records with a source and a "
                         "completion that no verdict rejects)")  # fmt: skip
-    heldout = _heldout(_records(cfg.heldout), cfg.eval_per_level)
+    heldout, overlap = _heldout(_records(cfg.heldout), cfg.eval_per_level, pairs + programs)
     # The programs' own mode (fp32 without the field), for the rewards and the held-out alike:
     # checked before the output directory is touched.
     precision = run_precision(programs + heldout, f"{cfg.programs} and {cfg.heldout}")
@@ -274,7 +284,7 @@ def run(cfg: RecipeConfig, verifier: Any = None) -> dict[str, Any]:
     work = Path(cfg.work or tempfile.mkdtemp(prefix="drtriton-recipe-"))
     try:
         return _stages(cfg, device, pairs, programs, heldout, out, work, start, verifier,
-                       precision)  # fmt: skip
+                       precision, overlap)  # fmt: skip
     finally:
         if not cfg.work:
             shutil.rmtree(work, ignore_errors=True)
@@ -282,7 +292,7 @@ def run(cfg: RecipeConfig, verifier: Any = None) -> dict[str, Any]:
 
 def _stages(cfg: RecipeConfig, device: str, pairs: list[dict], programs: list[dict],
             heldout: list[dict], out: Path, work: Path, start: float,
-            verifier: Any, precision: str) -> dict[str, Any]:  # fmt: skip
+            verifier: Any, precision: str, overlap: int = 0) -> dict[str, Any]:  # fmt: skip
     import torch
 
     from drtriton.train.rewards import BatchVerifier
@@ -291,7 +301,8 @@ def _stages(cfg: RecipeConfig, device: str, pairs: list[dict], programs: list[di
     gpu = torch.cuda.get_device_name(0) if device == "cuda" else None
     summary.put("setup", {"config": asdict(cfg), "device": device, "gpu": gpu,
                           "data": {"sft_pairs": len(pairs), "rl_programs": len(programs),
-                                   "heldout": len(heldout)}})  # fmt: skip
+                                   "heldout": len(heldout),
+                                   "heldout_dropped_as_trained": overlap}})  # fmt: skip
 
     # Eager PyTorch is the speed reference (DRTriton's r_s); timing torch.compile of every
     # distinct program too would cost more than verifying the candidates.
