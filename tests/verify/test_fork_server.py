@@ -23,9 +23,10 @@ from drtriton.verify.zygote import _descendants, scrub
 HONEST = (HERE / "honest" / "add_relu.py").read_text()
 MARK = "987.654"  # the daemon's sleep: no other process on the machine sleeps this long
 PLANTED = (
-    "import os\n"
+    "import ctypes, os\n"
     "SHARED = os.path.dirname(os.getcwd())\n"
     "PLANTS = ('/tmp/planted', '/dev/shm/planted', os.path.join(SHARED, 'planted'))\n"
+    "SEGMENT = 0x5EED  # a System V shared memory key\n"
 )
 # Leaves files in every writable place and a daemon (a grandchild in a session of its own).
 LEAVE_BEHIND = (
@@ -33,6 +34,7 @@ LEAVE_BEHIND = (
     + "import subprocess\n"
     + "for plant in PLANTS:\n"
     + "    open(plant, 'w').write('left')\n"
+    + "assert ctypes.CDLL(None).shmget(SEGMENT, 4096, 0o1666) >= 0  # IPC_CREAT | 0666\n"
     + f"subprocess.Popen(['sh', '-c', 'sleep {MARK} & sleep {MARK}'], start_new_session=True)\n"
     + HONEST
 )
@@ -40,6 +42,8 @@ LEAVE_BEHIND = (
 LOOK_AROUND = (
     PLANTED
     + "seen = [plant for plant in PLANTS if os.path.exists(plant)]\n"
+    + "segments = open('/proc/sysvipc/shm').read().splitlines()[1:]\n"
+    + "seen += ['shm segment' for row in segments if int(row.split()[0]) == SEGMENT]\n"
     + "for pid in filter(str.isdigit, os.listdir('/proc')):\n"
     + "    try:\n"
     + "        cmd = open(f'/proc/{pid}/cmdline', 'rb').read()\n"

@@ -15,7 +15,9 @@ Each worker is as alone as a freshly sandboxed one, to the candidate:
   left; only then does the harness write the next candidate's files;
 - the sandbox's private /tmp and /dev/shm and the shared work directory are emptied of
   everything but the bound directories (DRT_ZYGOTE_KEEP) and the next worker's directory, so no
-  file (nor the memory of a tmpfs) outlives its candidate;
+  file (nor the memory of a tmpfs) outlives its candidate, and the System V shared memory
+  segments, semaphores and message queues of the sandbox's IPC namespace are removed (a
+  sandbox per worker had a fresh namespace each);
 - a worker cannot read or write this process's memory: it is not dumpable (PR_SET_DUMPABLE 0),
   which refuses ptrace and /proc/PID/mem to processes of the same user;
 - each worker gets its own environment, private directory, Triton cache and resource limits,
@@ -218,6 +220,28 @@ def kill_descendants() -> list[tuple[int, int]]:
     os._exit(3)
 
 
+# /proc/sysvipc table -> the libc call that removes one of its objects by id (IPC_RMID = 0).
+_SYSV_TABLES = {"shm": "shmctl", "sem": "semctl", "msg": "msgctl"}
+
+
+def remove_sysv_ipc() -> int:
+    """Removes every System V IPC object this process may remove (in its IPC namespace: the
+    sandbox's); returns how many went."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    removed = 0
+    for table, call in _SYSV_TABLES.items():
+        try:
+            with open(f"/proc/sysvipc/{table}") as f:
+                rows = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            ident = int(row.split()[1])
+            if getattr(libc, call)(ident, 0, None) == 0:  # semctl's semnum is the 0 here
+                removed += 1
+    return removed
+
+
 def scrub(roots: list[str], keep: list[str]) -> None:
     """Removes everything under `roots` except the `keep` paths and the directories that lead
     to them (bind mounts inside the sandbox's private tmpfs)."""
@@ -309,6 +333,7 @@ class Server:
                 code = returncode
         # Not the shared directory yet: the harness may still read the worker's log there.
         scrub(["/tmp", "/dev/shm"], [*self.keep, self.shared])
+        remove_sysv_ipc()
         if self.worker is not None:
             pid, self.worker = self.worker, None
             if code is None:  # reaped in an earlier round (note_exits raced with the kill)
