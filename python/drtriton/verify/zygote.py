@@ -24,7 +24,10 @@ Each worker is as alone as a freshly sandboxed one, to the candidate:
   set after the fork and before worker.main imports the candidate. CUDA is never initialized
   here (a forked child could not use it); each worker initializes its own.
 A worker that kills or stops this process only ends its own verification (the harness starts
-another server, forking.py).
+another server, forking.py). Not reset between workers: POSIX message queues of the IPC
+namespace (their names are listed only where an mqueue file system is mounted, which the
+sandbox cannot do; RLIMIT_MSGQUEUE bounds them, 800 KB per user by default) and the kernel's
+keyrings (per user, shared with every sandbox before the server too).
 
 On a GPU the server also builds Triton's CUDA utilities module (cuda_utils, a C extension
 Triton compiles with the host compiler into its cache) once, keeps the files in memory and
