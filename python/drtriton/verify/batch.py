@@ -235,11 +235,17 @@ class Pools:
             for device, size in self.slots.items():
                 with _main_not_reimported():
                     pool = ctx.Pool(size, initializer=_init,
-                                    initargs=(self.opts, device if opts.on_cuda else None))  # fmt: skip
+                                    initargs=(opts, device if opts.on_cuda else None))  # fmt: skip
                 self.pools[device] = self._stack.enter_context(pool)
         except BaseException:
-            self._stack.close()
+            self._terminate()
             raise
+
+    def _terminate(self) -> None:
+        """Stops the processes now (SIGTERM, which they clean up on); a later batch starts
+        them again."""
+        self._stack.close()
+        self.pools = {}
 
     def run(self, todo: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], Any]]:
         """(record, future of its result line) as each pair finishes; memory admission as in
@@ -260,8 +266,7 @@ class Pools:
             pool.close()
         for pool in self.pools.values():
             pool.join()
-        self._stack.close()  # terminate: nothing is left by now
-        self.pools = {}  # a later batch starts them again
+        self._terminate()  # nothing is left by now
 
     def __enter__(self) -> Pools:
         return self
@@ -269,9 +274,8 @@ class Pools:
     def __exit__(self, exc_type: type | None, *exc: object) -> None:
         if exc_type is None:
             self.close()
-        else:  # an error or an interrupt: stop now (SIGTERM, which the processes clean up on)
-            self._stack.close()
-            self.pools = {}
+        else:  # an error or an interrupt: stop now
+            self._terminate()
 
 
 def pool_slots(workers: int, gpus: int) -> dict[str, int]:

@@ -216,13 +216,14 @@ class Verifier:
         (its last candidate stopped or killed it) is replaced once. None when the server's
         CUDA check fails (said once on stderr). Raises SandboxError when a fresh server cannot
         start."""
+        key = _spare_key(opts, level)
         for attempt in range(2):
             server = self._server(opts, level)
             try:
                 return WorkerChannel(opts, level, server=server)
             except ForkUnsupported as refusal:
-                self.servers.pop(_spare_key(opts, level), None)
-                self.unforkable[_spare_key(opts, level)] = str(refusal)
+                self.servers.pop(key, None)
+                self.unforkable[key] = str(refusal)
                 sys.stderr.write(f"drtriton verify: no fork server, one sandbox per worker: "
                                  f"{refusal}\n")  # fmt: skip
                 return None

@@ -74,6 +74,17 @@ def _set_limits(limits: dict[str, int]) -> None:
         resource.setrlimit(table[key], (value, value))
 
 
+def prime_dispatch() -> None:
+    """Python dispatch's first use, paid now: it imports what it needs, 1.97 s for one relu
+    under a TorchDispatchMode on the 2-core CPU (2026-12-06), 0.0 s the second time."""
+    import torch
+
+    from drtriton.verify import poison
+
+    with poison.TorchWatch():
+        torch.relu(torch.zeros(1))
+
+
 class Worker:
     def __init__(self, workdir: str) -> None:
         import torch
@@ -98,12 +109,10 @@ class Worker:
         self.timed: Any = None  # worker_timing.CandidateTiming of the timing requests
         self.kept: dict[str, Any] = {}  # outputs on the host, by file name, until "save"
         self.host = HostCopies(torch)  # the host memory those copies reuse
-        # Python dispatch's first use imports what it needs: 1.97 s for one relu under a
-        # TorchDispatchMode on the 2-core CPU (2026-12-06), 0.0 s the second time. Paid here,
-        # before the worker reports ready, so a prewarmed spare pays it while the harness is
-        # busy with the previous candidate, not inside this one's first call.
-        with poison.TorchWatch():
-            torch.relu(torch.zeros(1))
+        # Before the worker reports ready, so a prewarmed spare pays it while the harness is
+        # busy with the previous candidate, not inside this one's first call (a forked worker
+        # finds it paid by its fork server).
+        prime_dispatch()
 
     # -- requests -----------------------------------------------------------------------------
     def load(self, msg: dict[str, Any]) -> dict[str, Any]:

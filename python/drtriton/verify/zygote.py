@@ -52,6 +52,7 @@ this process's: it kills what is left and exits.
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import os
 import select
@@ -71,9 +72,13 @@ KILL_ROUNDS = 100
 POLL_S = 0.05  # how often a waiting server looks for a worker's exit
 
 
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
 def _prctl(option: int, value: int) -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(option, value, 0, 0, 0) != 0:
+    if _libc().prctl(option, value, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), f"prctl({option}, {value}) failed")
 
 
@@ -84,18 +89,17 @@ PRELOADED = ("numpy", "torch", "triton", "triton.language", "drtriton.verify.com
 
 
 def _preload() -> None:
-    """Imports PRELOADED and primes Python dispatch (2.0 s at its first use on the CPU
-    machine), as worker.Worker.__init__ would, without initializing CUDA."""
+    """Imports PRELOADED and primes Python dispatch, as worker.Worker.__init__ would, without
+    initializing CUDA."""
     import importlib
 
     for name in PRELOADED:
         importlib.import_module(name)
     import torch
 
-    from drtriton.verify import poison
+    from drtriton.verify.worker import prime_dispatch
 
-    with poison.TorchWatch():
-        torch.relu(torch.zeros(1))
+    prime_dispatch()
     if torch.cuda.is_initialized():  # a forked worker could not use CUDA at all
         raise RuntimeError("the fork server initialized CUDA while preloading")
 
@@ -230,7 +234,7 @@ _SYSV_TABLES = {"shm": "shmctl", "sem": "semctl", "msg": "msgctl"}
 def remove_sysv_ipc() -> int:
     """Removes every System V IPC object this process may remove (in its IPC namespace: the
     sandbox's); returns how many went."""
-    libc = ctypes.CDLL(None, use_errno=True)
+    libc = _libc()
     removed = 0
     for table, call in _SYSV_TABLES.items():
         try:
@@ -344,9 +348,10 @@ class Server:
             self.send({"exited": pid, "code": code})
 
     def fork(self, message: dict[str, Any], fds: list[int]) -> None:
-        self.clear(kill=True)
+        if self.worker is not None:  # else the last clear() left nothing running, /tmp empty
+            self.clear(kill=True)
         inside = os.path.join(self.shared, os.path.basename(message["dir"]))
-        scrub(["/tmp", "/dev/shm", self.shared], [*self.keep, self.shared + "/zygote.log", inside])
+        scrub([self.shared], [self.shared + "/zygote.log", inside])  # clear() keeps this one
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
@@ -367,7 +372,6 @@ def _become_worker(env: dict[str, str], workdir: str, fds: list[int],
                    cache_files: dict[str, bytes]) -> None:  # fmt: skip
     """The forked child: the worker's environment, directory, Triton cache and log, then
     worker.main."""
-    code = 1
     try:
         os.environ.clear()
         os.environ.update(env)
@@ -386,7 +390,7 @@ def _become_worker(env: dict[str, str], workdir: str, fds: list[int],
     except BaseException:  # the harness reads the traceback in worker.log
         traceback.print_exc()
         sys.stderr.flush()
-    os._exit(code)
+    os._exit(1)
 
 
 def main() -> None:
