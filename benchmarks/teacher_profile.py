@@ -2,6 +2,8 @@
 
     python benchmarks/teacher_profile.py --programs paper70.jsonl --ids 57 5 98 --device cuda
     TRITON_INTERPRET=1 python benchmarks/teacher_profile.py --programs p.jsonl --ids 3   # CPU
+    python benchmarks/teacher_profile.py --programs level2.jsonl --kernels EVAL/kernels \
+        --precision bf16 --ids 44 91        # KernelBench: an evaluation's ModelNew files
 
 Why: the teacher alone reaches 0.833x eager (geometric mean) on the 70 paper-preset programs
 of h200-2026-12-04b against issue 20's 1.0x; nine programs run at 0.05x - 0.2x. The verifier
@@ -16,6 +18,12 @@ from a file, run once to autotune, checked against eager on input set 0 (largest
 over the largest reference magnitude: a screen, not the verifier's rule), then profiled over
 RUNS calls beside eager. Prints per program the candidate's and eager's total kernel time per
 call and the candidate's kernels, slowest first; `--out` keeps the rows as JSON.
+
+With `--kernels DIR` the records are KernelBench problems (`code`, `level`, `problem_id`) and
+the candidate is an evaluation's ModelNew (DIR/L{level}_{id}.py, as `drtriton eval` writes
+them), built with Model's parameters, in `--precision`'s dtype as the verifier builds both;
+torch.compile of Model is profiled beside them (its kernels, too: what the candidate is
+judged against). `--ids` are problem ids then.
 """
 
 from __future__ import annotations
@@ -43,6 +51,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--timeout", type=float, default=240.0, help="seconds per program")
     ap.add_argument("--out", default=None, help="JSON file of the rows")
+    ap.add_argument("--kernels", default=None,
+                    help="an evaluation's kernels/ folder: profile its ModelNew files for the "
+                         "KernelBench problems of --programs")  # fmt: skip
+    ap.add_argument("--precision", default="fp32", help="precision mode (--kernels only)")
     return ap.parse_args(argv)
 
 
@@ -50,7 +62,7 @@ def load_records(path: str, ids: list[int] | None) -> list[dict[str, Any]]:
     with open(path) as f:
         records = [json.loads(line) for line in f if line.strip()]
     for number, rec in enumerate(records):
-        rec.setdefault("index", number)
+        rec.setdefault("index", rec.get("problem_id", number))
     if ids is None:
         return records
     by_index = {rec["index"]: rec for rec in records}
@@ -127,17 +139,59 @@ def profile_one(rec: dict[str, Any], device: str) -> dict[str, Any]:
     return row
 
 
-def _child(rec: dict[str, Any], device: str, queue: Any) -> None:
+def profile_model(rec: dict[str, Any], device: str, kernels: str, precision: str) -> dict[str, Any]:
+    """A KernelBench problem's ModelNew from an evaluation beside Model and torch.compile."""
+    import torch
+
+    from drtriton.verify.precision import in_mode, mode
+    from drtriton.verify.task import import_file, load_task
+
+    m = mode(precision)
+    name = f"L{rec['level']}_{rec['problem_id']}"
+    row: dict[str, Any] = {"index": rec["index"], "level": rec["level"], "ops": [rec.get("name")]}
+    dev = torch.device(device)
+    task = load_task(rec["code"])
+    inputs = task.make_inputs(0, 0, dev, m)
+    reference = task.build_reference(dev, 0, mode=m)
+    module = import_file(os.path.join(kernels, f"{name}.py"), f"teacher_profile_{name}")
+    torch.manual_seed(0)
+    model = module.ModelNew(*task.init_inputs(m)).to(dev)
+    model = model.to(m.torch_dtype()) if m.casts else model
+    with torch.no_grad():
+        for mine, theirs in zip(model.parameters(), reference.parameters(), strict=True):
+            mine.copy_(theirs)
+    compiled = torch.compile(reference)
+    with torch.no_grad(), in_mode(m):
+        got, want = model(*inputs), reference(*inputs)
+        compiled(*inputs)
+        scale = want.double().abs().max().item() or 1.0
+        row["error"] = (got.double() - want.double()).abs().max().item() / scale
+        del got, want
+        row["kernels"] = kernel_times(model, inputs, device)
+        row["eager_kernels"] = kernel_times(reference, inputs, device)
+        row["compile_kernels"] = kernel_times(compiled, inputs, device)
+    row["tuned"] = tuned_kernels(module)
+    for side in ("", "eager_", "compile_"):
+        row[f"{side}ms"] = sum(row[f"{side}kernels"].values())
+    return row
+
+
+def _child(rec: dict[str, Any], device: str, queue: Any, kernels: str | None = None,
+           precision: str = "fp32") -> None:  # fmt: skip
     try:
-        queue.put(profile_one(rec, device))
+        if kernels:
+            queue.put(profile_model(rec, device, kernels, precision))
+        else:
+            queue.put(profile_one(rec, device))
     except Exception as exc:  # one program's failure is its row, not the run's end
         queue.put({"index": rec["index"], "failed": f"{type(exc).__name__}: {exc}"[:300]})
 
 
-def run_isolated(rec: dict[str, Any], device: str, timeout: float) -> dict[str, Any]:
+def run_isolated(rec: dict[str, Any], device: str, timeout: float, kernels: str | None = None,
+                 precision: str = "fp32") -> dict[str, Any]:  # fmt: skip
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
-    proc = ctx.Process(target=_child, args=(rec, device, queue))
+    proc = ctx.Process(target=_child, args=(rec, device, queue, kernels, precision))
     proc.start()
     try:
         return queue.get(timeout=timeout)
@@ -155,6 +209,8 @@ def print_row(row: dict[str, Any]) -> None:
         return
     ms, eager_ms = row["ms"], row["eager_ms"]
     ratio = f"{eager_ms / ms:.3f}x eager" if ms else "untimed"
+    if "compile_ms" in row and ms:
+        ratio += f", compile {row['compile_ms']:.3f} ms ({row['compile_ms'] / ms:.3f}x)"
     print(f"## program {row['index']} (level {row['level']}: {' -> '.join(row['ops'] or [])}): "
           f"{ms:.3f} ms vs eager {eager_ms:.3f} ms ({ratio}), error {row['error']:.1e}")  # fmt: skip
     for name, t in sorted(row["kernels"].items(), key=lambda kv: -kv[1]):
@@ -163,13 +219,16 @@ def print_row(row: dict[str, Any]) -> None:
               f"{tuned.get('builds') or ''}")  # fmt: skip
     top = sorted(row["eager_kernels"].items(), key=lambda kv: -kv[1])[:3]
     print("   eager: " + "; ".join(f"{name[:50]} {t:.3f} ms" for name, t in top), flush=True)
+    top = sorted(row.get("compile_kernels", {}).items(), key=lambda kv: -kv[1])[:4]
+    if top:
+        print("   compile: " + "; ".join(f"{name[:50]} {t:.3f} ms" for name, t in top), flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     rows = []
     for rec in load_records(args.programs, args.ids):
-        row = run_isolated(rec, args.device, args.timeout)
+        row = run_isolated(rec, args.device, args.timeout, args.kernels, args.precision)
         print_row(row)
         rows.append(row)
         if args.out:

@@ -515,44 +515,51 @@ class ContractionWriter {
   // tile's positions as output coordinates (masked where a position has none) and the same
   // epilogue as the pointer kernel.  Launched where its guard holds (ShiftedRowsCheck, which
   // EmitContraction binds before the copies).
+  // A transposed convolution of stride 2 along its last dim computes both of that dim's phases
+  // in one program (PairsLastPhases): half a tile of positions each, interleaved before the
+  // epilogue, so a row of its NCHW output is written whole.  Per phase, each output row took
+  // every other element: on an H100 (2026-12-06, bf16, results/h100-2026-12-06b) KernelBench
+  // L2 2's phases took 2.53 ms where cuDNN's transposed convolution took 0.79, and L2 91's
+  // 2.31 ms against 0.32: about 0.4 TB/s of output written.
   EmittedKernel ShiftedRowsTma(const ShiftedRows& r) {
     const std::string a_desc = ctx_.WrapperName("a_desc"), b_desc = ctx_.WrapperName("b_desc");
     KernelParams params = DescriptorParams(a_desc, b_desc);
     PythonWriter w(1);
     int counter = 0;
-    const PhaseText ph(r, c_.block_m);
+    const bool paired = PairsLastPhases(r);
+    const int64_t rows = paired ? c_.block_m / 2 : c_.block_m;
+    const std::string rows_text = paired ? "(BLOCK_M // 2)" : "BLOCK_M";
+    const PhaseText ph(r, rows);
     const int64_t tiles_n = CeilDiv(s_.n, c_.block_n);
     // Channel blocks innermost: a tile's neighbours read the same input rows.
     w.Line("pid = tl.program_id(0)");
     w.Line("pid_n = pid % " + IntLiteral(tiles_n));
     w.Line("sample = pid // " + Atom(Times(ph.tiles_p, IntLiteral(tiles_n))));
-    w.Line("p0 = (pid // " + IntLiteral(tiles_n) + " % " + ph.tiles_p + ") * BLOCK_M");
-    w.Line("acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)");
-    const int64_t blocks = CeilDiv(r.channels, c_.block_k);
-    w.Open("for kk in tl.range(0, " + Times(ph.total_taps, IntLiteral(blocks)) + "):");
-    std::string tap = "kk", c0 = "0";
-    if (blocks > 1) {
-      w.Line("tap = kk // " + IntLiteral(blocks));
-      w.Line("c0 = kk % " + IntLiteral(blocks) + " * BLOCK_K");
-      tap = "tap";
-      c0 = "c0";
+    w.Line("p0 = (pid // " + IntLiteral(tiles_n) + " % " + ph.tiles_p + ") * " + rows_text);
+    if (paired) {
+      WriteShiftedRowsLoop(w, r, ph.Half("A"), a_desc, b_desc, "acc_a", rows_text);
+      WriteShiftedRowsLoop(w, r, ph.Half("B"), a_desc, b_desc, "acc_b", rows_text);
+      // Row 2i + q of the tile is phase q's position i.
+      w.Line("acc = tl.reshape(tl.permute(tl.join(acc_a, acc_b), [0, 2, 1]), "
+             "[BLOCK_M, BLOCK_N])");
+    } else {
+      WriteShiftedRowsLoop(w, r, ph, a_desc, b_desc, "acc", rows_text);
     }
-    const TapText taps = TapCoordinates(r, ph, tap);
-    w.Line("a = " + a_desc + ".load([sample, p0 + " + taps.offset + ", " + c0 +
-           "]).reshape(BLOCK_M, BLOCK_K)");
-    if (r.transposed)  // (C_in, taps, C_out): a (BLOCK_K, 1, BLOCK_N) box is B as it is
-      w.Line("b = " + b_desc + ".load([" + c0 + ", " + taps.kernel + ", pid_n * BLOCK_N])" +
-             ".reshape(BLOCK_K, BLOCK_N)");
-    else  // (C_out, taps * C_in): a (BLOCK_N, BLOCK_K) box, transposed
-      w.Line("b = " + b_desc + ".load([pid_n * BLOCK_N, " +
-             Sum({ScaledBy(Atom(taps.kernel), IntLiteral(r.channels)), c0}) + "]).T");
-    w.Line("acc = tl.dot(a, b, acc)");
-    w.Dedent();
-    const Tile t = WriteShiftedRowsTile(w, r, ph);
+    const Tile t = paired ? WritePairedTile(w, r, ph) : WriteShiftedRowsTile(w, r, ph);
     WriteEpilogue(w, params, counter, t);
-    if (r.phases.size() > 1) extra_constexprs_ = PhaseConstexprs(r.grid_sp.size());
+    if (r.phases.size() > 1) extra_constexprs_ = PhaseConstexprs(r.grid_sp.size(), paired);
     EmittedKernel k = Finish(ctx_.KernelNamed("tma"), params, w, /*dot=*/false, "");
     extra_constexprs_.clear();
+    AddShiftedRowsDescriptors(r, rows, k);
+    return paired ? PairLaunchesOf(r, std::move(k), tiles_n)
+                  : PhaseLaunchesOf(r, std::move(k), tiles_n);
+  }
+
+ private:
+  // The host descriptors of the input's copy (boxes of `rows` positions) and the weight's,
+  // bound where the kernel's flag holds.
+  void AddShiftedRowsDescriptors(const ShiftedRows& r, int64_t rows, EmittedKernel& k) const {
+    const std::string a_desc = ctx_.WrapperName("a_desc"), b_desc = ctx_.WrapperName("b_desc");
     const std::string flag = ctx_.WrapperName("tma");
     const std::string x = CopyBuffer(ctx_, ShiftedRowsInput(r));
     const std::string wt = ChannelsLastBuffer(ctx_, r.weight);
@@ -570,14 +577,27 @@ class ContractionWriter {
                                    {c_.block_k, 1, c_.block_n})
                       : descriptor(b_desc, wt, {s_.n, window * r.channels},
                                    {c_.block_n, c_.block_k}),
-         descriptor(a_desc, x, {r.samples, r.rows(), r.channels},
-                    {1, c_.block_m, c_.block_k})});
+         descriptor(a_desc, x, {r.samples, r.rows(), r.channels}, {1, rows, c_.block_k})});
     k.guard = flag;
     k.tensor_descriptors = true;
-    return PhaseLaunchesOf(r, std::move(k), tiles_n);
   }
 
- private:
+  // Whether the last dim's two phases (stride 2) are computed together: every phase of the
+  // earlier dims has both, next to each other (TransposedPhases orders the last dim fastest
+  // and leaves out a phase without outputs), and half a tile is a whole wgmma's 64 rows.
+  bool PairsLastPhases(const ShiftedRows& r) const {
+    if (!r.transposed || r.stride.back() != 2 || r.phases.size() % 2 != 0 ||
+        c_.block_m % 128 != 0)
+      return false;
+    for (size_t i = 0; i < r.phases.size(); i += 2) {
+      const ShiftedPhase &a = r.phases[i], &b = r.phases[i + 1];
+      if (a.phase.back() != 0 || b.phase.back() != 1 ||
+          !std::equal(a.phase.begin(), a.phase.end() - 1, b.phase.begin()))
+        return false;
+    }
+    return true;
+  }
+
   // A TMA kernel's parameters: the two host descriptors first (wrapper variables of those
   // names), then whatever its epilogue reads.
   KernelParams DescriptorParams(const std::string& a_desc, const std::string& b_desc) const {
@@ -616,6 +636,16 @@ class ContractionWriter {
       base = text("BASE", Base(r, p));
       tiles_p = text("TILES_P", CeilDiv(r.reach(p), block_m));
       total_taps = one ? IntLiteral(Product(p.taps)) : Join(all_taps, " * ");
+    }
+    // One of a pair's phases (PairsLastPhases): the last dim's taps, first offset and the
+    // base as that phase's constexprs (TAPSA, FIRSTA, BASEA for `half` "A").
+    PhaseText Half(const std::string& half) const {
+      PhaseText h = *this;
+      h.taps.back() = "TAPS" + half;
+      h.first.back() = "FIRST" + half;
+      h.base = "BASE" + half;
+      h.total_taps = Join(h.taps, " * ");
+      return h;
     }
     // The copy position of output 0's tap 0, flattened.
     static int64_t Base(const ShiftedRows& r, const ShiftedPhase& p) {
@@ -674,6 +704,36 @@ class ContractionWriter {
     return {Atom(Sum(terms)), r.transposed ? Sum(kernel) : tap};
   }
 
+  // The K loop of one phase into `acc`: per (tap, channel block) step, the input copy's box
+  // of `rows` rows p0 + offset(tap) by BLOCK_K channels, times the weight copy's (BLOCK_N,
+  // BLOCK_K) box at column tap * C + c0, read transposed.  Boxes past the copies' ends are
+  // zero-filled by the TMA engine.
+  void WriteShiftedRowsLoop(PythonWriter& w, const ShiftedRows& r, const PhaseText& ph,
+                            const std::string& a_desc, const std::string& b_desc,
+                            const std::string& acc, const std::string& rows) {
+    w.Line(acc + " = tl.zeros([" + rows + ", BLOCK_N], dtype=tl.float32)");
+    const int64_t blocks = CeilDiv(r.channels, c_.block_k);
+    w.Open("for kk in tl.range(0, " + Times(ph.total_taps, IntLiteral(blocks)) + "):");
+    std::string tap = "kk", c0 = "0";
+    if (blocks > 1) {
+      w.Line("tap = kk // " + IntLiteral(blocks));
+      w.Line("c0 = kk % " + IntLiteral(blocks) + " * BLOCK_K");
+      tap = "tap";
+      c0 = "c0";
+    }
+    const TapText taps = TapCoordinates(r, ph, tap);
+    w.Line("a = " + a_desc + ".load([sample, p0 + " + taps.offset + ", " + c0 +
+           "]).reshape(" + rows + ", BLOCK_K)");
+    if (r.transposed)  // (C_in, taps, C_out): a (BLOCK_K, 1, BLOCK_N) box is B as it is
+      w.Line("b = " + b_desc + ".load([" + c0 + ", " + taps.kernel + ", pid_n * BLOCK_N])" +
+             ".reshape(BLOCK_K, BLOCK_N)");
+    else  // (C_out, taps * C_in): a (BLOCK_N, BLOCK_K) box, transposed
+      w.Line("b = " + b_desc + ".load([pid_n * BLOCK_N, " +
+             Sum({ScaledBy(Atom(taps.kernel), IntLiteral(r.channels)), c0}) + "]).T");
+    w.Line(acc + " = tl.dot(a, b, " + acc + ")");
+    w.Dedent();
+  }
+
   // The shifted-rows kernel's launches: the one of a direct convolution, or one per phase of a
   // transposed one, each passing its phase's numbers (PhaseText) and its grid.
   EmittedKernel PhaseLaunchesOf(const ShiftedRows& r, EmittedKernel k, int64_t tiles_n) const {
@@ -699,22 +759,63 @@ class ContractionWriter {
       l.grid = "(" + IntLiteral(r.samples * tiles_p(p) * tiles_n) + ",)";
       launches.push_back(std::move(l));
     }
+    return Chained(std::move(launches), k);
+  }
+
+  // The constexprs a phase's launch passes (PhaseLaunchesOf) for `dims` spatial dims; a
+  // pair's (PairLaunchesOf) name the last dim's per phase of the pair instead.
+  static std::vector<std::string> PhaseConstexprs(size_t dims, bool paired) {
+    std::vector<std::string> names;
+    const size_t own = paired ? dims - 1 : dims;
+    for (const char* stem : {"PHASE", "TAPS", "FIRST", "OUTS"})
+      for (size_t d = 0; d < own; ++d) names.push_back(stem + std::to_string(d));
+    if (!paired) names.push_back("BASE");
+    for (const char* stem : {"TAPS", "FIRST", "BASE"})
+      for (const char* half : {"A", "B"})
+        if (paired) names.push_back(std::string(stem) + half);
+    names.push_back("TILES_P");
+    return names;
+  }
+
+  // The paired kernel's launches: one per phase of the earlier dims, each passing both of its
+  // last-dim phases' numbers, over the tiles of the longer one's positions.
+  EmittedKernel PairLaunchesOf(const ShiftedRows& r, EmittedKernel k, int64_t tiles_n) const {
+    std::vector<EmittedKernel> launches;
+    for (size_t i = 0; i < r.phases.size(); i += 2) {
+      const ShiftedPhase &a = r.phases[i], &b = r.phases[i + 1];
+      EmittedKernel l = k;
+      l.text.clear();
+      l.setup.clear();
+      for (size_t d = 0; d + 1 < a.phase.size(); ++d) {
+        const std::string x = std::to_string(d);
+        l.constexprs.push_back("PHASE" + x + "=" + IntLiteral(a.phase[d]));
+        l.constexprs.push_back("TAPS" + x + "=" + IntLiteral(a.taps[d]));
+        l.constexprs.push_back("FIRST" + x + "=" + IntLiteral(a.first[d]));
+        l.constexprs.push_back("OUTS" + x + "=" + IntLiteral(a.outs[d]));
+      }
+      for (const auto& [half, p] : {std::pair{"A", &a}, std::pair{"B", &b}}) {
+        l.constexprs.push_back(std::string("TAPS") + half + "=" + IntLiteral(p->taps.back()));
+        l.constexprs.push_back(std::string("FIRST") + half + "=" + IntLiteral(p->first.back()));
+        l.constexprs.push_back(std::string("BASE") + half + "=" +
+                               IntLiteral(PhaseText::Base(r, *p)));
+      }
+      const int64_t tiles_p = CeilDiv(std::max(r.reach(a), r.reach(b)), c_.block_m / 2);
+      l.constexprs.push_back("TILES_P=" + IntLiteral(tiles_p));
+      l.grid = "(" + IntLiteral(r.samples * tiles_p * tiles_n) + ",)";
+      launches.push_back(std::move(l));
+    }
+    return Chained(std::move(launches), k);
+  }
+
+  // Launches in order as one kernel: the first carries the text and setup, the last is
+  // returned with the others before it.
+  static EmittedKernel Chained(std::vector<EmittedKernel> launches, const EmittedKernel& k) {
     launches.front().text = k.text;
     launches.front().setup = k.setup;
     EmittedKernel last = std::move(launches.back());
     launches.pop_back();
     last.before = std::move(launches);
     return last;
-  }
-
-  // The constexprs a phase's launch passes (PhaseLaunchesOf) for `dims` spatial dims.
-  static std::vector<std::string> PhaseConstexprs(size_t dims) {
-    std::vector<std::string> names;
-    for (const char* stem : {"PHASE", "TAPS", "FIRST", "OUTS"})
-      for (size_t d = 0; d < dims; ++d) names.push_back(stem + std::to_string(d));
-    names.push_back("BASE");
-    names.push_back("TILES_P");
-    return names;
   }
 
   // a * b, folded where both are literals.
@@ -752,6 +853,38 @@ class ContractionWriter {
       inside.push_back("(" + o + " < " + ph.outs[d] + ")");
       t.mc.push_back(o);
       if (r.transposed && r.stride[d] > 1) w.Line("phase" + x + " = " + ph.phase[d]);
+    }
+    w.Line("mask_m = " + Join(inside, " & "));
+    w.Line("mask_n = offs_n < " + IntLiteral(s_.n));
+    return t;
+  }
+
+  // The paired tile (PairsLastPhases): row 2i + q is position p0 + i of the last dim's phase
+  // q, so phase<last> is q and the output coordinate phase + 2 * j runs along the rows; a row
+  // is masked where that coordinate is past the output's length.
+  Tile WritePairedTile(PythonWriter& w, const ShiftedRows& r, const PhaseText& ph) {
+    w.Line("offs_m = p0 + tl.arange(0, BLOCK_M)[:, None] // 2");
+    w.Line("offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]");
+    Tile t;
+    if (r.batched) t.mc.push_back("sample");
+    std::vector<std::string> inside;
+    int64_t inner = r.positions();
+    const size_t last = r.grid_sp.size() - 1;
+    const int64_t length = r.phases[0].outs.back() + r.phases[1].outs.back();
+    for (size_t d = 0; d <= last; ++d) {
+      inner /= r.grid_sp[d];
+      const std::string x = std::to_string(d), o = "o" + x;
+      std::string at = inner > 1 ? "offs_m // " + IntLiteral(inner) : "offs_m";
+      if (d > 0) at = Atom(at) + " % " + IntLiteral(r.grid_sp[d]);
+      w.Line(o + " = " + at);
+      t.mc.push_back(o);
+      if (d == last) {
+        w.Line("phase" + x + " = tl.arange(0, BLOCK_M)[:, None] % 2");
+        inside.push_back("(phase" + x + " + " + o + " * 2 < " + IntLiteral(length) + ")");
+        continue;
+      }
+      inside.push_back("(" + o + " < " + ph.outs[d] + ")");
+      if (r.stride[d] > 1) w.Line("phase" + x + " = " + ph.phase[d]);
     }
     w.Line("mask_m = " + Join(inside, " & "));
     w.Line("mask_n = offs_n < " + IntLiteral(s_.n));

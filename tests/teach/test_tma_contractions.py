@@ -117,6 +117,26 @@ CASES = {
         "x0, x1, x2",
         "torch.randn(8, 16, 16, 16), torch.randn(16, 24, 3, 3), torch.randn(24)",
     ),
+    # Stride 2 along the last dim: its two phases in one program (emit_contraction.cc,
+    # PairsLastPhases), interleaved so an output row is written whole; an odd output length
+    # (1,401) gives the even phase one position more than the odd one.
+    "conv_transpose1d_paired_odd": task(
+        ["t0 = F.conv_transpose1d(x0, x1, None, 2, 1)"],
+        "x0, x1",
+        "torch.randn(20, 16, 701), torch.randn(16, 24, 3)",
+    ),
+    # Pairs along W in each of the four (D, H) phases' launches, a bias and relu after.
+    "conv_transpose3d_paired": task(
+        ["t0 = F.conv_transpose3d(x0, x1, x2, 2, 1, 1)", "t1 = torch.relu(t0)"],
+        "x0, x1, x2",
+        "torch.randn(4, 16, 6, 8, 8), torch.randn(16, 16, 3, 3, 3), torch.randn(16)",
+    ),
+    # Stride 1 along the last dim: no pairs, one launch per phase of H.
+    "conv_transpose2d_stride_2_1": task(
+        ["t0 = F.conv_transpose2d(x0, x1, None, (2, 1), 1)"],
+        "x0, x1",
+        "torch.randn(16, 16, 32, 24), torch.randn(16, 16, 3, 3)",
+    ),
     # Transposed, stride 1: one phase over a copy padded by k - 1 on both sides.
     "conv_transpose1d": task(
         ["t0 = F.conv_transpose1d(x0, x1)"],
@@ -136,6 +156,17 @@ FP16_ONLY = {
     "conv3d",
     "conv_transpose2d_dilated",
     "conv_transpose1d",
+    "conv_transpose1d_paired_odd",
+    "conv_transpose3d_paired",
+    "conv_transpose2d_stride_2_1",
+}
+# Transposed convolutions of stride 2 along the last dim (PairsLastPhases); the dilated one's
+# odd phases have no taps (an empty loop for one half of each pair).
+PAIRED = {
+    "conv_transpose2d",
+    "conv_transpose2d_dilated",
+    "conv_transpose1d_paired_odd",
+    "conv_transpose3d_paired",
 }
 
 
@@ -155,6 +186,7 @@ def test_the_tma_kernel_computes_half_products_and_float32_keeps_the_pointer_ker
     assert ("sample = pid //" in candidate) == name.startswith("conv")
     assert ("for rnd in tl.range(0, 2):" in candidate) == (name == "linear_persistent")
     assert ("acc_lo, acc_hi = tl.split" in candidate) == (name == "linear_halved_epilogue")
+    assert ("tl.join(acc_a, acc_b)" in candidate) == (name in PAIRED)
     assert judged(source, candidate, "fp16")
     tma_only = candidate.replace(POINTER_LAUNCH, "    if False:\n")
     assert judged(source, tma_only, "fp16")
