@@ -92,8 +92,14 @@ CONFIGS = [
 ]
 TMA_VARIANTS = ("tma_rows", "tma_rows_persistent", "tma_shifted")
 TEACHER_VARIANTS = ("teacher", "teacher_pointer")
+# Why the teacher's TMA kernel took 0.876 ms inside its candidate where tma_shifted, the same
+# sm_90 build, took 0.675 alone (results/h100-2026-12-06b): `teacher_kernel` replays the
+# teacher's own convolution launch alone (captured from one call of its wrapper), timed as
+# the hand kernels are; `copy_then_shifted` times copy_tiles and tma_shifted back to back at
+# their best configs, as the candidate runs its copy and its kernel.
+PROBE_VARIANTS = ("teacher_kernel", "copy_then_shifted")
 VARIANTS = ("cudnn", "cudnn_cl", "cl_copy", "copy_tiles", "copy_tma", "compile", *TEACHER_VARIANTS,
-            *TMA_VARIANTS)  # fmt: skip
+            *TMA_VARIANTS, *PROBE_VARIANTS)  # fmt: skip
 # The input copy's tiles (BLOCK_R, BLOCK_C, num_warps): the teacher's (heuristics.cc
 # ChooseChannelsLast: 4,096 elements, 64 x 64 at 64 channels, 4 warps) first.
 COPY_CONFIGS = [(64, 64, 4), (128, 64, 4), (256, 64, 4), (256, 64, 8), (512, 64, 8)]
@@ -273,8 +279,8 @@ def teacher_candidate(shape: tuple[int, ...], pointer: bool = False) -> str:
     return candidate.replace("    k0_tma = ", "    k0_tma = False and ") if pointer else candidate
 
 
-def teacher_operator(shape: tuple[int, ...], pointer: bool = False) -> Any:
-    """teacher_candidate's triton_fused_operator."""
+def teacher_module(shape: tuple[int, ...], pointer: bool = False) -> Any:
+    """teacher_candidate imported as a module."""
     folder = pathlib.Path(tempfile.mkdtemp(prefix="drtriton-conv-"))
     path = folder / "candidate.py"  # Triton reads a kernel's source from its file
     path.write_text(teacher_candidate(shape, pointer))
@@ -282,7 +288,47 @@ def teacher_operator(shape: tuple[int, ...], pointer: bool = False) -> Any:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.triton_fused_operator
+    return module
+
+
+def teacher_operator(shape: tuple[int, ...], pointer: bool = False) -> Any:
+    """teacher_candidate's triton_fused_operator."""
+    return teacher_module(shape, pointer).triton_fused_operator
+
+
+class LaunchRecorder:
+    """Stands in for a Triton kernel in a candidate module's globals: each `kernel[grid](...)`
+    is run and kept (grid, arguments), so that the launch can be replayed alone."""
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self.calls: list[tuple[Any, tuple[Any, ...], dict[str, Any]]] = []
+
+    def __getitem__(self, grid: Any) -> Callable[..., Any]:
+        def launch(*args: Any, **kwargs: Any) -> Any:
+            self.calls.append((grid, args, kwargs))
+            return self.kernel[grid](*args, **kwargs)
+
+        return launch
+
+
+def teacher_conv_launch(
+    shape: tuple[int, ...], inputs: list[Any]
+) -> tuple[Callable[[], None], Any]:
+    """The teacher's convolution kernel launch (its TMA kernel where it runs one), captured
+    from one call of its wrapper: (replay, the output that launch writes)."""
+    module = teacher_module(shape)
+    names = [n for n in vars(module) if n.endswith("_tma_kernel")] or [
+        n for n in vars(module) if re.fullmatch(r"k\d+_conv\w*_kernel", n)
+    ]
+    recorders = {n: LaunchRecorder(getattr(module, n)) for n in names}
+    for name, recorder in recorders.items():
+        setattr(module, name, recorder)
+    out = module.triton_fused_operator(*inputs)
+    name, recorder = next((n, r) for n, r in recorders.items() if r.calls)
+    grid, args, kwargs = recorder.calls[-1]
+    kernel = recorder.kernel
+    return (lambda: kernel[grid](*args, **kwargs)), out
 
 
 def full_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -341,6 +387,7 @@ def measure_shape(shape: tuple[int, ...], variants: list[str]) -> list[dict[str,
             variant, None, bench(lambda op=operator: op(x, weight, bias)), operator(x, weight, bias)
         )
         rows[-1]["kernels"] = kernel_times(operator, [x, weight, bias], "cuda")
+    best_configs: dict[str, Any] = {}  # variant -> its fastest config
     for variant in [v for v in ("copy_tiles", "copy_tma") if v in variants]:
         y = torch.empty_like(x_cl)
         tma = variant == "copy_tma"
@@ -351,13 +398,19 @@ def measure_shape(shape: tuple[int, ...], variants: list[str]) -> list[dict[str,
 
         best = fastest_config(variant, configs, copier, bench)
         if best is not None:
+            best_configs[variant] = best[1]
             launch_copy(x, y, best[1], tma)
             exact_copy = torch.equal(y, x_cl)
             add(variant, list(best[1]), best[0])
             rows[-1]["tflops"] = None  # a copy: its bandwidth is tb_s
             rows[-1]["rel_err"] = 0.0 if exact_copy else float("inf")
             rows[-1]["tb_s"] = 2 * x.numel() * x.element_size() / best[0] / 1e9
+    if "teacher_kernel" in variants:
+        replay, out = teacher_conv_launch(shape, [x, weight, bias])
+        add("teacher_kernel", None, bench(replay), out)
     tma_variants = [v for v in variants if v in TMA_VARIANTS and plain_shape(shape)]
+    if "copy_then_shifted" in variants and plain_shape(shape) and "tma_shifted" not in tma_variants:
+        tma_variants.append("tma_shifted")
     if tma_variants:
         rows_op, taps = tma_operands(x, weight)
     for variant in tma_variants:
@@ -372,7 +425,23 @@ def measure_shape(shape: tuple[int, ...], variants: list[str]) -> list[dict[str,
             continue
         y = torch.full((n, cout, oh, ow), float("nan"), device="cuda", dtype=torch.bfloat16)
         launch_tma(variant, rows_op, taps, bias, y, shape, best[1], sms)
-        add(variant, list(best[1]), best[0], y)
+        best_configs[variant] = best[1]
+        if variant in variants:
+            add(variant, list(best[1]), best[0], y)
+    if "copy_then_shifted" in variants and "tma_shifted" in best_configs:
+        copy_config = best_configs.get("copy_tiles", COPY_CONFIGS[0])
+        y_cl = torch.empty_like(x_cl)
+        y = torch.full((n, cout, oh, ow), float("nan"), device="cuda", dtype=torch.bfloat16)
+        rows_cl = y_cl.permute(0, 2, 3, 1).reshape(n * h * w, cin)  # the copy's (N*H*W, C) view
+
+        def both() -> None:
+            launch_copy(x, y_cl, copy_config, False)
+            launch_tma("tma_shifted", rows_cl, taps, bias, y, shape, best_configs["tma_shifted"],
+                       sms)  # fmt: skip
+
+        both()
+        add("copy_then_shifted", [list(copy_config), list(best_configs["tma_shifted"])],
+            bench(both), y)  # fmt: skip
     times = {r["variant"]: r["ms"] for r in rows}
     for r in rows:
         for base in ("cudnn", "compile"):
