@@ -87,6 +87,8 @@ def contraction_tasks(code: str) -> list[tuple[str, str]]:
         if run.task is None:
             continue
         for fragment in _core.fragments(run.task, 1):
+            if fragment["end"] - fragment["start"] > 1:  # the whole run, offered as well
+                continue
             cls = fragment_class(fragment)
             if cls in HEAVY:
                 out.append((cls, fragment["source"]))

@@ -65,9 +65,11 @@ void BindSearch(nb::module_& m) {
         return out;
       },
       nb::arg("text"), nb::arg("max_ops") = 5, nb::arg("blocked") = std::vector<bool>{},
-      "Contiguous fragments of at most max_ops operators as tasks: dicts {start, end, source, "
-      "inputs, outputs, amplified, bytes, unfused_bytes} (amplified: outputs whose rounding a "
-      "later operator magnifies); blocked[i] keeps node i out of every fragment.");
+      "Contiguous fragments of at most max_ops operators as tasks, then the whole task where "
+      "it is longer and has at most whole_program_max_ops: dicts {start, end, source, inputs, "
+      "outputs, amplified, bytes, unfused_bytes} (amplified: outputs whose rounding a later "
+      "operator magnifies); blocked[i] keeps node i out of every fragment.");
+  m.attr("whole_program_max_ops") = search::kWholeProgramMaxOps;
   m.def(
       "best_cover",
       [](int n_ops, const std::map<std::pair<int, int>, double>& fragment_costs,

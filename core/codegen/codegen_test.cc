@@ -1184,34 +1184,50 @@ TEST(CodegenTest, DirectConvolutionsReadShiftedRowsByTma) {
 }
 
 TEST(CodegenTest, TransposedConvolutionsReadShiftedRowsPerStridePhase) {
-  // KernelBench L2 2's conv_transpose2d (stride 2, padding 1, output padding 1): four phases,
-  // each a launch passing its taps, kernel offsets, output lengths and base position.  Phase
-  // (1, 1) reads copy rows 130 - 129 t0 - t1 for kernel offsets (2 t0, 2 t1); the copy is
-  // padded by one above (129 x 129: the odd phase's last output reads input 128).
+  // KernelBench L2 2's conv_transpose2d (stride 2, padding 1, output padding 1): four phases.
+  // The last dim's two are computed by one program (PairsLastPhases), half a tile each, so
+  // there are two launches, one per phase of H, each passing its own taps, kernel offsets and
+  // output length and both W phases' taps, offsets and base positions.  Phase (1, 1) reads
+  // copy rows 130 - 129 t0 - t1 for kernel offsets (2 t0, 2 t1); the copy is padded by one
+  // above (129 x 129: the odd phase's last output reads input 128).
   const std::string c = MustEmit(TwoInputOp("F.conv_transpose2d(x0, x1, None, 2, 1, 1)",
                                             "torch.randn(128, 64, 128, 128), "
                                             "torch.randn(64, 64, 3, 3)"));
   ExpectInOrder(
       c, {"def k0_conv_transpose2d_tma_kernel(", "PHASE0: tl.constexpr", "TILES_P: tl.constexpr):",
-          "sample = pid // TILES_P", "for kk in tl.range(0, TAPS0 * TAPS1):",
-          "a = k0_a_desc.load([sample, p0 + (BASE + (kk // TAPS1) * -129 + (kk % TAPS1) * -1), "
-          "0]).reshape(BLOCK_M, BLOCK_K)",
-          "b = k0_b_desc.load([0, (FIRST0 + (kk // TAPS1) * 2) * 3 + (FIRST1 + (kk % TAPS1) * 2), "
+          "sample = pid // TILES_P", "p0 = (pid // 1 % TILES_P) * (BLOCK_M // 2)",
+          "acc_a = tl.zeros([(BLOCK_M // 2), BLOCK_N], dtype=tl.float32)",
+          "for kk in tl.range(0, TAPS0 * TAPSA):",
+          "a = k0_a_desc.load([sample, p0 + (BASEA + (kk // TAPSA) * -129 + (kk % TAPSA) * -1), "
+          "0]).reshape((BLOCK_M // 2), BLOCK_K)",
+          "b = k0_b_desc.load([0, (FIRST0 + (kk // TAPSA) * 2) * 3 + (FIRSTA + (kk % TAPSA) * 2), "
           "pid_n * BLOCK_N]).reshape(BLOCK_K, BLOCK_N)",
-          "o0 = offs_m // 129", "phase0 = PHASE0", "mask_m = (o0 < OUTS0) & (o1 < OUTS1)",
-          "oc2 = phase0 + o0 * 2",
+          "for kk in tl.range(0, TAPS0 * TAPSB):",
+          "acc = tl.reshape(tl.permute(tl.join(acc_a, acc_b), [0, 2, 1]), [BLOCK_M, BLOCK_N])",
+          "offs_m = p0 + tl.arange(0, BLOCK_M)[:, None] // 2", "o0 = offs_m // 129",
+          "phase0 = PHASE0", "phase1 = tl.arange(0, BLOCK_M)[:, None] % 2",
+          "mask_m = (o0 < OUTS0) & (phase1 + o1 * 2 < 256)", "oc2 = phase0 + o0 * 2",
+          "oc3 = phase1 + o1 * 2",
           "k0_x0_clpad = torch.empty_strided((128, 64, 129, 129), (1065024, 1, 8256, 64)",
           "k0_b_desc = TensorDescriptor(k0_x1_cl, [64, 9, 64], [576, 64, 1], [64, 1, 64])",
           "k0_a_desc = TensorDescriptor(k0_x0_clpad, [128, 16641, 64], [1065024, 64, 1], "
-          "[1, 128, 64])",
-          "PHASE0=0, TAPS0=1, FIRST0=1, OUTS0=128, PHASE1=0, TAPS1=1, FIRST1=1, OUTS1=128, "
-          "BASE=0, TILES_P=129",
-          "PHASE0=1, TAPS0=2, FIRST0=0, OUTS0=128, PHASE1=1, TAPS1=2, FIRST1=0, OUTS1=128, "
-          "BASE=130, TILES_P=129"});
-  EXPECT_EQ(Count(c, "    if k0_tma:\n        k0_conv_transpose2d_tma_kernel[(16512,)]("), 4);
+          "[1, 64, 64])",
+          "PHASE0=0, TAPS0=1, FIRST0=1, OUTS0=128, TAPSA=1, FIRSTA=1, BASEA=0, TAPSB=2, FIRSTB=0, "
+          "BASEB=1, TILES_P=258",
+          "PHASE0=1, TAPS0=2, FIRST0=0, OUTS0=128, TAPSA=1, FIRSTA=1, BASEA=129, TAPSB=2, "
+          "FIRSTB=0, BASEB=130, TILES_P=258"});
+  EXPECT_EQ(Count(c, "    if k0_tma:\n        k0_conv_transpose2d_tma_kernel[(33024,)]("), 2);
   // Every phase of the pointer kernel runs only without the TMA kernel.
   EXPECT_EQ(Count(c, "    if not k0_tma:\n        k0_conv_transpose2d_kernel["), 4);
   EXPECT_EQ(Count(c, "PHASE=0, DOT_PRECISION"), 1);
+  // Stride 1 along W: no pairs, one launch per phase of H with its own numbers.
+  const std::string h = MustEmit(TwoInputOp("F.conv_transpose2d(x0, x1, None, (2, 1), 1)",
+                                            "torch.randn(128, 64, 128, 128), "
+                                            "torch.randn(64, 64, 3, 3)"));
+  EXPECT_EQ(Count(h, "tl.join("), 0);
+  ExpectInOrder(h, {"for kk in tl.range(0, TAPS0 * TAPS1):",
+                    "mask_m = (o0 < OUTS0) & (o1 < OUTS1)"});
+  EXPECT_EQ(Count(h, "    if k0_tma:\n        k0_conv_transpose2d_tma_kernel["), 2);
 }
 
 TEST(CodegenTest, ContractionEpiloguesLoadPerChannelValuesAsRows) {

@@ -119,6 +119,12 @@ std::vector<Fragment> EnumerateFragments(const Program& program, int max_ops,
       if (fragment) fragments.push_back(std::move(fragment).value());
     }
   }
+  bool any_blocked = false;
+  for (int i = 0; i < n; ++i) any_blocked = any_blocked || is_blocked(i);
+  if (n > max_ops && n <= kWholeProgramMaxOps && !any_blocked) {
+    auto whole = MakeFragment(program, 0, n, amplified);
+    if (whole) fragments.push_back(std::move(whole).value());
+  }
   return fragments;
 }
 

@@ -35,9 +35,20 @@ Result<Fragment> MakeFragment(const Program& program, int start, int end);
 Result<Fragment> MakeFragment(const Program& program, int start, int end,
                               const std::vector<bool>& amplified);
 
-// Every buildable fragment of 1..max_ops nodes, by start then length.  `blocked[i]` marks
-// node i as one the search must leave alone (an operator kept in PyTorch); fragments
-// containing it are skipped.  An empty `blocked` blocks nothing.
+// A program longer than max_ops but of at most this many nodes is also offered whole, as one
+// more fragment (the teacher's candidate for the task itself).  Why: a contraction with a
+// tail of six or more operators could only be split, and each split writes and reads the
+// contraction's output once more.  H100, bf16 (results/h100-2026-12-06b): KernelBench L2 2,
+// six operators, kept its transposed convolution (0.83 ms) and its five-operator tail (0.70
+// ms, 1 GB read and written) apart, 0.97x torch.compile.  24 of the 67 dev level-2 problems
+// have 6 to 8 operators.  Longer programs (level 3's networks) are left to the cover: one
+// candidate for a whole network is many kernels to compile inside one verification.
+inline constexpr int kWholeProgramMaxOps = 12;
+
+// Every buildable fragment of 1..max_ops nodes, by start then length, then the whole program
+// where it is longer than max_ops and at most kWholeProgramMaxOps.  `blocked[i]` marks node i
+// as one the search must leave alone (an operator kept in PyTorch); fragments containing it
+// are skipped.  An empty `blocked` blocks nothing.
 std::vector<Fragment> EnumerateFragments(const Program& program, int max_ops = 5,
                                          const std::vector<bool>& blocked = {});
 

@@ -43,15 +43,32 @@ TEST(FragmentTest, MarksOutputsWhoseRoundingALaterOperatorAmplifies) {
 TEST(FragmentTest, EnumeratesContiguousRunsOfAtMostK) {
   const Program p = Chain();
   const auto fragments = EnumerateFragments(p, 5);
-  // Lengths 1..5 over 6 nodes: 6 + 5 + 4 + 3 + 2.
-  ASSERT_EQ(fragments.size(), 20u);
+  // Lengths 1..5 over 6 nodes: 6 + 5 + 4 + 3 + 2, then the whole program.
+  ASSERT_EQ(fragments.size(), 21u);
   EXPECT_EQ(fragments.front().start, 0);
   EXPECT_EQ(fragments.front().end, 1);
-  for (const auto& f : fragments) {
+  for (size_t i = 0; i + 1 < fragments.size(); ++i) {
+    const Fragment& f = fragments[i];
     EXPECT_LE(f.end - f.start, 5);
     EXPECT_EQ(f.program.level(), f.end - f.start);
   }
-  EXPECT_EQ(EnumerateFragments(p, 2).size(), 11u);
+  EXPECT_EQ(fragments.back().program.level(), 6);
+  // Lengths 1..2 (6 + 5) and the whole program, longer than 2.
+  const auto short_runs = EnumerateFragments(p, 2);
+  ASSERT_EQ(short_runs.size(), 12u);
+  EXPECT_EQ(short_runs.back().start, 0);
+  EXPECT_EQ(short_runs.back().end, 6);
+  EXPECT_EQ(short_runs.back().program.level(), 6);
+}
+
+TEST(FragmentTest, TheWholeProgramOnlyWhereNothingIsBlocked) {
+  const Program p = Chain();
+  std::vector<bool> blocked(6, false);
+  blocked[5] = true;
+  for (const auto& f : EnumerateFragments(p, 2, blocked)) EXPECT_LE(f.end - f.start, 2);
+  // Six nodes fit kWholeProgramMaxOps; max_ops 1 adds it to the six single nodes.
+  EXPECT_EQ(EnumerateFragments(p, 1).size(), 7u);
+  static_assert(kWholeProgramMaxOps >= 6);
 }
 
 TEST(FragmentTest, ExternalInputsAndLiveOutputs) {

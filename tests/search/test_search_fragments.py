@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import pathlib
 
 import pytest
 
@@ -32,7 +33,10 @@ def test_fragments_are_tasks_with_external_inputs_and_live_outputs():
     assert "torch.rand(4, 8)" in by_range[(2, 3)]["source"]
     assert by_range[(0, 2)]["outputs"] == ["t0", "t1"]  # t0 is read again by mul
     assert by_range[(0, 4)]["bytes"] < by_range[(0, 4)]["unfused_bytes"]
-    assert len(_core.fragments(TASK, 2)) == 4 + 3
+    # Runs of 1 and 2, and the whole task (longer than 2: fragments.h, kWholeProgramMaxOps).
+    short_runs = _core.fragments(TASK, 2)
+    assert len(short_runs) == 4 + 3 + 1
+    assert (short_runs[-1]["start"], short_runs[-1]["end"]) == (0, 4)
     assert len(_core.fragments(TASK, 5, [False, True, False, False])) == 1 + 3
 
 
@@ -157,3 +161,14 @@ def test_no_fused_fragment_reads_a_view_pytorch_reorders():
     kept = {(f["start"], f["end"]) for f in _fusable(TRANSPOSED, fragments)}
     assert kept == {(0, 1), (0, 2), (0, 3), (2, 3)}
     assert {(f["start"], f["end"]) for f in fragments} - kept == {(1, 2), (1, 3)}
+
+
+def test_the_help_states_the_cores_whole_program_length() -> None:
+    # --help runs without the core, so the CLI states the number itself: the core's must match.
+    from drtriton.evaluate import cli as eval_cli
+    from drtriton.optimize import cli as optimize_cli
+
+    stated = f"at most {_core.whole_program_max_ops} operators is also tried whole"
+    for module in (eval_cli, optimize_cli):
+        text = " ".join(pathlib.Path(module.__file__).read_text().replace('"', "").split())
+        assert stated in text, module.__name__

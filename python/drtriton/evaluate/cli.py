@@ -93,7 +93,8 @@ def _register_kernelbench(sub: argparse._SubParsersAction) -> None:
         "--max-ops",
         type=c.positive_int,
         default=5,
-        help="longest fused fragment, in operators, >= 1 (default: %(default)s)",
+        help="longest fused fragment, in operators, >= 1 (default: %(default)s); a run of "
+        "at most 12 operators is also tried whole",
     )
     k.add_argument(
         "--k",

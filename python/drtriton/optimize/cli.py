@@ -123,7 +123,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="export and verify in eval mode (deployment, default) or training mode "
                    "(KernelBench's evaluation)")  # fmt: skip
     p.add_argument("--max-ops", type=positive_int, default=5,
-                   help="longest fused fragment, >= 1 (default 5)")  # fmt: skip
+                   help="longest fused fragment, >= 1 (default 5); a run of at most 12 "
+                        "operators is also tried whole")  # fmt: skip
     p.add_argument("--k", type=positive_int, default=2,
                    help="candidates per fragment, >= 1 (default 2)")  # fmt: skip
     p.add_argument("--time-budget", type=positive_float, default=None,

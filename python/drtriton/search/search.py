@@ -40,7 +40,9 @@ from drtriton.verify import Verifier
 
 @dataclass
 class SearchConfig:
-    max_ops: int = 5  # longest fragment, in compute operators (paper: 5)
+    # Longest fragment, in compute operators (paper: 5); a task of at most
+    # _core.whole_program_max_ops is also offered whole (core/search/fragments.h).
+    max_ops: int = 5
     k: int = 2  # candidates asked of the policy per fragment
     device: str = "cpu"  # "cpu" (traffic model, correctness only) or "cuda[:N]" (measured)
     verify_timeout: float | None = None  # per candidate; None: the verifier's default
