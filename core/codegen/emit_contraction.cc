@@ -509,12 +509,10 @@ class ContractionWriter {
 
   // The TMA kernel of a convolution in shifted-rows form (contraction_spec.h, ShiftedRows):
   // a tile is BLOCK_M consecutive positions of one sample's flattened input by BLOCK_N output
-  // channels.  K step (tap, channel block): the input copy's box of rows p0 + offset(tap) by
-  // BLOCK_K channels, times the weight copy's (BLOCK_N, BLOCK_K) box at column tap * C + c0,
-  // read transposed.  Boxes past the copies' ends are zero-filled by the TMA engine.  Then the
-  // tile's positions as output coordinates (masked where a position has none) and the same
-  // epilogue as the pointer kernel.  Launched where its guard holds (ShiftedRowsCheck, which
-  // EmitContraction binds before the copies).
+  // channels; its K loop is WriteShiftedRowsLoop's.  Then the tile's positions as output
+  // coordinates (masked where a position has none) and the same epilogue as the pointer
+  // kernel.  Launched where its guard holds (ShiftedRowsCheck, which EmitContraction binds
+  // before the copies).
   // A transposed convolution of stride 2 along its last dim computes both of that dim's phases
   // in one program (PairsLastPhases): half a tile of positions each, interleaved before the
   // epilogue, so a row of its NCHW output is written whole.  Per phase, each output row took
