@@ -13,7 +13,8 @@ Reported per worker count: candidates/minute (wall clock of the whole batch) and
 accepted candidates, the mean wall time per candidate, the time inside the candidate's own calls
 (`candidate_s`, measured in the worker around each call; on a GPU add the timed runs), the worker
 start-up (sandbox + Python + torch + triton imports; with the fork server (zygote.py) a fork)
-and the overhead = wall - candidate time.
+and the overhead = wall - candidate time; then where a candidate's time goes (its worker
+requests, the GPU lock's waits and exclusive holds).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import statistics
 import sys
 import tempfile
 import time
+from typing import Any
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
@@ -85,7 +87,25 @@ def measure(records: list[dict[str, str]], opts: Options, workers: int) -> dict[
         if accepted
         else float("nan"),
         "sandbox": accepted[0]["sandbox"] if accepted else None,
+        "where_s": where_time_goes(accepted),
     }
+
+
+def where_time_goes(accepted: list[dict[str, Any]]) -> dict[str, float]:
+    """Mean seconds per accepted candidate in each worker request (request_s: start, load,
+    warm = the candidate's first calls with their Triton compiles and autotuning, run = the
+    correctness trials, time_* and graph_* = the timed rounds), waiting for the GPU's lock and
+    holding it alone: what the overhead is made of."""
+    if not accepted:
+        return {}
+    totals: dict[str, float] = {}
+    for r in accepted:
+        for op, seconds in (r.get("request_s") or {}).items():
+            key = op.split("_")[0] if op.startswith(("time_", "graph_")) else op
+            totals[key] = totals.get(key, 0.0) + seconds
+        for key in ("lock_wait_s", "exclusive_s"):
+            totals[key] = totals.get(key, 0.0) + (r.get(key) or 0.0)
+    return {op: round(total / len(accepted), 3) for op, total in totals.items()}
 
 
 def main() -> None:
@@ -112,6 +132,8 @@ def main() -> None:
                   f"{row['pairs']:<3d}  {row['mean_wall_s']:11.2f}  "
                   f"{row['mean_candidate_s']:14.3f}  {row['mean_ready_s']:14.2f}  "
                   f"{row['mean_overhead_s']:10.2f}  {row['sandbox']}")  # fmt: skip
+            where = ", ".join(f"{op} {t:.2f}" for op, t in row["where_s"].items())
+            print(f"         per accepted candidate, s: {where}", flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": args.device, "rows": rows}, f, indent=1)
