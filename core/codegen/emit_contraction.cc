@@ -18,8 +18,10 @@
 #include "codegen/amplify.h"
 #include "codegen/contraction_spec.h"
 #include "codegen/expr.h"
+#include "codegen/fusion.h"
 #include "codegen/heuristics.h"
 #include "codegen/layout.h"
+#include "codegen/rows.h"
 
 namespace drtriton::codegen {
 namespace {
@@ -1270,9 +1272,11 @@ class ContractionWriter {
   // holds columns of both halves.
   static constexpr int64_t kHalvedEpilogueRegisters = 128;
   // Halves of 16 columns or more (BLOCK_N a multiple of 32; every TMA tile has 64 or more).
+  // Not where the epilogue ends in a row tail, which reads every column at once.
   bool HalvesEpilogue() const {
     const int64_t threads = int64_t{c_.launch.num_warps} * 32;
-    return c_.block_n % 32 == 0 && c_.block_m * c_.block_n / threads >= kHalvedEpilogueRegisters;
+    return c_.block_n % 32 == 0 && !ctx_.group.row_tail.valid() &&
+           c_.block_m * c_.block_n / threads >= kHalvedEpilogueRegisters;
   }
 
   void WriteHalvedEpilogue(PythonWriter& w, KernelParams& params, int& counter, const Tile& t) {
@@ -1302,9 +1306,56 @@ class ContractionWriter {
     Coords out = Materialize(w, s_.out_at(t.bc, t.mc, "offs_n"), "oc");
     const Node& node = ctx_.program.node(ctx_.group.anchor);
     e.Bind(node.result, "acc");
+    if (ctx_.group.row_tail.valid()) out = WriteRowTail(w, e, out);
     const std::string val = e.Compute(ctx_.group.output, out);
     w.Line("tl.store(" + params.Address(ctx_.group.output, out, zero) + ", " + val +
            ", mask=mask)");
+  }
+
+  // The row operator over the tile's columns (fusion.h Group::row_tail), which hold every
+  // output channel (one N tile: KeepChannelsInOneTile, and the TMA kernels' BLOCK_N): bound
+  // for the rest of the epilogue, whose coordinates it returns.  A reduction's result has one
+  // element a row: its channel coordinate is 0 (keepdim) or gone, and only column 0 is
+  // loaded and stored (`mask` narrowed).
+  Coords WriteRowTail(PythonWriter& w, ExprEmitter& e, const Coords& out) {
+    const Program& p = ctx_.program;
+    const Node& row = p.node(ctx_.group.row_tail);
+    const RowKind kind = GetOp(row.op).row;
+    const std::string v = e.Compute(row.tensors[0], out);
+    const auto across = [](const std::string& f, const std::string& x) {
+      return "tl." + f + "(" + x + ", axis=1)[:, None]";
+    };
+    const auto masked = [](const std::string& x, const std::string& fill) {
+      return "tl.where(mask_n, " + x + ", " + fill + ")";
+    };
+    const std::string r = e.NewVar("rt");
+    if (kind == RowKind::kSum || kind == RowKind::kMean) {
+      std::string sum = across("sum", masked(v, "0.0"));
+      if (kind == RowKind::kMean) sum += " / " + IntLiteral(s_.n);
+      w.Line(r + " = " + sum);
+    } else if (kind == RowKind::kMax || kind == RowKind::kMin) {
+      const bool max = kind == RowKind::kMax;
+      w.Line(r + " = " + across(max ? "max" : "min",
+                                masked(v, max ? "float(\"-inf\")" : "float(\"inf\")")));
+    } else {  // logsumexp, softmax, log_softmax: the row's maximum taken out before exp
+      w.Line(r + "_max = " + across("max", masked(v, "float(\"-inf\")")));
+      w.Line(r + "_exp = " + masked("tl.exp(" + v + " - " + r + "_max)", "0.0"));
+      w.Line(r + "_sum = " + across("sum", r + "_exp"));
+      if (kind == RowKind::kLogsumexp) w.Line(r + " = " + r + "_max + tl.log(" + r + "_sum)");
+      if (kind == RowKind::kSoftmax) w.Line(r + " = " + r + "_exp / " + r + "_sum");
+      if (kind == RowKind::kLogSoftmax)
+        w.Line(r + " = " + v + " - " + r + "_max - tl.log(" + r + "_sum)");
+    }
+    e.Bind(row.result, r);
+    if (!IsReduction(kind)) return out;
+    Coords at = out;
+    const auto axis = at.begin() + ChannelAxis(p, p.node(ctx_.group.anchor));
+    if (row.attrs[1].b)
+      *axis = "0";
+    else
+      at.erase(axis);
+    w.Line("mask = mask_m & (offs_n == 0)");
+    return at;
   }
 
   // `@triton.autotune` over c_.tuned: one tile per precision mode (the autotuner's key holds
@@ -1494,6 +1545,16 @@ void AddShiftedRows(const GroupContext& ctx, const ContractionSpec& s,
   before.push_back(std::move(tma));
 }
 
+// A row tail (fusion.h Group::row_tail) reads every output channel in one tile: BLOCK_N at
+// least their power of two (fusion caps them at kRowTailMaxChannels), kept by FitSharedMemory.
+// The autotuned tiles (TunedTiles, from this one) have the same BLOCK_N or 128.
+void KeepChannelsInOneTile(int64_t channels, ContractionConfig* c) {
+  c->min_block_n = std::max<int64_t>(16, NextPow2(channels));
+  if (c->block_n >= c->min_block_n) return;
+  c->block_n = c->min_block_n;
+  c->launch.num_warps = c->block_m * c->block_n >= 128 * 128 ? 8 : 4;
+}
+
 }  // namespace
 
 Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
@@ -1509,6 +1570,7 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
                         : ctx.generic() ? ChooseContraction(u, u, u, 1, ctx.variant, precision)
                                         : ChooseContraction(m, s.n, k, batch, ctx.variant,
                                                             precision);
+  if (ctx.group.row_tail.valid()) KeepChannelsInOneTile(s.n, &c);
   if (!ctx.generic() && !s.window_sum) c.tuned = TunedTiles(c, m, s.n);
   std::vector<ValueId> repacked = RepackedOperands(ctx, s, c);
   std::vector<ValueId> presplit = PresplitOperands(ctx, s, c);

@@ -95,7 +95,47 @@ ValueId BroadcastBack(const Program& program, const std::vector<std::vector<Node
   return EpilogueEnd(program, users, next.result, claimed);
 }
 
+// The row operator over the channels of contraction `anchor` whose epilogue ends at `end`
+// (fusion.h Group::row_tail), or null: the only reader of `end` (not an output itself), one of
+// the kinds a tile can compute across its columns, along ChannelAxis, over at most
+// kRowTailMaxChannels channels and rows enough that the GEMV path is never chosen.
+const Node* RowTailOf(const Program& program, const std::vector<std::vector<NodeId>>& users,
+                      const Node& anchor, ValueId end, const std::vector<bool>& claimed) {
+  const int axis = ChannelAxis(program, anchor);
+  const auto& u = users[end.index];
+  if (axis < 0 || IsOutput(program, end) || u.empty() ||
+      !std::all_of(u.begin(), u.end(), [&](NodeId n) { return n == u.front(); }))
+    return nullptr;
+  const Node& row = program.node(u.front());
+  const RowKind kind = GetOp(row.op).row;
+  const bool fits = kind == RowKind::kSum || kind == RowKind::kMean || kind == RowKind::kMax ||
+                    kind == RowKind::kMin || kind == RowKind::kLogsumexp ||
+                    kind == RowKind::kSoftmax || kind == RowKind::kLogSoftmax;
+  const Shape& shape = program.value(end).shape;
+  if (!fits || claimed[row.result.index] || row.tensors.size() != 1 ||
+      NormDim(row.attrs[0].i, shape.size()) != axis)
+    return nullptr;
+  const int64_t channels = shape[static_cast<size_t>(axis)];
+  const int64_t rows = Product(shape) / channels;
+  const bool sized = channels >= kRowTailMinChannels && channels <= kRowTailMaxChannels;
+  return sized && rows > kNarrowAtMost ? &row : nullptr;
+}
+
 }  // namespace
+
+int ChannelAxis(const Program& program, const Node& contraction) {
+  const OpInfo& op = GetOp(contraction.op);
+  const size_t rank = program.value(contraction.result).shape.size();
+  if (op.has(kConv) || op.has(kConvTranspose)) {
+    const size_t in = program.value(contraction.tensors[0]).shape.size();
+    const bool batched = in == static_cast<size_t>(op.spatial_dims) + 2;
+    return batched && contraction.attrs[3].i == 1 ? 1 : -1;
+  }
+  if (!op.has(kContraction) || rank < 2) return -1;
+  for (size_t t = 0; t < 2 && t < contraction.tensors.size(); ++t)
+    if (program.value(contraction.tensors[t]).shape.size() < 2) return -1;  // a vector operand
+  return static_cast<int>(rank) - 1;
+}
 
 const Node* LossLogSoftmax(const Program& program, const Node& loss) {
   if (GetOp(loss.op).row != RowKind::kNllLoss) return nullptr;
@@ -205,6 +245,14 @@ FusionPlan PlanFusion(const Program& program, bool fuse_epilogue) {
     }
     if (const Node* softmax = fuse_epilogue ? LossLogSoftmax(program, node) : nullptr)
       g.absorbed = program.value(softmax->result).producer;
+    if (const Node* row = fuse_epilogue && g.kind == GroupKind::kContraction
+                              ? RowTailOf(program, users, node, g.output, claimed)
+                              : nullptr) {
+      g.row_tail = program.value(row->result).producer;
+      absorbed_by[g.row_tail.index] = id;
+      claimed[row->result.index] = true;
+      g.output = EpilogueEnd(program, users, row->result, &claimed);
+    }
     if (const ValueId rows = fuse_epilogue && g.kind == GroupKind::kRows
                                  ? BroadcastBack(program, users, node, g.output, &claimed)
                                  : ValueId{};

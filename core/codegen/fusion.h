@@ -46,6 +46,14 @@ struct Group {
   // input's shape, which `output` ends the chain of (BroadcastBack in fusion.cc): the kernel
   // writes whole rows, x / sqrt(mean(x * x, 1, keepdim) + eps) in one kernel.
   bool broadcast = false;
+  // A contraction whose epilogue ends in a row operator over its output's channels (a sum,
+  // mean, max, min, logsumexp, softmax or log_softmax along ChannelAxis) that one tile of
+  // BLOCK_N channels holds whole (RowTailOf in fusion.cc): the kernel computes that operator
+  // across its tile's columns in registers and `output` ends the chain after it.  Invalid for
+  // every other group.  Why: the convolution's output was stored, then read back by a rows
+  // kernel; H100, bf16 (results/h100-2026-12-06b): KernelBench L2 91's channel softmax took
+  // 0.73 ms after its transposed convolution, torch.compile's whole epilogue 0.88.
+  NodeId row_tail;
 };
 
 struct FusionPlan {
@@ -93,6 +101,15 @@ inline constexpr int64_t kInlineOperandReuse = 64;
 // Whether `v` is computed inline by its readers: not stored, and an elementwise or
 // channelwise node on its way back through layout operators to stored values.
 bool ComputedInline(const Program& program, const std::vector<bool>& materialized, ValueId v);
+// The output dim whose elements a contraction's tile spreads over its BLOCK_N columns (its
+// channels): a batched, one-group convolution's or transposed convolution's dim 1, a linear's,
+// bmm's or matrix-by-matrix matmul's last; -1 for the others (a row tail is not fused there).
+int ChannelAxis(const Program& program, const Node& contraction);
+// Row tails are fused where the channels fit one tile of at most this many columns (the
+// largest BLOCK_N of the shifted-rows and TMA kernels below 256, which would halve their
+// epilogue) and at least kRowTailMinChannels (below, the narrow GEMV path may be chosen).
+inline constexpr int64_t kRowTailMaxChannels = 128;
+inline constexpr int64_t kRowTailMinChannels = 8;
 // The group kind of an anchor node.
 GroupKind AnchorKind(const Program& program, NodeId node);
 

@@ -512,11 +512,14 @@ void FitSharedMemory(OperandLoads loads, ContractionConfig* c) {
       --stages;
     } else if (c->block_k > 16) {
       c->block_k /= 2;
-    } else if (std::max(c->block_m, c->block_n) > 16) {
-      (c->block_m >= c->block_n ? c->block_m : c->block_n) /= 2;
-      c->launch.num_warps = c->block_m * c->block_n >= 128 * 128 ? 8 : 4;
     } else {
-      break;  // 16x16x16 in 2 stages: 10 KB a load, so only a program with ~20 would miss
+      const bool can_m = c->block_m > 16;
+      const bool can_n = c->block_n > 16 && c->block_n / 2 >= c->min_block_n;
+      // 16x16x16 in 2 stages: 10 KB a load, so only a program with ~20 would miss
+      if (!can_m && !can_n) break;
+      const bool halve_m = can_m && (c->block_m >= c->block_n || !can_n);
+      (halve_m ? c->block_m : c->block_n) /= 2;
+      c->launch.num_warps = c->block_m * c->block_n >= 128 * 128 ? 8 : 4;
     }
   }
   if (c->tuned.empty()) return;

@@ -138,6 +138,9 @@ struct TileChoice {
 
 struct ContractionConfig {
   int64_t block_m = 64, block_n = 64, block_k = 32;
+  // FitSharedMemory keeps block_n at least this: a tile that computes a row operator across
+  // its columns must hold every output channel (fusion.h Group::row_tail).
+  int64_t min_block_n = 16;
   int64_t group_m = 8;
   // K elements summed into a partial accumulator before it joins the total (0: one running
   // sum over all of K).  See ChooseContraction for why long reductions are split.

@@ -1,0 +1,107 @@
+// A contraction whose epilogue ends in a row operator over its channels (fusion.h
+// Group::row_tail): which programs the planner fuses into the contraction's kernel, and what
+// that kernel computes across its tile's columns.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "codegen/codegen.h"
+#include "codegen/fusion.h"
+#include "codegen/heuristics.h"
+#include "codegen/text_checks_for_tests.h"
+#include "ir/parse_for_tests.h"
+
+namespace drtriton::codegen {
+namespace {
+
+Program Parse(const std::string& body, const std::string& args, const std::string& inputs) {
+  return MustParse("def fused_operator(" + args + "):\n" + body, inputs);
+}
+
+std::string KernelsOf(const Program& p) {
+  auto c = EmitCandidate(p, CodegenOptions{});
+  EXPECT_TRUE(c.ok()) << c.error().ToString();
+  return c.ok() ? c.value().substr(0, c.value().find("def triton_fused_operator")) : "";
+}
+
+TEST(RowTailTest, AChannelSoftmaxAfterAConvolutionIsItsEpilogue) {
+  // KernelBench L2 91's shape of program: conv, softmax over the 24 output channels, sigmoid.
+  const Program p = Parse(
+      "    t0 = F.conv2d(x0, x1, x2)\n    t1 = torch.softmax(t0, 1)\n"
+      "    t2 = torch.sigmoid(t1)\n    return t2\n",
+      "x0, x1, x2", "torch.randn(2, 8, 10, 10), torch.randn(24, 8, 3, 3), torch.randn(24)");
+  const FusionPlan plan = PlanFusion(p, /*fuse_epilogue=*/true);
+  ASSERT_EQ(plan.groups.size(), 1u);
+  EXPECT_EQ(plan.groups[0].kind, GroupKind::kContraction);
+  ASSERT_TRUE(plan.groups[0].row_tail.valid());
+  EXPECT_EQ(p.value(p.node(plan.groups[0].row_tail).result).name, "t1");
+  EXPECT_EQ(p.value(plan.groups[0].output).name, "t2");
+  EXPECT_FALSE(plan.materialized[p.FindValue("t0").index]);
+  EXPECT_FALSE(plan.materialized[p.FindValue("t1").index]);
+  const std::string k = KernelsOf(p);
+  EXPECT_EQ(Count(k, "softmax_kernel"), 0);
+  // In the kernel and in its range guard's ieee tile: the row's maximum out before exp.
+  ExpectInOrder(k, {"rt", "_max = tl.max(tl.where(mask_n, acc, float(\"-inf\")), axis=1)[:, None]",
+                    "_exp = tl.where(mask_n, tl.exp(acc - rt", "_sum = tl.sum(rt",
+                    "tl.sigmoid(rt"});
+  EXPECT_EQ(Count(k, "mask = mask_m & (offs_n == 0)"), 0);  // softmax keeps every column
+}
+
+TEST(RowTailTest, AReductionOverTheChannelsStoresOneColumn) {
+  // amin over the channels, kept, then tanh (L2 25's shape): one element a row, stored at
+  // channel 0 from the tile's first column only.
+  const Program p = Parse(
+      "    t0 = F.conv2d(x0, x1)\n    t1 = torch.relu(t0)\n    t2 = torch.amin(t1, 1, True)\n"
+      "    t3 = torch.tanh(t2)\n    return t3\n",
+      "x0, x1", "torch.randn(2, 8, 10, 10), torch.randn(16, 8, 3, 3)");
+  const FusionPlan plan = PlanFusion(p, true);
+  ASSERT_EQ(plan.groups.size(), 1u);
+  EXPECT_EQ(p.value(plan.groups[0].output).name, "t3");
+  const std::string k = KernelsOf(p);
+  ExpectInOrder(k, {"= tl.min(tl.where(mask_n, ", ", float(\"inf\")), axis=1)[:, None]",
+                    "mask = mask_m & (offs_n == 0)",
+                    "tl.store(t3_ptr + mc0 * stride_t3_0 + mc1 * stride_t3_2 + mc2 * stride_t3_3 "});
+}
+
+TEST(RowTailTest, OnlyOverTheChannelsOfOneTileAndOnlyTheChainsEnd) {
+  const auto grouped = [](const std::string& body, const std::string& args,
+                          const std::string& inputs) {
+    const Program p = Parse(body, args, inputs);
+    const FusionPlan plan = PlanFusion(p, true);
+    return plan.groups.size() == 1 && plan.groups[0].row_tail.valid();
+  };
+  const std::string conv = "torch.randn(2, 8, 10, 10), ";
+  // Over the channels, 16 of them: fused.
+  EXPECT_TRUE(grouped("    t0 = F.conv2d(x0, x1)\n    t1 = torch.sum(t0, 1)\n    return t1\n",
+                      "x0, x1", conv + "torch.randn(16, 8, 3, 3)"));
+  // Over a spatial dim; over 256 channels (more than one tile); two groups; the conv's output
+  // returned as well: each a kernel of its own.
+  EXPECT_FALSE(grouped("    t0 = F.conv2d(x0, x1)\n    t1 = torch.sum(t0, 2)\n    return t1\n",
+                       "x0, x1", conv + "torch.randn(16, 8, 3, 3)"));
+  EXPECT_FALSE(grouped("    t0 = F.conv2d(x0, x1)\n    t1 = torch.sum(t0, 1)\n    return t1\n",
+                       "x0, x1", conv + "torch.randn(256, 8, 3, 3)"));
+  EXPECT_FALSE(grouped(
+      "    t0 = F.conv2d(x0, x1, None, 1, 0, 1, 2)\n    t1 = torch.sum(t0, 1)\n    return t1\n",
+      "x0, x1", conv + "torch.randn(16, 4, 3, 3)"));
+  const Program returned = Parse(
+      "    t0 = F.conv2d(x0, x1)\n    t1 = torch.softmax(t0, 1)\n    return t0, t1\n", "x0, x1",
+      conv + "torch.randn(16, 8, 3, 3)");
+  for (const Group& g : PlanFusion(returned, true).groups) EXPECT_FALSE(g.row_tail.valid());
+  // A linear's features and a bmm's last dim are its channels (log_softmax over them).
+  EXPECT_TRUE(grouped("    t0 = torch.bmm(x0, x1)\n    t1 = torch.log_softmax(t0, 2)\n"
+                      "    return t1\n",
+                      "x0, x1", "torch.randn(3, 20, 16), torch.randn(3, 16, 48)"));
+}
+
+TEST(RowTailTest, FittingSharedMemoryKeepsEveryChannelInTheTile) {
+  ContractionConfig c = ChooseContraction(4096, 128, 4096, 1, 0);
+  c.block_m = 128;
+  c.block_n = 128;
+  c.min_block_n = 128;
+  FitSharedMemory({40, 40}, &c);  // far past the budget: block_m halves, block_n stays
+  EXPECT_EQ(c.block_n, 128);
+  EXPECT_LT(c.block_m, 128);
+}
+
+}  // namespace
+}  // namespace drtriton::codegen
