@@ -545,7 +545,7 @@ class ContractionWriter {
     } else {
       WriteShiftedRowsLoop(w, r, ph, a_desc, b_desc, "acc", rows_text);
     }
-    const Tile t = paired ? WritePairedTile(w, r, ph) : WriteShiftedRowsTile(w, r, ph);
+    const Tile t = WriteShiftedRowsTile(w, r, ph, paired);
     WriteEpilogue(w, params, counter, t);
     if (r.phases.size() > 1) extra_constexprs_ = PhaseConstexprs(r.grid_sp.size(), paired);
     EmittedKernel k = Finish(ctx_.KernelNamed("tma"), params, w, /*dot=*/false, "");
@@ -837,40 +837,18 @@ class ContractionWriter {
   // phase's output length.  j_0 is not taken modulo its size: positions past the sample's
   // last output have one too large (or a later one is).  A transposed convolution's output
   // coordinate along a strided dim is phase + stride * j (ContractionSpec::out_at).
-  Tile WriteShiftedRowsTile(PythonWriter& w, const ShiftedRows& r, const PhaseText& ph) {
-    w.Line("offs_m = p0 + tl.arange(0, BLOCK_M)[:, None]");
-    w.Line("offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]");
-    Tile t;
-    if (r.batched) t.mc.push_back("sample");
-    std::vector<std::string> inside;
-    int64_t inner = r.positions();
-    for (size_t d = 0; d < r.grid_sp.size(); ++d) {
-      inner /= r.grid_sp[d];
-      const std::string x = std::to_string(d), o = "o" + x;
-      std::string at = inner > 1 ? "offs_m // " + IntLiteral(inner) : "offs_m";
-      if (d > 0) at = Atom(at) + " % " + IntLiteral(r.grid_sp[d]);
-      w.Line(o + " = " + at);
-      inside.push_back("(" + o + " < " + ph.outs[d] + ")");
-      t.mc.push_back(o);
-      if (r.transposed && r.stride[d] > 1) w.Line("phase" + x + " = " + ph.phase[d]);
-    }
-    w.Line("mask_m = " + Join(inside, " & "));
-    w.Line("mask_n = offs_n < " + IntLiteral(s_.n));
-    return t;
-  }
-
   // The paired tile (PairsLastPhases): row 2i + q is position p0 + i of the last dim's phase
   // q, so phase<last> is q and the output coordinate phase + 2 * j runs along the rows; a row
   // is masked where that coordinate is past the output's length.
-  Tile WritePairedTile(PythonWriter& w, const ShiftedRows& r, const PhaseText& ph) {
-    w.Line("offs_m = p0 + tl.arange(0, BLOCK_M)[:, None] // 2");
+  Tile WriteShiftedRowsTile(PythonWriter& w, const ShiftedRows& r, const PhaseText& ph,
+                            bool paired) {
+    w.Line(std::string("offs_m = p0 + tl.arange(0, BLOCK_M)[:, None]") + (paired ? " // 2" : ""));
     w.Line("offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]");
     Tile t;
     if (r.batched) t.mc.push_back("sample");
     std::vector<std::string> inside;
     int64_t inner = r.positions();
     const size_t last = r.grid_sp.size() - 1;
-    const int64_t length = r.phases[0].outs.back() + r.phases[1].outs.back();
     for (size_t d = 0; d <= last; ++d) {
       inner /= r.grid_sp[d];
       const std::string x = std::to_string(d), o = "o" + x;
@@ -878,13 +856,14 @@ class ContractionWriter {
       if (d > 0) at = Atom(at) + " % " + IntLiteral(r.grid_sp[d]);
       w.Line(o + " = " + at);
       t.mc.push_back(o);
-      if (d == last) {
+      if (paired && d == last) {
+        const int64_t length = r.phases[0].outs.back() + r.phases[1].outs.back();
         w.Line("phase" + x + " = tl.arange(0, BLOCK_M)[:, None] % 2");
         inside.push_back("(phase" + x + " + " + o + " * 2 < " + IntLiteral(length) + ")");
         continue;
       }
       inside.push_back("(" + o + " < " + ph.outs[d] + ")");
-      if (r.stride[d] > 1) w.Line("phase" + x + " = " + ph.phase[d]);
+      if (r.transposed && r.stride[d] > 1) w.Line("phase" + x + " = " + ph.phase[d]);
     }
     w.Line("mask_m = " + Join(inside, " & "));
     w.Line("mask_n = offs_n < " + IntLiteral(s_.n));
