@@ -1531,7 +1531,7 @@ void KeepChannelsInOneTile(int64_t channels, ContractionConfig* c) {
   c->min_block_n = std::max<int64_t>(16, NextPow2(channels));
   if (c->block_n >= c->min_block_n) return;
   c->block_n = c->min_block_n;
-  c->launch.num_warps = c->block_m * c->block_n >= 128 * 128 ? 8 : 4;
+  c->launch.num_warps = DotWarps(c->block_m, c->block_n);
 }
 
 }  // namespace

@@ -333,7 +333,7 @@ void ChooseDotTiles(int64_t m, int64_t n, int64_t k, int64_t batch, int variant,
     else
       c->block_n /= 2;
   }
-  c->launch.num_warps = c->block_m * c->block_n >= 128 * 128 ? 8 : 4;
+  c->launch.num_warps = DotWarps(c->block_m, c->block_n);
 }
 
 // Split-K (ContractionConfig::split_k) for outputs with too few tiles to occupy the SMs and a
@@ -446,7 +446,7 @@ bool ChooseTmaContraction(int64_t m, int64_t n, int64_t batch, int variant,
   t.block_k = 64;
   t.group_m = 8;
   t.precision = DotPrecision::kIeee;  // unused: the kernel multiplies half tiles as they come
-  t.launch.num_warps = block_m * block_n >= 128 * 128 ? 8 : 4;
+  t.launch.num_warps = DotWarps(block_m, block_n);
   t.launch.num_stages = 3;
   for (int64_t d = std::min(tiles, kTmaMaxPrograms); d >= kTmaMinPersistent && tiles > d; --d)
     if (tiles % d == 0) {
@@ -467,7 +467,7 @@ bool ChooseShiftedRowsTma(int64_t samples, int64_t reach, int64_t n, int64_t cha
   if (samples * CeilDiv(reach, t.block_m) * CeilDiv(n, t.block_n) < kTmaMinPrograms) return false;
   t.group_m = 1;
   t.precision = DotPrecision::kIeee;  // unused: the kernel multiplies half tiles as they come
-  t.launch.num_warps = t.block_m * t.block_n >= 128 * 128 ? 8 : 4;
+  t.launch.num_warps = DotWarps(t.block_m, t.block_n);
   t.launch.num_stages = 3;
   *c = t;
   return true;
@@ -519,7 +519,7 @@ void FitSharedMemory(OperandLoads loads, ContractionConfig* c) {
       if (!can_m && !can_n) break;
       const bool halve_m = can_m && (c->block_m >= c->block_n || !can_n);
       (halve_m ? c->block_m : c->block_n) /= 2;
-      c->launch.num_warps = c->block_m * c->block_n >= 128 * 128 ? 8 : 4;
+      c->launch.num_warps = DotWarps(c->block_m, c->block_n);
     }
   }
   if (c->tuned.empty()) return;

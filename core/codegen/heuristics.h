@@ -164,6 +164,10 @@ struct ContractionConfig {
   // own first (TunedTiles); empty: this configuration alone.  The interpreter takes the first.
   std::vector<TileChoice> tuned;
 };
+// Warps for a tl.dot tile of block_m x block_n: 8 from 128 x 128 elements up, 4 below.
+inline int DotWarps(int64_t block_m, int64_t block_n) {
+  return block_m * block_n >= 128 * 128 ? 8 : 4;
+}
 // The tiles autotuned for a one-kernel tensor-core contraction of M x N (`c`: its chosen
 // configuration, first in the list), or none: split-K, narrow and FMA (ieee) kernels keep
 // theirs.  Why: one tile cannot serve every precision mode.  One candidate runs in each
