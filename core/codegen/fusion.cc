@@ -24,6 +24,15 @@ bool IsOutput(const Program& program, ValueId v) {
 
 namespace {
 
+// The one node that reads `v` (once or as several of its arguments), or an invalid id where
+// none or several do.
+NodeId OnlyReader(const std::vector<std::vector<NodeId>>& users, ValueId v) {
+  const auto& u = users[v.index];
+  if (u.empty() || !std::all_of(u.begin(), u.end(), [&](NodeId n) { return n == u.front(); }))
+    return {};
+  return u.front();
+}
+
 // Follows single-consumer, same-shape elementwise and channelwise nodes from `start`; returns
 // the last value of the chain (start itself when nothing can be fused).  `claimed` marks the
 // values earlier anchors' chains compute: a chain stops before one, so that two anchors whose
@@ -33,13 +42,11 @@ ValueId EpilogueEnd(const Program& program, const std::vector<std::vector<NodeId
                     ValueId start, std::vector<bool>* claimed) {
   ValueId end = start;
   while (!IsOutput(program, end)) {
-    const auto& u = users[end.index];
-    if (u.empty()) break;
-    const NodeId next = u.front();
-    bool same_node = std::all_of(u.begin(), u.end(), [&](NodeId n) { return n == next; });
+    const NodeId next = OnlyReader(users, end);
+    if (!next.valid()) break;
     const Node& node = program.node(next);
     const OpInfo& op = GetOp(node.op);
-    if (!same_node || !(op.has(kElementwise) || op.has(kChannelwise))) break;
+    if (!(op.has(kElementwise) || op.has(kChannelwise))) break;
     if (program.value(node.result).shape != program.value(start).shape) break;
     if (program.value(node.result).dtype != program.value(start).dtype) break;
     if ((*claimed)[node.result.index]) break;
@@ -77,10 +84,9 @@ ValueId BroadcastBack(const Program& program, const std::vector<std::vector<Node
   const Shape& in = program.value(reduction.tensors[0]).shape;
   const Shape& kept = program.value(reduction.result).shape;
   if (!reduces || kept.size() != in.size() || kept == in || IsOutput(program, end)) return {};
-  const auto& u = users[end.index];
-  if (u.empty() || !std::all_of(u.begin(), u.end(), [&](NodeId n) { return n == u.front(); }))
-    return {};
-  const Node& next = program.node(u.front());
+  const NodeId reader = OnlyReader(users, end);
+  if (!reader.valid()) return {};
+  const Node& next = program.node(reader);
   if (!GetOp(next.op).has(kElementwise) || (*claimed)[next.result.index]) return {};
   const Value& written = program.value(next.result);
   if (written.shape != in || written.dtype != program.value(end).dtype) return {};
@@ -102,11 +108,9 @@ ValueId BroadcastBack(const Program& program, const std::vector<std::vector<Node
 const Node* RowTailOf(const Program& program, const std::vector<std::vector<NodeId>>& users,
                       const Node& anchor, ValueId end, const std::vector<bool>& claimed) {
   const int axis = ChannelAxis(program, anchor);
-  const auto& u = users[end.index];
-  if (axis < 0 || IsOutput(program, end) || u.empty() ||
-      !std::all_of(u.begin(), u.end(), [&](NodeId n) { return n == u.front(); }))
-    return nullptr;
-  const Node& row = program.node(u.front());
+  const NodeId reader = OnlyReader(users, end);
+  if (axis < 0 || IsOutput(program, end) || !reader.valid()) return nullptr;
+  const Node& row = program.node(reader);
   const RowKind kind = GetOp(row.op).row;
   const bool fits = kind == RowKind::kSum || kind == RowKind::kMean || kind == RowKind::kMax ||
                     kind == RowKind::kMin || kind == RowKind::kLogsumexp ||
