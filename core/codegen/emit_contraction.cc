@@ -747,19 +747,24 @@ class ContractionWriter {
       EmittedKernel l = k;
       l.text.clear();
       l.setup.clear();
-      for (size_t d = 0; d < p.phase.size(); ++d) {
-        const std::string x = std::to_string(d);
-        l.constexprs.push_back("PHASE" + x + "=" + IntLiteral(p.phase[d]));
-        l.constexprs.push_back("TAPS" + x + "=" + IntLiteral(p.taps[d]));
-        l.constexprs.push_back("FIRST" + x + "=" + IntLiteral(p.first[d]));
-        l.constexprs.push_back("OUTS" + x + "=" + IntLiteral(p.outs[d]));
-      }
+      PassPhaseDims(p, p.phase.size(), l);
       l.constexprs.push_back("BASE=" + IntLiteral(PhaseText::Base(r, p)));
       l.constexprs.push_back("TILES_P=" + IntLiteral(tiles_p(p)));
       l.grid = "(" + IntLiteral(r.samples * tiles_p(p) * tiles_n) + ",)";
       launches.push_back(std::move(l));
     }
     return Chained(std::move(launches), k);
+  }
+
+  // Phase `p`'s numbers along its first `dims` spatial dims as a launch's constexprs.
+  static void PassPhaseDims(const ShiftedPhase& p, size_t dims, EmittedKernel& launch) {
+    for (size_t d = 0; d < dims; ++d) {
+      const std::string x = std::to_string(d);
+      launch.constexprs.push_back("PHASE" + x + "=" + IntLiteral(p.phase[d]));
+      launch.constexprs.push_back("TAPS" + x + "=" + IntLiteral(p.taps[d]));
+      launch.constexprs.push_back("FIRST" + x + "=" + IntLiteral(p.first[d]));
+      launch.constexprs.push_back("OUTS" + x + "=" + IntLiteral(p.outs[d]));
+    }
   }
 
   // The constexprs a phase's launch passes (PhaseLaunchesOf) for `dims` spatial dims; a
@@ -769,10 +774,12 @@ class ContractionWriter {
     const size_t own = paired ? dims - 1 : dims;
     for (const char* stem : {"PHASE", "TAPS", "FIRST", "OUTS"})
       for (size_t d = 0; d < own; ++d) names.push_back(stem + std::to_string(d));
-    if (!paired) names.push_back("BASE");
-    for (const char* stem : {"TAPS", "FIRST", "BASE"})
-      for (const char* half : {"A", "B"})
-        if (paired) names.push_back(std::string(stem) + half);
+    if (paired) {
+      for (const char* stem : {"TAPS", "FIRST", "BASE"})
+        for (const char* half : {"A", "B"}) names.push_back(std::string(stem) + half);
+    } else {
+      names.push_back("BASE");
+    }
     names.push_back("TILES_P");
     return names;
   }
@@ -786,13 +793,7 @@ class ContractionWriter {
       EmittedKernel l = k;
       l.text.clear();
       l.setup.clear();
-      for (size_t d = 0; d + 1 < a.phase.size(); ++d) {
-        const std::string x = std::to_string(d);
-        l.constexprs.push_back("PHASE" + x + "=" + IntLiteral(a.phase[d]));
-        l.constexprs.push_back("TAPS" + x + "=" + IntLiteral(a.taps[d]));
-        l.constexprs.push_back("FIRST" + x + "=" + IntLiteral(a.first[d]));
-        l.constexprs.push_back("OUTS" + x + "=" + IntLiteral(a.outs[d]));
-      }
+      PassPhaseDims(a, a.phase.size() - 1, l);  // the last dim's: below, per phase of the pair
       for (const auto& [half, p] : {std::pair{"A", &a}, std::pair{"B", &b}}) {
         l.constexprs.push_back(std::string("TAPS") + half + "=" + IntLiteral(p->taps.back()));
         l.constexprs.push_back(std::string("FIRST") + half + "=" + IntLiteral(p->first.back()));
