@@ -22,6 +22,7 @@
 #include "codegen/heuristics.h"
 #include "codegen/layout.h"
 #include "codegen/rows.h"
+#include "codegen/rows_emitter.h"
 
 namespace drtriton::codegen {
 namespace {
@@ -1314,11 +1315,13 @@ class ContractionWriter {
       if (kind == RowKind::kMean) sum += " / " + IntLiteral(s_.n);
       w.Line(r + " = " + sum);
     } else if (kind == RowKind::kMax || kind == RowKind::kMin) {
+      // A NaN in the row makes the result NaN, as torch.amax/amin (and the rows kernel's).
       const bool max = kind == RowKind::kMax;
-      w.Line(r + " = " + across(max ? "max" : "min",
-                                masked(v, max ? "float(\"-inf\")" : "float(\"inf\")")));
+      w.Line(r + "_lanes = " + masked(v, max ? kMinusInf : "float('inf')"));
+      w.Line(r + " = " + across(max ? "max" : "min", r + "_lanes") + " + " +
+             NanOfLanes(r + "_lanes"));
     } else {  // logsumexp, softmax, log_softmax: the row's maximum taken out before exp
-      w.Line(r + "_max = " + across("max", masked(v, "float(\"-inf\")")));
+      w.Line(r + "_max = " + across("max", masked(v, kMinusInf)));
       w.Line(r + "_exp = " + masked("tl.exp(" + v + " - " + r + "_max)", "0.0"));
       w.Line(r + "_sum = " + across("sum", r + "_exp"));
       if (kind == RowKind::kLogsumexp) w.Line(r + " = " + r + "_max + tl.log(" + r + "_sum)");
