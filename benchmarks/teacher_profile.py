@@ -90,6 +90,13 @@ def kernel_times(fn: Any, args: list[Any], device: str) -> dict[str, float]:
     return out
 
 
+def screen_error(got: Any, want: Any) -> float:
+    """The largest difference over the largest reference magnitude (a screen, not the
+    verifier's rule)."""
+    scale = want.double().abs().max().item() or 1.0
+    return (got.double() - want.double()).abs().max().item() / scale
+
+
 def tuned_kernels(module: Any) -> dict[str, dict[str, Any]]:
     """Each Triton kernel of the candidate: the autotuner's choice, registers and spills."""
     out: dict[str, dict[str, Any]] = {}
@@ -126,11 +133,7 @@ def profile_one(rec: dict[str, Any], device: str) -> dict[str, Any]:
             f.write(emit(rec["source"]))
         module = import_file(path, f"teacher_profile_{rec['index']}")
         with torch.no_grad():
-            got = module.triton_fused_operator(*inputs)
-            want = eager(*inputs)
-            scale = want.double().abs().max().item() or 1.0
-            row["error"] = (got.double() - want.double()).abs().max().item() / scale
-            del got, want
+            row["error"] = screen_error(module.triton_fused_operator(*inputs), eager(*inputs))
             row["kernels"] = kernel_times(module.triton_fused_operator, inputs, device)
             row["eager_kernels"] = kernel_times(eager, inputs, device)
         row["tuned"] = tuned_kernels(module)
@@ -162,11 +165,8 @@ def profile_model(rec: dict[str, Any], device: str, kernels: str, precision: str
             mine.copy_(theirs)
     compiled = torch.compile(reference)
     with torch.no_grad(), in_mode(m):
-        got, want = model(*inputs), reference(*inputs)
+        row["error"] = screen_error(model(*inputs), reference(*inputs))
         compiled(*inputs)
-        scale = want.double().abs().max().item() or 1.0
-        row["error"] = (got.double() - want.double()).abs().max().item() / scale
-        del got, want
         row["kernels"] = kernel_times(model, inputs, device)
         row["eager_kernels"] = kernel_times(reference, inputs, device)
         row["compile_kernels"] = kernel_times(compiled, inputs, device)
