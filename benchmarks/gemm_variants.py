@@ -65,6 +65,10 @@ CONFIGS = [
     (128, 256, 64, 8, 4),
     (128, 128, 128, 8, 3),
     (64, 256, 64, 4, 4),
+    # Deeper pipelines for the memory-bound shape (M 128: 128 FLOP a weight byte, under the
+    # H100's ~295 ridge), where more bytes in flight a program may matter more than the tile.
+    (128, 128, 64, 8, 5),
+    (64, 128, 128, 4, 4),
 ]
 GROUP_M = 8
 VARIANTS = ("tile", "persistent", "persistent_tma", "tma_host", "persistent_tma_host")
@@ -202,6 +206,7 @@ def fastest_config(variant: str, configs: list[Any], launcher: Callable[[Any], C
             print(f"  {variant} {config}: {type(exc).__name__}: {str(exc)[:120]}",
                   file=sys.stderr)  # fmt: skip
             continue
+        print(f"  {variant} {config}: {ms:.4f} ms", file=sys.stderr)
         if best is None or ms < best[0]:
             best = (ms, config)
     return best

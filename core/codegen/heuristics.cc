@@ -22,6 +22,11 @@ constexpr int64_t kLaunchBoundElems = int64_t{1} << 20;
 // programs of 4 MB ran 2.17 ms (1.06x eager).
 constexpr int64_t kStreamMinPrograms = 132 * 16;
 
+// Reducing an outer dim (sum over dim 0 of a row-major (N, C)): lanes along r are a stride
+// apart, rows are adjacent.  64 rows x 64 lanes keeps 256-byte coalesced segments along rows
+// while the loop walks r; the small tile also bounds registers.
+constexpr int64_t kStridedRows[kNumVariants] = {64, 32, 128, 16};
+
 int WarpsForTile(int64_t elems) {
   // About 16 fp32 values per thread of live data: 4096 elements -> 8 warps, 1024 -> 2.
   return static_cast<int>(std::clamp<int64_t>(elems / 512, 1, 8));
@@ -42,12 +47,8 @@ PointwiseConfig ChoosePointwise(int64_t numel, int variant) {
 
 RowsConfig ChooseRows(int64_t rows, int64_t reduced, int variant, bool r_inner) {
   if (!r_inner && rows > 1) {
-    // Reducing an outer dim (sum over dim 0 of a row-major (N, C)): lanes along r are a
-    // stride apart, rows are adjacent.  64 rows x 64 lanes keeps 256-byte coalesced
-    // segments along rows while the loop walks r; the small tile also bounds registers.
-    static constexpr int64_t kRows[kNumVariants] = {64, 32, 128, 16};
     RowsConfig c;
-    c.block_o = std::min(NextPow2(rows), kRows[variant % kNumVariants]);
+    c.block_o = std::min(NextPow2(rows), kStridedRows[variant % kNumVariants]);
     c.block_r = std::min(NextPow2(reduced), int64_t{64});
     if (rows * reduced >= kLaunchBoundElems)
       while (c.block_o > 16 && CeilDiv(rows, c.block_o) < kMinPrograms) c.block_o /= 2;
@@ -185,8 +186,39 @@ bool WidenRereadRows(int64_t rows, int64_t reduced, int variant, RowsConfig& c) 
   return true;
 }
 
+// Reducing an outer dim of few rows: ChooseRows narrows the tile to 16 rows to reach two waves
+// of programs, each walking all of R.  KernelBench L2 14's sum over the columns of its 8192 x
+// 8192 bf16 weight (moved before the GEMM by reassociate.h) became 512 programs of 16 rows
+// (32-byte segments) x 64 lanes in 2 warps, a few KB in flight per SM; with its GEMV it took
+// 0.216 ms on the H100 (h100-2026-12-06), against torch.compile's whole GEMM at 0.185, where
+// 134 MB read at the copy bandwidth is ~0.045 ms.  Here the tile keeps its kStridedRows
+// adjacent rows and R is cut into chunks (RowsConfig::split, combined by a second kernel) so
+// that row blocks x chunks come to kStreamMinPrograms, as a GEMV's long slices (whose
+// measurement set that count).  Not for unknown sizes, nor rows that fill the GPU already.
+namespace {
+void SplitFewStridedRows(int64_t rows, int64_t reduced, int variant, RowsConfig& c) {
+  const int64_t block_o = std::min(NextPow2(rows), kStridedRows[variant % kNumVariants]);
+  const int64_t row_blocks = CeilDiv(rows, block_o);
+  const int64_t block_r = std::min(NextPow2(reduced), int64_t{64});
+  const int64_t blocks = CeilDiv(reduced, block_r);
+  if (row_blocks >= kMinPrograms || blocks < 2 || reduced >= kUnknownSize ||
+      rows * reduced < kLaunchBoundElems)
+    return;
+  const int64_t wanted = std::min(std::max<int64_t>(1, kStreamMinPrograms / row_blocks), blocks);
+  c.block_o = block_o;
+  c.block_r = block_r;
+  c.chunk = CeilDiv(blocks, wanted) * block_r;
+  c.split = CeilDiv(reduced, c.chunk);
+  c.launch.num_warps = WarpsForTile(block_o * block_r);
+}
+}  // namespace
+
 RowsConfig ChooseReduceRows(int64_t rows, int64_t reduced, int variant, bool r_inner) {
-  if (!r_inner && rows > 1) return ChooseRows(rows, reduced, variant, r_inner);
+  if (!r_inner && rows > 1) {
+    RowsConfig c = ChooseRows(rows, reduced, variant, r_inner);
+    SplitFewStridedRows(rows, reduced, variant, c);
+    return c;
+  }
   // One tile of OnePassLimit elements: a whole row up to that length, or several short rows.
   const int64_t tile = OnePassLimit(variant);
   // Unknown sizes (generic mode, whose rows are short more often than not) keep the tile.
