@@ -89,7 +89,7 @@ Result<std::string> EmitCandidate(const Program& written, const CodegenOptions& 
   std::optional<SizeSyms> syms;
   if (options.generic_shapes && GenericUnsupportedOps(program).empty())
     syms = InferSizeSyms(program).value();
-  const FusionPlan plan = PlanFusion(program, options.fuse_epilogue);
+  const FusionPlan plan = PlanFusion(program, options.fuse_epilogue, !syms);
   const std::vector<bool> amplified = AmplifiedValues(program, options.amplified_outputs);
   std::vector<Launch> launches;
   for (size_t i = 0; i < plan.groups.size(); ++i) {

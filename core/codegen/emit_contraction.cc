@@ -1287,6 +1287,7 @@ class ContractionWriter {
     Coords out = Materialize(w, s_.out_at(t.bc, t.mc, "offs_n"), "oc");
     const Node& node = ctx_.program.node(ctx_.group.anchor);
     e.Bind(node.result, "acc");
+    if (ctx_.group.row_tail_partials) return WriteRowTailPartials(w, params, e, out);
     if (ctx_.group.row_tail.valid()) out = WriteRowTail(w, e, out);
     const std::string val = e.Compute(ctx_.group.output, out);
     w.Line("tl.store(" + params.Address(ctx_.group.output, out, zero) + ", " + val +
@@ -1341,6 +1342,143 @@ class ContractionWriter {
     return at;
   }
 
+
+ public:
+  // Group::row_tail_partials: a row's kPartialColumns-wide chunks of columns, its partial
+  // statistics one per chunk in each plane of the partials buffer, at row * Chunks() + chunk;
+  // a row is a (batch, m) pair, as the output's coordinates other than its channels.
+  int64_t Chunks() const { return CeilDiv(s_.n, kPartialColumns); }
+  int64_t TailRows() const { return batch_ * m_; }
+  std::string TailBuffer() const { return ctx_.WrapperName("tail"); }
+  RowKind TailKind() const { return GetOp(ctx_.program.node(ctx_.group.row_tail).op).row; }
+  int TailPlanes() const { return TailKind() == RowKind::kLogsumexp ? 2 : 1; }
+
+  // The tile's partial statistics of the row tail (RowTailFinish combines them): a sum, a
+  // maximum or minimum (NaN where a lane is, as torch's), or logsumexp's chunk maximum and the
+  // sum of exponentials below it (a chunk of -inf alone sums to 0 rather than NaN).
+  void WriteRowTailPartials(PythonWriter& w, KernelParams& params, ExprEmitter& e,
+                            const Coords& out) {
+    const Node& row = ctx_.program.node(ctx_.group.row_tail);
+    const RowKind kind = TailKind();
+    const std::string v = e.Compute(row.tensors[0], out);
+    const std::string width = IntLiteral(kPartialColumns);
+    const std::string chunks = "BLOCK_N // " + width;
+    const auto per_chunk = [&](const std::string& f, const std::string& x) {
+      return "tl." + f + "(" + x + ", axis=2)";
+    };
+    const std::string r = e.NewVar("rt");
+    const auto lanes = [&](const std::string& fill) {
+      w.Line(r + "_lanes = tl.reshape(tl.where(mask_n, " + v + ", " + fill + "), [BLOCK_M, " +
+             chunks + ", " + width + "])");
+      return r + "_lanes";
+    };
+    std::vector<std::string> stats;
+    if (kind == RowKind::kSum || kind == RowKind::kMean) {
+      w.Line(r + " = " + per_chunk("sum", lanes("0.0")));
+      stats = {r};
+    } else if (kind == RowKind::kMax || kind == RowKind::kMin) {
+      const bool max = kind == RowKind::kMax;
+      const std::string x = lanes(max ? kMinusInf : "float('inf')");
+      w.Line(r + " = " + per_chunk(max ? "max" : "min", x) + " + " +
+             per_chunk("sum", "tl.where(" + x + " != " + x + ", " + x + ", 0.0)"));
+      stats = {r};
+    } else {  // logsumexp
+      const std::string x = lanes(kMinusInf);
+      w.Line(r + "_max = " + per_chunk("max", x));
+      w.Line(r + "_shift = tl.where(" + r + "_max == " + kMinusInf + ", 0.0, " + r + "_max)");
+      w.Line(r + "_sum = " + per_chunk("sum", "tl.exp(" + x + " - " + r + "_shift[:, :, None])"));
+      stats = {r + "_max", r + "_sum"};
+    }
+    w.Line("rt_chunk = pid_n * (" + chunks + ") + tl.arange(0, " + chunks + ")[None, :]");
+    w.Line("rt_at = (pid_b * " + IntLiteral(m_) + " + offs_m) * " + IntLiteral(Chunks()) +
+           " + rt_chunk");
+    const std::string ptr = params.Scratch(TailBuffer());
+    const int64_t plane = TailRows() * Chunks();
+    for (size_t i = 0; i < stats.size(); ++i) {
+      const std::string at = i == 0 ? "rt_at" : "rt_at + " + IntLiteral(int64_t(i) * plane);
+      w.Line("tl.store(" + ptr + " + " + at + ", " + stats[i] + ", mask=mask_m & (rt_chunk < " +
+             IntLiteral(Chunks()) + "))");
+    }
+  }
+
+  // The group's last kernel where its row tail spans tiles (Group::row_tail_partials): per
+  // block of BLOCK_O rows, the row's partials combined (one lane a chunk), bound as the row
+  // operator's result, and the rest of the epilogue computed and stored.  The GEMM's launches
+  // (the TMA kernel or the pointer one) go before it, the partials allocated first.
+  EmittedKernel RowTailFinish() {
+    const Program& p = ctx_.program;
+    const Node& row = p.node(ctx_.group.row_tail);
+    const RowKind kind = TailKind();
+    KernelParams params(p);
+    PythonWriter w(1);
+    int counter = 0;
+    const std::string chunks = IntLiteral(Chunks());
+    w.Line("pid = " + ProgramId(0, ctx_.wide));
+    w.Line("rows = pid * BLOCK_O + " + Arange("BLOCK_O", ctx_.wide) + "[:, None]");
+    w.Line("row_mask = rows < " + IntLiteral(TailRows()));
+    w.Line("chunks = tl.arange(0, BLOCK_C)[None, :]");
+    w.Line("chunk_mask = row_mask & (chunks < " + chunks + ")");
+    w.Line("at = rows * " + chunks + " + chunks");
+    const std::string ptr = params.Scratch(TailBuffer());
+    const auto load = [&](const std::string& name, int plane, const std::string& other) {
+      const std::string at =
+          plane == 0 ? "at" : "at + " + IntLiteral(int64_t(plane) * TailRows() * Chunks());
+      w.Line(name + " = tl.load(" + ptr + " + " + at + ", mask=chunk_mask, other=" + other + ")");
+    };
+    const auto across = [](const std::string& f, const std::string& x) {
+      return "tl." + f + "(" + x + ", axis=1)[:, None]";
+    };
+    if (kind == RowKind::kSum || kind == RowKind::kMean) {
+      load("p_total", 0, "0.0");
+      std::string sum = across("sum", "p_total");
+      if (kind == RowKind::kMean) sum += " / " + IntLiteral(s_.n);
+      w.Line("rt = " + sum);
+    } else if (kind == RowKind::kMax || kind == RowKind::kMin) {
+      const bool max = kind == RowKind::kMax;
+      load("p_best", 0, max ? kMinusInf : "float('inf')");
+      w.Line("rt = " + across(max ? "max" : "min", "p_best") + " + " + NanOfLanes("p_best"));
+    } else {
+      load("p_max", 0, kMinusInf);
+      load("p_sum", 1, "0.0");
+      w.Line("rt_max = " + across("max", "p_max"));
+      w.Line("rt_shift = tl.where(rt_max == " + std::string(kMinusInf) + ", 0.0, rt_max)");
+      w.Line("rt = rt_shift + tl.log(" + across("sum", "p_sum * tl.exp(p_max - rt_shift)") + ")");
+    }
+    w.Line("m_row = rows % " + IntLiteral(m_));
+    w.Line("b_row = rows // " + IntLiteral(m_));
+    const Coords bc = DecomposeDims(w, "b_row", s_.batch_dims, "bc");
+    const Coords mc = DecomposeDims(w, "m_row", s_.m_dims, "mc");
+    Coords at = s_.out_at(bc, mc, "0");
+    const auto axis = at.begin() + ChannelAxis(p, p.node(ctx_.group.anchor));
+    if (row.attrs[1].b)
+      *axis = "0";
+    else
+      at.erase(axis);
+    const std::string zero = "rows * 0";
+    ExprEmitter e(p, ctx_.plan.materialized, params, w, "row_mask", zero, counter);
+    e.LoadOneElementValuesAsScalars();
+    e.Bind(row.result, "rt");
+    const std::string val = e.Compute(ctx_.group.output, at);
+    w.Line("tl.store(" + params.Address(ctx_.group.output, at, zero) + ", " + val +
+           ", mask=row_mask)");
+    const int64_t block_c = NextPow2(Chunks());
+    const int64_t block_o = std::clamp<int64_t>(kTailTile / block_c, 1, NextPow2(TailRows()));
+    EmittedKernel k;
+    k.name = ctx_.KernelNamed("tail");
+    const std::string comment = GetOp(row.op).name + " over " + IntLiteral(s_.n) + " of " +
+                                IntLiteral(TailRows()) + " rows from the GEMM's partials in " +
+                                chunks + " chunks of " + IntLiteral(kPartialColumns);
+    k.text = KernelText(k.name, comment, params, {"BLOCK_O", "BLOCK_C"}, w.str());
+    k.call_args = params.args();
+    k.constexprs = {"BLOCK_O=" + IntLiteral(block_o), "BLOCK_C=" + IntLiteral(block_c)};
+    k.grid = "(" + IntLiteral(CeilDiv(TailRows(), block_o)) + ",)";
+    k.launch.num_warps = 4;
+    return k;
+  }
+  // The finishing kernel's tile: 4096 partials over 4 warps, 32 a thread.
+  static constexpr int64_t kTailTile = 4096;
+
+ private:
   // `@triton.autotune` over c_.tuned: one tile per precision mode (the autotuner's key holds
   // the arguments' dtypes and DOT_PRECISION; a phased kernel's each phase, its own M), timed on
   // the GPU at the first call and cached on disk; the interpreter, which has no do_bench, runs
@@ -1538,6 +1676,31 @@ void KeepChannelsInOneTile(int64_t channels, ContractionConfig* c) {
   c->launch.num_warps = DotWarps(c->block_m, c->block_n);
 }
 
+// A row tail's partials (fusion.h Group::row_tail_partials) are per kPartialColumns
+// columns: BLOCK_N a multiple of them, kept by FitSharedMemory.  The autotuned tiles have the
+// same BLOCK_N or 128 or 256.
+void KeepPartialColumns(ContractionConfig* c) {
+  c->min_block_n = kPartialColumns;
+  if (c->block_n >= kPartialColumns) return;
+  c->block_n = kPartialColumns;
+  c->launch.num_warps = c->block_m * c->block_n >= 128 * 128 ? 8 : 4;
+}
+
+// The GEMM's launches (`gemm` and those before it) go before the kernel that combines the
+// row tail's partials, the partials allocated by the first launch set up in every precision
+// (not an fp16x3 split's, emit_split.cc), before the GEMM's own.
+EmittedKernel WithRowTailFinish(EmittedKernel gemm, EmittedKernel finish, int64_t floats,
+                                const GroupContext& ctx) {
+  finish.before = std::move(gemm.before);
+  gemm.before.clear();
+  finish.before.push_back(std::move(gemm));
+  auto first = std::find_if(finish.before.begin(), finish.before.end(),
+                            [](const EmittedKernel& k) { return k.for_precision.empty(); });
+  first->setup.insert(first->setup.begin(),
+                      ScratchAllocation(ctx.program, ctx.WrapperName("tail"), floats));
+  return finish;
+}
+
 }  // namespace
 
 Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
@@ -1553,7 +1716,10 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
                         : ctx.generic() ? ChooseContraction(u, u, u, 1, ctx.variant, precision)
                                         : ChooseContraction(m, s.n, k, batch, ctx.variant,
                                                             precision);
-  if (ctx.group.row_tail.valid()) KeepChannelsInOneTile(s.n, &c);
+  if (ctx.group.row_tail_partials)
+    KeepPartialColumns(&c);
+  else if (ctx.group.row_tail.valid())
+    KeepChannelsInOneTile(s.n, &c);
   if (!ctx.generic() && !s.window_sum) c.tuned = TunedTiles(c, m, s.n);
   std::vector<ValueId> repacked = RepackedOperands(ctx, s, c);
   std::vector<ValueId> presplit = PresplitOperands(ctx, s, c);
@@ -1597,7 +1763,10 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
       kernel.before.push_back(std::move(tma));
     }
   }
-  return kernel;
+  if (!ctx.group.row_tail_partials) return kernel;
+  ContractionWriter writer(ctx, s, c, repacked, presplit);
+  const int64_t floats = int64_t{writer.TailPlanes()} * writer.TailRows() * writer.Chunks();
+  return WithRowTailFinish(std::move(kernel), writer.RowTailFinish(), floats, ctx);
 }
 
 }  // namespace drtriton::codegen

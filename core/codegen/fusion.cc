@@ -101,12 +101,21 @@ ValueId BroadcastBack(const Program& program, const std::vector<std::vector<Node
   return EpilogueEnd(program, users, next.result, claimed);
 }
 
+// A GEMM's (linear, matmul, bmm: not a convolution, whose tiles take other forms).
+bool IsGemm(const Node& node) {
+  const OpInfo& op = GetOp(node.op);
+  return op.has(kContraction) && !op.has(kConv) && !op.has(kConvTranspose);
+}
+
 // The row operator over the channels of contraction `anchor` whose epilogue ends at `end`
 // (fusion.h Group::row_tail), or null: the only reader of `end` (not an output itself), one of
 // the kinds a tile can compute across its columns, along ChannelAxis, over at most
-// kRowTailMaxChannels channels and rows enough that the GEMV path is never chosen.
+// kRowTailMaxChannels channels and rows enough that the GEMV path is never chosen.  Or, with
+// `partials` set (Group::row_tail_partials; literal shapes only), a reduction of a GEMM's
+// wider rows.
 const Node* RowTailOf(const Program& program, const std::vector<std::vector<NodeId>>& users,
-                      const Node& anchor, ValueId end, const std::vector<bool>& claimed) {
+                      const Node& anchor, ValueId end, const std::vector<bool>& claimed,
+                      bool literal_shapes, bool* partials) {
   const int axis = ChannelAxis(program, anchor);
   const NodeId reader = OnlyReader(users, end);
   if (axis < 0 || IsOutput(program, end) || !reader.valid()) return nullptr;
@@ -121,7 +130,10 @@ const Node* RowTailOf(const Program& program, const std::vector<std::vector<Node
     return nullptr;
   const int64_t channels = shape[static_cast<size_t>(axis)];
   const int64_t rows = Product(shape) / channels;
-  const bool sized = channels >= kRowTailMinChannels && channels <= kRowTailMaxChannels;
+  const bool reduction = kind != RowKind::kSoftmax && kind != RowKind::kLogSoftmax;
+  *partials = channels > kRowTailMaxChannels && reduction && IsGemm(anchor) && literal_shapes;
+  const bool sized =
+      channels >= kRowTailMinChannels && (channels <= kRowTailMaxChannels || *partials);
   return sized && rows > kNarrowAtMost ? &row : nullptr;
 }
 
@@ -214,7 +226,7 @@ GroupKind AnchorKind(const Program& program, NodeId node) {
   return GroupKind::kRows;
 }
 
-FusionPlan PlanFusion(const Program& program, bool fuse_epilogue) {
+FusionPlan PlanFusion(const Program& program, bool fuse_epilogue, bool literal_shapes) {
   const auto users = Consumers(program);
   FusionPlan plan;
   plan.materialized.assign(program.values().size(), false);
@@ -249,10 +261,13 @@ FusionPlan PlanFusion(const Program& program, bool fuse_epilogue) {
     }
     if (const Node* softmax = fuse_epilogue ? LossLogSoftmax(program, node) : nullptr)
       g.absorbed = program.value(softmax->result).producer;
+    bool partials = false;
     if (const Node* row = fuse_epilogue && g.kind == GroupKind::kContraction
-                              ? RowTailOf(program, users, node, g.output, claimed)
+                              ? RowTailOf(program, users, node, g.output, claimed,
+                                          literal_shapes, &partials)
                               : nullptr) {
       g.row_tail = program.value(row->result).producer;
+      g.row_tail_partials = partials;
       absorbed_by[g.row_tail.index] = id;
       claimed[row->result.index] = true;
       g.output = EpilogueEnd(program, users, row->result, &claimed);

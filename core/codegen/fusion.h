@@ -54,7 +54,21 @@ struct Group {
   // kernel; H100, bf16 (results/h100-2026-12-06b): KernelBench L2 91's channel softmax took
   // 0.73 ms after its transposed convolution, torch.compile's whole epilogue 0.88.
   NodeId row_tail;
+  // The row tail is a reduction (sum, mean, max, min, logsumexp) over more channels than one
+  // tile holds, of a GEMM (a linear's, matmul's or bmm's last dim): each tile stores a partial
+  // statistic per kPartialColumns of its columns, and a second kernel of the group combines a
+  // row's partials and computes the rest of the epilogue (emit_contraction.cc, RowTailFinish).
+  // Why: KernelBench level 2's GEMMs end in such reductions over 8192 features (L2 22, 64,
+  // 80: logsumexp, max) or 32768 (L2 56: a sum); the GEMM's float32 output (32 MB at 1024 x
+  // 8192) was stored and read back by a rows kernel, 0.20 ms against torch.compile's 0.19
+  // on the H100 (h100-2026-12-06, bf16), whose GEMM alone is cuBLAS's.
+  bool row_tail_partials = false;
 };
+
+// The columns of a tile whose partial statistic one store holds (Group::row_tail_partials):
+// every BLOCK_N of the GEMM's tiles (autotuned at 128 and 256, 64 at least) is a multiple, so
+// the partials' layout does not depend on the tile the autotuner picks.
+inline constexpr int64_t kPartialColumns = 64;
 
 struct FusionPlan {
   std::vector<Group> groups;       // in an order where every group's inputs come first
@@ -113,6 +127,8 @@ inline constexpr int64_t kRowTailMinChannels = 8;
 // The group kind of an anchor node.
 GroupKind AnchorKind(const Program& program, NodeId node);
 
-FusionPlan PlanFusion(const Program& program, bool fuse_epilogue);
+// `literal_shapes`: the kernels are emitted for the program's own sizes (false: generic-shape
+// mode, where a row tail's partials are not fused).
+FusionPlan PlanFusion(const Program& program, bool fuse_epilogue, bool literal_shapes = true);
 
 }  // namespace drtriton::codegen

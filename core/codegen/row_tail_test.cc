@@ -59,10 +59,12 @@ TEST(RowTailTest, AReductionOverTheChannelsStoresOneColumn) {
   EXPECT_EQ(p.value(plan.groups[0].output).name, "t3");
   const std::string k = KernelsOf(p);
   // A NaN among the channels makes the minimum NaN, as torch.amin's.
-  ExpectInOrder(k, {"_lanes = tl.where(mask_n, ", ", float('inf'))", "_lanes, axis=1)[:, None] + ",
+  ExpectInOrder(k, {"_lanes = tl.where(mask_n, ", ", float('inf'))",
+                    "_lanes, axis=1)[:, None] + ",
                     "_lanes != rt",
                     "mask = mask_m & (offs_n == 0)",
-                    "tl.store(t3_ptr + mc0 * stride_t3_0 + mc1 * stride_t3_2 + mc2 * stride_t3_3 "});
+                    "tl.store(t3_ptr + mc0 * stride_t3_0 + mc1 * stride_t3_2 + "
+                    "mc2 * stride_t3_3 "});
 }
 
 TEST(RowTailTest, OnlyOverTheChannelsOfOneTileAndOnlyTheChainsEnd) {
@@ -76,8 +78,8 @@ TEST(RowTailTest, OnlyOverTheChannelsOfOneTileAndOnlyTheChainsEnd) {
   // Over the channels, 16 of them: fused.
   EXPECT_TRUE(grouped("    t0 = F.conv2d(x0, x1)\n    t1 = torch.sum(t0, 1)\n    return t1\n",
                       "x0, x1", conv + "torch.randn(16, 8, 3, 3)"));
-  // Over a spatial dim; over 256 channels (more than one tile); two groups; the conv's output
-  // returned as well: each a kernel of its own.
+  // Over a spatial dim; over 256 channels (more than one tile, and a convolution's: no
+  // partials); two groups; the conv's output returned as well: each a kernel of its own.
   EXPECT_FALSE(grouped("    t0 = F.conv2d(x0, x1)\n    t1 = torch.sum(t0, 2)\n    return t1\n",
                        "x0, x1", conv + "torch.randn(16, 8, 3, 3)"));
   EXPECT_FALSE(grouped("    t0 = F.conv2d(x0, x1)\n    t1 = torch.sum(t0, 1)\n    return t1\n",
@@ -93,6 +95,39 @@ TEST(RowTailTest, OnlyOverTheChannelsOfOneTileAndOnlyTheChainsEnd) {
   EXPECT_TRUE(grouped("    t0 = torch.bmm(x0, x1)\n    t1 = torch.log_softmax(t0, 2)\n"
                       "    return t1\n",
                       "x0, x1", "torch.randn(3, 20, 16), torch.randn(3, 16, 48)"));
+}
+
+TEST(RowTailTest, AGemmsWideReductionIsCombinedFromPartials) {
+  // L2 80's shape: a linear's 8192 features, their maximum, then gelu on the (1024, 1) result.
+  const std::string body =
+      "    t0 = F.linear(x0, x1)\n    t1 = torch.amax(t0, 1, True)\n    t2 = F.gelu(t1)\n"
+      "    return t2\n";
+  const Program p = Parse(body, "x0, x1", "torch.randn(1024, 512), torch.randn(8192, 512)");
+  const FusionPlan plan = PlanFusion(p, true);
+  ASSERT_EQ(plan.groups.size(), 1u);
+  EXPECT_TRUE(plan.groups[0].row_tail_partials);
+  EXPECT_EQ(p.value(plan.groups[0].output).name, "t2");
+  EXPECT_FALSE(PlanFusion(p, true, /*literal_shapes=*/false).groups[0].row_tail.valid());
+  auto c = EmitCandidate(p, CodegenOptions{});
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  // 8192 features are 128 chunks of 64 a row; the GEMM stores them, the tail kernel reads
+  // them as one lane each and computes gelu; the partials are allocated before either GEMM.
+  ExpectInOrder(c.value(), {"rt_chunk = pid_n * (BLOCK_N // 64)",
+                            "rt_at = (pid_b * 1024 + offs_m) * 128 + rt_chunk",
+                            "def k0_linear_tail_kernel(k0_tail_ptr",
+                            "p_best = tl.load(k0_tail_ptr + at, mask=chunk_mask", "erf",
+                            "k0_tail = torch.empty((131072,)", "k0_linear_tma_kernel[(",
+                            "k0_linear_kernel[", "k0_linear_tail_kernel[(32,)]("});
+  // Softmax needs every column again; a convolution's tiles take other forms: not fused.
+  const auto partials = [](const std::string& b, const std::string& inputs) {
+    const Program q = Parse(b, "x0, x1", inputs);
+    const FusionPlan pl = PlanFusion(q, true);
+    return pl.groups[0].row_tail.valid() || pl.groups[0].row_tail_partials;
+  };
+  EXPECT_FALSE(partials("    t0 = F.linear(x0, x1)\n    t1 = torch.softmax(t0, 1)\n    return t1\n",
+                        "torch.randn(1024, 512), torch.randn(8192, 512)"));
+  EXPECT_FALSE(partials("    t0 = F.conv2d(x0, x1)\n    t1 = torch.sum(t0, 1)\n    return t1\n",
+                        "torch.randn(2, 8, 10, 10), torch.randn(256, 8, 3, 3)"));
 }
 
 TEST(RowTailTest, FittingSharedMemoryKeepsEveryChannelInTheTile) {

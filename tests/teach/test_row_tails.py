@@ -98,3 +98,65 @@ def test_the_tma_kernels_compute_the_row_operator_alone(name: str) -> None:
     candidate = emit(source)
     assert ACROSS_COLUMNS in candidate and POINTER_LAUNCH in candidate
     assert judged(source, candidate.replace(POINTER_LAUNCH, "    if False:\n"), "fp16")
+
+
+# Reductions over more features than one tile holds (fusion.h Group::row_tail_partials):
+# each tile stores a partial statistic per 64 columns, a second kernel of the group combines
+# a row's and computes the rest of the epilogue.
+WIDE = {
+    # L2 56's form: sigmoid, then the sum over the features.
+    "linear_sigmoid_sum": task(
+        ["t0 = F.linear(x0, x1, x2)", "t1 = torch.sigmoid(t0)", "t2 = torch.sum(t1, 1, True)"],
+        "x0, x1, x2",
+        "torch.randn(40, 32), torch.randn(200, 32), torch.randn(200)",
+    ),
+    # L2 80's: the maximum over the features, then an epilogue on the (rows, 1) result.
+    "linear_amax_gelu": task(
+        ["t0 = F.linear(x0, x1)", "t1 = torch.amax(t0, 1, True)", "t2 = F.gelu(t1)"],
+        "x0, x1",
+        "torch.randn(40, 32), torch.randn(320, 32)",
+    ),
+    # L2 64's: logsumexp over the features, then leaky_relu.
+    "linear_logsumexp_leaky": task(
+        [
+            "t0 = F.linear(x0, x1, x2)",
+            "t1 = torch.logsumexp(t0, 1, True)",
+            "t2 = F.leaky_relu(t1, 0.01)",
+        ],
+        "x0, x1, x2",
+        "torch.randn(40, 32), torch.randn(300, 32), torch.randn(300)",
+    ),
+    # Batched: relu (or the mean would move before the product, reassociate.h), a mean over
+    # the last dim, dropped (no keepdim), then a minimum.
+    "bmm_relu_mean_min": task(
+        [
+            "t0 = torch.bmm(x0, x1)",
+            "t1 = torch.relu(t0)",
+            "t2 = torch.mean(t1, 2)",
+            "t3 = torch.amin(t2, 1)",
+        ],
+        "x0, x1",
+        "torch.randn(3, 20, 16), torch.randn(3, 16, 260)",
+    ),
+}
+TAIL_KERNEL = "_tail_kernel["
+
+
+@pytest.mark.parametrize("name", sorted(WIDE))
+def test_a_wide_reduction_is_combined_from_the_tiles_partials(name: str) -> None:
+    source = WIDE[name]
+    candidate = emit(source)
+    assert TAIL_KERNEL in candidate and "rt_chunk" in candidate, candidate
+    assert judged(source, candidate, "fp32")
+
+
+def test_the_tma_gemm_alone_writes_the_partials() -> None:
+    # fp16 in the interpreter runs the TMA GEMM; with the pointer launch off it alone writes.
+    source = task(
+        ["t0 = F.linear(x0, x1, x2)", "t1 = torch.logsumexp(t0, 1, True)"],
+        "x0, x1, x2",
+        "torch.randn(16384, 64), torch.randn(384, 64), torch.randn(384)",
+    )
+    candidate = emit(source)
+    assert TAIL_KERNEL in candidate and POINTER_LAUNCH in candidate
+    assert judged(source, candidate.replace(POINTER_LAUNCH, "    if False:\n"), "fp16")
