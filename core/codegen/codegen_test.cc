@@ -1057,11 +1057,16 @@ TEST(CodegenTest, HalfContractionsLoadTheirOperandsByTmaWhereTheyAllow) {
       "torch.randn(2048, 64), torch.randn(1024, 64)"));
   EXPECT_EQ(Count(one_round, "for rnd in"), 0);
   EXPECT_EQ(Count(one_round, "k0_linear_tma_kernel[(128,)]("), 1);
-  // 128 x 32768 (KernelBench L2 55's linear): 128 wide tiles, one program each.
+  // 128 x 32768 (KernelBench L2 55's linear), one M tile streaming its weight: 256 tiles of
+  // 128 x 128 in K steps of 128, two a program over 128 programs; 64 rows keep 64 x 256 x 64.
   ContractionConfig skinny;
   ASSERT_TRUE(ChooseTmaContraction(128, 32768, 1, 0, &skinny));
+  EXPECT_EQ(skinny.block_n, 128);
+  EXPECT_EQ(skinny.block_k, 128);
+  EXPECT_EQ(skinny.programs, 128);
+  ASSERT_TRUE(ChooseTmaContraction(64, 32768, 1, 0, &skinny));
   EXPECT_EQ(skinny.block_n, 256);
-  EXPECT_EQ(skinny.programs, 0);
+  EXPECT_EQ(skinny.block_k, 64);
   ContractionConfig prime;  // 2 x 137 tiles: no divisor from 96 to 132, one program a tile
   ASSERT_TRUE(ChooseTmaContraction(137 * 128, 512, 1, 0, &prime));
   EXPECT_EQ(prime.programs, 0);

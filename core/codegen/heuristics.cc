@@ -468,14 +468,20 @@ bool ChooseTmaContraction(int64_t m, int64_t n, int64_t batch, int variant,
   // (twice the tiles, persistent over the same divisor) at half the work a loaded byte.  H200
   // (h200-2026-12-03-c, gemm_variants.py): L2 55's 128 x 32768 x 32768 (128 wide tiles) ran
   // at 0.978 of cuBLAS in 128 x 256, where the teacher's 128 x 128 took 0.946 of eager.
-  const bool wide = n >= 256 && programs(block_m, 256) >= kTmaMinPersistent;
+  // One tile of 65-128 rows (M) streams each weight element once: 128 FLOP a bf16 byte, below
+  // the H100's ridge (~295), memory-bound.  There BLOCK_K 128 moves twice the bytes a stage.
+  // H100 (2026-12-06, results/h100-2026-12-06c, gemm_variants.py, 128 x 32768 x 32768 in bf16,
+  // KernelBench L2 55, 56, 59): 128 x 128 x 128 in 3 stages 0.734 ms, 1.05x cuBLAS's 0.772;
+  // 128 x 256 x 64 (below) 0.796; 128 x 128 x 64 in 4 stages 0.768, in 5 0.744.
+  const bool streams = m > 64 && m <= 128 && n >= 256;
+  const bool wide = !streams && n >= 256 && programs(block_m, 256) >= kTmaMinPersistent;
   const int64_t block_n = wide ? 256 : n <= 64 ? 64 : 128;
   const int64_t tiles = programs(block_m, block_n);
   if (tiles < kTmaMinPrograms) return false;
   ContractionConfig t;
   t.block_m = block_m;
   t.block_n = block_n;
-  t.block_k = 64;
+  t.block_k = streams ? 128 : 64;
   t.group_m = 8;
   t.precision = DotPrecision::kIeee;  // unused: the kernel multiplies half tiles as they come
   t.launch.num_warps = DotWarps(block_m, block_n);
