@@ -279,10 +279,15 @@ def test_end_to_end_on_the_cpu(tmp_path: Path) -> None:
     assert "] search 1/1 done:" in log and "] verified: correct" in log
 
 
-def test_batch_norm_kernels_reach_the_optimizer_and_the_summary(tmp_path: Path) -> None:
+def test_no_batch_norm_kernels_reaches_the_optimizer_and_the_summary(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    config = fake_config(problem_timeout=15.0, batch_norm_kernels=True)
+    config = fake_config(problem_timeout=15.0, batch_norm_kernels=False)
     outcome = run_kernelbench([problem(1, 1)], out, config, progress=False)
     assert outcome.results == 1  # the worker built OptimizeConfig with the flag
     assert read_results(out / "results.jsonl")[0]["status"] == "correct"
-    assert "--batch-norm-kernels: batch norm's batch statistics" in (out / "summary.md").read_text()
+    summary = (out / "summary.md").read_text()
+    assert "--no-batch-norm-kernels: batch norm's batch statistics stayed" in summary
+    # Left unset, OptimizeConfig's default (on) applies and the summary says nothing of it.
+    default = tmp_path / "default"
+    run_kernelbench([problem(1, 1)], default, fake_config(problem_timeout=15.0), progress=False)
+    assert "batch-norm-kernels" not in (default / "summary.md").read_text()

@@ -79,8 +79,9 @@ BATCH_NORM = model(
 @pytest.mark.parametrize("kernels", [False, True])
 def test_batch_statistics_are_a_kernel_only_when_asked(kernels: bool) -> None:
     # Training mode (KernelBench's): batch norm normalizes with the batch's statistics.  By
-    # default it stays a PyTorch call; with batch_norm_kernels the catalog's batch_norm_train
-    # is searched like any operator, and the fragment verified against torch in train mode.
+    # default (batch_norm_kernels) the catalog's batch_norm_train is searched like any
+    # operator, and the fragment verified against torch in train mode; without, it stays a
+    # PyTorch call.
     config = OptimizeConfig(max_ops=3, k=1, mode="train", batch_norm_kernels=kernels)
     result = optimize_source(BATCH_NORM, config)
     kept = [op for s in result.segments if not s["fused"] for op in s["ops"]]
@@ -92,7 +93,8 @@ def test_batch_statistics_are_a_kernel_only_when_asked(kernels: bool) -> None:
         assert "torch.ops.aten._native_batch_norm_legit_functional.default" in kept
         assert not fused and not result.frontend["fully_mapped"]
         why = [s["why"] for s in result.segments if "batch_norm" in s["ops"][0]]
-        assert why == ["batch statistics stay a PyTorch call (--batch-norm-kernels maps them)"]
+        assert why == ["batch statistics stay a PyTorch call (--no-batch-norm-kernels)"]
+    assert OptimizeConfig().batch_norm_kernels
 
 
 def test_cli_user_errors(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:

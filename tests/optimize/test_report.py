@@ -124,7 +124,7 @@ def test_why_an_opaque_run_stays_in_pytorch_is_the_reason_on_its_line() -> None:
     call = "torch.ops.aten.some_spelling.default(t0)"
     declined = Line("t1", call, None, ["t0"], reason=BATCH_STATISTICS)
     assert _opaque_why(declined) == (
-        "batch statistics stay a PyTorch call (--batch-norm-kernels maps them)"
+        "batch statistics stay a PyTorch call (--no-batch-norm-kernels)"
     )
     named = "torch.ops.aten._native_batch_norm_legit.no_stats(t0, None, None, True, 0.1, 1e-05)"
     assert _opaque_why(Line("t1", named, None, ["t0"])) == "not in the operator catalog"

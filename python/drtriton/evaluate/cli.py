@@ -120,9 +120,10 @@ def _register_kernelbench(sub: argparse._SubParsersAction) -> None:
                    help="keep a problem's least slow verified kernel when none beats PyTorch "
                    "(KernelBench's correctness counts any correct kernel; fast_p still "
                    "measures speed)")  # fmt: skip
-    k.add_argument("--batch-norm-kernels", action="store_true",
+    k.add_argument("--batch-norm-kernels", action=argparse.BooleanOptionalAction, default=None,
                    help="let kernels compute batch norm's batch statistics (OptimizeConfig."
-                   "batch_norm_kernels; off by default until timed on a GPU)")  # fmt: skip
+                   "batch_norm_kernels, on by default); --no-batch-norm-kernels keeps them "
+                   "PyTorch calls")  # fmt: skip
     k.set_defaults(func=run_kernelbench)
 
 

@@ -93,7 +93,8 @@ class RunConfig:
     memory_share: float = memory.SHARE
     keep_slower: bool = False  # OptimizeConfig.keep_slower: a correct kernel counts, even slower
     precision: str = "fp32"  # the verifier's precision mode (OptimizeConfig.precision)
-    batch_norm_kernels: bool = False  # OptimizeConfig.batch_norm_kernels
+    # OptimizeConfig.batch_norm_kernels where set; None leaves OptimizeConfig's default.
+    batch_norm_kernels: bool | None = None
     extra_pythonpath: list[str] = field(default_factory=list)
 
 
@@ -287,10 +288,11 @@ def run_problem(problem: dict[str, Any], device: str, cfg: RunConfig, out_dir: P
               "seed": cfg.seed, "time_budget_s": round(SEARCH_SHARE * timeout, 1),
               "calibration_file": str(out_dir / CALIBRATION_JSON),
               "keep_slower": cfg.keep_slower, "precision": cfg.precision,
-              "batch_norm_kernels": cfg.batch_norm_kernels,
               # KernelBench judges the example shapes: no exports and verifications at other
               # batches, which would double the inputs of problems that already fill a GPU.
               "any_batch": False}  # fmt: skip
+    if cfg.batch_norm_kernels is not None:
+        config["batch_norm_kernels"] = cfg.batch_norm_kernels
     job = {"problem": problem, "optimizer": cfg.optimizer, "config": config,
            "kernel_path": str(kernel)}  # fmt: skip
     start, started_at = time.monotonic(), time.time()
@@ -497,9 +499,9 @@ def summarize_dir(out_dir: Path) -> Path:
     if config.get("keep_slower"):
         preamble.append("--keep-slower: where no kernel beat PyTorch, the least slow verified "
                         "one was kept, so correct counts kernels slower than eager too.")  # fmt: skip
-    if config.get("batch_norm_kernels"):
-        preamble.append("--batch-norm-kernels: batch norm's batch statistics could be computed "
-                        "by kernels (batch_norm_train), not only by PyTorch.")  # fmt: skip
+    if config.get("batch_norm_kernels") is False:  # None: OptimizeConfig's default (on)
+        preamble.append("--no-batch-norm-kernels: batch norm's batch statistics stayed "
+                        "PyTorch calls (batch_norm_train was not searched).")  # fmt: skip
     return write_summary(out_dir, results, missing, title="KernelBench evaluation",
                          preamble=preamble, columns=COLUMNS)  # fmt: skip
 

@@ -61,11 +61,13 @@ def run_optimize(args: argparse.Namespace) -> int:
 
     code = _read_model(args.model)
     _check_device(args.device)
+    chosen = (
+        {} if args.batch_norm_kernels is None else {"batch_norm_kernels": args.batch_norm_kernels}
+    )
     config = OptimizeConfig(device=args.device, mode=args.mode, max_ops=args.max_ops, k=args.k,
                             time_budget_s=args.time_budget, seed=args.seed,
                             keep_slower=args.keep_slower, precision=args.precision,
-                            any_batch=not args.example_shapes_only,
-                            batch_norm_kernels=args.batch_norm_kernels)  # fmt: skip
+                            any_batch=not args.example_shapes_only, **chosen)  # fmt: skip
 
     def progress(msg: str) -> None:
         if not args.json:
@@ -133,10 +135,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--keep-slower", action="store_true",
                    help="when no fused kernel beats PyTorch, keep the verified one that loses "
                    "least (benchmarks count any correct kernel; a deployment should not)")  # fmt: skip
-    p.add_argument("--batch-norm-kernels", action="store_true",
+    p.add_argument("--batch-norm-kernels", action=argparse.BooleanOptionalAction, default=None,
                    help="--mode train: batch norm's batch statistics may be computed by kernels "
-                   "(the catalog's batch_norm_train) instead of staying a PyTorch call; off "
-                   "by default until timed on a GPU")  # fmt: skip
+                   "(the catalog's batch_norm_train; OptimizeConfig.batch_norm_kernels, on by "
+                   "default); --no-batch-norm-kernels keeps them a PyTorch call")  # fmt: skip
     p.add_argument("--example-shapes-only", action="store_true",
                    help="skip the kernels that read the batch size at run time (and their "
                    "verifications at other batch sizes): ModelNew then serves the example "
