@@ -138,6 +138,12 @@ WIDE = {
         "x0, x1",
         "torch.randn(3, 20, 16), torch.randn(3, 16, 260)",
     ),
+    # Split-K (few tiles, a long K): the partial tiles summed, then the partial statistics.
+    "bmm_split_k_relu_logsumexp": task(
+        ["t0 = torch.bmm(x0, x1)", "t1 = torch.relu(t0)", "t2 = torch.logsumexp(t1, 2)"],
+        "x0, x1",
+        "torch.randn(2, 16, 40000), torch.randn(2, 40000, 160)",
+    ),
 }
 TAIL_KERNEL = "_tail_kernel["
 
@@ -147,6 +153,7 @@ def test_a_wide_reduction_is_combined_from_the_tiles_partials(name: str) -> None
     source = WIDE[name]
     candidate = emit(source)
     assert TAIL_KERNEL in candidate and "rt_chunk" in candidate, candidate
+    assert ("_part_kernel[(" in candidate) == ("split_k" in name)
     assert judged(source, candidate, "fp32")
 
 
