@@ -455,6 +455,12 @@ TEST(EmitRowsTest, ReducingAStoredColumnTilesAdjacentRows) {
   EXPECT_EQ(Count(transposed, "BLOCK_O=64,"), 2) << transposed;
   ExpectInOrder(transposed, {"def k0_sum_stats_kernel(", "def k0_sum_kernel(k0_part_ptr",
                              "k0_sum_stats_kernel[(512,)](", "k0_sum_kernel[(8,)]("});
+  // An argmin's first index does not combine across chunks: the narrow tiles, unsplit.
+  const std::string argmin = emit(
+      "    t0 = torch.transpose(x0, 0, 1)\n    t1 = torch.argmin(t0, 1)\n    return t1\n",
+      "torch.randn(4096, 512), torch.randn(1)");
+  EXPECT_EQ(Count(argmin, "BLOCK_O=16,"), 1) << argmin;
+  EXPECT_EQ(Count(argmin, "_stats_kernel"), 0) << argmin;
   const std::string biased =
       emit("    t0 = torch.add(x0, x1)\n    t1 = torch.sum(t0, 1)\n    return t1\n",
            "torch.randn(512, 4096), torch.randn(512, 1)");

@@ -33,11 +33,10 @@ class RowsEmitter {
 
   // The heuristics split the rows and the operator's statistics combine across chunks (the
   // first index of argmax and the carries of scans are not split, nor a loss's rows).
-  bool Splits() const {
-    const bool combinable = op_ != RowOp::kArgmax && op_ != RowOp::kArgmin &&
-                            op_ != RowOp::kCumsum && op_ != RowOp::kCumprod &&
-                            op_ != RowOp::kNllLoss;
-    return config_.split > 1 && !ctx_.generic() && combinable;
+  bool Splits() const { return config_.split > 1 && !ctx_.generic() && Combinable(); }
+  bool Combinable() const {
+    return op_ != RowOp::kArgmax && op_ != RowOp::kArgmin && op_ != RowOp::kCumsum &&
+           op_ != RowOp::kCumprod && op_ != RowOp::kNllLoss;
   }
   // nll_loss with reduction 'mean' or 'sum': its rows kernel stores each program's partial sum
   // (and count of rows not ignored), and a kernel of one program (Role::kTotal) adds them up.
