@@ -450,11 +450,11 @@ TEST(EmitRowsTest, ReducingAStoredColumnTilesAdjacentRows) {
       emit("    t0 = torch.transpose(x0, 0, 1)\n    t1 = torch.relu(t0)\n"
            "    t2 = torch.sum(t1, 1)\n    t3 = torch.add(t2, x1)\n    return t3\n",
            "torch.randn(4096, 512), torch.randn(512)");
-  // 512 rows are 8 tiles of 64: R is cut into chunks (a statistics kernel, then the sums)
+  // 512 rows are 8 tiles of 64: R is cut into 32 chunks (a statistics kernel, then the sums)
   // rather than the tile narrowed to 16 rows (heuristics.cc SplitFewStridedRows).
   EXPECT_EQ(Count(transposed, "BLOCK_O=64,"), 2) << transposed;
   ExpectInOrder(transposed, {"def k0_sum_stats_kernel(", "def k0_sum_kernel(k0_part_ptr",
-                             "k0_sum_stats_kernel[(512,)](", "k0_sum_kernel[(8,)]("});
+                             "k0_sum_stats_kernel[(256,)](", "k0_sum_kernel[(8,)]("});
   // An argmin's first index does not combine across chunks: the narrow tiles, unsplit.
   const std::string argmin = emit(
       "    t0 = torch.transpose(x0, 0, 1)\n    t1 = torch.argmin(t0, 1)\n    return t1\n",

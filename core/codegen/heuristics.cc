@@ -204,7 +204,11 @@ void SplitFewStridedRows(int64_t rows, int64_t reduced, int variant, RowsConfig&
   if (row_blocks >= kMinPrograms || blocks < 2 || reduced >= kUnknownSize ||
       rows * reduced < kLaunchBoundElems)
     return;
-  const int64_t wanted = std::min(std::max<int64_t>(1, kStreamMinPrograms / row_blocks), blocks);
+  // The output kernel loads a row block's partials as one [block_o, chunks] tile in one warp
+  // (emit_rows.cc): at most 2048 of them, 64 a thread.
+  const int64_t most = std::max<int64_t>(1, int64_t{2048} / block_o);
+  const int64_t wanted =
+      std::min({std::max<int64_t>(1, kStreamMinPrograms / row_blocks), blocks, most});
   c.block_o = block_o;
   c.block_r = block_r;
   c.chunk = CeilDiv(blocks, wanted) * block_r;
