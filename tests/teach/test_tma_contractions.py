@@ -40,11 +40,19 @@ CASES = {
         "torch.randn(32768, 64), torch.randn(128, 64)",
     ),
     # 96 tiles of 128 x 256 (one program each): the epilogue (bias, gelu) runs on one half of
-    # the columns, then the other (WriteHalvedEpilogue).
+    # the columns, then the other (WriteHalvedEpilogue).  Two M tiles: one alone would stream
+    # its weight in 128 x 128 tiles (heuristics.cc ChooseTmaContraction).
     "linear_halved_epilogue": task(
         ["t0 = F.linear(x0, x1, x2)", "t1 = F.gelu(t0)"],
         "x0, x1, x2",
-        "torch.randn(128, 64), torch.randn(24576, 64), torch.randn(24576)",
+        "torch.randn(256, 64), torch.randn(12288, 64), torch.randn(12288)",
+    ),
+    # One M tile streaming its weight: 68 tiles of 128 x 128 in K steps of 128, the last
+    # step past K = 192 read as zeros by the descriptors.
+    "linear_streaming": task(
+        ["t0 = F.linear(x0, x1)", "t1 = torch.tanh(t0)"],
+        "x0, x1",
+        "torch.randn(128, 192), torch.randn(8704, 192)",
     ),
     # 3-D descriptors: one batch entry's tiles.
     "bmm_tanh": task(
@@ -149,6 +157,7 @@ POINTER_LAUNCH = "    if not k0_tma:\n"
 # show: the interpreter's float32 products are its slowest.
 FP16_ONLY = {
     "linear_halved_epilogue",
+    "linear_streaming",
     "conv1d_dilated",
     "conv1d_strided_dilated",
     "conv3d_strided",
@@ -187,6 +196,7 @@ def test_the_tma_kernel_computes_half_products_and_float32_keeps_the_pointer_ker
     assert ("for rnd in tl.range(0, 2):" in candidate) == (name == "linear_persistent")
     assert ("acc_lo, acc_hi = tl.split" in candidate) == (name == "linear_halved_epilogue")
     assert ("tl.join(acc_a, acc_b)" in candidate) == (name in PAIRED)
+    assert ("[128, 128])" in candidate) == (name == "linear_streaming")
     assert judged(source, candidate, "fp16")
     tma_only = candidate.replace(POINTER_LAUNCH, "    if False:\n")
     assert judged(source, tma_only, "fp16")
