@@ -1342,7 +1342,6 @@ class ContractionWriter {
     return at;
   }
 
-
  public:
   // Group::row_tail_partials: a row's kPartialColumns-wide chunks of columns, its partial
   // statistics one per chunk in each plane of the partials buffer, at row * Chunks() + chunk;
@@ -1408,7 +1407,6 @@ class ContractionWriter {
   EmittedKernel RowTailFinish() {
     const Program& p = ctx_.program;
     const Node& row = p.node(ctx_.group.row_tail);
-    const RowKind kind = TailKind();
     KernelParams params(p);
     PythonWriter w(1);
     int counter = 0;
@@ -1416,34 +1414,7 @@ class ContractionWriter {
     w.Line("pid = " + ProgramId(0, ctx_.wide));
     w.Line("rows = pid * BLOCK_O + " + Arange("BLOCK_O", ctx_.wide) + "[:, None]");
     w.Line("row_mask = rows < " + IntLiteral(TailRows()));
-    w.Line("chunks = tl.arange(0, BLOCK_C)[None, :]");
-    w.Line("chunk_mask = row_mask & (chunks < " + chunks + ")");
-    w.Line("at = rows * " + chunks + " + chunks");
-    const std::string ptr = params.Scratch(TailBuffer());
-    const auto load = [&](const std::string& name, int plane, const std::string& other) {
-      const std::string at =
-          plane == 0 ? "at" : "at + " + IntLiteral(int64_t(plane) * TailRows() * Chunks());
-      w.Line(name + " = tl.load(" + ptr + " + " + at + ", mask=chunk_mask, other=" + other + ")");
-    };
-    const auto across = [](const std::string& f, const std::string& x) {
-      return "tl." + f + "(" + x + ", axis=1)[:, None]";
-    };
-    if (kind == RowKind::kSum || kind == RowKind::kMean) {
-      load("p_total", 0, "0.0");
-      std::string sum = across("sum", "p_total");
-      if (kind == RowKind::kMean) sum += " / " + IntLiteral(s_.n);
-      w.Line("rt = " + sum);
-    } else if (kind == RowKind::kMax || kind == RowKind::kMin) {
-      const bool max = kind == RowKind::kMax;
-      load("p_best", 0, max ? kMinusInf : "float('inf')");
-      w.Line("rt = " + across(max ? "max" : "min", "p_best") + " + " + NanOfLanes("p_best"));
-    } else {
-      load("p_max", 0, kMinusInf);
-      load("p_sum", 1, "0.0");
-      w.Line("rt_max = " + across("max", "p_max"));
-      w.Line("rt_shift = tl.where(rt_max == " + std::string(kMinusInf) + ", 0.0, rt_max)");
-      w.Line("rt = rt_shift + tl.log(" + across("sum", "p_sum * tl.exp(p_max - rt_shift)") + ")");
-    }
+    WriteTailCombine(w, params);
     w.Line("m_row = rows % " + IntLiteral(m_));
     w.Line("b_row = rows // " + IntLiteral(m_));
     const Coords bc = DecomposeDims(w, "b_row", s_.batch_dims, "bc");
@@ -1479,6 +1450,41 @@ class ContractionWriter {
   static constexpr int64_t kTailTile = 4096;
 
  private:
+  // `rt`, the row operator's result for the block's rows, from their chunks' partials loaded
+  // as one lane a chunk.
+  void WriteTailCombine(PythonWriter& w, KernelParams& params) {
+    const RowKind kind = TailKind();
+    const std::string chunks = IntLiteral(Chunks());
+    w.Line("chunks = tl.arange(0, BLOCK_C)[None, :]");
+    w.Line("chunk_mask = row_mask & (chunks < " + chunks + ")");
+    w.Line("at = rows * " + chunks + " + chunks");
+    const std::string ptr = params.Scratch(TailBuffer());
+    const auto load = [&](const std::string& name, int plane, const std::string& other) {
+      const std::string at =
+          plane == 0 ? "at" : "at + " + IntLiteral(int64_t(plane) * TailRows() * Chunks());
+      w.Line(name + " = tl.load(" + ptr + " + " + at + ", mask=chunk_mask, other=" + other + ")");
+    };
+    const auto across = [](const std::string& f, const std::string& x) {
+      return "tl." + f + "(" + x + ", axis=1)[:, None]";
+    };
+    if (kind == RowKind::kSum || kind == RowKind::kMean) {
+      load("p_total", 0, "0.0");
+      std::string sum = across("sum", "p_total");
+      if (kind == RowKind::kMean) sum += " / " + IntLiteral(s_.n);
+      w.Line("rt = " + sum);
+    } else if (kind == RowKind::kMax || kind == RowKind::kMin) {
+      const bool max = kind == RowKind::kMax;
+      load("p_best", 0, max ? kMinusInf : "float('inf')");
+      w.Line("rt = " + across(max ? "max" : "min", "p_best") + " + " + NanOfLanes("p_best"));
+    } else {
+      load("p_max", 0, kMinusInf);
+      load("p_sum", 1, "0.0");
+      w.Line("rt_max = " + across("max", "p_max"));
+      w.Line("rt_shift = tl.where(rt_max == " + std::string(kMinusInf) + ", 0.0, rt_max)");
+      w.Line("rt = rt_shift + tl.log(" + across("sum", "p_sum * tl.exp(p_max - rt_shift)") + ")");
+    }
+  }
+
   // `@triton.autotune` over c_.tuned: one tile per precision mode (the autotuner's key holds
   // the arguments' dtypes and DOT_PRECISION; a phased kernel's each phase, its own M), timed on
   // the GPU at the first call and cached on disk; the interpreter, which has no do_bench, runs
