@@ -1295,7 +1295,7 @@ class ContractionWriter {
   }
 
   // The row operator over the tile's columns (fusion.h Group::row_tail), which hold every
-  // output channel (one N tile: KeepChannelsInOneTile, and the TMA kernels' BLOCK_N): bound
+  // output channel (one N tile: KeepColumnsInOneTile, and the TMA kernels' BLOCK_N): bound
   // for the rest of the epilogue, whose coordinates it returns.  A reduction's result has one
   // element a row: its channel coordinate is 0 (keepdim) or gone, and only column 0 is
   // loaded and stored (`mask` narrowed).
@@ -1332,13 +1332,19 @@ class ContractionWriter {
     }
     e.Bind(row.result, r);
     if (!IsReduction(kind)) return out;
-    Coords at = out;
+    w.Line("mask = mask_m & (offs_n == 0)");
+    return RowTailCoords(out);
+  }
+
+  // The row tail's result's coordinates from the contraction output's `at`: the channel's is
+  // 0 (keepdim) or gone.
+  Coords RowTailCoords(Coords at) const {
+    const Program& p = ctx_.program;
     const auto axis = at.begin() + ChannelAxis(p, p.node(ctx_.group.anchor));
-    if (row.attrs[1].b)
+    if (p.node(ctx_.group.row_tail).attrs[1].b)
       *axis = "0";
     else
       at.erase(axis);
-    w.Line("mask = mask_m & (offs_n == 0)");
     return at;
   }
 
@@ -1419,12 +1425,7 @@ class ContractionWriter {
     w.Line("b_row = rows // " + IntLiteral(m_));
     const Coords bc = DecomposeDims(w, "b_row", s_.batch_dims, "bc");
     const Coords mc = DecomposeDims(w, "m_row", s_.m_dims, "mc");
-    Coords at = s_.out_at(bc, mc, "0");
-    const auto axis = at.begin() + ChannelAxis(p, p.node(ctx_.group.anchor));
-    if (row.attrs[1].b)
-      *axis = "0";
-    else
-      at.erase(axis);
+    const Coords at = RowTailCoords(s_.out_at(bc, mc, "0"));
     const std::string zero = "rows * 0";
     ExprEmitter e(p, ctx_.plan.materialized, params, w, "row_mask", zero, counter);
     e.LoadOneElementValuesAsScalars();
@@ -1672,24 +1673,16 @@ void AddShiftedRows(const GroupContext& ctx, const ContractionSpec& s,
   before.push_back(std::move(tma));
 }
 
-// A row tail (fusion.h Group::row_tail) reads every output channel in one tile: BLOCK_N at
-// least their power of two (fusion caps them at kRowTailMaxChannels), kept by FitSharedMemory.
-// The autotuned tiles (TunedTiles, from this one) have the same BLOCK_N or 128.
-void KeepChannelsInOneTile(int64_t channels, ContractionConfig* c) {
-  c->min_block_n = std::max<int64_t>(16, NextPow2(channels));
-  if (c->block_n >= c->min_block_n) return;
-  c->block_n = c->min_block_n;
+// BLOCK_N at least `columns`, kept by FitSharedMemory (ContractionConfig::min_block_n).  A row
+// tail (fusion.h Group::row_tail) reads every output channel in one tile: their power of two
+// (fusion caps them at kRowTailMaxChannels); its partials (Group::row_tail_partials) are per
+// kPartialColumns columns, so BLOCK_N must be a multiple of them.  The autotuned tiles
+// (TunedTiles, from this one) have the same BLOCK_N or 128 or 256.
+void KeepColumnsInOneTile(int64_t columns, ContractionConfig* c) {
+  c->min_block_n = columns;
+  if (c->block_n >= columns) return;
+  c->block_n = columns;
   c->launch.num_warps = DotWarps(c->block_m, c->block_n);
-}
-
-// A row tail's partials (fusion.h Group::row_tail_partials) are per kPartialColumns
-// columns: BLOCK_N a multiple of them, kept by FitSharedMemory.  The autotuned tiles have the
-// same BLOCK_N or 128 or 256.
-void KeepPartialColumns(ContractionConfig* c) {
-  c->min_block_n = kPartialColumns;
-  if (c->block_n >= kPartialColumns) return;
-  c->block_n = kPartialColumns;
-  c->launch.num_warps = c->block_m * c->block_n >= 128 * 128 ? 8 : 4;
 }
 
 // The GEMM's launches (`gemm` and those before it) go before the kernel that combines the
@@ -1723,9 +1716,9 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
                                         : ChooseContraction(m, s.n, k, batch, ctx.variant,
                                                             precision);
   if (ctx.group.row_tail_partials)
-    KeepPartialColumns(&c);
+    KeepColumnsInOneTile(kPartialColumns, &c);
   else if (ctx.group.row_tail.valid())
-    KeepChannelsInOneTile(s.n, &c);
+    KeepColumnsInOneTile(std::max<int64_t>(16, NextPow2(s.n)), &c);
   if (!ctx.generic() && !s.window_sum) c.tuned = TunedTiles(c, m, s.n);
   std::vector<ValueId> repacked = RepackedOperands(ctx, s, c);
   std::vector<ValueId> presplit = PresplitOperands(ctx, s, c);

@@ -81,13 +81,15 @@ RowsEmitter::RowsEmitter(const GroupContext& ctx, const Node& node, Role role)
   // runtime sizes), and the loops, which run zero times past a row that fits.
   const int64_t rows_hint = ctx.generic() ? kUnknownSize : rows_;
   const int64_t r_hint = ctx.generic() ? kUnknownSize : r_;
-  config_ = Sequential() ? ChooseSequentialRows(rows_hint, ctx.variant)
-                         : ChooseReduceRows(rows_hint, r_hint, ctx.variant, ReducesInnermost());
   // Along an outer dim, operators whose statistics do not combine across chunks (argmax's first
-  // index, a scan's carry) keep ChooseRows' narrower tiles: more programs, each walking all of
-  // R, where SplitFewStridedRows would leave 64-row tiles unsplit (a quarter of the programs).
-  if (!ReducesInnermost() && config_.split > 1 && !Combinable())
-    config_ = ChooseRows(rows_hint, r_hint, ctx.variant, /*r_inner=*/false);
+  // index, a scan's carry) take ChooseRows' narrower tiles: more programs, each walking all of
+  // R, where ChooseReduceRows' split (SplitFewStridedRows) would leave 64-row tiles unsplit (a
+  // quarter of the programs).
+  const bool unsplit_columns = !ReducesInnermost() && !Combinable() && rows_hint > 1;
+  config_ = Sequential()      ? ChooseSequentialRows(rows_hint, ctx.variant)
+            : unsplit_columns ? ChooseRows(rows_hint, r_hint, ctx.variant, /*r_inner=*/false)
+                              : ChooseReduceRows(rows_hint, r_hint, ctx.variant,
+                                                 ReducesInnermost());
   // A loss that reads one element a row (no log_softmax to compute): rows only, 1024 a program.
   if (op_ == RowOp::kNllLoss && !absorbed_) {
     config_.block_r = 1;

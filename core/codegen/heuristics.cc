@@ -22,14 +22,21 @@ constexpr int64_t kLaunchBoundElems = int64_t{1} << 20;
 // programs of 4 MB ran 2.17 ms (1.06x eager).
 constexpr int64_t kStreamMinPrograms = 132 * 16;
 
-// Reducing an outer dim (sum over dim 0 of a row-major (N, C)): lanes along r are a stride
-// apart, rows are adjacent.  64 rows x 64 lanes keeps 256-byte coalesced segments along rows
-// while the loop walks r; the small tile also bounds registers.
-constexpr int64_t kStridedRows[kNumVariants] = {64, 32, 128, 16};
-
 int WarpsForTile(int64_t elems) {
   // About 16 fp32 values per thread of live data: 4096 elements -> 8 warps, 1024 -> 2.
   return static_cast<int>(std::clamp<int64_t>(elems / 512, 1, 8));
+}
+
+// Reducing an outer dim (sum over dim 0 of a row-major (N, C)): lanes along r are a stride
+// apart, rows are adjacent.  64 rows x 64 lanes keeps 256-byte coalesced segments along rows
+// while the loop walks r; the small tile also bounds registers.
+RowsConfig StridedTile(int64_t rows, int64_t reduced, int variant) {
+  static constexpr int64_t kRows[kNumVariants] = {64, 32, 128, 16};
+  RowsConfig c;
+  c.block_o = std::min(NextPow2(rows), kRows[variant % kNumVariants]);
+  c.block_r = std::min(NextPow2(reduced), int64_t{64});
+  c.launch.num_warps = WarpsForTile(c.block_o * c.block_r);
+  return c;
 }
 
 }  // namespace
@@ -47,9 +54,7 @@ PointwiseConfig ChoosePointwise(int64_t numel, int variant) {
 
 RowsConfig ChooseRows(int64_t rows, int64_t reduced, int variant, bool r_inner) {
   if (!r_inner && rows > 1) {
-    RowsConfig c;
-    c.block_o = std::min(NextPow2(rows), kStridedRows[variant % kNumVariants]);
-    c.block_r = std::min(NextPow2(reduced), int64_t{64});
+    RowsConfig c = StridedTile(rows, reduced, variant);
     if (rows * reduced >= kLaunchBoundElems)
       while (c.block_o > 16 && CeilDiv(rows, c.block_o) < kMinPrograms) c.block_o /= 2;
     c.launch.num_warps = WarpsForTile(c.block_o * c.block_r);
@@ -191,29 +196,26 @@ bool WidenRereadRows(int64_t rows, int64_t reduced, int variant, RowsConfig& c) 
 // 8192 bf16 weight (moved before the GEMM by reassociate.h) became 512 programs of 16 rows
 // (32-byte segments) x 64 lanes in 2 warps, a few KB in flight per SM; with its GEMV it took
 // 0.216 ms on the H100 (h100-2026-12-06), against torch.compile's whole GEMM at 0.185, where
-// 134 MB read at the copy bandwidth is ~0.045 ms.  Here the tile keeps its kStridedRows
+// 134 MB read at the copy bandwidth is ~0.045 ms.  Here the tile keeps StridedTile's
 // adjacent rows and R is cut into chunks (RowsConfig::split, combined by a second kernel) so
 // that row blocks x chunks come to kStreamMinPrograms, as a GEMV's long slices (whose
 // measurement set that count).  Not for unknown sizes, nor rows that fill the GPU already.
 namespace {
 void SplitFewStridedRows(int64_t rows, int64_t reduced, int variant, RowsConfig& c) {
-  const int64_t block_o = std::min(NextPow2(rows), kStridedRows[variant % kNumVariants]);
-  const int64_t row_blocks = CeilDiv(rows, block_o);
-  const int64_t block_r = std::min(NextPow2(reduced), int64_t{64});
-  const int64_t blocks = CeilDiv(reduced, block_r);
+  RowsConfig t = StridedTile(rows, reduced, variant);
+  const int64_t row_blocks = CeilDiv(rows, t.block_o);
+  const int64_t blocks = CeilDiv(reduced, t.block_r);
   if (row_blocks >= kMinPrograms || blocks < 2 || reduced >= kUnknownSize ||
       rows * reduced < kLaunchBoundElems)
     return;
   // The output kernel loads a row block's partials as one [block_o, chunks] tile in one warp
   // (emit_rows.cc): at most 2048 of them, 64 a thread.
-  const int64_t most = std::max<int64_t>(1, int64_t{2048} / block_o);
+  const int64_t most = std::max<int64_t>(1, int64_t{2048} / t.block_o);
   const int64_t wanted =
       std::min({std::max<int64_t>(1, kStreamMinPrograms / row_blocks), blocks, most});
-  c.block_o = block_o;
-  c.block_r = block_r;
-  c.chunk = CeilDiv(blocks, wanted) * block_r;
-  c.split = CeilDiv(reduced, c.chunk);
-  c.launch.num_warps = WarpsForTile(block_o * block_r);
+  t.chunk = CeilDiv(blocks, wanted) * t.block_r;
+  t.split = CeilDiv(reduced, t.chunk);
+  c = t;
 }
 }  // namespace
 
