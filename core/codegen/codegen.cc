@@ -33,6 +33,28 @@ bool IsWide(const Program& p) {
   return false;
 }
 
+// The pool group reading a convolution group's output, the only reader of it and not a
+// program output (GroupContext::pool_after), or -1.
+int PoolAfter(const Program& p, const FusionPlan& plan, size_t index,
+              const std::vector<std::vector<NodeId>>& users) {
+  const Group& g = plan.groups[index];
+  if (g.kind != GroupKind::kContraction || !GetOp(p.node(g.anchor).op).has(kConv) ||
+      IsOutput(p, g.output) || users[g.output.index].size() != 1)
+    return -1;
+  for (size_t j = index + 1; j < plan.groups.size(); ++j)
+    if (plan.groups[j].kind == GroupKind::kPool &&
+        plan.groups[j].anchor == users[g.output.index][0])
+      return static_cast<int>(j);
+  return -1;
+}
+
+// `kernel` and the launches before it run only where `flag` does not hold.
+void GuardedBy(const std::string& flag, EmittedKernel& kernel) {
+  const std::string unless = "not " + flag;
+  kernel.guard = kernel.guard.empty() ? unless : unless + " and (" + kernel.guard + ")";
+  for (EmittedKernel& before : kernel.before) GuardedBy(flag, before);
+}
+
 Result<EmittedKernel> EmitGroup(const GroupContext& ctx) {
   switch (ctx.group.kind) {
     case GroupKind::kPointwise:
@@ -92,8 +114,11 @@ Result<std::string> EmitCandidate(const Program& written, const CodegenOptions& 
   const FusionPlan plan = PlanFusion(program, options.fuse_epilogue, !syms);
   const std::vector<bool> amplified = AmplifiedValues(program, options.amplified_outputs);
   std::vector<Launch> launches;
+  const std::vector<std::vector<NodeId>> users = Consumers(program);
+  std::vector<std::string> computed_when(plan.groups.size());  // a pool group's TMA flag
   for (size_t i = 0; i < plan.groups.size(); ++i) {
     const Group& g = plan.groups[i];
+    const int pool = PoolAfter(program, plan, i, users);
     GroupContext ctx{program,
                      plan,
                      g,
@@ -101,10 +126,17 @@ Result<std::string> EmitCandidate(const Program& written, const CodegenOptions& 
                      options.variant,
                      IsWide(program),
                      syms ? &*syms : nullptr,
-                     &amplified};
-    auto kernel = EmitGroup(ctx);
-    if (!kernel) return kernel.error();
-    launches.push_back(Launch{std::move(kernel).value(), g.output});
+                     &amplified,
+                     pool >= 0 ? &plan.groups[static_cast<size_t>(pool)] : nullptr};
+    auto emitted = EmitGroup(ctx);
+    if (!emitted) return emitted.error();
+    EmittedKernel kernel = std::move(emitted).value();
+    const bool computes_pool = !kernel.computes_pool_when.empty();
+    if (computes_pool) computed_when[static_cast<size_t>(pool)] = kernel.computes_pool_when;
+    const bool computed = !computed_when[i].empty();
+    if (computed) GuardedBy(computed_when[i], kernel);
+    const ValueId early = computes_pool ? plan.groups[static_cast<size_t>(pool)].output : ValueId{};
+    launches.push_back(Launch{std::move(kernel), g.output, early, computed});
   }
   return AssembleCandidate(program, launches, syms ? &*syms : nullptr);
 }

@@ -21,6 +21,7 @@
 #include "codegen/fusion.h"
 #include "codegen/heuristics.h"
 #include "codegen/layout.h"
+#include "codegen/pool_spec.h"
 #include "codegen/rows.h"
 #include "codegen/rows_emitter.h"
 
@@ -563,6 +564,91 @@ class ContractionWriter {
                   : PhaseLaunchesOf(r, std::move(k), tiles_n);
   }
 
+  // The shifted-rows kernel computing the 2 x 2 pool that reads its output too (PoolTailFits,
+  // the pool's group `pool`): a program takes 64 positions of output row 2i and the same of
+  // row 2i + 1 (two K loops, half a tile each, as PairsLastPhases), the convolution's epilogue
+  // on each, their maximum or sum, then the same of column pairs, and the pool group's
+  // epilogue on the 32 x BLOCK_N pooled tile, which it stores.  The convolution's own output
+  // is never stored (the pool's group then runs only where this kernel does not).  Why: the
+  // full-size output was stored and read back by the pool kernel; KernelBench L2 35 and 46
+  // store 520 MB of it in bf16 to keep 130 MB.
+  EmittedKernel ShiftedRowsPoolTma(const ShiftedRows& r, const Group& pool) {
+    const std::string a_desc = ctx_.WrapperName("a_desc"), b_desc = ctx_.WrapperName("b_desc");
+    KernelParams params = DescriptorParams(a_desc, b_desc);
+    PythonWriter w(1);
+    int counter = 0;
+    const int64_t half = c_.block_m / 2, width = r.grid_sp[1];
+    const PoolSpec ps = PoolSpecOf(ctx_, ctx_.program.node(pool.anchor));
+    const int64_t tiles_n = CeilDiv(s_.n, c_.block_n), tiles_j = width / half;
+    const PhaseText ph(r, half);
+    w.Line("pid = tl.program_id(0)");
+    w.Line("pid_n = pid % " + IntLiteral(tiles_n));
+    w.Line("pid_j = pid // " + IntLiteral(tiles_n) + " % " + IntLiteral(tiles_j));
+    w.Line("pid_i = pid // " + IntLiteral(tiles_n * tiles_j) + " % " + IntLiteral(ps.out_sp[0]));
+    w.Line("sample = pid // " + IntLiteral(tiles_n * tiles_j * ps.out_sp[0]));
+    w.Line("p0 = pid_i * " + IntLiteral(2 * width) + " + pid_j * (BLOCK_M // 2)");
+    WriteShiftedRowsLoop(w, r, ph, a_desc, b_desc, "acc_a", "(BLOCK_M // 2)");
+    w.Line("p0 += " + IntLiteral(width));
+    WriteShiftedRowsLoop(w, r, ph, a_desc, b_desc, "acc_b", "(BLOCK_M // 2)");
+    w.Line("offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]");
+    w.Line("mask_n = offs_n < " + IntLiteral(s_.n));
+    w.Line("offs_m = pid_j * (BLOCK_M // 2) + tl.arange(0, BLOCK_M // 2)[:, None]");
+    w.Line("mask_m = offs_m < " + IntLiteral(r.phases[0].outs[1]));
+    const std::string pooled = WritePooledRows(w, params, counter, ps);
+    // The pooled tile: row k is pooled column pid_j * BLOCK_M // 4 + k of pooled row pid_i.
+    w.Line("offs_m = pid_j * (BLOCK_M // 4) + tl.arange(0, BLOCK_M // 4)[:, None]");
+    w.Line("mask = (offs_m < " + IntLiteral(ps.out_sp[1]) + ") & mask_n");
+    const std::string zero = "(offs_m + offs_n) * 0";
+    ExprEmitter e(ctx_.program, ctx_.plan.materialized, params, w, "mask", zero, counter);
+    e.LoadOneElementValuesAsScalars();
+    e.LoadRowsAlong("offs_n", "mask_n", "offs_n * 0");
+    const Node& pool_node = ctx_.program.node(pool.anchor);
+    e.Bind(pool_node.result, pooled);
+    const Coords out = Materialize(w, {"sample", "offs_n", "pid_i", "offs_m"}, "pc");
+    const std::string val = e.Compute(pool.output, out);
+    w.Line("tl.store(" + params.Address(pool.output, out, zero) + ", " + val + ", mask=mask)");
+    EmittedKernel k = Finish(ctx_.KernelNamed("tma"), params, w, /*dot=*/false, "");
+    AddShiftedRowsDescriptors(r, half, k);
+    k.grid = "(" + IntLiteral(r.samples * ps.out_sp[0] * tiles_j * tiles_n) + ",)";
+    return k;
+  }
+
+ private:
+  // The convolution's epilogue on each half (rows 2i and 2i + 1 of the output, coordinates
+  // offs_m along the last dim), then the pool of their pairs of rows and of columns: the
+  // name of the pooled (BLOCK_M // 4, BLOCK_N) tile.  Max pools propagate NaN, as torch's.
+  std::string WritePooledRows(PythonWriter& w, KernelParams& params, int& counter,
+                              const PoolSpec& ps) {
+    w.Line("mask = mask_m & mask_n");
+    const std::string zero = "(offs_m + offs_n) * 0";
+    std::string bias;
+    if (s_.bias.valid()) {
+      ExprEmitter row(ctx_.program, ctx_.plan.materialized, params, w, "mask_n", "offs_n * 0",
+                      counter);
+      bias = row.Emit(s_.bias, Materialize(w, {s_.channel({}, "offs_n")}, "ch"));
+    }
+    std::vector<std::string> halves;
+    for (const std::string h : {"a", "b"}) {
+      ExprEmitter e(ctx_.program, ctx_.plan.materialized, params, w, "mask", zero, counter);
+      e.LoadOneElementValuesAsScalars();
+      e.LoadRowsAlong("offs_n", "mask_n", "offs_n * 0");
+      if (!bias.empty()) w.Line("acc_" + h + " += " + bias);
+      e.Bind(ctx_.program.node(ctx_.group.anchor).result, "acc_" + h);
+      const std::string row = h == "a" ? "pid_i * 2" : "pid_i * 2 + 1";
+      const Coords out = Materialize(w, {"sample", "offs_n", row, "offs_m"}, "oc" + h);
+      halves.push_back(e.Compute(ctx_.group.output, out));
+    }
+    const bool max = ps.kind == PoolSpec::kMax;
+    const auto combine = [&](const std::string& a, const std::string& b) {
+      return max ? NanMax(a, b) : a + " + " + b;
+    };
+    w.Line("rows = " + combine(halves[0], halves[1]));
+    w.Line("even, odd = tl.split(tl.reshape(rows, [BLOCK_M // 4, 2, BLOCK_N]).permute(0, 2, 1))");
+    w.Line("pooled = " + (max ? combine("even", "odd") : "(even + odd) * 0.25"));
+    return "pooled";
+  }
+
+ public:
  private:
   // The host descriptors of the input's copy (boxes of `rows` positions) or of the input
   // itself (boxes of BLOCK_K channels by `rows` positions: ShiftedRows::reads_input) and the
@@ -1655,17 +1741,34 @@ int64_t ShiftedReach(const ShiftedRows& r) {
   return reach;
 }
 
+// Whether the shifted-rows TMA kernel of `config` computes the pool group `pool` that reads
+// the convolution's output (ContractionWriter::ShiftedRowsPoolTma): a direct 2-D convolution
+// of one phase whose rows hold whole halves of a tile, pooled by a 2 x 2 max or average pool
+// of stride 2 without padding that keeps every whole window (floor).
+bool PoolTailFits(const GroupContext& ctx, const ShiftedRows& r, const ContractionConfig& config,
+                  const Group& pool) {
+  if (r.transposed || !r.fold.empty() || r.phases.size() != 1 || r.grid_sp.size() != 2 ||
+      !r.batched || config.block_m != 128 || r.grid_sp[1] % (config.block_m / 2) != 0)
+    return false;
+  const PoolSpec ps = PoolSpecOf(ctx, ctx.program.node(pool.anchor));
+  const std::vector<int64_t> two = {2, 2}, zero = {0, 0}, one = {1, 1};
+  const std::vector<int64_t>& outs = r.phases[0].outs;
+  return ps.kind != PoolSpec::kAdaptive && ps.kernel == two && ps.stride == two &&
+         ps.pad == zero && ps.dil == one && ps.out_sp == Shape{outs[0] / 2, outs[1] / 2};
+}
+
 // The shifted-rows TMA kernel beside the pointer `kernel` (which then runs where it does not):
 // the flag bound before the copies; with padding the TMA kernel's padded copy of the input
 // and the pointer kernel's unpadded one each allocated and launched only where its kernel
 // runs; where the TMA kernel reads the input itself, the copy only where the pointer kernel
 // runs.
 void AddShiftedRows(const GroupContext& ctx, const ContractionSpec& s,
-                    const ContractionConfig& config, EmittedKernel& kernel) {
+                    const ContractionConfig& config, const Group* pool, EmittedKernel& kernel) {
   const ShiftedRows& r = *s.shifted_rows;
   ContractionWriter writer(ctx, s, config, {}, {});
-  EmittedKernel tma = writer.ShiftedRowsTma(r);
+  EmittedKernel tma = pool ? writer.ShiftedRowsPoolTma(r, *pool) : writer.ShiftedRowsTma(r);
   const std::string flag = tma.guard;
+  if (pool) kernel.computes_pool_when = flag;
   std::vector<EmittedKernel>& before = kernel.before;
   const std::string plain_name = ChannelsLastBuffer(ctx, r.input) + "_kernel";
   const auto plain = std::find_if(before.begin(), before.end(), [&](const EmittedKernel& k) {
@@ -1768,7 +1871,11 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   if (s.shifted_rows && !ctx.wide && c.split_k == 1 &&
       ChooseShiftedRowsTma(s.shifted_rows->samples, ShiftedReach(*s.shifted_rows), s.n,
                            s.shifted_rows->channels, ctx.variant, &tma_config)) {
-    AddShiftedRows(ctx, s, tma_config, kernel);
+    const Group* pool = ctx.pool_after && PoolTailFits(ctx, *s.shifted_rows, tma_config,
+                                                       *ctx.pool_after)
+                            ? ctx.pool_after
+                            : nullptr;
+    AddShiftedRows(ctx, s, tma_config, pool, kernel);
     return kernel;
   }
   // Not beside split-K, whose partial kernel the guard would not cover, nor a GEMV's narrow

@@ -28,6 +28,9 @@ struct GroupContext {
   const SizeSyms* syms = nullptr;
   // Per value: its rounding reaches an error amplifier (amplify.h, AmplifiedValues).
   const std::vector<bool>* amplified = nullptr;
+  // A convolution group's: the pool group that is the only reader of its output, which its
+  // TMA kernel may compute as well (EmittedKernel::computes_pool_when); null = none.
+  const Group* pool_after = nullptr;
 
   bool generic() const { return syms != nullptr; }
   // A wrapper variable of this group's kernels: "k0_<what>" (buffers, flags, descriptors).

@@ -57,6 +57,10 @@ struct EmittedKernel {
   // Its setup makes host tensor descriptors (a contraction's TMA kernel): the candidate
   // imports TensorDescriptor.
   bool tensor_descriptors = false;
+  // A convolution's TMA kernel that also computes the pool group reading its output
+  // (GroupContext::pool_after) where this wrapper flag holds: that group's launches run only
+  // where it does not.  "" = none.
+  std::string computes_pool_when;
 };
 
 // The runtime parameters of a kernel, in the order they are first needed: a tensor's

@@ -249,11 +249,15 @@ std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launc
   const std::string device = InputDevice(p);
   WriteFloatDtype(f, p);
   const std::vector<std::string> dots = WriteDotPrecisions(f, launches, device);
+  const auto allocate = [&](ValueId v) {
+    const std::string shape =
+        syms ? ShapeTuple(syms->values[v.index]) : ShapeTuple(p.value(v).shape);
+    f.Line(p.value(v).name + " = torch.empty(" + shape + ", device=" + device +
+           ", dtype=" + StoredDtype(p, v) + ")");
+  };
   for (const auto& l : launches) {
-    const Value& v = p.value(l.output);
-    const std::string shape = syms ? ShapeTuple(syms->values[l.output.index]) : ShapeTuple(v.shape);
-    f.Line(v.name + " = torch.empty(" + shape + ", device=" + device +
-           ", dtype=" + StoredDtype(p, l.output) + ")");
+    if (!l.allocated) allocate(l.output);
+    if (l.also_allocates.valid()) allocate(l.also_allocates);
     for (const auto& k : l.kernel.before) {
       if (!k.for_precision.empty())
         f.Open("if " + DotPrecisionVar(dots, k.for_precision) + " == \"" + k.for_precision +

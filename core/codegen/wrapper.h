@@ -14,6 +14,11 @@ namespace drtriton::codegen {
 struct Launch {
   EmittedKernel kernel;
   ValueId output;
+  // Allocated with this launch's output, before its kernels: a later group's output that its
+  // kernel may write (EmittedKernel::computes_pool_when); invalid = none.  That group's
+  // launch then has `allocated` set and allocates nothing.
+  ValueId also_allocates;
+  bool allocated = false;
 };
 
 // `syms` (generic-shape mode): the wrapper reads the sizes from its inputs and allocates
