@@ -1199,6 +1199,43 @@ TEST(CodegenTest, DirectConvolutionsReadShiftedRowsByTma) {
   EXPECT_TRUE(no_tma(MustEmit(conv, generic)));
 }
 
+TEST(CodegenTest, ConvolutionTmaKernelsComputeTheTwoByTwoPoolAfterThem) {
+  // KernelBench L2 35's chain: a program takes 64 positions of output rows 2i and 2i + 1 (126
+  // outputs a row, 63 pooled: 2 column blocks), pools them and runs mish on the pooled tile,
+  // which it stores; the pool's own kernel and the convolution's output serve the pointer
+  // kernel's path only, the pooled output allocated before the convolution's launches.
+  const Program p = MustParse(
+      "def fused_operator(x0, x1, x2, x3):\n"
+      "    t0 = F.conv2d(x0, x1, x2)\n"
+      "    t1 = torch.sub(t0, x3)\n"
+      "    t2 = F.hardswish(t1)\n"
+      "    t3 = F.max_pool2d(t2, [2, 2], [2, 2], [0, 0], [1, 1])\n"
+      "    t4 = F.mish(t3)\n"
+      "    return t4\n",
+      "torch.randn(128, 64, 128, 128), torch.randn(128, 64, 3, 3), torch.randn(128), "
+      "torch.randn(1)");
+  const std::string c = MustEmit(p);
+  ExpectInOrder(c, {"def k0_conv2d_tma_kernel(", "pid_j = pid // 1 % 2", "pid_i = pid // 2 % 63",
+                    "sample = pid // 126", "p0 = pid_i * 256 + pid_j * (BLOCK_M // 2)",
+                    "acc_a = tl.dot(a, b, acc_a)", "p0 += 128", "acc_b = tl.dot(a, b, acc_b)",
+                    "mask_m = offs_m < 126", "acc_a += ", "# hardswish", "acc_b += ",
+                    "# hardswish", "rows = tl.maximum(", "pooled = tl.maximum(even, odd",
+                    "mask = (offs_m < 63) & mask_n", "# mish", "tl.store(t4_ptr",
+                    "def triton_fused_operator(", "t2 = torch.empty(", "t4 = torch.empty(",
+                    "if k0_tma:", "k0_conv2d_tma_kernel[(16128,)](", "if not k0_tma:",
+                    "k0_conv2d_kernel[", "if not k0_tma:", "k1_max_pool2d_kernel["});
+  EXPECT_EQ(Count(c, "t4 = torch.empty("), 1);
+  // A 3 x 3 pool: the convolution's output stored, the pool its own kernel's always.
+  const std::string wide = MustEmit(MustParse(
+      "def fused_operator(x0, x1):\n"
+      "    t0 = F.conv2d(x0, x1)\n"
+      "    t1 = F.max_pool2d(t0, [3, 3], [3, 3], [0, 0], [1, 1])\n"
+      "    return t1\n",
+      "torch.randn(128, 64, 128, 128), torch.randn(128, 64, 3, 3)"));
+  EXPECT_EQ(Count(wide, "pid_i * 2 + 1"), 0);
+  EXPECT_EQ(Count(wide, "if not k0_tma:\n        k1_max_pool2d_kernel"), 0);
+}
+
 TEST(CodegenTest, TransposedConvolutionsReadShiftedRowsPerStridePhase) {
   // KernelBench L2 2's conv_transpose2d (stride 2, padding 1, output padding 1): four phases.
   // The last dim's two are computed by one program (PairsLastPhases), half a tile each, so
