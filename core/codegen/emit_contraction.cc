@@ -565,7 +565,7 @@ class ContractionWriter {
   }
 
   // The shifted-rows kernel computing the 2 x 2 pool that reads its output too (PoolTailFits,
-  // the pool's group `pool`): a program takes 64 positions of output row 2i and the same of
+  // the pool's group `pool`): a program takes 64 output columns of row 2i and the same of
   // row 2i + 1 (two K loops, half a tile each, as PairsLastPhases), the convolution's epilogue
   // on each, their maximum or sum, then the same of column pairs, and the pool group's
   // epilogue on the 32 x BLOCK_N pooled tile, which it stores.  The convolution's own output
@@ -579,7 +579,10 @@ class ContractionWriter {
     int counter = 0;
     const int64_t half = c_.block_m / 2, width = r.grid_sp[1];
     const PoolSpec ps = PoolSpecOf(ctx_, ctx_.program.node(pool.anchor));
-    const int64_t tiles_n = CeilDiv(s_.n, c_.block_n), tiles_j = width / half;
+    // Blocks of 64 output columns: where one runs past the grid's row, its last positions
+    // are the next row's, past the output's columns (OW <= the grid's width) and masked.
+    const int64_t tiles_n = CeilDiv(s_.n, c_.block_n);
+    const int64_t tiles_j = CeilDiv(r.phases[0].outs[1], half);
     const PhaseText ph(r, half);
     w.Line("pid = tl.program_id(0)");
     w.Line("pid_n = pid % " + IntLiteral(tiles_n));
@@ -1742,13 +1745,14 @@ int64_t ShiftedReach(const ShiftedRows& r) {
 }
 
 // Whether the shifted-rows TMA kernel of `config` computes the pool group `pool` that reads
-// the convolution's output (ContractionWriter::ShiftedRowsPoolTma): a direct 2-D convolution
-// of one phase whose rows hold whole halves of a tile, pooled by a 2 x 2 max or average pool
-// of stride 2 without padding that keeps every whole window (floor).
+// the convolution's output (ContractionWriter::ShiftedRowsPoolTma): a 2-D convolution of one
+// phase and stride 1 (direct, or transposed of stride 1), pooled by a 2 x 2 max or average
+// pool of stride 2 without padding that keeps every whole window (floor).
 bool PoolTailFits(const GroupContext& ctx, const ShiftedRows& r, const ContractionConfig& config,
                   const Group& pool) {
-  if (r.transposed || !r.fold.empty() || r.phases.size() != 1 || r.grid_sp.size() != 2 ||
-      !r.batched || config.block_m != 128 || r.grid_sp[1] % (config.block_m / 2) != 0)
+  const auto one_step = [](int64_t s) { return s == 1; };
+  if (!std::all_of(r.stride.begin(), r.stride.end(), one_step) || !r.fold.empty() ||
+      r.phases.size() != 1 || r.grid_sp.size() != 2 || !r.batched || config.block_m != 128)
     return false;
   const PoolSpec ps = PoolSpecOf(ctx, ctx.program.node(pool.anchor));
   const std::vector<int64_t> two = {2, 2}, zero = {0, 0}, one = {1, 1};

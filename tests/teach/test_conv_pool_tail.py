@@ -46,6 +46,24 @@ CASES = {
         "x0, x1",
         "torch.randn(8, 16, 33, 64), torch.randn(24, 16, 3, 3)",
     ),
+    # L2 10's form: a transposed convolution of stride 1 (padding 1: its copy is 34 x 66 a
+    # sample), then hardtanh after the pool; the second block of 64 columns runs past the
+    # grid's row into the next (masked: 32 outputs a row).
+    "transposed_max_pool": (
+        [
+            "t0 = F.conv_transpose2d(x0, x1, x2, 1, 1)",
+            "t1 = F.max_pool2d(t0, 2, 2)",
+            "t2 = F.hardtanh(t1, -1.0, 1.0)",
+        ],
+        "x0, x1, x2",
+        "torch.randn(16, 16, 32, 64), torch.randn(16, 24, 3, 3), torch.randn(24)",
+    ),
+    # 48 columns (46 outputs a row, a block of 64 past them): the input read itself.
+    "avg_pool_narrow_rows": (
+        ["t0 = F.conv2d(x0, x1)", "t1 = F.avg_pool2d(t0, 2)"],
+        "x0, x1",
+        "torch.randn(16, 16, 40, 48), torch.randn(16, 16, 3, 3)",
+    ),
     # Padding 1 (the TMA kernel reads its padded copy, 34 x 64 a sample), no epilogue.
     "max_pool_padded": (
         ["t0 = F.conv2d(x0, x1, None, 1, 1)", "t1 = F.max_pool2d(t0, 2, 2)"],
