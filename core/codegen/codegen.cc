@@ -38,8 +38,9 @@ bool IsWide(const Program& p) {
 int PoolAfter(const Program& p, const FusionPlan& plan, size_t index,
               const std::vector<std::vector<NodeId>>& users) {
   const Group& g = plan.groups[index];
+  if (g.kind != GroupKind::kContraction) return -1;
   const OpInfo& op = GetOp(p.node(g.anchor).op);
-  if (g.kind != GroupKind::kContraction || !(op.has(kConv) || op.has(kConvTranspose)) ||
+  if (!(op.has(kConv) || op.has(kConvTranspose)) ||
       IsOutput(p, g.output) || users[g.output.index].size() != 1)
     return -1;
   for (size_t j = index + 1; j < plan.groups.size(); ++j)
