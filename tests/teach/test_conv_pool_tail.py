@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from teach_tasks import DEVICE, task
-from tma_probe import PROBE
+from tma_probe import PROBE, write_tma_alone
 
 from drtriton.teach import emit
 from drtriton.verify import Options, verify
@@ -71,14 +71,6 @@ CASES = {
         "torch.randn(8, 16, 32, 62), torch.randn(16, 16, 3, 3)",
     ),
 }
-POINTER_PATH = "    if not k0_tma:\n"
-GPU_ONLY = 'x0.device.type == "cuda" and x0.is_contiguous()'
-
-
-def tma_alone(candidate: str) -> str:
-    """The candidate with its TMA flag true off a GPU and the other path's launches off."""
-    lifted = candidate.replace(GPU_ONLY, "True")
-    return lifted.replace(POINTER_PATH, "    if False:\n")
 
 
 @pytest.fixture(scope="module")
@@ -86,10 +78,7 @@ def probe(
     tmp_path_factory: pytest.TempPathFactory, interpreted_probe: Callable[[str, pathlib.Path], Any]
 ) -> dict[str, dict[str, Any]]:
     folder = tmp_path_factory.mktemp("conv_pool_tail")
-    for name, (lines, args, inputs) in CASES.items():
-        source = task(lines, args, inputs)
-        (folder / f"task_{name}.py").write_text(source)
-        (folder / f"cand_{name}.py").write_text(tma_alone(emit(source)))
+    write_tma_alone(folder, CASES)
     return interpreted_probe(PROBE, folder)
 
 

@@ -3,8 +3,35 @@ it gives the interpreter TMA's rule for a box (any element coordinate, zeros out
 tensor), runs each `cand_<name>.py` of the folder in sys.argv[1] in fp16 on its task's inputs
 and prints, per case, the kernels launched, the output's dtype and its relative L2 error
 against the task in float64. Used by test_conv_input_by_tma.py and test_conv_pool_tail.py
-through the `interpreted_probe` fixture.
+through the `interpreted_probe` fixture: `write_tma_alone` writes the folder.
 """
+
+from __future__ import annotations
+
+import pathlib
+
+from teach_tasks import task
+
+from drtriton.teach import emit
+
+POINTER_PATH = "    if not k0_tma:\n"
+# The wrapper's GPU-only part of the TMA flag of a kernel reading the input itself.
+GPU_ONLY = 'x0.device.type == "cuda" and x0.is_contiguous()'
+
+
+def tma_alone(candidate: str) -> str:
+    """The candidate with its TMA flag true off a GPU and the other path's launches off."""
+    lifted = candidate.replace(GPU_ONLY, "True")
+    return lifted.replace(POINTER_PATH, "    if False:\n")
+
+
+def write_tma_alone(folder: pathlib.Path, cases: dict[str, tuple[list[str], str, str]]) -> None:
+    """Per case (task lines, arguments, inputs): its task and its candidate, TMA alone."""
+    for name, (lines, args, inputs) in cases.items():
+        source = task(lines, args, inputs)
+        (folder / f"task_{name}.py").write_text(source)
+        (folder / f"cand_{name}.py").write_text(tma_alone(emit(source)))
+
 
 PROBE = r"""
 import json, pathlib, sys
