@@ -57,14 +57,6 @@ struct ShiftedRows {
   std::vector<ShiftedPhase> phases;        // one for a direct convolution
   bool batched = true;
   bool transposed = false;  // the weight copy is (C_in, *k, C_out), not (C_out, *k, C_in)
-  // The TMA kernel reads the input itself, not its copy: a direct convolution without padding
-  // or stride (its grid is the input's) of a stored input whose positions P fill whole 16-byte
-  // rows (P % 8 == 0 in half precision).  Its boxes are then BLOCK_K channels by the tile's
-  // positions of the (N, C_in, P) input, transposed for the dot, and channels past C_in read
-  // as zeros.  The copy took 0.183 ms of the 1.068 of KernelBench L2 1's conv (H100,
-  // results/h100-2026-12-06c: 128 x 64 x 128 x 128 in bf16, 2.9 TB/s).
-  bool reads_input = false;
-  int64_t input_channels = 0;  // C_in, the input's own channels
   // The input's positions P, and a phase's last output position in that flattening plus one:
   // the phase's tiles of one sample cover [0, reach).
   int64_t positions() const;

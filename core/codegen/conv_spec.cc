@@ -423,9 +423,6 @@ std::optional<ShiftedRows> ShiftedRowsOf(const GroupContext& ctx, const Node& no
     r.pad_high.clear();
   }
   if (r.phases.empty()) return std::nullopt;
-  r.input_channels = g.cin_g;
-  r.reads_input = !transpose && r.fold.empty() && r.pad_low.empty() &&
-                  r.positions() % 8 == 0 && ctx.plan.materialized[r.input.index];
   return r;
 }
 

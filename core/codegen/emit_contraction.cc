@@ -373,16 +373,9 @@ ChannelsLastCopy ShiftedRowsInput(const ShiftedRows& r) {
 }
 
 // The wrapper's condition for the shifted-rows kernel: input and weight of one half dtype,
-// bf16 only on a GPU (TmaCheck); the copies it reads are fresh, contiguous and aligned.  An
-// input it reads itself (ShiftedRows::reads_input) must be contiguous and aligned, and on a
-// GPU: its boxes start at any position, which TMA takes (the H100 and H200 address a box by
-// element coordinates) but Triton's interpreter refuses unless 16-byte aligned.
+// bf16 only on a GPU (TmaCheck); the copies it reads are fresh, contiguous and aligned.
 std::string ShiftedRowsCheck(const Program& p, const ShiftedRows& r) {
-  const std::string x = p.value(r.input).name;
-  const std::string check = HalfPairCheck(x, p.value(r.weight).name);
-  if (!r.reads_input) return check;
-  return check + " and " + x + ".device.type == \"cuda\" and " + x + ".is_contiguous() and " +
-         x + ".data_ptr() % 16 == 0";
+  return HalfPairCheck(p.value(r.input).name, p.value(r.weight).name);
 }
 
 // Writes a contraction's kernels: one kernel (K loop, then epilogue), or with split-K a
@@ -653,14 +646,12 @@ class ContractionWriter {
 
  public:
  private:
-  // The host descriptors of the input's copy (boxes of `rows` positions) or of the input
-  // itself (boxes of BLOCK_K channels by `rows` positions: ShiftedRows::reads_input) and the
-  // weight's copy, bound where the kernel's flag holds.
+  // The host descriptors of the input's copy (boxes of `rows` positions) and the weight's,
+  // bound where the kernel's flag holds.
   void AddShiftedRowsDescriptors(const ShiftedRows& r, int64_t rows, EmittedKernel& k) const {
     const std::string a_desc = ctx_.WrapperName("a_desc"), b_desc = ctx_.WrapperName("b_desc");
     const std::string flag = ctx_.WrapperName("tma");
-    const std::string x = r.reads_input ? ctx_.program.value(r.input).name
-                                        : CopyBuffer(ctx_, ShiftedRowsInput(r));
+    const std::string x = CopyBuffer(ctx_, ShiftedRowsInput(r));
     const std::string wt = ChannelsLastBuffer(ctx_, r.weight);
     const auto descriptor = [&](const std::string& desc, const std::string& tensor,
                                 const Shape& shape, const Shape& block) {
@@ -676,10 +667,7 @@ class ContractionWriter {
                                    {c_.block_k, 1, c_.block_n})
                       : descriptor(b_desc, wt, {s_.n, window * r.channels},
                                    {c_.block_n, c_.block_k}),
-         r.reads_input ? descriptor(a_desc, x, {r.samples, r.input_channels, r.positions()},
-                                    {1, c_.block_k, rows})
-                       : descriptor(a_desc, x, {r.samples, r.rows(), r.channels},
-                                    {1, rows, c_.block_k})});
+         descriptor(a_desc, x, {r.samples, r.rows(), r.channels}, {1, rows, c_.block_k})});
     k.guard = flag;
     k.tensor_descriptors = true;
   }
@@ -824,12 +812,8 @@ class ContractionWriter {
       c0 = "c0";
     }
     const TapText taps = TapCoordinates(r, ph, tap);
-    if (r.reads_input)  // (N, C_in, P): a (1, BLOCK_K, rows) box, transposed
-      w.Line("a = " + a_desc + ".load([sample, " + c0 + ", p0 + " + taps.offset +
-             "]).reshape(BLOCK_K, " + rows + ").T");
-    else
-      w.Line("a = " + a_desc + ".load([sample, p0 + " + taps.offset + ", " + c0 +
-             "]).reshape(" + rows + ", BLOCK_K)");
+    w.Line("a = " + a_desc + ".load([sample, p0 + " + taps.offset + ", " + c0 +
+           "]).reshape(" + rows + ", BLOCK_K)");
     if (r.transposed)  // (C_in, taps, C_out): a (BLOCK_K, 1, BLOCK_N) box is B as it is
       w.Line("b = " + b_desc + ".load([" + c0 + ", " + taps.kernel + ", pid_n * BLOCK_N])" +
              ".reshape(BLOCK_K, BLOCK_N)");
@@ -1764,7 +1748,6 @@ bool PoolTailFits(const GroupContext& ctx, const ShiftedRows& r, const Contracti
 // The shifted-rows TMA kernel beside the pointer `kernel` (which then runs where it does not):
 // the flag bound before the copies; with padding the TMA kernel's padded copy of the input
 // and the pointer kernel's unpadded one each allocated and launched only where its kernel
-// runs; where the TMA kernel reads the input itself, the copy only where the pointer kernel
 // runs.
 void AddShiftedRows(const GroupContext& ctx, const ContractionSpec& s,
                     const ContractionConfig& config, const Group* pool, EmittedKernel& kernel) {
@@ -1779,10 +1762,7 @@ void AddShiftedRows(const GroupContext& ctx, const ContractionSpec& s,
     return k.name == plain_name;
   });
   assert(plain != before.end() && "the input's channels-last copy");
-  if (r.reads_input) {  // the copy only where the pointer kernel reads it
-    plain->setup[0] += " if not " + flag + " else None";
-    plain->guard = "not " + flag;
-  } else if (!r.pad_low.empty()) {
+  if (!r.pad_low.empty()) {
     EmittedKernel padded = EmitChannelsLast(ctx, ShiftedRowsInput(r));
     padded.setup[0] += " if " + flag + " else None";
     padded.guard = flag;

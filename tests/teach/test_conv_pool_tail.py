@@ -1,13 +1,13 @@
 """A convolution's TMA kernel that computes the 2 x 2 pool reading its output (issue 20;
-emit_contraction.cc ShiftedRowsPoolTma), run in Triton's interpreter as a GPU would run it.
+emit_contraction.cc ShiftedRowsPoolTma), run in Triton's interpreter (fp16).
 
 A program takes 64 positions of two neighbouring output rows (two K loops), runs the
 convolution's epilogue on each, pools their pairs of rows and of columns and runs the pool
 group's epilogue on the pooled tile, which it stores: the convolution's full-size output is
 never stored, and the pool group's own kernel runs only where the TMA kernel does not (the
-pointer kernel's path: float32, or a CPU). The child process (tma_probe.py) gives the
-interpreter TMA's rule for boxes, lifts the GPU-only check and switches the other path's
-launches off: the TMA kernel alone must compute the pooled output in fp16.
+pointer kernel's path: float32, or bf16 off a GPU). The child process (tma_probe.py) runs
+each candidate with the other path's launches off: the TMA kernel alone must compute the
+pooled output in fp16.
 """
 
 from __future__ import annotations
@@ -58,13 +58,13 @@ CASES = {
         "x0, x1, x2",
         "torch.randn(16, 16, 32, 64), torch.randn(16, 24, 3, 3), torch.randn(24)",
     ),
-    # 48 columns (46 outputs a row, a block of 64 past them): the input read itself.
+    # 48 columns (46 outputs a row, a block of 64 past them).
     "avg_pool_narrow_rows": (
         ["t0 = F.conv2d(x0, x1)", "t1 = F.avg_pool2d(t0, 2)"],
         "x0, x1",
         "torch.randn(16, 16, 40, 48), torch.randn(16, 16, 3, 3)",
     ),
-    # Padding 1 (the TMA kernel reads its padded copy, 34 x 64 a sample), no epilogue.
+    # Padding 1 (the TMA kernel's copy is padded, 34 x 64 a sample), no epilogue.
     "max_pool_padded": (
         ["t0 = F.conv2d(x0, x1, None, 1, 1)", "t1 = F.max_pool2d(t0, 2, 2)"],
         "x0, x1",
@@ -102,9 +102,11 @@ def test_the_pool_group_runs_where_the_tma_kernel_does_not(name: str) -> None:
     assert launch.rindex("if not k0_tma", 0, pool_launch) > launch.rindex(
         "if k0_tma:", 0, pool_launch
     )
-    # Off a GPU (fp16 here, float32 too) the pointer kernel and the pool kernel compute it.
-    opts = Options(device=DEVICE, precision="fp16", input_seed=0, trials=1)
-    assert verify(source, candidate, options=opts).correct
+    # The whole candidate, judged by the verifier: in fp16 the TMA kernel computes the pooled
+    # output; in float32 the pointer kernel and the pool's own kernel do.
+    for precision in ("fp16", "fp32"):
+        opts = Options(device=DEVICE, precision=precision, input_seed=0, trials=1)
+        assert verify(source, candidate, options=opts).correct, precision
 
 
 def test_other_pools_keep_their_own_kernel() -> None:
