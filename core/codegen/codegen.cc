@@ -138,7 +138,8 @@ Result<std::string> EmitCandidate(const Program& written, const CodegenOptions& 
     const bool computed = !computed_when[i].empty();
     if (computed) GuardedBy(computed_when[i], kernel);
     const ValueId early = computes_pool ? plan.groups[static_cast<size_t>(pool)].output : ValueId{};
-    launches.push_back(Launch{std::move(kernel), g.output, early, computed});
+    const std::string unless = kernel.computes_pool_when;
+    launches.push_back(Launch{std::move(kernel), g.output, early, computed, unless});
   }
   return AssembleCandidate(program, launches, syms ? &*syms : nullptr);
 }

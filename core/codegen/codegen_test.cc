@@ -1191,8 +1191,9 @@ TEST(CodegenTest, DirectConvolutionsReadShiftedRowsByTma) {
 TEST(CodegenTest, ConvolutionTmaKernelsComputeTheTwoByTwoPoolAfterThem) {
   // KernelBench L2 35's chain: a program takes 64 positions of output rows 2i and 2i + 1 (126
   // outputs a row, 63 pooled: 2 column blocks), pools them and runs mish on the pooled tile,
-  // which it stores; the pool's own kernel and the convolution's output serve the pointer
-  // kernel's path only, the pooled output allocated before the convolution's launches.
+  // which it stores; the pool's own kernel and the convolution's output (allocated only
+  // there) serve the pointer kernel's path, the pooled output allocated before the
+  // convolution's launches.
   const Program p = MustParse(
       "def fused_operator(x0, x1, x2, x3):\n"
       "    t0 = F.conv2d(x0, x1, x2)\n"
@@ -1210,10 +1211,14 @@ TEST(CodegenTest, ConvolutionTmaKernelsComputeTheTwoByTwoPoolAfterThem) {
                     "mask_m = offs_m < 126", "acc_a += ", "# hardswish", "acc_b += ",
                     "# hardswish", "rows = tl.maximum(", "pooled = tl.maximum(even, odd",
                     "mask = (offs_m < 63) & mask_n", "# mish", "tl.store(t4_ptr",
-                    "def triton_fused_operator(", "t2 = torch.empty(", "t4 = torch.empty(",
-                    "if k0_tma:", "k0_conv2d_tma_kernel[(16128,)](", "if not k0_tma:",
-                    "k0_conv2d_kernel[", "if not k0_tma:", "k1_max_pool2d_kernel["});
+                    "def triton_fused_operator(", "t4 = torch.empty(", "if k0_tma:",
+                    "k0_conv2d_tma_kernel[(16128,)](",
+                    "t2 = torch.empty((128, 128, 126, 126), device=x0.device, "
+                    "dtype=torch.float32) if not k0_tma else None",
+                    "if not k0_tma:", "k0_conv2d_kernel[", "if not k0_tma:",
+                    "k1_max_pool2d_kernel["});
   EXPECT_EQ(Count(c, "t4 = torch.empty("), 1);
+  EXPECT_EQ(Count(c, "t2 = torch.empty("), 1);
   // A 3 x 3 pool: the convolution's output stored, the pool its own kernel's always.
   const std::string wide = MustEmit(MustParse(
       "def fused_operator(x0, x1):\n"

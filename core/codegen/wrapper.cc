@@ -249,15 +249,16 @@ std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launc
   const std::string device = InputDevice(p);
   WriteFloatDtype(f, p);
   const std::vector<std::string> dots = WriteDotPrecisions(f, launches, device);
-  const auto allocate = [&](ValueId v) {
+  const auto allocate = [&](ValueId v, const std::string& unless) {
     const std::string shape =
         syms ? ShapeTuple(syms->values[v.index]) : ShapeTuple(p.value(v).shape);
     f.Line(p.value(v).name + " = torch.empty(" + shape + ", device=" + device +
-           ", dtype=" + StoredDtype(p, v) + ")");
+           ", dtype=" + StoredDtype(p, v) + ")" +
+           (unless.empty() ? "" : " if not " + unless + " else None"));
   };
   for (const auto& l : launches) {
-    if (!l.allocated) allocate(l.output);
-    if (l.also_allocates.valid()) allocate(l.also_allocates);
+    if (!l.allocated && l.output_unless.empty()) allocate(l.output, "");
+    if (l.also_allocates.valid()) allocate(l.also_allocates, "");
     for (const auto& k : l.kernel.before) {
       if (!k.for_precision.empty())
         f.Open("if " + DotPrecisionVar(dots, k.for_precision) + " == \"" + k.for_precision +
@@ -270,6 +271,7 @@ std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launc
       for (const auto& line : k.otherwise) f.Line(line);
       f.Dedent();
     }
+    if (!l.output_unless.empty()) allocate(l.output, l.output_unless);
     for (const auto& line : l.kernel.setup) f.Line(line);
     WriteLaunch(f, l.kernel, dots);
   }

@@ -19,6 +19,10 @@ struct Launch {
   // launch then has `allocated` set and allocates nothing.
   ValueId also_allocates;
   bool allocated = false;
+  // A wrapper flag under which no kernel of this launch writes its output (the pool tail's
+  // TMA kernel writes the pool group's instead): the output is then allocated after the
+  // launches before the last, only where the flag does not hold.  "" = always, first.
+  std::string output_unless;
 };
 
 // `syms` (generic-shape mode): the wrapper reads the sizes from its inputs and allocates
