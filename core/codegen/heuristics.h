@@ -230,7 +230,8 @@ bool ChooseTmaContraction(int64_t m, int64_t n, int64_t batch, int variant,
 // over five tiles): 128 x 128 x 64, 8 warps, 3 stages was fastest at both KernelBench L2
 // shapes timed, ahead of the same tile in 4 stages: 0.725 and 1.426 ms, 413-427 TFLOP/s.  In a
 // later run (h100-2026-12-06c) the hand kernel chose 4 stages at 0.803 ms while this one, 3
-// stages, took 0.883 replayed alone (0.876-0.891 in three runs): 4 stages here is untimed.
+// stages, took 0.883 replayed alone (0.876-0.891 in three runs).  Replayed at 4 stages
+// (h100-2026-12-06d): 0.858 ms against 0.873 at 3 in the same run, 1.7%, once; kept at 3.
 bool ChooseShiftedRowsTma(int64_t samples, int64_t reach, int64_t n, int64_t channels,
                           int variant, ContractionConfig* c);
 
