@@ -1227,6 +1227,17 @@ TEST(CodegenTest, ConvolutionTmaKernelsComputeTheTwoByTwoPoolAfterThem) {
       "    return t1\n",
       "torch.randn(128, 64, 128, 128), torch.randn(128, 64, 3, 3)"));
   EXPECT_EQ(Count(wide, "pid_i * 2 + 1"), 0);
+  // A channel minimum before the pool (a row tail of the convolution's kernel): no pool tail.
+  const std::string tail = MustEmit(MustParse(
+      "def fused_operator(x0, x1):\n"
+      "    t0 = F.conv2d(x0, x1)\n"
+      "    t1 = torch.amin(t0, 1, True)\n"
+      "    t2 = F.max_pool2d(t1, [2, 2], [2, 2], [0, 0], [1, 1])\n"
+      "    return t2\n",
+      "torch.randn(128, 64, 128, 128), torch.randn(128, 64, 3, 3)"));
+  EXPECT_EQ(Count(tail, "pid_i * 2 + 1"), 0);
+  EXPECT_EQ(Count(tail, "k1_max_pool2d_kernel["), 1);
+  EXPECT_EQ(Count(tail, "if not k0_tma:\n        k1_max_pool2d_kernel"), 0);
   EXPECT_EQ(Count(wide, "if not k0_tma:\n        k1_max_pool2d_kernel"), 0);
 }
 

@@ -1735,6 +1735,7 @@ int64_t ShiftedReach(const ShiftedRows& r) {
 bool PoolTailFits(const GroupContext& ctx, const ShiftedRows& r, const ContractionConfig& config,
                   const Group& pool) {
   const auto one_step = [](int64_t s) { return s == 1; };
+  if (ctx.group.row_tail.valid() || ctx.group.row_tail_partials) return false;  // its own tail
   if (!std::all_of(r.stride.begin(), r.stride.end(), one_step) || !r.fold.empty() ||
       r.phases.size() != 1 || r.grid_sp.size() != 2 || !r.batched || config.block_m != 128)
     return false;
