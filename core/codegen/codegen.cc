@@ -133,13 +133,14 @@ Result<std::string> EmitCandidate(const Program& written, const CodegenOptions& 
     auto emitted = EmitGroup(ctx);
     if (!emitted) return emitted.error();
     EmittedKernel kernel = std::move(emitted).value();
-    const bool computes_pool = !kernel.computes_pool_when.empty();
-    if (computes_pool) computed_when[static_cast<size_t>(pool)] = kernel.computes_pool_when;
+    ValueId early;  // the pool group's output, which this kernel may write
+    if (!kernel.computes_pool_when.empty()) {
+      computed_when[static_cast<size_t>(pool)] = kernel.computes_pool_when;
+      early = plan.groups[static_cast<size_t>(pool)].output;
+    }
     const bool computed = !computed_when[i].empty();
     if (computed) GuardedBy(computed_when[i], kernel);
-    const ValueId early = computes_pool ? plan.groups[static_cast<size_t>(pool)].output : ValueId{};
-    const std::string unless = kernel.computes_pool_when;
-    launches.push_back(Launch{std::move(kernel), g.output, early, computed, unless});
+    launches.push_back(Launch{std::move(kernel), g.output, early, computed});
   }
   return AssembleCandidate(program, launches, syms ? &*syms : nullptr);
 }

@@ -594,15 +594,12 @@ class ContractionWriter {
     // The pooled tile: row k is pooled column pid_j * BLOCK_M // 4 + k of pooled row pid_i.
     w.Line("offs_m = pid_j * (BLOCK_M // 4) + tl.arange(0, BLOCK_M // 4)[:, None]");
     w.Line("mask = (offs_m < " + IntLiteral(ps.out_sp[1]) + ") & mask_n");
-    const std::string zero = "(offs_m + offs_n) * 0";
-    ExprEmitter e(ctx_.program, ctx_.plan.materialized, params, w, "mask", zero, counter);
-    e.LoadOneElementValuesAsScalars();
-    e.LoadRowsAlong("offs_n", "mask_n", "offs_n * 0");
-    const Node& pool_node = ctx_.program.node(pool.anchor);
-    e.Bind(pool_node.result, pooled);
+    ExprEmitter e = TileExprs(w, params, counter);
+    e.Bind(ctx_.program.node(pool.anchor).result, pooled);
     const Coords out = Materialize(w, {"sample", "offs_n", "pid_i", "offs_m"}, "pc");
     const std::string val = e.Compute(pool.output, out);
-    w.Line("tl.store(" + params.Address(pool.output, out, zero) + ", " + val + ", mask=mask)");
+    w.Line("tl.store(" + params.Address(pool.output, out, kTileZero) + ", " + val +
+           ", mask=mask)");
     EmittedKernel k = Finish(ctx_.KernelNamed("tma"), params, w, /*dot=*/false, "");
     AddShiftedRowsDescriptors(r, half, k);
     k.grid = "(" + IntLiteral(r.samples * ps.out_sp[0] * tiles_j * tiles_n) + ",)";
@@ -616,22 +613,16 @@ class ContractionWriter {
   std::string WritePooledRows(PythonWriter& w, KernelParams& params, int& counter,
                               const PoolSpec& ps) {
     w.Line("mask = mask_m & mask_n");
-    const std::string zero = "(offs_m + offs_n) * 0";
-    std::string bias;
-    if (s_.bias.valid()) {
-      ExprEmitter row(ctx_.program, ctx_.plan.materialized, params, w, "mask_n", "offs_n * 0",
-                      counter);
-      bias = row.Emit(s_.bias, Materialize(w, {s_.channel({}, "offs_n")}, "ch"));
-    }
+    const std::string bias = s_.bias.valid() ? BiasRow(w, params, counter, {}) : "";
     std::vector<std::string> halves;
     for (const std::string h : {"a", "b"}) {
-      ExprEmitter e(ctx_.program, ctx_.plan.materialized, params, w, "mask", zero, counter);
-      e.LoadOneElementValuesAsScalars();
-      e.LoadRowsAlong("offs_n", "mask_n", "offs_n * 0");
+      // An emitter a half: the other's values are bound to the other accumulator.
+      ExprEmitter e = TileExprs(w, params, counter);
       if (!bias.empty()) w.Line("acc_" + h + " += " + bias);
       e.Bind(ctx_.program.node(ctx_.group.anchor).result, "acc_" + h);
       const std::string row = h == "a" ? "pid_i * 2" : "pid_i * 2 + 1";
-      const Coords out = Materialize(w, {"sample", "offs_n", row, "offs_m"}, "oc" + h);
+      const Coords out = Materialize(w, s_.out_at({}, {"sample", row, "offs_m"}, "offs_n"),
+                                     "oc" + h);
       halves.push_back(e.Compute(ctx_.group.output, out));
     }
     const bool max = ps.kind == PoolSpec::kMax;
@@ -644,8 +635,7 @@ class ContractionWriter {
     return "pooled";
   }
 
- public:
- private:
+
   // The host descriptors of the input's copy (boxes of `rows` positions) and the weight's,
   // bound where the kernel's flag holds.
   void AddShiftedRowsDescriptors(const ShiftedRows& r, int64_t rows, EmittedKernel& k) const {
@@ -1361,18 +1351,29 @@ class ContractionWriter {
     }
   }
 
-  void WriteEpilogue(PythonWriter& w, KernelParams& params, int& counter, const Tile& t) {
-    w.Line("mask = mask_m & mask_n");
-    const std::string zero = "(offs_m + offs_n) * 0";
-    ExprEmitter e(ctx_.program, ctx_.plan.materialized, params, w, "mask", zero, counter);
+  // The epilogue's emitter over a (rows, BLOCK_N) tile of `mask` (bound by the caller) at
+  // offs_m and offs_n: values of one element loaded as scalars, per-channel ones as one row.
+  ExprEmitter TileExprs(PythonWriter& w, KernelParams& params, int& counter) const {
+    ExprEmitter e(ctx_.program, ctx_.plan.materialized, params, w, "mask", kTileZero, counter);
     e.LoadOneElementValuesAsScalars();
     e.LoadRowsAlong("offs_n", "mask_n", "offs_n * 0");
-    if (s_.bias.valid()) {
-      Coords ch = Materialize(w, {s_.channel(t.bc, "offs_n")}, "ch");
-      ExprEmitter row(ctx_.program, ctx_.plan.materialized, params, w, "mask_n", "offs_n * 0",
-                      counter);
-      w.Line("acc += " + row.Emit(s_.bias, ch));
-    }
+    return e;
+  }
+  static constexpr const char* kTileZero = "(offs_m + offs_n) * 0";
+
+  // The bias as one row of BLOCK_N channels (WriteEpilogue says why).
+  std::string BiasRow(PythonWriter& w, KernelParams& params, int& counter, const Coords& bc) {
+    Coords ch = Materialize(w, {s_.channel(bc, "offs_n")}, "ch");
+    ExprEmitter row(ctx_.program, ctx_.plan.materialized, params, w, "mask_n", "offs_n * 0",
+                    counter);
+    return row.Emit(s_.bias, ch);
+  }
+
+  void WriteEpilogue(PythonWriter& w, KernelParams& params, int& counter, const Tile& t) {
+    w.Line("mask = mask_m & mask_n");
+    const std::string zero = kTileZero;
+    ExprEmitter e = TileExprs(w, params, counter);
+    if (s_.bias.valid()) w.Line("acc += " + BiasRow(w, params, counter, t.bc));
     Coords out = Materialize(w, s_.out_at(t.bc, t.mc, "offs_n"), "oc");
     const Node& node = ctx_.program.node(ctx_.group.anchor);
     e.Bind(node.result, "acc");

@@ -257,7 +257,8 @@ std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launc
            (unless.empty() ? "" : " if not " + unless + " else None"));
   };
   for (const auto& l : launches) {
-    if (!l.allocated && l.output_unless.empty()) allocate(l.output, "");
+    const std::string& unless = l.kernel.computes_pool_when;
+    if (!l.allocated && unless.empty()) allocate(l.output, "");
     if (l.also_allocates.valid()) allocate(l.also_allocates, "");
     for (const auto& k : l.kernel.before) {
       if (!k.for_precision.empty())
@@ -271,7 +272,7 @@ std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launc
       for (const auto& line : k.otherwise) f.Line(line);
       f.Dedent();
     }
-    if (!l.output_unless.empty()) allocate(l.output, l.output_unless);
+    if (!unless.empty()) allocate(l.output, unless);
     for (const auto& line : l.kernel.setup) f.Line(line);
     WriteLaunch(f, l.kernel, dots);
   }

@@ -14,15 +14,13 @@ namespace drtriton::codegen {
 struct Launch {
   EmittedKernel kernel;
   ValueId output;
-  // Allocated with this launch's output, before its kernels: a later group's output that its
-  // kernel may write (EmittedKernel::computes_pool_when); invalid = none.  That group's
-  // launch then has `allocated` set and allocates nothing.
+  // Allocated before this launch's kernels: a later group's output that its kernel may write
+  // (EmittedKernel::computes_pool_when); invalid = none.  That group's launch then has
+  // `allocated` set and allocates nothing.  Where the kernel computes that pool, its own
+  // output is allocated only where the flag does not hold, just before the kernel (the
+  // launches before it bind the flag).
   ValueId also_allocates;
   bool allocated = false;
-  // A wrapper flag under which no kernel of this launch writes its output (the pool tail's
-  // TMA kernel writes the pool group's instead): the output is then allocated after the
-  // launches before the last, only where the flag does not hold.  "" = always, first.
-  std::string output_unless;
 };
 
 // `syms` (generic-shape mode): the wrapper reads the sizes from its inputs and allocates

@@ -5,9 +5,9 @@ A program takes 64 positions of two neighbouring output rows (two K loops), runs
 convolution's epilogue on each, pools their pairs of rows and of columns and runs the pool
 group's epilogue on the pooled tile, which it stores: the convolution's full-size output is
 never stored, and the pool group's own kernel runs only where the TMA kernel does not (the
-pointer kernel's path: float32, or bf16 off a GPU). The child process (tma_probe.py) runs
-each candidate with the other path's launches off: the TMA kernel alone must compute the
-pooled output in fp16.
+pointer kernel's path: float32, or bf16 off a GPU). A child process (PROBE) runs each
+candidate with the other path's launches off: the TMA kernel alone must compute the pooled
+output in fp16.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 from teach_tasks import DEVICE, task
-from tma_probe import PROBE, write_tma_alone
 
 from drtriton.teach import emit
 from drtriton.verify import Options, verify
@@ -73,12 +72,51 @@ CASES = {
 }
 
 
+POINTER_PATH = "    if not k0_tma:\n"
+# The child, over the folder in sys.argv[1]: each candidate in fp16 on its task's inputs, the
+# kernels it launched, its output's dtype and relative L2 error against the task in float64.
+PROBE = r"""
+import json, pathlib, sys
+import torch
+from drtriton.verify.task import import_file
+
+folder = pathlib.Path(sys.argv[1])
+result = {}
+for task_path in sorted(folder.glob("task_*.py")):
+    name = task_path.stem[len("task_"):]
+    task = import_file(str(task_path), "task_" + name)
+    torch.manual_seed(0)
+    inputs = [x.half() for x in task.get_inputs()]
+    with torch.no_grad():
+        ref = task.fused_operator(*[x.double() for x in inputs])
+    module = import_file(str(folder / f"cand_{name}.py"), "cand_" + name)
+    launched = []
+    for attr in dir(module):
+        kernel = getattr(module, attr)
+        if attr.endswith("_kernel") and hasattr(kernel, "run"):
+            def counted(*args, _run=kernel.run, _name=attr, **kwargs):
+                launched.append(_name)
+                return _run(*args, **kwargs)
+            kernel.run = counted
+    out = module.triton_fused_operator(*inputs)
+    err = ((out.double() - ref).norm() / ref.norm()).item()
+    result[name] = {"launched": launched, "rel_l2": err, "dtype": str(out.dtype)}
+print(json.dumps(result))
+"""
+
+
 @pytest.fixture(scope="module")
 def probe(
     tmp_path_factory: pytest.TempPathFactory, interpreted_probe: Callable[[str, pathlib.Path], Any]
 ) -> dict[str, dict[str, Any]]:
     folder = tmp_path_factory.mktemp("conv_pool_tail")
-    write_tma_alone(folder, CASES)
+    for name, (lines, args, inputs) in CASES.items():
+        source = task(lines, args, inputs)
+        (folder / f"task_{name}.py").write_text(source)
+        # The TMA kernel alone: the pointer kernel's path switched off.
+        (folder / f"cand_{name}.py").write_text(
+            emit(source).replace(POINTER_PATH, "    if False:\n")
+        )
     return interpreted_probe(PROBE, folder)
 
 
