@@ -63,6 +63,10 @@ enum Trait : uint32_t {
   // is no longer unit-stride.  A kernel verified on a contiguous copy of it reads it another
   // way in ModelNew (search/search.py keeps such a view out of a fragment's inputs).
   kReordersDims = 1u << 23,
+  // Adds its input's elements up without dividing (sum, cumsum): their rounding errors add
+  // up while the result may cancel to near zero, where only atol covers it (a depthwise conv
+  // rounded to bf16 before a cumsum over 7: 35 of 294 outputs past 1e-2, codegen/amplify.h).
+  kAddsUpError = 1u << 24,
 };
 
 // How the output shape follows from the inputs; the synthesizer posts one constraint

@@ -39,7 +39,7 @@ Entry AlongDim(const std::string& name, uint32_t traits, double flops, std::stri
 }  // namespace
 
 void AddReductionOps(std::vector<OpInfo>& out) {
-  out.push_back(Reduce("sum", 0, 1, "sum over dim").Row(RowKind::kSum));
+  out.push_back(Reduce("sum", kAddsUpError, 1, "sum over dim").Row(RowKind::kSum));
   out.push_back(Reduce("mean", 0, 1, "mean over dim").Row(RowKind::kMean));
   out.push_back(Reduce("amax", 0, 1, "max over dim (values only)").Row(RowKind::kMax));
   out.push_back(Reduce("amin", 0, 1, "min over dim (values only)").Row(RowKind::kMin));
@@ -79,8 +79,10 @@ void AddReductionOps(std::vector<OpInfo>& out) {
                          "or none over the rows")
                     .Example({{4, 5}, {4}}, {I(-100), S("mean")})
                     .Row(RowKind::kNllLoss));
-  out.push_back(AlongDim("cumsum", kScan, 1, "running sum along dim").Row(RowKind::kCumsum));
-  out.push_back(AlongDim("cumprod", kScan | kAmplifiesError, 1, "running product along dim").Row(RowKind::kCumprod));
+  out.push_back(AlongDim("cumsum", kScan | kAddsUpError, 1, "running sum along dim")
+                    .Row(RowKind::kCumsum));
+  out.push_back(AlongDim("cumprod", kScan | kAmplifiesError, 1, "running product along dim")
+                    .Row(RowKind::kCumprod));
 }
 
 }  // namespace drtriton::catalog_internal

@@ -407,6 +407,7 @@ std::vector<std::string> TraitNames(uint32_t traits) {
       {kScalesInput, "scales_input"},
       {kShiftsInput, "shifts_input"},
       {kReordersDims, "reorders_dims"},
+      {kAddsUpError, "adds_up_error"},
   };
   std::vector<std::string> names;
   for (const auto& [t, n] : kNames)

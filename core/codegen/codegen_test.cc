@@ -1214,7 +1214,7 @@ TEST(CodegenTest, ConvolutionTmaKernelsComputeTheTwoByTwoPoolAfterThem) {
                     "def triton_fused_operator(", "t4 = torch.empty(", "if k0_tma:",
                     "k0_conv2d_tma_kernel[(16128,)](",
                     "t2 = torch.empty((128, 128, 126, 126), device=x0.device, "
-                    "dtype=torch.float32) if not k0_tma else None",
+                    "dtype=inter_dtype) if not k0_tma else None",
                     "if not k0_tma:", "k0_conv2d_kernel[", "if not k0_tma:",
                     "k1_max_pool2d_kernel["});
   EXPECT_EQ(Count(c, "t4 = torch.empty("), 1);
@@ -1239,6 +1239,37 @@ TEST(CodegenTest, ConvolutionTmaKernelsComputeTheTwoByTwoPoolAfterThem) {
   EXPECT_EQ(Count(tail, "k1_max_pool2d_kernel["), 1);
   EXPECT_EQ(Count(tail, "if not k0_tma:\n        k1_max_pool2d_kernel"), 0);
   EXPECT_EQ(Count(wide, "if not k0_tma:\n        k1_max_pool2d_kernel"), 0);
+}
+
+TEST(CodegenTest, IntermediatesTakeTheInputsDtypeUnlessTheirRoundingCouldFail) {
+  // A convolution's output read by a 3 x 3 pool's kernel: stored in the inputs' dtype (bf16
+  // or fp16 in those modes, float32 in the others), as eager PyTorch stores it; bf16 only on
+  // a GPU (Triton's interpreter truncates float32 to bf16).
+  const auto conv_then = [](const std::string& line) {
+    return MustEmit(MustParse("def fused_operator(x0, x1):\n"
+                              "    t0 = F.conv2d(x0, x1)\n"
+                              "    t1 = F.max_pool2d(t0, [3, 3], [3, 3], [0, 0], [1, 1])\n" +
+                                  line + "    return t2\n",
+                              "torch.randn(8, 16, 32, 32), torch.randn(16, 16, 3, 3)"));
+  };
+  const std::string pooled = conv_then("    t2 = torch.relu(t1)\n");
+  ExpectInOrder(pooled, {"float_dtype = x0.dtype",
+                         "inter_dtype = float_dtype if x0.device.type == \"cuda\" or "
+                         "float_dtype != torch.bfloat16 else torch.float32",
+                         "t0 = torch.empty((8, 16, 30, 30), device=x0.device, dtype=inter_dtype)",
+                         "t2 = torch.empty((8, 16, 10, 10), device=x0.device, dtype=float_dtype)"});
+  EXPECT_EQ(Count(pooled, "dtype=torch.float32)"), 0);
+  // The pool passes a rounding on to a group norm, a softmax or an argmax: the convolution's
+  // output stays float32, the program's output takes the inputs' dtype (the argmax's int64).
+  for (const std::string& reader : {std::string("    t2 = F.group_norm(t1, 4)\n"),
+                                    std::string("    t2 = torch.softmax(t1, 1)\n"),
+                                    std::string("    t2 = torch.argmax(t1, 1)\n")}) {
+    const std::string c = conv_then(reader);
+    EXPECT_EQ(Count(c, "t0 = torch.empty((8, 16, 30, 30), device=x0.device, "
+                       "dtype=torch.float32)"), 1) << reader;
+    EXPECT_EQ(Count(c, "dtype=float_dtype)") + Count(c, "dtype=torch.int64)"), 1) << reader;
+    EXPECT_EQ(Count(c, "inter_dtype"), 0) << reader;
+  }
 }
 
 TEST(CodegenTest, TransposedConvolutionsReadShiftedRowsPerStridePhase) {

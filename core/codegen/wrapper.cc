@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/amplify.h"
 #include "codegen/emitters.h"
 #include "codegen/fusion.h"
 
@@ -25,15 +26,17 @@ std::string TorchDtype(const std::string& dtype) { return "torch." + dtype; }
 
 // The dtype of a stored value.  One candidate serves every precision mode
 // (verify/precision.py): its kernels load float32, bfloat16 or float16, compute in float32 and
-// store at the pointer's dtype (tl.store converts).  The program's floating outputs take the
-// inputs' dtype (`float_dtype`, WriteFloatDtype), as PyTorch's would; intermediates between
-// kernels stay float32, unrounded: in bf16 a conv output rounded before a group norm is off by
-// 2^-9 of ~9 on uniform inputs, which the normalization blew up to 0.27 against 0.29 (511 of
-// 2048 elements past 1e-2) where the float32 evaluation the verifier also judges by has it
-// exact.  Index and mask tensors keep their dtype.
-std::string StoredDtype(const Program& p, ValueId v) {
-  return IsOutput(p, v) && p.value(v).dtype == "float32" ? "float_dtype"
-                                                          : TorchDtype(p.value(v).dtype);
+// store at the pointer's dtype (tl.store converts).  Floating values take the inputs' dtype,
+// as PyTorch's would: the outputs (`float_dtype`, WriteFloatDtype), and the intermediates
+// between kernels, which eager PyTorch rounds too (`inter_dtype`, WriteInterDtype; in bf16
+// half the bytes: L2 20's transposed convolution writes 268 MB and reads them back instead of
+// 537).  An intermediate whose rounding could fail the verifier stays float32 (amplify.h,
+// RoundingSensitiveValues: a conv output before a group norm).  Index and mask tensors keep
+// their dtype.
+std::string StoredDtype(const Program& p, ValueId v, const std::vector<bool>& sensitive) {
+  if (p.value(v).dtype != "float32") return TorchDtype(p.value(v).dtype);
+  if (IsOutput(p, v)) return "float_dtype";
+  return sensitive[v.index] ? "torch.float32" : "inter_dtype";
 }
 
 // `float_dtype`: the first floating input's dtype, float32 where there is none.
@@ -44,6 +47,28 @@ void WriteFloatDtype(PythonWriter& w, const Program& p) {
     return;
   }
   w.Line("float_dtype = torch.float32");
+}
+
+// `inter_dtype`: float_dtype, but float32 for bf16 off the GPU: Triton's interpreter
+// truncates a float32 value it stores to bf16 (toward zero, fp_downcast_rounding="rtne"
+// too), and that bias adds up in the next kernel's sums: a linear's output truncated before
+// another linear over its 48 features put 315 of 1,280 outputs past 1e-2 (1.4 off at 165).
+void WriteInterDtype(PythonWriter& w, const std::string& device) {
+  if (device == "'cuda'") {
+    w.Line("inter_dtype = float_dtype");
+    return;
+  }
+  w.Line("inter_dtype = float_dtype if " + device +
+         ".type == \"cuda\" or float_dtype != torch.bfloat16 else torch.float32");
+}
+
+// Whether a launch allocates an intermediate in `inter_dtype` (StoredDtype).
+bool RoundsAnIntermediate(const Program& p, const std::vector<Launch>& launches,
+                          const std::vector<bool>& sensitive) {
+  for (const auto& l : launches)
+    for (ValueId v : {l.output, l.also_allocates})
+      if (v.valid() && StoredDtype(p, v, sensitive) == "inter_dtype") return true;
+  return false;
 }
 
 // Generic-shape mode: the sizes come from the inputs (`x0_s0, x0_s1 = x0.shape`; the
@@ -249,11 +274,13 @@ std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launc
   const std::string device = InputDevice(p);
   WriteFloatDtype(f, p);
   const std::vector<std::string> dots = WriteDotPrecisions(f, launches, device);
+  const std::vector<bool> sensitive = RoundingSensitiveValues(p);
+  if (RoundsAnIntermediate(p, launches, sensitive)) WriteInterDtype(f, device);
   const auto allocate = [&](ValueId v, const std::string& unless) {
     const std::string shape =
         syms ? ShapeTuple(syms->values[v.index]) : ShapeTuple(p.value(v).shape);
     f.Line(p.value(v).name + " = torch.empty(" + shape + ", device=" + device +
-           ", dtype=" + StoredDtype(p, v) + ")" +
+           ", dtype=" + StoredDtype(p, v, sensitive) + ")" +
            (unless.empty() ? "" : " if not " + unless + " else None"));
   };
   for (const auto& l : launches) {

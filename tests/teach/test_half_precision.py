@@ -1,14 +1,16 @@
 """The teacher's kernels in the half precision modes (issue 21), judged by the verifier on the CPU.
 
-One candidate serves every mode (core/codegen/wrapper.cc): floating outputs are allocated in
-the inputs' dtype (intermediates between kernels stay float32), loads convert to float32, sums and norms run in float32, stores convert to
-the output's dtype, and a contraction's tl.dot takes fp16 or bf16 operands on the tensor cores
+One candidate serves every mode (core/codegen/wrapper.cc): floating outputs and intermediates
+are allocated in the inputs' dtype (an intermediate whose rounding reaches a norm, softmax or
+argmax stays float32: codegen/amplify.h), loads convert to float32, sums and norms run in
+float32, stores convert to the stored dtype, and a contraction's tl.dot takes fp16 or bf16 operands on the tensor cores
 where the inputs are half. The verifier casts inputs as KernelBench does and compares against
 the reference run in that dtype (1e-2), output dtypes included, so a kernel that still
 allocated float32 outputs would be rejected here ("dtype torch.float32, expected ...").
 
 What the CPU interpreter cannot run: a bf16 tl.dot (missing there), so on the CPU the wrapper
-multiplies bf16 inputs through "ieee" on their float32 conversions; the bf16 tensor-core branch
+multiplies bf16 inputs through "ieee" on their float32 conversions, and it keeps bf16
+intermediates float32 (the interpreter truncates float32 stored to bf16, `inter_dtype`); the bf16 tensor-core branch
 runs only on a GPU (DRTRITON_TEST_DEVICE=cuda runs these cases there). fp16 tl.dot runs in the
 interpreter, so the fp16 cases exercise the kernels' own half branch.
 """
@@ -40,6 +42,19 @@ CASES = {
         "x0, x1",
         "torch.randn(2, 3, 9, 9), torch.randn(3, 1, 3, 3)",
     ),
+    # Two contractions: the second reads the first's output (relu'd) rounded to the inputs'
+    # dtype, as its own tl.dot would round it.
+    "linear_relu_linear": task(
+        ["t0 = F.linear(x0, x1)", "t1 = torch.relu(t0)", "t2 = F.linear(t1, x2)"],
+        "x0, x1, x2",
+        "torch.randn(32, 64), torch.randn(48, 64), torch.randn(40, 48)",
+    ),
+    # A 3 x 3 pool's kernel reads the convolution's output in the inputs' dtype.
+    "conv2d_pool_relu": task(
+        ["t0 = F.conv2d(x0, x1)", "t1 = F.max_pool2d(t0, 3)", "t2 = torch.relu(t1)"],
+        "x0, x1",
+        "torch.randn(2, 4, 14, 14), torch.randn(16, 4, 3, 3)",
+    ),
     # Pooling, a mean and an argmax: the int64 result keeps its dtype.
     "pool_mean_argmax": task(
         ["t0 = F.max_pool2d(x0, 2)", "t1 = torch.mean(t0, 1)", "t2 = torch.argmax(t1, -1)"],
@@ -70,3 +85,17 @@ def test_half_inputs_choose_their_own_tensor_core_dot() -> None:
     assert "tl.dot(a.to(tl.float16), b.to(tl.float16))" in text
     # Each stored floating value is read as float32: the sums never run in half.
     assert text.count(".to(tl.float32)") >= 3
+
+
+def test_intermediates_are_half_unless_a_norm_or_argmax_reads_them() -> None:
+    # `inter_dtype` is float_dtype, but float32 for bf16 off the GPU.
+    inter = "device=x0.device, dtype=inter_dtype)"
+    assert f"t1 = torch.empty((32, 48), {inter}" in emit(CASES["linear_relu_linear"])
+    assert f"t0 = torch.empty((2, 16, 12, 12), {inter}" in emit(CASES["conv2d_pool_relu"])
+    # The group norm and the argmax read float32 (the mean ends the argmax's path: t0 is half).
+    assert "t0 = torch.empty((2, 16, 8, 8), device=x0.device, dtype=torch.float32)" in emit(
+        CASES["conv2d_group_norm"]
+    )
+    pooled = emit(CASES["pool_mean_argmax"])
+    assert f"t0 = torch.empty((2, 6, 4, 4), {inter}" in pooled
+    assert "t1 = torch.empty((2, 4, 4), device=x0.device, dtype=torch.float32)" in pooled
