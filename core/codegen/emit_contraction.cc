@@ -1332,11 +1332,30 @@ class ContractionWriter {
   // holds columns of both halves.
   static constexpr int64_t kHalvedEpilogueRegisters = 128;
   // Halves of 16 columns or more (BLOCK_N a multiple of 32; every TMA tile has 64 or more).
-  // Not where the epilogue ends in a row tail, which reads every column at once.
+  // Not where the epilogue ends in a row tail, which reads every column at once, unless it is
+  // a group norm whose groups each half of every tile the autotuner may pick holds whole.
+  // Why: KernelBench L2 37's 128 x 256 TMA tile with its 64-channel groups' norm took 255
+  // registers and 82 spill instructions unhalved (occupancy_audit.py, sm_90 on the CPU).
   bool HalvesEpilogue() const {
     const int64_t threads = int64_t{c_.launch.num_warps} * 32;
-    return c_.block_n % 32 == 0 && !ctx_.group.row_tail.valid() &&
+    const NodeId tail = ctx_.group.row_tail;
+    const bool whole_rows =
+        tail.valid() && (GetOp(ctx_.program.node(tail).op).row != RowKind::kGroupNorm ||
+                         (NarrowestBlockN() / 2) % TailGroup() != 0);
+    return c_.block_n % 32 == 0 && !whole_rows &&
            c_.block_m * c_.block_n / threads >= kHalvedEpilogueRegisters;
+  }
+
+  // The smallest BLOCK_N of the tiles the kernel may run with (its own and the autotuned).
+  int64_t NarrowestBlockN() const {
+    int64_t narrowest = c_.block_n;
+    for (const TileChoice& t : c_.tuned) narrowest = std::min(narrowest, t.block_n);
+    return narrowest;
+  }
+
+  // A group-norm row tail's channels per group (fusion.h NormGroupChannels).
+  int64_t TailGroup() const {
+    return NormGroupChannels(ctx_.program, ctx_.program.node(ctx_.group.row_tail));
   }
 
   void WriteHalvedEpilogue(PythonWriter& w, KernelParams& params, int& counter, const Tile& t) {
@@ -1401,6 +1420,10 @@ class ContractionWriter {
       return "tl.where(mask_n, " + x + ", " + fill + ")";
     };
     const std::string r = e.NewVar("rt");
+    if (kind == RowKind::kGroupNorm) {
+      WriteGroupNorm(w, e, row, v, r);
+      return out;
+    }
     if (kind == RowKind::kSum || kind == RowKind::kMean) {
       std::string sum = across("sum", masked(v, "0.0"));
       if (kind == RowKind::kMean) sum += " / " + IntLiteral(s_.n);
@@ -1424,6 +1447,32 @@ class ContractionWriter {
     if (!IsReduction(kind)) return out;
     w.Line("mask = mask_m & (offs_n == 0)");
     return RowTailCoords(out);
+  }
+
+  // A group norm across the tile's columns, `v` (rows, columns) viewed as (rows, groups,
+  // group): mean, then the biased variance of the deviations (as the rows kernel's single
+  // pass, rows_normalize.cc), then weight and bias as rows of the tile.  Columns past C form
+  // whole groups of their own (C is a multiple of the group, tiles start at multiples of
+  // BLOCK_N), which the store's mask drops.
+  void WriteGroupNorm(PythonWriter& w, ExprEmitter& e, const Node& norm, const std::string& v,
+                      const std::string& r) {
+    const std::string group = IntLiteral(TailGroup());
+    w.Line(r + "_v = " + v);
+    const std::string rows = r + "_v.shape[0]", cols = r + "_v.shape[1]";
+    w.Line(r + "_g = tl.reshape(" + r + "_v, [" + rows + ", " + cols + " // " + group + ", " +
+           group + "])");
+    w.Line(r + "_mean = tl.sum(" + r + "_g, axis=2, keep_dims=True) / " + group);
+    w.Line(r + "_c = " + r + "_g - " + r + "_mean");
+    w.Line(r + "_var = tl.sum(" + r + "_c * " + r + "_c, axis=2, keep_dims=True) / " + group);
+    const OpInfo& op = GetOp(norm.op);
+    const double eps = norm.attrs[static_cast<size_t>(op.attr_index("eps"))].AsFloat();
+    std::string y = "tl.reshape(" + r + "_c * (1.0 / tl.sqrt(" + r + "_var + " +
+                    FloatLiteral(eps) + ")), [" + rows + ", " + cols + "])";
+    const Coords channel = {"offs_n"};
+    if (norm.tensors[1].valid()) y += " * " + e.Emit(norm.tensors[1], channel);
+    if (norm.tensors[2].valid()) y += " + " + e.Emit(norm.tensors[2], channel);
+    w.Line(r + " = " + y);
+    e.Bind(norm.result, r);
   }
 
   // The row tail's result's coordinates from the contraction output's `at`: the channel's is
@@ -1794,6 +1843,13 @@ void KeepColumnsInOneTile(int64_t columns, ContractionConfig* c) {
   c->launch.num_warps = DotWarps(c->block_m, c->block_n);
 }
 
+// Whether the group's row tail is a group norm: its tiles need whole groups, not whole rows
+// (fusion.h GroupsFitTiles).
+bool IsGroupNormTail(const GroupContext& ctx) {
+  return ctx.group.row_tail.valid() &&
+         GetOp(ctx.program.node(ctx.group.row_tail).op).row == RowKind::kGroupNorm;
+}
+
 // The GEMM's launches (`gemm` and those before it) go before the kernel that combines the
 // row tail's partials, the partials allocated by the first launch set up in every precision
 // (not an fp16x3 split's, emit_split.cc), before the GEMM's own.
@@ -1824,7 +1880,7 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
                         : ctx.generic() ? ChooseContraction(u, u, u, 1, ctx.variant, precision)
                                         : ChooseContraction(m, s.n, k, batch, ctx.variant,
                                                             precision);
-  if (ctx.group.row_tail_partials)
+  if (ctx.group.row_tail_partials || IsGroupNormTail(ctx))
     KeepColumnsInOneTile(kPartialColumns, &c);
   else if (ctx.group.row_tail.valid())
     KeepColumnsInOneTile(std::max<int64_t>(16, NextPow2(s.n)), &c);

@@ -33,23 +33,75 @@ NodeId OnlyReader(const std::vector<std::vector<NodeId>>& users, ValueId v) {
   return u.front();
 }
 
-// Follows single-consumer, same-shape elementwise and channelwise nodes from `start`; returns
-// the last value of the chain (start itself when nothing can be fused).  `claimed` marks the
-// values earlier anchors' chains compute: a chain stops before one, so that two anchors whose
-// chains meet (a residual block's conv -> batch_norm and its shortcut's, added) leave the
-// shared tail to the first, which reads the second's stored end.  Marks its own values.
+// Whether `node` can extend an epilogue that starts at `start`: elementwise or channelwise, of
+// start's shape and dtype, not computed by an earlier anchor's chain (`claimed`).
+bool ExtendsEpilogue(const Program& program, const Node& node, ValueId start,
+                     const std::vector<bool>& claimed) {
+  const OpInfo& op = GetOp(node.op);
+  return (op.has(kElementwise) || op.has(kChannelwise)) &&
+         program.value(node.result).shape == program.value(start).shape &&
+         program.value(node.result).dtype == program.value(start).dtype &&
+         !claimed[node.result.index];
+}
+
+// Epilogue paths that leave a value by several readers join again within this many nodes
+// (JoinOfReaders): x * sigmoid(x) is two.
+constexpr size_t kMaxJoinNodes = 8;
+
+// The node where every path out of `from` (read by several nodes) joins again, when the nodes
+// on the way each extend the epilogue (ExtendsEpilogue) and read nothing else of the region
+// that the program still needs: a hand-written swish, torch.sigmoid(x) * x, reads x twice
+// (KernelBench L2 37, 59, 88), which ended the GEMM's epilogue at x, stored in float32 and
+// read back.  Returns the join's result and adds the values between to `inner`; an invalid
+// id where there is no such join.
+ValueId JoinOfReaders(const Program& program, const std::vector<std::vector<NodeId>>& users,
+                      ValueId from, ValueId start, const std::vector<bool>& claimed,
+                      std::vector<ValueId>* inner) {
+  std::vector<ValueId> region = {from};
+  const auto in_region = [&](ValueId v) {
+    return std::find(region.begin(), region.end(), v) != region.end();
+  };
+  const auto& nodes = program.nodes();
+  for (size_t i = static_cast<size_t>(program.value(from).producer.index) + 1;
+       i < nodes.size() && region.size() <= kMaxJoinNodes; ++i) {
+    const Node& n = nodes[i];
+    if (std::none_of(n.tensors.begin(), n.tensors.end(), in_region)) continue;
+    if (!ExtendsEpilogue(program, n, start, claimed)) return {};
+    region.push_back(n.result);
+    bool joined = true;  // every value before the newest read inside the region alone
+    for (size_t r = 0; r + 1 < region.size(); ++r) {
+      if (IsOutput(program, region[r])) return {};
+      for (NodeId u : users[region[r].index]) joined = joined && in_region(program.node(u).result);
+    }
+    if (!joined) continue;
+    inner->insert(inner->end(), region.begin() + 1, region.end() - 1);
+    return n.result;
+  }
+  return {};
+}
+
+// Follows same-shape elementwise and channelwise nodes from `start` (ExtendsEpilogue), one
+// reader at a time or through readers that join again (JoinOfReaders); returns the last value
+// of the chain (start itself when nothing can be fused).  `claimed` marks the values earlier
+// anchors' chains compute: a chain stops before one, so that two anchors whose chains meet (a
+// residual block's conv -> batch_norm and its shortcut's, added) leave the shared tail to the
+// first, which reads the second's stored end.  Marks its own values.
 ValueId EpilogueEnd(const Program& program, const std::vector<std::vector<NodeId>>& users,
                     ValueId start, std::vector<bool>* claimed) {
   ValueId end = start;
   while (!IsOutput(program, end)) {
     const NodeId next = OnlyReader(users, end);
-    if (!next.valid()) break;
+    if (!next.valid()) {
+      std::vector<ValueId> inner;
+      const ValueId joined = JoinOfReaders(program, users, end, start, *claimed, &inner);
+      if (!joined.valid()) break;
+      for (ValueId v : inner) (*claimed)[v.index] = true;
+      end = joined;
+      (*claimed)[end.index] = true;
+      continue;
+    }
     const Node& node = program.node(next);
-    const OpInfo& op = GetOp(node.op);
-    if (!(op.has(kElementwise) || op.has(kChannelwise))) break;
-    if (program.value(node.result).shape != program.value(start).shape) break;
-    if (program.value(node.result).dtype != program.value(start).dtype) break;
-    if ((*claimed)[node.result.index]) break;
+    if (!ExtendsEpilogue(program, node, start, *claimed)) break;
     end = node.result;
     (*claimed)[end.index] = true;
   }
@@ -107,6 +159,20 @@ bool IsGemm(const Node& node) {
   return op.has(kContraction) && !op.has(kConv) && !op.has(kConvTranspose);
 }
 
+// Whether each of GEMM `anchor`'s tiles holds whole groups of the group norm `norm` that
+// reads its (M, C) output (fusion.h Group::row_tail): a power of two of at most
+// kPartialColumns channels a group, since every BLOCK_N is a multiple of those (the halved
+// epilogue's halves too where a group has at most half of them), and rows enough that the GEMV
+// path is never chosen.  Literal shapes only: the group's size is a constexpr of the kernel.
+bool GroupsFitTiles(const Program& program, const Node& anchor, const Node& norm,
+                    bool literal_shapes) {
+  const Shape& shape = program.value(norm.result).shape;
+  if (!IsGemm(anchor) || !literal_shapes || shape.size() != 2) return false;
+  const int64_t size = NormGroupChannels(program, norm);
+  return size >= 2 && size <= kPartialColumns && (size & (size - 1)) == 0 &&
+         shape[0] > kNarrowAtMost;
+}
+
 // The row operator over the channels of contraction `anchor` whose epilogue ends at `end`
 // (fusion.h Group::row_tail), or null: the only reader of `end` (not an output itself), one of
 // the kinds a tile can compute across its columns, along ChannelAxis, over at most
@@ -121,6 +187,12 @@ const Node* RowTailOf(const Program& program, const std::vector<std::vector<Node
   if (axis < 0 || IsOutput(program, end) || !reader.valid()) return nullptr;
   const Node& row = program.node(reader);
   const RowKind kind = GetOp(row.op).row;
+  if (kind == RowKind::kGroupNorm) {
+    *partials = false;
+    return !claimed[row.result.index] && GroupsFitTiles(program, anchor, row, literal_shapes)
+               ? &row
+               : nullptr;
+  }
   const bool fits = kind == RowKind::kSum || kind == RowKind::kMean || kind == RowKind::kMax ||
                     kind == RowKind::kMin || kind == RowKind::kLogsumexp ||
                     kind == RowKind::kSoftmax || kind == RowKind::kLogSoftmax;
@@ -138,6 +210,12 @@ const Node* RowTailOf(const Program& program, const std::vector<std::vector<Node
 }
 
 }  // namespace
+
+int64_t NormGroupChannels(const Program& program, const Node& group_norm) {
+  const OpInfo& op = GetOp(group_norm.op);
+  const int64_t groups = group_norm.attrs[static_cast<size_t>(op.attr_index("num_groups"))].i;
+  return program.value(group_norm.result).shape[1] / groups;
+}
 
 int ChannelAxis(const Program& program, const Node& contraction) {
   const OpInfo& op = GetOp(contraction.op);

@@ -53,6 +53,11 @@ struct Group {
   // every other group.  Why: the convolution's output was stored, then read back by a rows
   // kernel; H100, bf16 (results/h100-2026-12-06b): KernelBench L2 91's channel softmax took
   // 0.73 ms after its transposed convolution, torch.compile's whole epilogue 0.88.
+  // Or a group norm of a GEMM's (M, C) output whose groups every tile holds whole
+  // (GroupsFitTiles in fusion.cc): the tile computes each group's mean and variance across
+  // its columns.  Why: KernelBench L2 37's 32768 x 4096 GEMM output was stored in float32
+  // (537 MB; a norm reads it: amplify.h) and read back by a rows kernel, 0.88x torch.compile
+  // on the H100 (h100-2026-12-06d, bf16).
   NodeId row_tail;
   // The row tail is a reduction (sum, mean, max, min, logsumexp) over more channels than one
   // tile holds, of a GEMM (a linear's, matmul's or bmm's last dim): each tile stores a partial
@@ -124,6 +129,8 @@ int ChannelAxis(const Program& program, const Node& contraction);
 // epilogue) and at least kRowTailMinChannels (below, the narrow GEMV path may be chosen).
 inline constexpr int64_t kRowTailMaxChannels = 128;
 inline constexpr int64_t kRowTailMinChannels = 8;
+// A group norm's channels per group (C / num_groups of its (N, C, ...) input).
+int64_t NormGroupChannels(const Program& program, const Node& group_norm);
 // The group kind of an anchor node.
 GroupKind AnchorKind(const Program& program, NodeId node);
 

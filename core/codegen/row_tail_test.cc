@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "codegen/codegen.h"
 #include "codegen/fusion.h"
@@ -128,6 +130,49 @@ TEST(RowTailTest, AGemmsWideReductionIsCombinedFromPartials) {
                         "torch.randn(1024, 512), torch.randn(8192, 512)"));
   EXPECT_FALSE(partials("    t0 = F.conv2d(x0, x1)\n    t1 = torch.sum(t0, 1)\n    return t1\n",
                         "torch.randn(2, 8, 10, 10), torch.randn(256, 8, 3, 3)"));
+}
+
+TEST(RowTailTest, AGroupNormWhoseGroupsFitEveryTileIsTheGemmsEpilogue) {
+  // KernelBench L2 37's form: x * sigmoid(x) reads the linear's output twice; its paths join
+  // at the mul, so the epilogue goes on through the bias to the norm (groups of 64).
+  const auto plan_of = [](const std::string& norm, const std::string& inputs) {
+    const Program q = Parse("    t0 = F.linear(x0, x1)\n    t1 = torch.sigmoid(t0)\n"
+                            "    t2 = torch.mul(t1, t0)\n" + norm + "    return t3\n",
+                            "x0, x1", inputs);
+    return std::make_pair(q, PlanFusion(q, true));
+  };
+  const auto [p, plan] = plan_of("    t3 = F.group_norm(t2, 64)\n",
+                                 "torch.randn(256, 64), torch.randn(4096, 64)");
+  ASSERT_EQ(plan.groups.size(), 1u);
+  ASSERT_TRUE(plan.groups[0].row_tail.valid());
+  EXPECT_FALSE(plan.groups[0].row_tail_partials);
+  EXPECT_EQ(p.value(plan.groups[0].output).name, "t3");
+  EXPECT_FALSE(plan.materialized[p.FindValue("t0").index]);
+  EXPECT_FALSE(plan.materialized[p.FindValue("t2").index]);
+  ExpectInOrder(KernelsOf(p), {"rt4_g = tl.reshape(rt4_v, [rt4_v.shape[0], rt4_v.shape[1] // 64, "
+                               "64])",
+                               "rt4_var = tl.sum(rt4_c * rt4_c, axis=2, keep_dims=True) / 64",
+                               "1.0 / tl.sqrt(rt4_var + 1e-05)"});
+  // Groups of 48 (not a power of two), of 128 (wider than the narrowest tile), or of a
+  // convolution's output (its statistics span the positions of many tiles): a rows kernel.
+  for (const auto& [norm, inputs] : std::vector<std::pair<std::string, std::string>>{
+           {"    t3 = F.group_norm(t2, 4)\n", "torch.randn(256, 64), torch.randn(192, 64)"},
+           {"    t3 = F.group_norm(t2, 2)\n", "torch.randn(256, 64), torch.randn(256, 64)"}}) {
+    const auto [q, pl] = plan_of(norm, inputs);
+    EXPECT_FALSE(pl.groups[0].row_tail.valid()) << norm << inputs;
+    EXPECT_EQ(q.value(pl.groups[0].output).name, "t2");
+  }
+  const Program conv = Parse("    t0 = F.conv2d(x0, x1)\n    t1 = F.group_norm(t0, 8)\n"
+                             "    return t1\n",
+                             "x0, x1", "torch.randn(2, 8, 10, 10), torch.randn(64, 8, 3, 3)");
+  EXPECT_FALSE(PlanFusion(conv, true).groups[0].row_tail.valid());
+  // A join is not taken where a path out of x ends outside the epilogue (a sum reads x too).
+  const Program summed = Parse("    t0 = F.linear(x0, x1)\n    t1 = torch.sigmoid(t0)\n"
+                               "    t2 = torch.mul(t1, t0)\n    t3 = torch.sum(t0, 1)\n"
+                               "    return t2, t3\n",
+                               "x0, x1", "torch.randn(256, 64), torch.randn(512, 64)");
+  const FusionPlan split = PlanFusion(summed, true);
+  EXPECT_TRUE(split.materialized[summed.FindValue("t0").index]);
 }
 
 TEST(RowTailTest, FittingSharedMemoryKeepsEveryChannelInTheTile) {

@@ -167,3 +167,65 @@ def test_the_tma_gemm_alone_writes_the_partials() -> None:
     candidate = emit(source)
     assert TAIL_KERNEL in candidate and POINTER_LAUNCH in candidate
     assert judged(source, candidate.replace(POINTER_LAUNCH, "    if False:\n"), "fp16")
+
+
+# A group norm of a GEMM's (M, C) output whose groups every tile holds whole (fusion.h
+# GroupsFitTiles): each tile's columns viewed as (rows, groups, group) for the statistics.
+GROUP_NORM = {
+    # L2 37's form: a hand-written swish (x read twice: its paths join, fusion.cc
+    # JoinOfReaders), a bias, then the norm over groups of 16 of 128 features.
+    "linear_swish_bias_group_norm": task(
+        [
+            "t0 = F.linear(x0, x1, x2)",
+            "t1 = torch.sigmoid(t0)",
+            "t2 = torch.mul(t1, t0)",
+            "t3 = torch.add(t2, x3)",
+            "t4 = F.group_norm(t3, 8, x4, x5)",
+        ],
+        "x0, x1, x2, x3, x4, x5",
+        "torch.randn(40, 32), torch.randn(128, 32), torch.randn(128), torch.randn(128), "
+        "torch.randn(128), torch.randn(128)",
+    ),
+    # L2 88's: the norm first (groups of 32, no affine), then swish, a scale, swish again, over
+    # 320 features: the last tile's columns past them are whole groups the store drops.
+    "linear_group_norm_swish_twice": task(
+        [
+            "t0 = F.linear(x0, x1)",
+            "t1 = F.group_norm(t0, 10)",
+            "t2 = torch.sigmoid(t1)",
+            "t3 = torch.mul(t1, t2)",
+            "t4 = torch.mul(t3, x2)",
+            "t5 = torch.sigmoid(t4)",
+            "t6 = torch.mul(t4, t5)",
+        ],
+        "x0, x1, x2",
+        "torch.randn(40, 32), torch.randn(320, 32), torch.randn(320)",
+    ),
+}
+GROUP_STATS = ", axis=2, keep_dims=True)"
+
+
+@pytest.mark.parametrize("name", sorted(GROUP_NORM))
+def test_the_group_norm_runs_in_the_gemms_epilogue(name: str) -> None:
+    source = GROUP_NORM[name]
+    candidate = emit(source)
+    assert GROUP_STATS in candidate
+    # One kernel (and the fp16x3 split's copies): no stored intermediate, no rows kernel.
+    assert candidate.count("torch.empty((40, ") == 1
+    assert "_group_norm_kernel" not in candidate
+    assert judged(source, candidate, "fp32")
+    assert judged(source, candidate, "fp16")
+
+
+def test_the_tma_gemm_alone_computes_the_group_norm() -> None:
+    # fp16 in the interpreter runs the TMA GEMM (128 x 256 tiles, 64 channels a group: the
+    # epilogue halved, two groups a half); with the pointer launch off it alone writes.
+    source = task(
+        ["t0 = F.linear(x0, x1)", "t1 = F.group_norm(t0, 4)", "t2 = torch.tanh(t1)"],
+        "x0, x1",
+        "torch.randn(16384, 64), torch.randn(256, 64)",
+    )
+    candidate = emit(source)
+    assert GROUP_STATS in candidate and POINTER_LAUNCH in candidate
+    assert "acc_lo, acc_hi = tl.split(" in candidate
+    assert judged(source, candidate.replace(POINTER_LAUNCH, "    if False:\n"), "fp16")
