@@ -378,6 +378,13 @@ std::string ShiftedRowsCheck(const Program& p, const ShiftedRows& r) {
   return HalfPairCheck(p.value(r.input).name, p.value(r.weight).name);
 }
 
+// Whether the group's row tail is a group norm: its tiles need whole groups, not whole rows
+// (fusion.h GroupsFitTiles).
+bool IsGroupNormTail(const GroupContext& ctx) {
+  return ctx.group.row_tail.valid() &&
+         GetOp(ctx.program.node(ctx.group.row_tail).op).row == RowKind::kGroupNorm;
+}
+
 // Writes a contraction's kernels: one kernel (K loop, then epilogue), or with split-K a
 // partial kernel per K slice (launched first, ContractionConfig::split_k) and a kernel that
 // adds the slices' partial tiles in order and runs the epilogue.  A transposed convolution's
@@ -1338,10 +1345,9 @@ class ContractionWriter {
   // registers and 82 spill instructions unhalved (occupancy_audit.py, sm_90 on the CPU).
   bool HalvesEpilogue() const {
     const int64_t threads = int64_t{c_.launch.num_warps} * 32;
-    const NodeId tail = ctx_.group.row_tail;
     const bool whole_rows =
-        tail.valid() && (GetOp(ctx_.program.node(tail).op).row != RowKind::kGroupNorm ||
-                         (NarrowestBlockN() / 2) % TailGroup() != 0);
+        ctx_.group.row_tail.valid() &&
+        (!IsGroupNormTail(ctx_) || (NarrowestBlockN() / 2) % TailGroup() != 0);
     return c_.block_n % 32 == 0 && !whole_rows &&
            c_.block_m * c_.block_n / threads >= kHalvedEpilogueRegisters;
   }
@@ -1841,13 +1847,6 @@ void KeepColumnsInOneTile(int64_t columns, ContractionConfig* c) {
   if (c->block_n >= columns) return;
   c->block_n = columns;
   c->launch.num_warps = DotWarps(c->block_m, c->block_n);
-}
-
-// Whether the group's row tail is a group norm: its tiles need whole groups, not whole rows
-// (fusion.h GroupsFitTiles).
-bool IsGroupNormTail(const GroupContext& ctx) {
-  return ctx.group.row_tail.valid() &&
-         GetOp(ctx.program.node(ctx.group.row_tail).op).row == RowKind::kGroupNorm;
 }
 
 // The GEMM's launches (`gemm` and those before it) go before the kernel that combines the
