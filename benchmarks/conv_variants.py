@@ -19,6 +19,10 @@ the gap, timed here before it goes into the teacher:
   Rows past the output row's end read the next input row; their outputs are masked at the
   store. The weight, permuted to (Cout, KH*KW*Cin), arrives by TMA too. Output NCHW by pointer.
 - `tma_rows_persistent`: the same, one program per SM walking the tiles.
+- `tma_shifted_persistent`: tma_shifted (below) with one program per SM, its tile loop
+  flattened with the tap loop (`tl.range(..., flatten=True)`), so the next tile's boxes load
+  during this one's epilogue: at 64 channels a 3 x 3 tile has 9 K steps, and 3 stages leave 2
+  of them exposed per tile when each program computes one.
 - Not possible: reading the NCHW input itself, a (channels, positions) box per tap, to drop
   the copy. A TMA box's start along the innermost dimension must be 16-byte aligned, and a
   tap's positions start at p0 + kh*W + kw. Triton's interpreter asserts it; on an H100
@@ -89,8 +93,9 @@ CONFIGS = [
     (128, 128, 64, 4, 4),
     (64, 128, 64, 4, 4),
     (128, 64, 64, 4, 4),
+    (256, 128, 64, 8, 3),  # two warp groups of 128 x 128: half the tiles, half their overhead
 ]
-TMA_VARIANTS = ("tma_rows", "tma_rows_persistent", "tma_shifted")
+TMA_VARIANTS = ("tma_rows", "tma_rows_persistent", "tma_shifted", "tma_shifted_persistent")
 TEACHER_VARIANTS = ("teacher", "teacher_pointer")
 # Why the teacher's TMA kernel took 0.876 ms inside its candidate where tma_shifted, the same
 # sm_90 build, took 0.675 alone (results/h100-2026-12-06b): `teacher_kernel` replays the
@@ -184,6 +189,34 @@ def conv_tma_shifted(xd, wd, b_ptr, y_ptr, OH, OW, W, COUT, TILES_P, TILES_N,
 
 
 @triton.jit
+def conv_tma_shifted_persistent(xd, wd, b_ptr, y_ptr, OH, OW, W, COUT, TILES_P, TILES_N, TILES,
+                                KH: tl.constexpr, KW: tl.constexpr, CIN: tl.constexpr,
+                                BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                                PROGRAMS: tl.constexpr):  # fmt: skip
+    """conv_tma_shifted's tiles walked by one program per SM, the tile loop flattened with the
+    tap loop: the next tile's first boxes load while this one's epilogue runs."""
+    blocks: tl.constexpr = CIN // BK
+    for tile in tl.range(tl.program_id(0), TILES, PROGRAMS, flatten=True):
+        pn = tile % TILES_N
+        n = tile // (TILES_N * TILES_P)
+        p0 = (tile // TILES_N % TILES_P) * BM
+        acc = tl.zeros([BM, BN], dtype=tl.float32)
+        for k in tl.range(0, KH * KW * blocks):
+            tap = k // blocks
+            c0 = (k % blocks) * BK
+            a = xd.load([n, p0 + (tap // KW) * W + tap % KW, c0]).reshape(BM, BK)
+            b = wd.load([pn * BN, tap * CIN + c0])
+            acc = tl.dot(a, b.T, acc)
+        p = p0 + tl.arange(0, BM)[:, None]
+        oh = p // W
+        ow = p % W
+        co = pn * BN + tl.arange(0, BN)[None, :]
+        acc += tl.load(b_ptr + co, mask=co < COUT, other=0.0).to(tl.float32)
+        address = y_ptr + ((n * COUT + co) * OH + oh) * OW + ow
+        tl.store(address, acc.to(y_ptr.dtype.element_ty), mask=(oh < OH) & (ow < OW) & (co < COUT))
+
+
+@triton.jit
 def channels_last_copy(x_ptr, y_ptr, POSITIONS, TILES_R, C: tl.constexpr, BLOCK_R: tl.constexpr,
                        BLOCK_C: tl.constexpr):  # fmt: skip
     """The teacher's input copy (emit_repack.cc, EmitChannelsLast) at other tiles: BLOCK_R
@@ -249,11 +282,18 @@ def launch_tma(variant: str, rows: Any, taps: Any, bias: Any, y: Any, shape: tup
     wd = TensorDescriptor.from_tensor(taps, [bn, bk])
     common = {"KH": k, "KW": k, "CIN": cin, "BM": bm, "BN": bn, "BK": bk, "num_warps": warps,
               "num_stages": stages}  # fmt: skip
-    if variant == "tma_shifted":
+    if variant.startswith("tma_shifted"):
         tiles_p = triton.cdiv((oh - 1) * w + ow, bm)  # up to the last output position
         xd = TensorDescriptor(rows, [n, h * w, cin], [h * w * cin, cin, 1], [1, bm, bk])
-        conv_tma_shifted[(n * tiles_p * tiles_n,)](xd, wd, bias, y, oh, ow, w, cout, tiles_p,
-                                                    tiles_n, **common)  # fmt: skip
+        shifted = n * tiles_p * tiles_n
+        if variant == "tma_shifted":
+            conv_tma_shifted[(shifted,)](xd, wd, bias, y, oh, ow, w, cout, tiles_p, tiles_n,
+                                         **common)  # fmt: skip
+            return
+        programs = min(sms, shifted)
+        conv_tma_shifted_persistent[(programs,)](xd, wd, bias, y, oh, ow, w, cout, tiles_p,
+                                                 tiles_n, shifted, PROGRAMS=programs,
+                                                 **common)  # fmt: skip
         return
     sizes = (oh, ow, h, w, cout, tiles_w, tiles_n)
     if variant == "tma_rows":
@@ -465,20 +505,22 @@ def compile_check(variants: list[str]) -> list[dict[str, Any]]:
     from triton.compiler import ASTSource
 
     kernels = {"tma_rows": conv_tma_rows, "tma_rows_persistent": conv_tma_rows_persistent,
-               "tma_shifted": conv_tma_shifted}  # fmt: skip
+               "tma_shifted": conv_tma_shifted,
+               "tma_shifted_persistent": conv_tma_shifted_persistent}  # fmt: skip
     rows = []
     for variant in [v for v in variants if v in TMA_VARIANTS]:
         for bm, bn, bk, warps, stages in CONFIGS:
-            box = f"1,{bm},{bk}" if variant == "tma_shifted" else f"{bm},{bk}"
+            shifted = variant.startswith("tma_shifted")
+            box = f"1,{bm},{bk}" if shifted else f"{bm},{bk}"
             sig = {"xd": f"tensordesc<bf16[{box}]>", "wd": f"tensordesc<bf16[{bn},{bk}]>",
                    "b_ptr": "*bf16", "y_ptr": "*bf16"}  # fmt: skip
             sizes = ("OH", "OW", "H", "W", "COUT", "TILES_W", "TILES_N")
-            if variant == "tma_shifted":
+            if shifted:
                 sizes = ("OH", "OW", "W", "COUT", "TILES_P", "TILES_N")
             for size in sizes:
                 sig[size] = "i32"
             const = {"KH": 3, "KW": 3, "CIN": 64, "BM": bm, "BN": bn, "BK": bk}
-            if variant == "tma_rows_persistent":
+            if variant.endswith("_persistent"):
                 sig["TILES"] = "i32"
                 const["PROGRAMS"] = 132
             sig.update({name: "constexpr" for name in const})

@@ -97,8 +97,9 @@ def aten_name(call: str) -> str:
 
 
 def classify(code: str) -> dict[str, Any]:
-    """The frontend's view of a problem: `kind` is "product" (left out), "opaque" (not fully
-    mapped), "error" (export failed) or "memory" (kept), with the program when kept."""
+    """The frontend's view of a problem: `kind` is "product" (left out here), "opaque" (not
+    fully mapped), "error" (export failed) or "memory" (kept); `program` is the functional
+    program of a fully mapped one, product or memory (variant_probe's --products times both)."""
     try:
         # Fake inputs: the mapping reads shapes only, and the dev split's inputs reach 8.6 GB
         # (18-24 s of random numbers each on a CPU before the export began).
@@ -110,7 +111,8 @@ def classify(code: str) -> dict[str, Any]:
     record: dict[str, Any] = {"ops": list(dict.fromkeys(ops)), "opaque": opaque}
     traits = {t for name in ops for t in catalog_op(name)["traits"]}
     if traits & PRODUCT_TRAITS or PRODUCT_ATEN & set(opaque):
-        return {**record, "kind": "product"}
+        program = {"program": result.program_text} if result.fully_mapped else {}
+        return {**record, "kind": "product", **program}
     if not result.fully_mapped:
         return {**record, "kind": "opaque"}
     return {**record, "kind": "memory", "program": result.program_text}

@@ -52,3 +52,33 @@ def test_a_missing_problems_file_exits_2(tmp_path: Path) -> None:
     done = probe("--problems", str(tmp_path / "none.jsonl"), "--ids", "1")
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and "no KernelBench problems" in done.stderr
+
+
+CONV = (
+    "import torch\nimport torch.nn as nn\n\n"
+    "class Model(nn.Module):\n"
+    "    def __init__(self):\n        super().__init__()\n"
+    "        self.conv = nn.Conv2d(16, 16, 3)\n\n"
+    "    def forward(self, x):\n        return torch.relu(self.conv(x))\n\n"
+    "def get_inputs():\n    return [torch.rand(2, 16, 66, 66)]\n\n"
+    "def get_init_inputs():\n    return []\n"
+)
+
+
+def test_pointer_twins_of_a_tma_convolution_run_in_half_precision(tmp_path: Path) -> None:
+    # fp16: the shifted-rows TMA kernel runs in the interpreter; its twin, guard forced off,
+    # runs the pointer kernel. Without --products a convolution is left out.
+    problems = tmp_path / "level2.jsonl"
+    record = {"level": 2, "problem_id": 1, "name": "1_Conv2d_ReLU", "code": CONV}
+    problems.write_text(json.dumps(record) + "\n")
+    out = tmp_path / "variants.json"
+    common = ("--problems", str(problems), "--ids", "1", "--out", str(out))
+    done = probe(*common, "--variants", "0")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert [r["status"] for r in json.loads(out.read_text())] == ["product"]
+    done = probe(*common, "--variants", "0", "--products", "--pointer", "--precision", "fp16")
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = json.loads(out.read_text())
+    assert [r["variant"] for r in rows] == [0, "0p"]
+    for row in rows:
+        assert row["precision"] == "fp16" and row["error"] < 1e-2, row
