@@ -214,11 +214,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     rows: list[dict[str, Any]] = []
     for record in problems:
-        rows += probe(record, args)
-        print(f"{record['name']}: done", flush=True)
-    print_rows(rows)
-    if args.out:
-        pathlib.Path(args.out).write_text(json.dumps(rows, indent=1) + "\n")
+        found = probe(record, args)
+        rows += found
+        print_rows(found)  # as each problem ends: a long run cut short keeps what it measured
+        sys.stdout.flush()
+        if args.out:
+            pathlib.Path(args.out).write_text(json.dumps(rows, indent=1) + "\n")
     return 0
 
 

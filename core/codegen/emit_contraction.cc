@@ -554,7 +554,9 @@ class ContractionWriter {
     } else {
       WriteShiftedRowsLoop(w, r, ph, a_desc, b_desc, "acc", rows_text);
     }
-    const Tile t = WriteShiftedRowsTile(w, r, ph, paired);
+    Tile t = WriteShiftedRowsTile(w, r, ph, paired);
+    // The program's tile of positions: pid // tiles_n is sample * tiles_p + its p0 block.
+    if (!paired && r.phases.size() == 1) t.slot = "pid // " + IntLiteral(tiles_n);
     WriteEpilogue(w, params, counter, t);
     if (r.phases.size() > 1) extra_constexprs_ = PhaseConstexprs(r.grid_sp.size(), paired);
     EmittedKernel k = Finish(ctx_.KernelNamed("tma"), params, w, /*dot=*/false, "");
@@ -918,6 +920,9 @@ class ContractionWriter {
 
   struct Tile {
     Coords bc, mc;
+    // The tile's slot of column statistics (Group::column_stats): unique among the programs
+    // of one launch; "" where the kernel writes none.
+    std::string slot;
   };
 
   // The shifted-rows tile's offsets and masks, and its output coordinates: each position of
@@ -1032,6 +1037,7 @@ class ContractionWriter {
     Tile t;
     t.bc = DecomposeDims(w, "pid_b", s_.batch_dims, "bc");
     t.mc = DecomposeDims(w, "offs_m", s_.m_dims, "mc");
+    if (batch_ == 1 && !Phased()) t.slot = "pid_m";
     return t;
   }
 
@@ -1407,6 +1413,28 @@ class ContractionWriter {
     const std::string val = e.Compute(ctx_.group.output, out);
     w.Line("tl.store(" + params.Address(ctx_.group.output, out, zero) + ", " + val +
            ", mask=mask)");
+    if (ctx_.group.column_stats.valid()) WriteColumnStats(w, params, val, t.slot);
+  }
+
+  // Group::column_stats: the tile's count of rows, their mean and their squared deviations
+  // from it per column, at (slot, statistic, channel) of ColumnStatsBuffer, before `val` is
+  // rounded to the stored dtype.  Deviations from the tile's own mean, combined by Chan's
+  // formula (rows_column_stats.cc): no cancellation of sums of squares.
+  void WriteColumnStats(PythonWriter& w, KernelParams& params, const std::string& val,
+                        const std::string& slot) {
+    assert(!slot.empty() && "column statistics from a kernel without tile slots");
+    const std::string n = IntLiteral(s_.n);
+    w.Line("cs_n = tl.sum(mask.to(tl.float32), axis=0, keep_dims=True)");
+    w.Line("cs_mean = tl.sum(tl.where(mask, " + val +
+           ", 0.0), axis=0, keep_dims=True) / tl.maximum(cs_n, 1.0)");
+    w.Line("cs_dev = tl.where(mask, " + val + " - cs_mean, 0.0)");
+    w.Line("cs_m2 = tl.sum(cs_dev * cs_dev, axis=0, keep_dims=True)");
+    const std::string ptr =
+        params.Scratch(ColumnStatsBuffer(ctx_.program, ctx_.group.output));
+    w.Line("cs_at = " + Atom(slot) + " * " + IntLiteral(3 * s_.n) + " + offs_n");
+    w.Line("tl.store(" + ptr + " + cs_at, cs_n, mask=mask_n)");
+    w.Line("tl.store(" + ptr + " + cs_at + " + n + ", cs_mean, mask=mask_n)");
+    w.Line("tl.store(" + ptr + " + cs_at + " + IntLiteral(2 * s_.n) + ", cs_m2, mask=mask_n)");
   }
 
   // The row operator over the tile's columns (fusion.h Group::row_tail), which hold every
@@ -1864,6 +1892,29 @@ EmittedKernel WithRowTailFinish(EmittedKernel gemm, EmittedKernel finish, int64_
   return finish;
 }
 
+// The smallest BLOCK_M of the configuration's own tile and its autotuned ones.
+int64_t SmallestBlockM(const ContractionConfig& c) {
+  int64_t smallest = c.block_m;
+  for (const TileChoice& t : c.tuned) smallest = std::min(smallest, t.block_m);
+  return smallest;
+}
+
+// The group's column statistics (Group::column_stats), `slots` of them for `channels`, zeroed
+// (a slot no tile of the launched kernel wrote counts no rows) and allocated by the first
+// launch set up in every precision.
+EmittedKernel WithColumnStats(EmittedKernel kernel, int64_t slots, int64_t channels,
+                              const GroupContext& ctx) {
+  if (!ctx.group.column_stats.valid()) return kernel;
+  auto first = std::find_if(kernel.before.begin(), kernel.before.end(),
+                            [](const EmittedKernel& k) { return k.for_precision.empty(); });
+  EmittedKernel& setup = first == kernel.before.end() ? kernel : *first;
+  setup.setup.insert(setup.setup.begin(),
+                     ColumnStatsBuffer(ctx.program, ctx.group.output) + " = torch.zeros((" +
+                         IntLiteral(slots) + ", 3, " + IntLiteral(channels) +
+                         "), device=" + InputDevice(ctx.program) + ", dtype=torch.float32)");
+  return kernel;
+}
+
 }  // namespace
 
 Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
@@ -1909,15 +1960,22 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
   for (ValueId v : presplit) copies.push_back(SplitPartsOf(ctx, s, repacked, v));
   kernel.before.insert(kernel.before.begin(), copies.begin(), copies.end());
   ContractionConfig tma_config;
+  // Column statistics (Group::column_stats): a slot per tile of the pointer kernel's smallest
+  // BLOCK_M, or of the TMA kernel's where it has more.  Only a kernel of one phase writes them.
+  const bool stats = ctx.group.column_stats.valid();
+  int64_t slots = CeilDiv(m, SmallestBlockM(c));
   if (s.shifted_rows && !ctx.wide && c.split_k == 1 &&
+      (!stats || s.shifted_rows->phases.size() == 1) &&
       ChooseShiftedRowsTma(s.shifted_rows->samples, ShiftedReach(*s.shifted_rows), s.n,
                            s.shifted_rows->channels, ctx.variant, &tma_config)) {
-    const Group* pool = ctx.pool_after && PoolTailFits(ctx, *s.shifted_rows, tma_config,
-                                                       *ctx.pool_after)
+    const Group* pool = !stats && ctx.pool_after &&
+                                PoolTailFits(ctx, *s.shifted_rows, tma_config, *ctx.pool_after)
                             ? ctx.pool_after
                             : nullptr;
     AddShiftedRows(ctx, s, tma_config, pool, kernel);
-    return kernel;
+    const int64_t tiles_p = CeilDiv(ShiftedReach(*s.shifted_rows), tma_config.block_m);
+    slots = std::max(slots, s.shifted_rows->samples * tiles_p);
+    return WithColumnStats(std::move(kernel), slots, s.n, ctx);
   }
   // Not beside split-K, whose partial kernel the guard would not cover, nor a GEMV's narrow
   // path (ChooseContraction chose them for shapes the tiles serve badly).
@@ -1928,9 +1986,10 @@ Result<EmittedKernel> EmitContraction(const GroupContext& ctx) {
       EmittedKernel tma = writer.Tma(*plan);
       kernel.guard = "not " + tma.guard;
       kernel.before.push_back(std::move(tma));
+      slots = std::max(slots, CeilDiv(m, tma_config.block_m));
     }
   }
-  if (!ctx.group.row_tail_partials) return kernel;
+  if (!ctx.group.row_tail_partials) return WithColumnStats(std::move(kernel), slots, s.n, ctx);
   ContractionWriter writer(ctx, s, c, repacked, presplit);
   const int64_t floats = int64_t{writer.TailPlanes()} * writer.TailRows() * writer.Chunks();
   return WithRowTailFinish(std::move(kernel), writer.RowTailFinish(), floats, ctx);

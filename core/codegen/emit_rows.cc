@@ -109,7 +109,16 @@ RowsEmitter::RowsEmitter(const GroupContext& ctx, const Node& node, Role role)
       WidenRereadRows(rows_, r_, ctx.variant, config_);
     CooperativeRows(r_, ctx.variant, config_);
   }
-  single_ = !ctx.generic() && r_ <= config_.block_r;
+  // Statistics from a contraction's columns: the output kernel of a split row, never the
+  // cooperative one (its statistics come from the input), one chunk where the row is not split.
+  if (FromColumns()) {
+    config_.cooperative = false;
+    if (config_.split <= 1) {
+      config_.split = 1;
+      config_.chunk = CeilDiv(r_, config_.block_r) * config_.block_r;
+    }
+  }
+  single_ = !ctx.generic() && r_ <= config_.block_r && !FromColumns();
   contiguous_ = (layout_.trailing || layout_.channel_rows) && NonUnitDims(layout_.r_dims) >= 2;
   if (GetOp(node.op).has(kScan)) {
     scan_dim_ = NormDim(node.attrs[0].i, p_.value(node.tensors[0]).shape.size());
@@ -143,6 +152,8 @@ std::string RowsEmitter::Schedule() const {
   if (role_ == Role::kCoop)
     return "cooperative, " + chunks + ": each chunk read once, the row's programs waiting for "
            "each other's statistics";
+  if (role_ == Role::kWrite && FromColumns())
+    return "statistics from the contraction's columns, written in " + chunks;
   if (role_ == Role::kWrite) return "from the partial statistics of " + chunks;
   if (Reversed()) return single_ ? "one block, reversed" : "one pass from the row's end";
   if (Broadcasts())
@@ -614,6 +625,10 @@ Result<EmittedKernel> EmitRows(const GroupContext& ctx) {
   }
   if (!whole.Splits()) return whole.Emit();
   EmittedKernel k = RowsEmitter(ctx, node, Role::kWrite).Emit();
+  if (whole.FromColumns()) {  // no statistics kernel: the contraction's, combined
+    k.before.push_back(whole.EmitColumnStatsCombine());
+    return k;
+  }
   EmittedKernel stats = RowsEmitter(ctx, node, Role::kStats).Emit();
   if (whole.Cooperates()) {  // the split pair where the cooperative kernel cannot run
     EmittedKernel coop = RowsEmitter(ctx, node, Role::kCoop).Emit();

@@ -304,6 +304,45 @@ GroupKind AnchorKind(const Program& program, NodeId node) {
   return GroupKind::kRows;
 }
 
+namespace {
+
+// Whether the training batch norm `norm` may take its statistics from the columns of the
+// contraction `anchor` whose group stores norm's input (fusion.h Group::column_stats): a
+// one-group, not transposed convolution or a 2-D GEMM, whose channels are the norm's (dim 1),
+// over rows enough that the norm would read its input twice (more than one block of the
+// longest one-pass row: a row read once saves nothing).
+bool ColumnStatsFit(const Program& program, const Node& anchor, const Node& norm) {
+  const OpInfo& op = GetOp(anchor.op);
+  if (GetOp(norm.op).row != RowKind::kBatchNorm || op.has(kConvTranspose)) return false;
+  if (ChannelAxis(program, anchor) != 1 || IsWindowSum(program, anchor)) return false;
+  const Shape& shape = program.value(anchor.result).shape;
+  if (IsGemm(anchor) && shape.size() != 2) return false;
+  int64_t rows = 1;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (d != 1) rows *= shape[d];
+  return rows > kColumnStatsMinRows;
+}
+
+// Marks each contraction group whose stored value a training batch norm reads (ColumnStatsFit)
+// and that norm's group.
+void PairColumnStats(const Program& program, std::vector<Group>& groups) {
+  for (Group& norm : groups) {
+    if (norm.kind != GroupKind::kRows || !norm.anchor.valid()) continue;
+    const Node& bn = program.node(norm.anchor);
+    if (GetOp(bn.op).row != RowKind::kBatchNorm || !bn.tensors[0].valid()) continue;
+    for (Group& c : groups) {
+      if (c.kind != GroupKind::kContraction || c.output != bn.tensors[0]) continue;
+      if (c.row_tail.valid() || c.column_stats.valid()) break;
+      if (!ColumnStatsFit(program, program.node(c.anchor), bn)) break;
+      c.column_stats = norm.anchor;
+      norm.stats_from_columns = true;
+      break;
+    }
+  }
+}
+
+}  // namespace
+
 FusionPlan PlanFusion(const Program& program, bool fuse_epilogue, bool literal_shapes) {
   const auto users = Consumers(program);
   FusionPlan plan;
@@ -391,7 +430,12 @@ FusionPlan PlanFusion(const Program& program, bool fuse_epilogue, bool literal_s
   std::stable_sort(ordered.begin(), ordered.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [pos, g] : ordered) plan.groups.push_back(g);
+  if (fuse_epilogue && literal_shapes) PairColumnStats(program, plan.groups);
   return plan;
+}
+
+std::string ColumnStatsBuffer(const Program& program, ValueId stored) {
+  return program.value(stored).name + "_colstats";
 }
 
 }  // namespace drtriton::codegen

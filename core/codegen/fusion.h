@@ -68,7 +68,22 @@ struct Group {
   // 8192) was stored and read back by a rows kernel, 0.20 ms against torch.compile's 0.19
   // on the H100 (h100-2026-12-06, bf16), whose GEMM alone is cuBLAS's.
   bool row_tail_partials = false;
+  // A contraction whose output (its epilogue's end) a training batch norm reads over the
+  // output's channels (ColumnStatsOf in fusion.cc): every tile also stores, per column, its
+  // rows' count, mean and squared deviations (emit_contraction.cc WriteColumnStats), and the
+  // batch norm's group, marked `stats_from_columns`, combines them instead of reading the
+  // output once more for its statistics (rows_column_stats.cc).  Why: KernelBench L2 52
+  // stores its convolution's epilogue, 130M float32 values (520 MB: a norm reads them,
+  // amplify.h), and the batch norm read them twice, once for the statistics and once to
+  // write; 1.32 ms on the H100 against torch.compile's 1.08 (h100-2026-12-06e, bf16).
+  NodeId column_stats;
+  bool stats_from_columns = false;
 };
+
+// The buffer of a contraction's column statistics (Group::column_stats), named after the value
+// its group stores so that the batch norm's group finds it: (slots, 3, channels) float32,
+// zeroed, a slot a tile's rows (count, mean, squared deviations).
+std::string ColumnStatsBuffer(const Program& program, ValueId stored);
 
 // The columns of a tile whose partial statistic one store holds (Group::row_tail_partials):
 // every BLOCK_N of the GEMM's tiles (autotuned at 128 and 256, 64 at least) is a multiple, so
@@ -129,6 +144,10 @@ int ChannelAxis(const Program& program, const Node& contraction);
 // epilogue) and at least kRowTailMinChannels (below, the narrow GEMV path may be chosen).
 inline constexpr int64_t kRowTailMaxChannels = 128;
 inline constexpr int64_t kRowTailMinChannels = 8;
+// A training batch norm takes its statistics from a contraction's columns over more rows than
+// this (fusion.cc ColumnStatsFit): the largest one-pass row (heuristics.h OnePassLimit, variant
+// 2), below which the norm reads its input once anyway.
+inline constexpr int64_t kColumnStatsMinRows = 16384;
 // A group norm's channels per group (C / num_groups of its (N, C, ...) input).
 int64_t NormGroupChannels(const Program& program, const Node& group_norm);
 // The group kind of an anchor node.

@@ -33,7 +33,18 @@ class RowsEmitter {
 
   // The heuristics split the rows and the operator's statistics combine across chunks (the
   // first index of argmax and the carries of scans are not split, nor a loss's rows).
-  bool Splits() const { return config_.split > 1 && !ctx_.generic() && Combinable(); }
+  bool Splits() const {
+    return (config_.split > 1 || FromColumns()) && !ctx_.generic() && Combinable();
+  }
+  // A training batch norm whose statistics a contraction's tiles wrote (fusion.h
+  // Group::stats_from_columns): its output kernel reads the partials a combining kernel
+  // (EmitColumnStatsCombine) makes of them, and no statistics kernel reads the input.
+  bool FromColumns() const {
+    return ctx_.group.stats_from_columns && op_ == RowOp::kBatchNorm && !ctx_.generic();
+  }
+  // rows_column_stats.cc: the contraction's column statistics combined into
+  // kColumnStatsParts partials (count, mean, squared deviations) per row.
+  EmittedKernel EmitColumnStatsCombine();
   bool Combinable() const {
     return op_ != RowOp::kArgmax && op_ != RowOp::kArgmin && op_ != RowOp::kCumsum &&
            op_ != RowOp::kCumprod && op_ != RowOp::kNllLoss;
@@ -116,7 +127,11 @@ class RowsEmitter {
   std::string PartialsBuffer() const;
   std::string WrapperName(const std::string& what) const { return ctx_.WrapperName(what); }
   int PartialsPerChunk() const;
-  int64_t PartialsPlane() const;  // floats of one statistic over all rows and chunks
+  // Floats of one statistic over all rows and `chunks` (0: the split's) partials a row.
+  int64_t PartialsPlane(int64_t chunks = 0) const;
+  // A row's partials made of a contraction's column statistics (FromColumns): enough
+  // programs along them that the combine is not a serial walk (C / 32 x 32 programs).
+  static constexpr int64_t kColumnStatsParts = 32;
   // The output kernel's programs are (row, chunk) pairs of one row (BLOCK_O = 1): its
   // partials are one row's vector, combined to scalars (kToScalar).
   bool ScalarPartials() const {
@@ -136,7 +151,9 @@ class RowsEmitter {
   // The chunk's own statistics, from its one block in registers (`x`), published for the row.
   void PublishMaxSum(const std::string& x);
   void PublishWelford(const std::string& x);
-  void LoadPartials(const std::vector<std::pair<std::string, std::string>>& names);
+  // `chunks` partials a row (0: the split's).
+  void LoadPartials(const std::vector<std::pair<std::string, std::string>>& names,
+                    int64_t chunks = 0);
   void EmitPartials();
   // A reduction's `name` over the row: accumulated over R, or combined from partials.
   void ReduceRow(const std::string& name, const std::string& kind, bool propagate_nan);

@@ -134,7 +134,10 @@ void RowsEmitter::NormStats() {
     first_x_ = OpenBlock("start");
     PublishWelford(first_x_);
   }
-  if (role_ == Role::kWrite || role_ == Role::kCoop) {
+  if (role_ == Role::kWrite && FromColumns()) {  // counted partials (rows_column_stats.cc)
+    LoadPartials({{"n", "0.0"}, {"mean", "0.0"}, {"m2", "0.0"}}, kColumnStatsParts);
+    WelfordCombine(w_, "p_n", "p_mean", "p_m2", r, PartialsReduce());
+  } else if (role_ == Role::kWrite || role_ == Role::kCoop) {
     LoadPartials({{"mean", "0.0"}, {"m2", "0.0"}});
     const std::string chunk = IntLiteral(config_.chunk);
     w_.Line("p_n = tl.where(chunk_mask, tl.minimum(" + R() + " - chunks * " + chunk + ", " + chunk +

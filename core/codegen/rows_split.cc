@@ -36,7 +36,9 @@ int RowsEmitter::PartialsPerChunk() const {
   }
 }
 
-int64_t RowsEmitter::PartialsPlane() const { return rows_ * config_.split; }
+int64_t RowsEmitter::PartialsPlane(int64_t chunks) const {
+  return rows_ * (chunks > 0 ? chunks : config_.split);
+}
 
 void RowsEmitter::StorePartials(const std::vector<std::string>& names) {
   const std::string ptr = params_.Scratch(PartialsBuffer());
@@ -47,10 +49,12 @@ void RowsEmitter::StorePartials(const std::vector<std::string>& names) {
   }
 }
 
-void RowsEmitter::LoadPartials(const std::vector<std::pair<std::string, std::string>>& names) {
+void RowsEmitter::LoadPartials(const std::vector<std::pair<std::string, std::string>>& names,
+                               int64_t chunks) {
+  if (chunks <= 0) chunks = config_.split;
   const std::string ptr = params_.Scratch(PartialsBuffer());
-  const std::string split = IntLiteral(config_.split);
-  const std::string lanes = "tl.arange(0, " + IntLiteral(NextPow2(config_.split)) + ")";
+  const std::string split = IntLiteral(chunks);
+  const std::string lanes = "tl.arange(0, " + IntLiteral(NextPow2(chunks)) + ")";
   if (ScalarPartials()) {  // one row: a vector of its chunks, combined to scalars
     w_.Line("chunks = " + lanes);
     w_.Line("chunk_mask = chunks < " + split);
@@ -64,7 +68,8 @@ void RowsEmitter::LoadPartials(const std::vector<std::pair<std::string, std::str
     w_.Line("part = rows * " + split + " + chunks");
   }
   for (size_t i = 0; i < names.size(); ++i) {
-    const std::string at = i == 0 ? "part" : "part + " + IntLiteral(int64_t(i) * PartialsPlane());
+    const std::string at =
+        i == 0 ? "part" : "part + " + IntLiteral(int64_t(i) * PartialsPlane(chunks));
     // Other programs wrote them during this kernel: read from L2 (rows_coop.cc).
     const std::string volatile_read = role_ == Role::kCoop ? ", volatile=True" : "";
     w_.Line("p_" + names[i].first + " = tl.load(" + ptr + " + " + at +
