@@ -96,14 +96,16 @@ def aten_name(call: str) -> str:
     return parts[-1]
 
 
-def classify(code: str) -> dict[str, Any]:
+def classify(code: str, training: bool = False) -> dict[str, Any]:
     """The frontend's view of a problem: `kind` is "product" (left out here), "opaque" (not
     fully mapped), "error" (export failed) or "memory" (kept); `program` is the functional
-    program of a fully mapped one, product or memory (variant_probe's --products times both)."""
+    program of a fully mapped one, product or memory (variant_probe's --products times both).
+    `training`: the module in training mode, as KernelBench's evaluation runs it (batch norm
+    with the batch's statistics)."""
     try:
         # Fake inputs: the mapping reads shapes only, and the dev split's inputs reach 8.6 GB
         # (18-24 s of random numbers each on a CPU before the export began).
-        result = from_module_source(code, fake_inputs=True)
+        result = from_module_source(code, training=training, fake_inputs=True)
     except Exception as exc:  # a problem the frontend cannot export is listed, not fatal
         return {"kind": "error", "reason": f"{type(exc).__name__}: {str(exc)[:200]}"}
     ops = [line.op for line in result.lines if line.op is not None]

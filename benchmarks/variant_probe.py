@@ -114,7 +114,7 @@ def candidates(
 
 def probe(record: dict[str, Any], opts: argparse.Namespace) -> list[dict[str, Any]]:
     device, runs, precision = opts.device, opts.runs, opts.precision
-    kept = classify(record["code"])
+    kept = classify(record["code"], training=opts.training)
     name = record["name"]
     wanted = ("memory", "product") if opts.products else ("memory",)
     if kept["kind"] not in wanted or not kept.get("program"):
@@ -200,6 +200,12 @@ def main(argv: list[str] | None = None) -> int:
         "--products",
         action="store_true",
         help="keep problems with contractions (GEMMs, convolutions) too",
+    )
+    parser.add_argument(
+        "--training",
+        action="store_true",
+        help="the module in training mode, as KernelBench's evaluation runs it (batch norm "
+        "with batch statistics); default eval mode",
     )
     parser.add_argument(
         "--pointer",
