@@ -16,10 +16,12 @@ namespace {
 constexpr const char* kNorm =
     "torch.batch_norm(t1, x3, x4, None, None, True, 0.1, 1e-05, True)\n    return t2\n";
 
-Program ConvNorm(const std::string& input, const std::string& conv) {
+// conv -> relu -> batch norm over `channels` output channels.
+Program ConvNorm(const std::string& input, const std::string& conv, int channels = 64) {
+  const std::string vec = ", torch.randn(" + std::to_string(channels) + ")";
   return MustParse("def fused_operator(x0, x1, x2, x3, x4):\n    t0 = " + conv +
                        "\n    t1 = torch.relu(t0)\n    t2 = " + kNorm,
-                   input + ", torch.randn(24), torch.randn(24), torch.randn(24)");
+                   input + vec + vec + vec);
 }
 
 const Group& GroupStoring(const Program& p, const FusionPlan& plan, const std::string& name) {
@@ -30,8 +32,8 @@ const Group& GroupStoring(const Program& p, const FusionPlan& plan, const std::s
 }
 
 TEST(ColumnStatsTest, AConvolutionsTilesWriteTheBatchNormsStatistics) {
-  // 5 x 64 x 64 = 20,480 positions a channel: more than kColumnStatsMinRows.
-  const Program p = ConvNorm("torch.randn(5, 16, 66, 66), torch.randn(24, 16, 3, 3)",
+  // 5 x 64 x 64 = 20,480 positions a channel (more than kColumnStatsMinRows), of 64 channels.
+  const Program p = ConvNorm("torch.randn(5, 16, 66, 66), torch.randn(64, 16, 3, 3)",
                              "F.conv2d(x0, x1, x2)");
   const FusionPlan plan = PlanFusion(p, /*fuse_epilogue=*/true);
   const Group& conv = GroupStoring(p, plan, "t1");
@@ -43,13 +45,15 @@ TEST(ColumnStatsTest, AConvolutionsTilesWriteTheBatchNormsStatistics) {
   ASSERT_TRUE(c.ok()) << c.error().ToString();
   const std::string& text = c.value();
   // Every kernel of the convolution (the shifted-rows TMA one, the pointer one and its range
-  // guard's tile) stores the statistics of its tile: a slot a tile, 3 x 24 floats a slot.
-  EXPECT_EQ(Count(text, "tl.store(t1_colstats_ptr + cs_at + 48, cs_m2, mask=mask_n)"), 3);
-  ExpectInOrder(text, {"cs_at = (pid // 1) * 72 + offs_n", "cs_at = pid_m * 72 + offs_n"});
+  // guard's tile) stores the statistics of its tile, then the tile: a slot a tile, 3 x 64
+  // floats a slot.
+  EXPECT_EQ(Count(text, "tl.store(t1_colstats_ptr + cs_at + 128, cs_m2, mask=mask_n)"), 3);
+  ExpectInOrder(text, {"cs_at = (pid // 1) * 192 + offs_n", "cs_m2, mask=mask_n)",
+                       "tl.store(t1_ptr", "cs_at = pid_m * 192 + offs_n"});
   // Slots: 5 samples x 33 TMA tiles of 128 positions up to each sample's last output (63 x 66
   // + 64), more than the pointer kernel's 20,480 / 128; zeroed before any launch.
-  ExpectInOrder(text, {"t1_colstats = torch.zeros((165, 3, 24)", "k0_x0_cl_kernel[",
-                       "k1_batch_norm_train_colstats_kernel[(1, 32)](",
+  ExpectInOrder(text, {"t1_colstats = torch.zeros((165, 3, 64)", "k0_x0_cl_kernel[",
+                       "k1_batch_norm_train_colstats_kernel[(2, 32)](",
                        "SLOTS=t1_colstats.shape[0]", "k1_batch_norm_train_kernel["});
   EXPECT_EQ(Count(text, "batch_norm_train_stats_kernel"), 0);
   // The norm's kernel combines the 32 counted parts of its channel.
@@ -57,20 +61,23 @@ TEST(ColumnStatsTest, AConvolutionsTilesWriteTheBatchNormsStatistics) {
 }
 
 TEST(ColumnStatsTest, OnlyOverManyRowsAndTheContractionsChannels) {
-  // 2 x 8 x 8 = 128 positions a channel: the norm reads its input once anyway.
-  const Program few = ConvNorm("torch.randn(2, 16, 10, 10), torch.randn(24, 16, 3, 3)",
-                               "F.conv2d(x0, x1, x2)");
-  for (const Group& g : PlanFusion(few, true).groups) {
-    EXPECT_FALSE(g.column_stats.valid());
-    EXPECT_FALSE(g.stats_from_columns);
-  }
+  // 2 x 8 x 8 = 128 positions a channel: the norm reads its input once anyway; 20,480 of 24
+  // channels (491,520 values): the saved read is worth less than the combining launch.
+  for (const Program& small :
+       {ConvNorm("torch.randn(2, 16, 10, 10), torch.randn(64, 16, 3, 3)", "F.conv2d(x0, x1, x2)"),
+        ConvNorm("torch.randn(5, 16, 66, 66), torch.randn(24, 16, 3, 3)", "F.conv2d(x0, x1, x2)",
+                 24)})
+    for (const Group& g : PlanFusion(small, true).groups) {
+      EXPECT_FALSE(g.column_stats.valid());
+      EXPECT_FALSE(g.stats_from_columns);
+    }
   // A transposed convolution's tiles are its stride phases': not paired.
   const Program transposed =
-      ConvNorm("torch.randn(5, 16, 66, 66), torch.randn(16, 24, 3, 3)",
+      ConvNorm("torch.randn(5, 16, 66, 66), torch.randn(16, 64, 3, 3)",
                "F.conv_transpose2d(x0, x1, x2, 2, 1, 1)");
   for (const Group& g : PlanFusion(transposed, true).groups) EXPECT_FALSE(g.column_stats.valid());
   // Without epilogue fusion each operator is its own kernel.
-  const Program many = ConvNorm("torch.randn(5, 16, 66, 66), torch.randn(24, 16, 3, 3)",
+  const Program many = ConvNorm("torch.randn(5, 16, 66, 66), torch.randn(64, 16, 3, 3)",
                                 "F.conv2d(x0, x1, x2)");
   for (const Group& g : PlanFusion(many, /*fuse_epilogue=*/false).groups)
     EXPECT_FALSE(g.column_stats.valid());

@@ -309,8 +309,7 @@ namespace {
 // Whether the training batch norm `norm` may take its statistics from the columns of the
 // contraction `anchor` whose group stores norm's input (fusion.h Group::column_stats): a
 // one-group, not transposed convolution or a 2-D GEMM, whose channels are the norm's (dim 1),
-// over rows enough that the norm would read its input twice (more than one block of the
-// longest one-pass row: a row read once saves nothing).
+// over rows and elements enough (kColumnStatsMinRows, kColumnStatsMinElements).
 bool ColumnStatsFit(const Program& program, const Node& anchor, const Node& norm) {
   const OpInfo& op = GetOp(anchor.op);
   if (GetOp(norm.op).row != RowKind::kBatchNorm || op.has(kConvTranspose)) return false;
@@ -320,7 +319,7 @@ bool ColumnStatsFit(const Program& program, const Node& anchor, const Node& norm
   int64_t rows = 1;
   for (size_t d = 0; d < shape.size(); ++d)
     if (d != 1) rows *= shape[d];
-  return rows > kColumnStatsMinRows;
+  return rows > kColumnStatsMinRows && rows * shape[1] >= kColumnStatsMinElements;
 }
 
 // Marks each contraction group whose stored value a training batch norm reads (ColumnStatsFit)

@@ -144,10 +144,14 @@ int ChannelAxis(const Program& program, const Node& contraction);
 // epilogue) and at least kRowTailMinChannels (below, the narrow GEMV path may be chosen).
 inline constexpr int64_t kRowTailMaxChannels = 128;
 inline constexpr int64_t kRowTailMinChannels = 8;
-// A training batch norm takes its statistics from a contraction's columns over more rows than
-// this (fusion.cc ColumnStatsFit): the largest one-pass row (heuristics.h OnePassLimit, variant
-// 2), below which the norm reads its input once anyway.
-inline constexpr int64_t kColumnStatsMinRows = 16384;
+// A training batch norm takes its statistics from a contraction's columns (fusion.cc
+// ColumnStatsFit) over more rows than kColumnStatsMinRows (a channel of fewer fits one block
+// of the norm's one-pass kernels, heuristics.h OnePassLimit, read once anyway) and at least
+// kColumnStatsMinElements in all: the read it saves (4 MB of float32, ~1.3 us at 3.3 TB/s)
+// then outweighs the combining kernel's launch.  KernelBench L2 41 (16384 x 4096) reads its
+// GEMM's 268 MB output twice in the norm's split schedule.
+inline constexpr int64_t kColumnStatsMinRows = 4096;
+inline constexpr int64_t kColumnStatsMinElements = int64_t{1} << 20;
 // A group norm's channels per group (C / num_groups of its (N, C, ...) input).
 int64_t NormGroupChannels(const Program& program, const Node& group_norm);
 // The group kind of an anchor node.

@@ -21,13 +21,13 @@ BN = "torch.batch_norm({x}, x3, x4, None, None, True, 0.1, 1e-05, True)"
 
 
 def conv_bn(channels: int) -> str:
-    # 5 x 64 x 64 = 20,480 positions a channel: more than one block of the longest one-pass
-    # row (fusion.h kColumnStatsMinRows), so the norm would read its input twice.
+    # 5 x 64 x 64 = 20,480 positions of 64 channels: rows and values enough
+    # (fusion.h kColumnStatsMinRows, kColumnStatsMinElements).
     return task(
         ["t0 = F.conv2d(x0, x1, x2)", "t1 = torch.relu(t0)", "t2 = " + BN.format(x="t1")],
         "x0, x1, x2, x3, x4",
-        f"torch.randn(5, {channels}, 66, 66), torch.randn(24, {channels}, 3, 3), "
-        "torch.randn(24), torch.randn(24), torch.randn(24)",
+        f"torch.randn(5, {channels}, 66, 66), torch.randn(64, {channels}, 3, 3), "
+        "torch.randn(64), torch.randn(64), torch.randn(64)",
     )
 
 
@@ -35,8 +35,8 @@ def linear_bn(features: int) -> str:
     return task(
         ["t0 = F.linear(x0, x1, x2)", "t1 = " + BN.format(x="t0")],
         "x0, x1, x2, x3, x4",
-        f"torch.randn(20000, {features}), torch.randn(40, {features}), torch.randn(40), "
-        "torch.randn(40), torch.randn(40)",
+        f"torch.randn(20000, {features}), torch.randn(64, {features}), torch.randn(64), "
+        "torch.randn(64), torch.randn(64)",
     )
 
 
