@@ -163,14 +163,13 @@ def conv_tma_rows_persistent(xd, wd, b_ptr, y_ptr, OH, OW, H, W, COUT, TILES_W, 
 
 
 @triton.jit
-def conv_tma_shifted(xd, wd, b_ptr, y_ptr, OH, OW, W, COUT, TILES_P, TILES_N,
-                     KH: tl.constexpr, KW: tl.constexpr, CIN: tl.constexpr, BM: tl.constexpr,
-                     BN: tl.constexpr, BK: tl.constexpr):  # fmt: skip
-    """Output tile: BM consecutive input positions of one sample by BN channels."""
-    pid = tl.program_id(0)
-    pn = pid % TILES_N
-    n = pid // (TILES_N * TILES_P)
-    p0 = (pid // TILES_N % TILES_P) * BM
+def _shifted_tile(xd, wd, b_ptr, y_ptr, tile, OH, OW, W, COUT, TILES_P, TILES_N,
+                  KH: tl.constexpr, KW: tl.constexpr, CIN: tl.constexpr, BM: tl.constexpr,
+                  BN: tl.constexpr, BK: tl.constexpr):  # fmt: skip
+    """Output tile `tile`: BM consecutive input positions of one sample by BN channels."""
+    pn = tile % TILES_N
+    n = tile // (TILES_N * TILES_P)
+    p0 = (tile // TILES_N % TILES_P) * BM
     blocks: tl.constexpr = CIN // BK
     acc = tl.zeros([BM, BN], dtype=tl.float32)
     for k in tl.range(0, KH * KW * blocks):
@@ -189,31 +188,23 @@ def conv_tma_shifted(xd, wd, b_ptr, y_ptr, OH, OW, W, COUT, TILES_P, TILES_N,
 
 
 @triton.jit
+def conv_tma_shifted(xd, wd, b_ptr, y_ptr, OH, OW, W, COUT, TILES_P, TILES_N,
+                     KH: tl.constexpr, KW: tl.constexpr, CIN: tl.constexpr, BM: tl.constexpr,
+                     BN: tl.constexpr, BK: tl.constexpr):  # fmt: skip
+    _shifted_tile(xd, wd, b_ptr, y_ptr, tl.program_id(0), OH, OW, W, COUT, TILES_P, TILES_N,
+                  KH, KW, CIN, BM, BN, BK)  # fmt: skip
+
+
+@triton.jit
 def conv_tma_shifted_persistent(xd, wd, b_ptr, y_ptr, OH, OW, W, COUT, TILES_P, TILES_N, TILES,
                                 KH: tl.constexpr, KW: tl.constexpr, CIN: tl.constexpr,
                                 BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
                                 PROGRAMS: tl.constexpr):  # fmt: skip
     """conv_tma_shifted's tiles walked by one program per SM, the tile loop flattened with the
     tap loop: the next tile's first boxes load while this one's epilogue runs."""
-    blocks: tl.constexpr = CIN // BK
     for tile in tl.range(tl.program_id(0), TILES, PROGRAMS, flatten=True):
-        pn = tile % TILES_N
-        n = tile // (TILES_N * TILES_P)
-        p0 = (tile // TILES_N % TILES_P) * BM
-        acc = tl.zeros([BM, BN], dtype=tl.float32)
-        for k in tl.range(0, KH * KW * blocks):
-            tap = k // blocks
-            c0 = (k % blocks) * BK
-            a = xd.load([n, p0 + (tap // KW) * W + tap % KW, c0]).reshape(BM, BK)
-            b = wd.load([pn * BN, tap * CIN + c0])
-            acc = tl.dot(a, b.T, acc)
-        p = p0 + tl.arange(0, BM)[:, None]
-        oh = p // W
-        ow = p % W
-        co = pn * BN + tl.arange(0, BN)[None, :]
-        acc += tl.load(b_ptr + co, mask=co < COUT, other=0.0).to(tl.float32)
-        address = y_ptr + ((n * COUT + co) * OH + oh) * OW + ow
-        tl.store(address, acc.to(y_ptr.dtype.element_ty), mask=(oh < OH) & (ow < OW) & (co < COUT))
+        _shifted_tile(xd, wd, b_ptr, y_ptr, tile, OH, OW, W, COUT, TILES_P, TILES_N,
+                      KH, KW, CIN, BM, BN, BK)  # fmt: skip
 
 
 @triton.jit
