@@ -232,6 +232,14 @@ bool ChooseTmaContraction(int64_t m, int64_t n, int64_t batch, int variant,
 // later run (h100-2026-12-06c) the hand kernel chose 4 stages at 0.803 ms while this one, 3
 // stages, took 0.883 replayed alone (0.876-0.891 in three runs).  Replayed at 4 stages
 // (h100-2026-12-06d): 0.858 ms against 0.873 at 3 in the same run, 1.7%, once; kept at 3.
+// Nor where a K step's products per position, BLOCK_N x the channels its box holds, are fewer
+// than kShiftedRowsMinStepWidth: a box of 16 channels past 8 real ones reads zeros, and every
+// tap is a step of its own.  H100, bf16: KernelBench L2 8's conv3d (8 -> 16 channels, 27 taps,
+// 128 x 16 tiles: 27 steps of 16 x 8) ran 3.64-4.23 ms in its candidate (h100-2026-12-06e),
+// where its pointer kernel (K = 216 in 7 steps of 32) had run 1.47 ms (h100-2026-12-05), 2.0x
+// torch.compile; 8 -> 64 channels in 3 x 3 (L2 73, 64 x 8 a step) won 1.07x on this kernel
+// (h100-2026-12-06c).  Between the two (L2 7's 32 x 8) not measured.
+inline constexpr int64_t kShiftedRowsMinStepWidth = 256;
 bool ChooseShiftedRowsTma(int64_t samples, int64_t reach, int64_t n, int64_t channels,
                           int variant, ContractionConfig* c);
 
