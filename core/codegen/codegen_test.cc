@@ -1134,10 +1134,10 @@ TEST(CodegenTest, DirectConvolutionsReadShiftedRowsByTma) {
   EXPECT_EQ(t.block_n, 16);
   EXPECT_EQ(t.block_k, 16);  // 24 channels: a second box half past them (zeros)
   EXPECT_FALSE(ChooseShiftedRowsTma(1, 65 * 128, 16, 24, 0, &t));  // most SMs idle
-  // 8 channels a box of 16: 16 output channels are too few products a step, 32 enough.
+  // 8 channels would fill half of each 16-channel box: the pointer kernel, whatever N.
   EXPECT_FALSE(ChooseShiftedRowsTma(128, 14 * 64 * 64, 16, 8, 0, &t));
-  ASSERT_TRUE(ChooseShiftedRowsTma(128, 14 * 64 * 64, 32, 8, 0, &t));
-  EXPECT_EQ(t.block_n * t.block_k, 512);
+  EXPECT_FALSE(ChooseShiftedRowsTma(128, 126 * 128, 64, 8, 0, &t));
+  EXPECT_TRUE(ChooseShiftedRowsTma(128, 126 * 128, 64, 16, 0, &t));
 
   // Padding 1: the TMA kernel reads a copy of its own with zeros around, 66 x 66 positions a
   // sample, 33 tiles up to the last output (63 * 66 + 64); the pointer kernel's unpadded copy

@@ -509,7 +509,7 @@ bool ChooseShiftedRowsTma(int64_t samples, int64_t reach, int64_t n, int64_t cha
   t.block_n = std::clamp<int64_t>(NextPow2(n), 16, 128);
   t.block_k = channels % 64 == 0 ? 64 : channels % 32 == 0 ? 32 : 16;
   if (samples * CeilDiv(reach, t.block_m) * CeilDiv(n, t.block_n) < kTmaMinPrograms) return false;
-  if (t.block_n * std::min(channels, t.block_k) < kShiftedRowsMinStepWidth) return false;
+  if (channels < kShiftedRowsMinChannels) return false;
   t.group_m = 1;
   t.precision = DotPrecision::kIeee;  // unused: the kernel multiplies half tiles as they come
   t.launch.num_warps = DotWarps(t.block_m, t.block_n);

@@ -232,14 +232,13 @@ bool ChooseTmaContraction(int64_t m, int64_t n, int64_t batch, int variant,
 // later run (h100-2026-12-06c) the hand kernel chose 4 stages at 0.803 ms while this one, 3
 // stages, took 0.883 replayed alone (0.876-0.891 in three runs).  Replayed at 4 stages
 // (h100-2026-12-06d): 0.858 ms against 0.873 at 3 in the same run, 1.7%, once; kept at 3.
-// Nor where a K step's products per position, BLOCK_N x the channels its box holds, are fewer
-// than kShiftedRowsMinStepWidth: a box of 16 channels past 8 real ones reads zeros, and every
-// tap is a step of its own.  H100, bf16: KernelBench L2 8's conv3d (8 -> 16 channels, 27 taps,
-// 128 x 16 tiles: 27 steps of 16 x 8) ran 3.64-4.23 ms in its candidate (h100-2026-12-06e),
-// where its pointer kernel (K = 216 in 7 steps of 32) had run 1.47 ms (h100-2026-12-05), 2.0x
-// torch.compile; 8 -> 64 channels in 3 x 3 (L2 73, 64 x 8 a step) won 1.07x on this kernel
-// (h100-2026-12-06c).  Between the two (L2 7's 32 x 8) not measured.
-inline constexpr int64_t kShiftedRowsMinStepWidth = 256;
+// Nor for fewer than kShiftedRowsMinChannels input channels: a box of 16 channels past 8 real
+// ones reads zeros, and every tap is a K step of its own.  H100, bf16, whole candidates in one
+// run (results/h100-2026-12-07, variant_probe.py --pointer): with 8 input channels the TMA
+// kernel against the pointer one, L2 7 (conv3d to 32 channels) 4.32 against 1.87 ms, L2 71
+// (conv2d to 64) 0.79 against 0.36, L2 73 (conv2d to 64, batch norm) 1.13 against 0.71; L2 8
+// (conv3d to 16) had run 3.64-4.23 ms on it against 1.46 on the pointer kernel.
+inline constexpr int64_t kShiftedRowsMinChannels = 16;
 bool ChooseShiftedRowsTma(int64_t samples, int64_t reach, int64_t n, int64_t channels,
                           int variant, ContractionConfig* c);
 
