@@ -75,7 +75,9 @@ struct Group {
   // output once more for its statistics (rows_column_stats.cc).  Why: KernelBench L2 52
   // stores its convolution's epilogue, 130M float32 values (520 MB: a norm reads them,
   // amplify.h), and the batch norm read them twice, once for the statistics and once to
-  // write; 1.32 ms on the H100 against torch.compile's 1.08 (h100-2026-12-06e, bf16).
+  // write; 1.32 ms on the H100 against torch.compile's 1.08 (h100-2026-12-06e, bf16).  No
+  // gain measured yet: the statistics cost L2 52's TMA kernel 0.18 ms (h100-2026-12-07: 1.328
+  // ms against 1.148 with their lines removed), about what the saved read took.
   NodeId column_stats;
   bool stats_from_columns = false;
 };
