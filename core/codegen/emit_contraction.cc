@@ -1879,6 +1879,14 @@ void KeepColumnsInOneTile(int64_t columns, ContractionConfig* c) {
   c->launch.num_warps = DotWarps(c->block_m, c->block_n);
 }
 
+// The first of `kernel`'s launches (those before it, then itself) set up in every precision
+// (not an fp16x3 split's, emit_split.cc): where a buffer every launch reads is allocated.
+EmittedKernel& FirstSetUpInEveryPrecision(EmittedKernel& kernel) {
+  auto first = std::find_if(kernel.before.begin(), kernel.before.end(),
+                            [](const EmittedKernel& k) { return k.for_precision.empty(); });
+  return first == kernel.before.end() ? kernel : *first;
+}
+
 // The GEMM's launches (`gemm` and those before it) go before the kernel that combines the
 // row tail's partials, the partials allocated by the first launch set up in every precision
 // (not an fp16x3 split's, emit_split.cc), before the GEMM's own.
@@ -1887,10 +1895,8 @@ EmittedKernel WithRowTailFinish(EmittedKernel gemm, EmittedKernel finish, int64_
   finish.before = std::move(gemm.before);
   gemm.before.clear();
   finish.before.push_back(std::move(gemm));
-  auto first = std::find_if(finish.before.begin(), finish.before.end(),
-                            [](const EmittedKernel& k) { return k.for_precision.empty(); });
-  first->setup.insert(first->setup.begin(),
-                      ScratchAllocation(ctx.program, ctx.WrapperName("tail"), floats));
+  std::vector<std::string>& setup = FirstSetUpInEveryPrecision(finish).setup;
+  setup.insert(setup.begin(), ScratchAllocation(ctx.program, ctx.WrapperName("tail"), floats));
   return finish;
 }
 
@@ -1907,13 +1913,11 @@ int64_t SmallestBlockM(const ContractionConfig& c) {
 EmittedKernel WithColumnStats(EmittedKernel kernel, int64_t slots, int64_t channels,
                               const GroupContext& ctx) {
   if (!ctx.group.column_stats.valid()) return kernel;
-  auto first = std::find_if(kernel.before.begin(), kernel.before.end(),
-                            [](const EmittedKernel& k) { return k.for_precision.empty(); });
-  EmittedKernel& setup = first == kernel.before.end() ? kernel : *first;
-  setup.setup.insert(setup.setup.begin(),
-                     ColumnStatsBuffer(ctx.program, ctx.group.output) + " = torch.zeros((" +
-                         IntLiteral(slots) + ", 3, " + IntLiteral(channels) +
-                         "), device=" + InputDevice(ctx.program) + ", dtype=torch.float32)");
+  std::vector<std::string>& setup = FirstSetUpInEveryPrecision(kernel).setup;
+  setup.insert(setup.begin(), ColumnStatsBuffer(ctx.program, ctx.group.output) +
+                                  " = torch.zeros((" + IntLiteral(slots) + ", 3, " +
+                                  IntLiteral(channels) + "), device=" +
+                                  InputDevice(ctx.program) + ", dtype=torch.float32)");
   return kernel;
 }
 
