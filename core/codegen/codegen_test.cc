@@ -68,15 +68,38 @@ TEST(CodegenTest, ElementwiseChainIsOneStridedMaskedKernel) {
   EXPECT_EQ(Count(c, "@triton.jit"), 1);
   ExpectInOrder(
       c, {"import triton.language as tl",
+          // t1, which the wrapper allocates, at its literal strides (kernel.h AllocatedStrides)
           "def k0_relu_kernel(x0_ptr, stride_x0_0, stride_x0_1, x1_ptr, stride_x1_1, "
-          "t1_ptr, stride_t1_0, stride_t1_1, BLOCK: tl.constexpr, CONTIG: tl.constexpr):",
+          "t1_ptr, BLOCK: tl.constexpr, CONTIG: tl.constexpr):",
           "offs = pid * BLOCK + tl.arange(0, BLOCK)", "mask = offs < 32", "c0 = (offs // 8)",
           "c1 = offs % 8", "tl.load(x0_ptr + c0 * stride_x0_0 + c1 * stride_x0_1, mask=mask",
           "tl.load(x1_ptr + c1 * stride_x1_1, mask=mask",  // broadcast dim: no stride
-          " + ", "tl.maximum(", "tl.store(t1_ptr + c0 * stride_t1_0", "mask=mask)",
+          " + ", "tl.maximum(", "tl.store(t1_ptr + c0 * 8 + c1", "mask=mask)",
           "def triton_fused_operator(x0, x1):", "assert tuple(x0.shape) == (4, 8)",
           "t1 = torch.empty((4, 8), device=x0.device, dtype=float_dtype)", "k0_relu_kernel[(1,)](",
-          "x0, x0.stride(0), x0.stride(1), x1, x1.stride(1)", "BLOCK=32", "return t1"});
+          "x0, x0.stride(0), x0.stride(1), x1, x1.stride(1), t1, BLOCK=32", "return t1"});
+}
+
+TEST(CodegenTest, AllocatedValuesAreAddressedAtLiteralStrides) {
+  // The convolution's output and the relu's are allocated by the wrapper (contiguous): their
+  // kernels address them at literal strides, so Triton sees (2, 32, 8, 8)'s 2048, 64 and 8;
+  // the inputs, whatever their layout, keep stride arguments.  Generic-shape candidates keep
+  // them for every value (their shapes are runtime sizes).
+  const Program p = MustParse(
+      "def fused_operator(x0, x1):\n"
+      "    t0 = F.conv2d(x0, x1)\n"
+      "    t1 = torch.relu(t0)\n"
+      "    return t1\n",
+      "torch.randn(2, 16, 10, 10), torch.randn(32, 16, 3, 3)");
+  const std::string c = MustEmit(p);
+  EXPECT_EQ(c.find("stride_t1_"), std::string::npos) << c;
+  EXPECT_EQ(c.find("t1.stride("), std::string::npos) << c;
+  EXPECT_NE(c.find(" * 2048 + "), std::string::npos) << c;
+  EXPECT_NE(c.find("x0.stride(0)"), std::string::npos) << c;
+  CodegenOptions generic;
+  generic.generic_shapes = true;
+  const std::string g = MustEmit(p, generic);
+  EXPECT_NE(g.find("t1.stride(0)"), std::string::npos) << g;
 }
 
 TEST(CodegenTest, OneElementInputsLoadAsScalars) {
@@ -974,8 +997,7 @@ TEST(CodegenTest, TensorCoreContractionsAreAutotunedOverTilesTheirOwnFirst) {
   // (The half-precision TMA kernel beside it has its one tile: ChooseTmaContraction.)
   EXPECT_EQ(Count(c, "BLOCK_M=128"), 1);
   EXPECT_EQ(Count(c, "k0_matmul_tma_kernel[(128,)](\n            k0_a_desc, k0_b_desc, t0, "
-                     "t0.stride(0), t0.stride(1), BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8, "
-                     "num_warps=8, num_stages=3,"),
+                     "BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8, num_warps=8, num_stages=3,"),
             1);
   // The configs', the input's parts kernel's (1024 x 8192 x 8192: PresplitsOperand) and the
   // TMA kernel's.
@@ -1430,7 +1452,7 @@ TEST(CodegenTest, PointwiseHasContiguousFastPath) {
                     "if CONTIG:", "c1 = (offs // 15) % 4", "tl.load(x0_ptr + offs, mask=mask",
                     "tl.load(x1_ptr + c1 * stride_x1_0", "tl.store(t1_ptr + offs, ", "else:",
                     "c0 = (offs // 60)", "tl.load(x0_ptr + c0 * stride_x0_0 + c1 * stride_x0_1",
-                    "tl.store(t1_ptr + c0 * stride_t1_0", "def triton_fused_operator(x0, x1):",
+                    "tl.store(t1_ptr + c0 * 60 + c1 * 15", "def triton_fused_operator(x0, x1):",
                     "contig = x0.is_contiguous()\n", "BLOCK=", "CONTIG=contig"});
   const std::string fast = ContiguousBranch(c);
   ASSERT_FALSE(fast.empty());

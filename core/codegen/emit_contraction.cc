@@ -690,7 +690,7 @@ class ContractionWriter {
   // A TMA kernel's parameters: the two host descriptors first (wrapper variables of those
   // names), then whatever its epilogue reads.
   KernelParams DescriptorParams(const std::string& a_desc, const std::string& b_desc) const {
-    KernelParams params(ctx_.program);
+    KernelParams params(ctx_.program, ctx_.allocated_strides());
     params.Scalar(a_desc, a_desc);
     params.Scalar(b_desc, b_desc);
     return params;
@@ -964,7 +964,7 @@ class ContractionWriter {
   }
 
   KernelParams Params() const {
-    KernelParams params(ctx_.program);
+    KernelParams params(ctx_.program, ctx_.allocated_strides());
     for (ValueId v : repacked_) params.Rebind(v, RepackBuffer(ctx_, v));
     for (const ChannelsLastCopy& copy : s_.channels_last)
       params.RebindLaidOut(copy.value, ChannelsLastBuffer(ctx_, copy.value),
@@ -1588,7 +1588,7 @@ class ContractionWriter {
   EmittedKernel RowTailFinish() {
     const Program& p = ctx_.program;
     const Node& row = p.node(ctx_.group.row_tail);
-    KernelParams params(p);
+    KernelParams params(p, ctx_.allocated_strides());
     PythonWriter w(1);
     int counter = 0;
     const std::string chunks = IntLiteral(Chunks());

@@ -82,7 +82,7 @@ Result<EmittedKernel> EmitPointwise(const GroupContext& ctx) {
   const PointwiseConfig config =
       ChoosePointwise(ctx.generic() ? kUnknownSize : Product(out.shape), ctx.variant);
 
-  KernelParams params(p);
+  KernelParams params(p, ctx.allocated_strides());
   PythonWriter w(1);  // the kernel body
   w.Line("pid = " + ProgramId(0, ctx.wide));
   w.Line("offs = pid * BLOCK + tl.arange(0, BLOCK)");

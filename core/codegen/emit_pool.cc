@@ -110,7 +110,7 @@ Result<EmittedKernel> EmitPool(const GroupContext& ctx) {
   RowsConfig config = ChooseRows(ctx.generic() ? kUnknownSize : rows, kv, ctx.variant);
   if (runtime_window) config = ChooseRows(kUnknownSize, kUnknownSize, ctx.variant);
   const bool single = !runtime_window && kv <= config.block_r;
-  KernelParams params(p);
+  KernelParams params(p, ctx.allocated_strides());
   PythonWriter w(1);
   int counter = 0;
 

@@ -308,7 +308,7 @@ std::optional<EmittedKernel> EmitPoolStrips(const GroupContext& ctx, const PoolS
   const std::string q = "BLOCK_R * BLOCK_G", vec = IntLiteral(last.vec);
   const bool is_max = s.kind == PoolSpec::kMax;
   const std::string identity = is_max ? "float('-inf')" : "0.0";
-  KernelParams params(p);
+  KernelParams params(p, ctx.allocated_strides());
   PythonWriter w(1);
   int counter = 0;
 

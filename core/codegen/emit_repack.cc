@@ -72,7 +72,7 @@ EmittedKernel EmitRepack(const GroupContext& ctx, ValueId v) {
   const RepackConfig c = ChooseRepack(HeuristicSize(rows), HeuristicSize(cols));
   const std::string buffer = RepackBuffer(ctx, v);
 
-  KernelParams params(p);
+  KernelParams params(p, ctx.allocated_strides());
   PythonWriter w(1);
   w.Line("offs_r = " + ProgramId(0, ctx.wide) + " * BLOCK_R + " + Arange("BLOCK_R", ctx.wide) +
          "[:, None]");
@@ -212,7 +212,7 @@ EmittedKernel EmitChannelsLast(const GroupContext& ctx, const ChannelsLastCopy& 
   const std::string buffer = CopyBuffer(ctx, copy);
   const bool padded = !copy.pad_low.empty();
 
-  KernelParams params(p);
+  KernelParams params(p, ctx.allocated_strides());
   PythonWriter w(1);
   w.Line("pid = " + ProgramId(0, ctx.wide));
   w.Line("n = pid // " + IntLiteral(blocks_r));

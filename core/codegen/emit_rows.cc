@@ -64,7 +64,7 @@ RowsEmitter::RowsEmitter(const GroupContext& ctx, const Node& node, Role role)
       node_(node),
       op_(RowOpOf(GetOp(node.op))),
       layout_(LayoutOf(ctx, node, op_)),
-      params_(p_) {
+      params_(p_, ctx.allocated_strides()) {
   if (ctx.group.absorbed.valid()) absorbed_ = &p_.node(ctx.group.absorbed);
   row_input_ = absorbed_ ? absorbed_->tensors[0] : node.tensors[0];
   rows_ = Product(layout_.row_shape);

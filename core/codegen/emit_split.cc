@@ -45,7 +45,7 @@ EmittedKernel EmitSplitParts(const GroupContext& ctx, ValueId v, const std::stri
   const PointwiseConfig c = ChoosePointwise(std::max(numel, padded), 0);
   const std::string hi = SplitPartBuffer(ctx, v, "hi"), lo = SplitPartBuffer(ctx, v, "lo");
 
-  KernelParams params(p);
+  KernelParams params(p, ctx.allocated_strides());
   if (source != value.name) params.Rebind(v, source);
   PythonWriter w(1);
   w.Line("offs = " + ProgramId(0, ctx.wide) + " * BLOCK + " + Arange("BLOCK", ctx.wide));

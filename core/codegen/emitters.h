@@ -33,6 +33,10 @@ struct GroupContext {
   const Group* pool_after = nullptr;
 
   bool generic() const { return syms != nullptr; }
+  // How its kernels address the values the wrapper allocates (kernel.h, AllocatedStrides).
+  AllocatedStrides allocated_strides() const {
+    return generic() ? AllocatedStrides::kRuntime : AllocatedStrides::kLiteral;
+  }
   // A wrapper variable of this group's kernels: "k0_<what>" (buffers, flags, descriptors).
   std::string WrapperName(const std::string& what) const {
     return kernel_name.substr(0, kernel_name.find('_')) + "_" + what;

@@ -114,7 +114,16 @@ void KernelParams::RebindLaidOut(ValueId v, std::string tensor, std::vector<std:
 std::string KernelParams::Stride(ValueId v, int dim) {
   for (const auto& [value, strides] : laid_out_)
     if (value == v) return strides[static_cast<size_t>(dim)];
-  const std::string& name = program_.value(v).name;
+  const Value& value = program_.value(v);
+  const bool rebound = std::any_of(rebound_.begin(), rebound_.end(),
+                                   [v](const auto& r) { return r.first == v; });
+  if (allocated_ == AllocatedStrides::kLiteral && value.producer.valid() && !rebound) {
+    int64_t stride = 1;  // contiguous: the product of the later dims
+    for (size_t d = static_cast<size_t>(dim) + 1; d < value.shape.size(); ++d)
+      stride *= value.shape[d];
+    return IntLiteral(stride);
+  }
+  const std::string& name = value.name;
   const std::string d = std::to_string(dim);
   Add("stride_" + name + "_" + d, TensorOf(v) + ".stride(" + d + ")");
   return "stride_" + name + "_" + d;

@@ -63,11 +63,25 @@ struct EmittedKernel {
   std::string computes_pool_when;
 };
 
+// How a kernel addresses the values the wrapper allocates (every value an operator produces:
+// AssembleCandidate's torch.empty of its shape, so contiguous).  kLiteral: at their contiguous
+// strides as literals, where the shapes are literals; kRuntime: through stride arguments
+// (generic-shape mode, whose shapes are runtime sizes).  Why: Triton gives a stride argument
+// no alignment unless it is a multiple of 16, and a convolution's output rows rarely are
+// (126 x 126 positions).  KernelBench L2 1's shifted-rows TMA kernel (sm_90 build on the CPU,
+// Triton 3.6, 128 x 128 tiles over 8 warps) stored its NCHW tile through runtime strides in
+// 64 two-byte stores a thread with 211 registers, one program an SM; at literal strides in
+// 32 four-byte stores with 90 registers, two programs an SM in its 98 KB of stages, so one
+// program's epilogue overlaps the other's K loop.  Program inputs keep stride arguments.
+enum class AllocatedStrides { kRuntime, kLiteral };
+
 // The runtime parameters of a kernel, in the order they are first needed: a tensor's
 // pointer and the strides of its non-unit dims.  Wrapper names are the value names.
 class KernelParams {
  public:
-  explicit KernelParams(const Program& program) : program_(program) {}
+  explicit KernelParams(const Program& program,
+                        AllocatedStrides allocated = AllocatedStrides::kRuntime)
+      : program_(program), allocated_(allocated) {}
   // Registers `v` as a kernel argument (once) and returns its pointer parameter name.
   std::string Pointer(ValueId v);
   // The same for a buffer the wrapper allocates that is no program value (`name`).
@@ -135,6 +149,7 @@ class KernelParams {
   // The wrapper's tensor for a value (Rebind), its name otherwise.
   const std::string& TensorOf(ValueId v) const;
   const Program& program_;
+  AllocatedStrides allocated_;
   std::vector<std::pair<ValueId, std::string>> rebound_;
   std::vector<std::pair<ValueId, std::vector<std::string>>> laid_out_;
   std::vector<std::string> params_;

@@ -65,8 +65,7 @@ TEST(RowTailTest, AReductionOverTheChannelsStoresOneColumn) {
                     "_lanes, axis=1)[:, None] + ",
                     "_lanes != rt",
                     "mask = mask_m & (offs_n == 0)",
-                    "tl.store(t3_ptr + mc0 * stride_t3_0 + mc1 * stride_t3_2 + "
-                    "mc2 * stride_t3_3 "});
+                    "tl.store(t3_ptr + mc0 * 64 + mc1 * 8 + mc2 "});
 }
 
 TEST(RowTailTest, OnlyOverTheChannelsOfOneTileAndOnlyTheChainsEnd) {

@@ -31,7 +31,7 @@ EmittedKernel RowsEmitter::EmitColumnStatsCombine() {
   const std::string stats = ColumnStatsBuffer(p_, node_.tensors[0]);
   const std::string channels = IntLiteral(rows_);
   const std::string parts = IntLiteral(kColumnStatsParts);
-  KernelParams params(p_);
+  KernelParams params(p_, ctx_.allocated_strides());
   const std::string in = params.Scratch(stats);
   const std::string out = params.Scratch(PartialsBuffer());
   PythonWriter w(1);
