@@ -28,6 +28,9 @@ every such guard forced off (variant `Np`): its pointer-loaded kernels. Why: in 
 H100 (results/h100-2026-12-06e) KernelBench L2 8's conv3d (8 input channels, 16 output) ran
 3.64-4.23 ms against eager's 3.40 on the shifted-rows TMA kernel, where its pointer kernel's
 candidate had run 1.47 ms on 12-05; the two had not been timed side by side.
+Where a training batch norm takes its statistics from a contraction's tiles on request
+(core/codegen/codegen.h CodegenOptions::column_stats), variant 0's candidate with them is
+timed too, as variant `0s`.
 """
 
 from __future__ import annotations
@@ -100,9 +103,11 @@ def candidates(
 ) -> list[tuple[int | str, str]]:
     """(variant, candidate text) for each distinct variant; with `pointer`, each TMA
     candidate's pointer twin follows it as variant `Np`. UserError when none is emitted."""
-    texts: dict[str, int] = {}  # candidate text -> the first variant that emits it
+    texts: dict[str, int | str] = {}  # candidate text -> the first variant that emits it
     for variant in wanted:
         texts.setdefault(emit(program, variant=variant), variant)
+        if variant == 0:  # with column statistics (`0s`), where a batch norm pairs
+            texts.setdefault(emit(program, variant=0, column_stats=True), "0s")
     out: list[tuple[int | str, str]] = []
     for text, variant in texts.items():
         out.append((variant, text))

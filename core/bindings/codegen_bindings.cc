@@ -56,22 +56,24 @@ void BindCodegen(nb::module_& m) {
       "(m, k) x (k, n) contraction (core/codegen/heuristics.h); precision '' = the default split.");
   m.def(
       "codegen_emit",
-      [](const std::string& text, int variant, bool fuse_epilogue,
-         bool generic_shapes) -> nb::tuple {
+      [](const std::string& text, int variant, bool fuse_epilogue, bool generic_shapes,
+         bool column_stats) -> nb::tuple {
         Result<Program> program = Parse(text);
         if (!program) return ErrorTuple(program.error());
         codegen::CodegenOptions options;
         options.variant = variant;
         options.fuse_epilogue = fuse_epilogue;
         options.generic_shapes = generic_shapes;
+        options.column_stats = column_stats;
         Result<std::string> candidate = codegen::EmitCandidate(program.value(), options);
         if (!candidate) return ErrorTuple(candidate.error());
         return nb::make_tuple(true, candidate.value(), 0);
       },
       nb::arg("text"), nb::arg("variant") = 0, nb::arg("fuse_epilogue") = true,
-      nb::arg("generic_shapes") = false,
+      nb::arg("generic_shapes") = false, nb::arg("column_stats") = false,
       "Emit a Triton candidate for a functional task: (True, text, 0) or (False, message, line). "
-      "generic_shapes: sizes read at run time (see codegen_generic_unsupported).");
+      "generic_shapes: sizes read at run time (see codegen_generic_unsupported); column_stats: "
+      "training batch norms' statistics from the contractions' tiles.");
   m.def(
       "codegen_variants",
       [](const std::string& text, int k, bool generic_shapes,

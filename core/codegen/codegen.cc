@@ -113,7 +113,7 @@ Result<std::string> EmitCandidate(const Program& written, const CodegenOptions& 
   std::optional<SizeSyms> syms;
   if (options.generic_shapes && GenericUnsupportedOps(program).empty())
     syms = InferSizeSyms(program).value();
-  const FusionPlan plan = PlanFusion(program, options.fuse_epilogue, !syms);
+  const FusionPlan plan = PlanFusion(program, options.fuse_epilogue, !syms, options.column_stats);
   const std::vector<bool> amplified = AmplifiedValues(program, options.amplified_outputs);
   std::vector<Launch> launches;
   const std::vector<std::vector<NodeId>> users = Consumers(program);
@@ -147,19 +147,27 @@ Result<std::string> EmitCandidate(const Program& written, const CodegenOptions& 
 
 std::vector<std::string> EmitVariants(const Program& program, int k, bool generic_shapes,
                                       const std::vector<std::string>& amplified_outputs) {
-  // Variant 0 is the heuristic with epilogue fusion; then the alternative block sizes;
-  // then the same without epilogue fusion (a different fusion split).
+  // Variant 0 is the heuristic with epilogue fusion, then the same with column statistics
+  // (CodegenOptions::column_stats; a duplicate where nothing pairs); then the alternative
+  // block sizes; then the same without epilogue fusion (a different fusion split).
   std::vector<std::string> out;
   std::set<std::string> seen;
+  const auto add = [&](const CodegenOptions& options) {
+    auto text = EmitCandidate(program, options);
+    if (!text) return false;
+    if (static_cast<int>(out.size()) < k && seen.insert(text.value()).second)
+      out.push_back(std::move(text).value());
+    return true;
+  };
   for (int v = 0; v < 2 * kNumVariants && static_cast<int>(out.size()) < k; ++v) {
     CodegenOptions options;
     options.variant = v % kNumVariants;
     options.fuse_epilogue = v < kNumVariants;
     options.generic_shapes = generic_shapes;
     options.amplified_outputs = amplified_outputs;
-    auto text = EmitCandidate(program, options);
-    if (!text) return {};
-    if (seen.insert(text.value()).second) out.push_back(std::move(text).value());
+    if (!add(options)) return {};
+    options.column_stats = true;
+    if (v == 0 && !generic_shapes && !add(options)) return {};
   }
   return out;
 }

@@ -32,6 +32,11 @@ struct CodegenOptions {
   // (a search fragment whose output feeds another fragment's softmax): contractions reaching
   // them take the full-precision split (amplify.h).
   std::vector<std::string> amplified_outputs;
+  // Training batch norms take their statistics from the contractions' tiles where they fit
+  // (fusion.h Group::column_stats): not by default, since they cost the contraction's kernel
+  // as much as they save (fusion.h says what was measured).  EmitVariants adds it as variant 0's
+  // alternative where it changes the candidate.
+  bool column_stats = false;
 };
 
 // The candidate text, or an error naming the first operator or shape it cannot emit.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "codegen/codegen.h"
 #include "codegen/fusion.h"
@@ -35,13 +36,15 @@ TEST(ColumnStatsTest, AConvolutionsTilesWriteTheBatchNormsStatistics) {
   // 5 x 64 x 64 = 20,480 positions a channel (more than kColumnStatsMinRows), of 64 channels.
   const Program p = ConvNorm("torch.randn(5, 16, 66, 66), torch.randn(64, 16, 3, 3)",
                              "F.conv2d(x0, x1, x2)");
-  const FusionPlan plan = PlanFusion(p, /*fuse_epilogue=*/true);
+  const FusionPlan plan = PlanFusion(p, /*fuse_epilogue=*/true, true, /*column_stats=*/true);
   const Group& conv = GroupStoring(p, plan, "t1");
   const Group& norm = GroupStoring(p, plan, "t2");
   ASSERT_TRUE(conv.column_stats.valid());
   EXPECT_EQ(conv.column_stats, norm.anchor);
   EXPECT_TRUE(norm.stats_from_columns);
-  auto c = EmitCandidate(p, CodegenOptions{});
+  CodegenOptions options;
+  options.column_stats = true;
+  auto c = EmitCandidate(p, options);
   ASSERT_TRUE(c.ok()) << c.error().ToString();
   const std::string& text = c.value();
   // Every kernel of the convolution (the shifted-rows TMA one, the pointer one and its range
@@ -67,7 +70,7 @@ TEST(ColumnStatsTest, OnlyOverManyRowsAndTheContractionsChannels) {
        {ConvNorm("torch.randn(2, 16, 10, 10), torch.randn(64, 16, 3, 3)", "F.conv2d(x0, x1, x2)"),
         ConvNorm("torch.randn(5, 16, 66, 66), torch.randn(24, 16, 3, 3)", "F.conv2d(x0, x1, x2)",
                  24)})
-    for (const Group& g : PlanFusion(small, true).groups) {
+    for (const Group& g : PlanFusion(small, true, true, true).groups) {
       EXPECT_FALSE(g.column_stats.valid());
       EXPECT_FALSE(g.stats_from_columns);
     }
@@ -75,12 +78,48 @@ TEST(ColumnStatsTest, OnlyOverManyRowsAndTheContractionsChannels) {
   const Program transposed =
       ConvNorm("torch.randn(5, 16, 66, 66), torch.randn(16, 64, 3, 3)",
                "F.conv_transpose2d(x0, x1, x2, 2, 1, 1)");
-  for (const Group& g : PlanFusion(transposed, true).groups) EXPECT_FALSE(g.column_stats.valid());
+  for (const Group& g : PlanFusion(transposed, true, true, true).groups)
+    EXPECT_FALSE(g.column_stats.valid());
   // Without epilogue fusion each operator is its own kernel.
   const Program many = ConvNorm("torch.randn(5, 16, 66, 66), torch.randn(64, 16, 3, 3)",
                                 "F.conv2d(x0, x1, x2)");
-  for (const Group& g : PlanFusion(many, /*fuse_epilogue=*/false).groups)
+  for (const Group& g : PlanFusion(many, /*fuse_epilogue=*/false, true, true).groups)
     EXPECT_FALSE(g.column_stats.valid());
+  // Generic-shape mode has no literal rows to count.
+  for (const Group& g : PlanFusion(many, true, /*literal_shapes=*/false, true).groups)
+    EXPECT_FALSE(g.column_stats.valid());
+}
+
+TEST(ColumnStatsTest, OnlyOnRequestAndAsVariantZerosAlternative) {
+  // Not by default (fusion.h: they cost the contraction's kernel what they save); the
+  // variants list variant 0 as it is, then with the statistics, then the block sizes'.
+  const Program p = ConvNorm("torch.randn(5, 16, 66, 66), torch.randn(64, 16, 3, 3)",
+                             "F.conv2d(x0, x1, x2)");
+  for (const Group& g : PlanFusion(p, true).groups) EXPECT_FALSE(g.column_stats.valid());
+  auto plain = EmitCandidate(p, CodegenOptions{});
+  ASSERT_TRUE(plain.ok()) << plain.error().ToString();
+  EXPECT_EQ(Count(plain.value(), "colstats"), 0);
+  EXPECT_EQ(Count(plain.value(), "batch_norm_train_stats_kernel"), 2);  // def, launch
+  CodegenOptions with;
+  with.column_stats = true;
+  auto paired = EmitCandidate(p, with);
+  ASSERT_TRUE(paired.ok()) << paired.error().ToString();
+  const std::vector<std::string> variants = EmitVariants(p, 3);
+  ASSERT_EQ(variants.size(), 3u);
+  EXPECT_EQ(variants[0], plain.value());
+  EXPECT_EQ(variants[1], paired.value());
+  EXPECT_EQ(Count(variants[2], "colstats"), 0);
+  // A program without a pairable norm gets no duplicate: the block sizes' variant comes next.
+  const Program conv = MustParse("def fused_operator(x0, x1):\n    t0 = F.conv2d(x0, x1)\n"
+                                 "    return t0\n",
+                                 "torch.randn(5, 16, 66, 66), torch.randn(64, 16, 3, 3)");
+  const std::vector<std::string> two = EmitVariants(conv, 2);
+  ASSERT_EQ(two.size(), 2u);
+  CodegenOptions second;
+  second.variant = 1;
+  auto v1 = EmitCandidate(conv, second);
+  ASSERT_TRUE(v1.ok());
+  EXPECT_EQ(two[1], v1.value());
 }
 
 }  // namespace

@@ -342,7 +342,8 @@ void PairColumnStats(const Program& program, std::vector<Group>& groups) {
 
 }  // namespace
 
-FusionPlan PlanFusion(const Program& program, bool fuse_epilogue, bool literal_shapes) {
+FusionPlan PlanFusion(const Program& program, bool fuse_epilogue, bool literal_shapes,
+                      bool column_stats) {
   const auto users = Consumers(program);
   FusionPlan plan;
   plan.materialized.assign(program.values().size(), false);
@@ -429,7 +430,7 @@ FusionPlan PlanFusion(const Program& program, bool fuse_epilogue, bool literal_s
   std::stable_sort(ordered.begin(), ordered.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [pos, g] : ordered) plan.groups.push_back(g);
-  if (fuse_epilogue && literal_shapes) PairColumnStats(program, plan.groups);
+  if (fuse_epilogue && literal_shapes && column_stats) PairColumnStats(program, plan.groups);
   return plan;
 }
 

@@ -77,7 +77,12 @@ struct Group {
   // amplify.h), and the batch norm read them twice, once for the statistics and once to
   // write; 1.32 ms on the H100 against torch.compile's 1.08 (h100-2026-12-06e, bf16).  No
   // gain measured yet: the statistics cost L2 52's TMA kernel 0.18 ms (h100-2026-12-07: 1.328
-  // ms against 1.148 with their lines removed), about what the saved read took.
+  // ms against 1.148 with their lines removed), about what the saved read took.  And they
+  // hold its registers: sm_90 builds on the CPU (kernels at literal strides, kernel.h
+  // AllocatedStrides) took 228 registers with the statistics, one program an SM, against 117
+  // without, two (the count from the row mask: 241; sums and squares in one pass: 209; either
+  // bounded to 128 registers: 347-465 spilled instructions).  So only on request:
+  // CodegenOptions::column_stats, a variant of its own that the search times (EmitVariants).
   NodeId column_stats;
   bool stats_from_columns = false;
 };
@@ -160,7 +165,9 @@ int64_t NormGroupChannels(const Program& program, const Node& group_norm);
 GroupKind AnchorKind(const Program& program, NodeId node);
 
 // `literal_shapes`: the kernels are emitted for the program's own sizes (false: generic-shape
-// mode, where a row tail's partials are not fused).
-FusionPlan PlanFusion(const Program& program, bool fuse_epilogue, bool literal_shapes = true);
+// mode, where a row tail's partials are not fused).  `column_stats`: training batch norms take
+// their statistics from the contractions' tiles where they fit (Group::column_stats).
+FusionPlan PlanFusion(const Program& program, bool fuse_epilogue, bool literal_shapes = true,
+                      bool column_stats = false);
 
 }  // namespace drtriton::codegen

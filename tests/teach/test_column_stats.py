@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 from teach_tasks import DEVICE, task
 
-from drtriton.teach import emit
+from drtriton.teach import emit, variants
 from drtriton.verify import Options, verify
 
 POINTER_LAUNCH = "    if not k0_tma:\n"
@@ -54,14 +54,14 @@ def assert_statistics_from_columns(candidate: str) -> None:
 
 @pytest.mark.parametrize("source", [conv_bn(4), linear_bn(8)], ids=["conv", "linear"])
 def test_the_pointer_kernel_writes_the_norms_statistics(source: str) -> None:
-    candidate = emit(source)
+    candidate = emit(source, column_stats=True)
     assert_statistics_from_columns(candidate)
     assert judged(source, candidate, "fp32")
 
 
 @pytest.mark.parametrize("source", [conv_bn(16), linear_bn(64)], ids=["shifted_rows", "gemm"])
 def test_the_tma_kernels_write_the_norms_statistics_alone(source: str) -> None:
-    candidate = emit(source)
+    candidate = emit(source, column_stats=True)
     assert_statistics_from_columns(candidate)
     assert POINTER_LAUNCH in candidate
     assert judged(source, candidate.replace(POINTER_LAUNCH, "    if False:\n"), "fp16")
@@ -75,6 +75,18 @@ def test_a_norm_over_few_rows_keeps_its_own_statistics() -> None:
         "torch.randn(2, 4, 10, 10), torch.randn(8, 4, 3, 3), torch.randn(8), torch.randn(8), "
         "torch.randn(8)",
     )
+    candidate = emit(source, column_stats=True)
+    assert "colstats" not in candidate
+    assert judged(source, candidate, "fp32")
+
+
+def test_only_on_request_and_among_the_variants() -> None:
+    # Not by default (core/codegen/fusion.h: they cost the contraction's kernel what they
+    # save); the variants try them second, and the default candidate verifies as well.
+    source = conv_bn(4)
     candidate = emit(source)
     assert "colstats" not in candidate
+    found = variants(source, 2)
+    assert found[0] == candidate
+    assert found[1] == emit(source, column_stats=True)
     assert judged(source, candidate, "fp32")

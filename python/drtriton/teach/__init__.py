@@ -37,10 +37,18 @@ def _core() -> Any:
 
 
 def emit(
-    source: str, variant: int = 0, fuse_epilogue: bool = True, generic_shapes: bool = False
+    source: str,
+    variant: int = 0,
+    fuse_epilogue: bool = True,
+    generic_shapes: bool = False,
+    column_stats: bool = False,
 ) -> str:
-    """The candidate text for a functional task; UserError when it cannot be emitted."""
-    ok, payload, line = _core().codegen_emit(source, variant, fuse_epilogue, generic_shapes)
+    """The candidate text for a functional task; UserError when it cannot be emitted.
+    `column_stats`: training batch norms take their statistics from the contractions' tiles
+    (core/codegen/codegen.h CodegenOptions::column_stats; `variants` tries it too)."""
+    ok, payload, line = _core().codegen_emit(
+        source, variant, fuse_epilogue, generic_shapes, column_stats
+    )
     if not ok:
         where = f"line {line}: " if line else ""
         raise UserError(f"{where}{payload}")
