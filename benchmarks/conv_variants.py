@@ -104,7 +104,9 @@ TEACHER_VARIANTS = ("teacher", "teacher_pointer")
 # their best configs, as the candidate runs its copy and its kernel.  Answered in
 # results/h100-2026-12-06c: replayed alone the teacher's kernel takes as long (0.883), while
 # the hand kernel chose 4 stages (0.803); `teacher_kernel_4_stages` replays the teacher's
-# launch with 4 stages instead of its 3.
+# launch with 4 stages instead of its 3.  Each kernel on the other's buffers too
+# (results/h100-2026-12-07b/teacher_vs_hand_probe.py): the teacher's kernel 6-7% slower on
+# both, the difference its epilogue's runtime output strides (since then literal).
 PROBE_VARIANTS = ("teacher_kernel", "teacher_kernel_4_stages", "copy_then_shifted")
 VARIANTS = ("cudnn", "cudnn_cl", "cl_copy", "copy_tiles", "copy_tma", "compile", *TEACHER_VARIANTS,
             *TMA_VARIANTS, *PROBE_VARIANTS)  # fmt: skip

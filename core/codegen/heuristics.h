@@ -232,6 +232,9 @@ bool ChooseTmaContraction(int64_t m, int64_t n, int64_t batch, int variant,
 // later run (h100-2026-12-06c) the hand kernel chose 4 stages at 0.803 ms while this one, 3
 // stages, took 0.883 replayed alone (0.876-0.891 in three runs).  Replayed at 4 stages
 // (h100-2026-12-06d): 0.858 ms against 0.873 at 3 in the same run, 1.7%, once; kept at 3.
+// Each kernel on each set of buffers (h100-2026-12-07b): the teacher's 6-7% slower on both,
+// whose build differed from the hand kernel's in the epilogue's runtime strides only (now
+// literal: kernel.h AllocatedStrides, 219 -> 90 registers, two programs an SM).
 // Nor for fewer than kShiftedRowsMinChannels input channels: a box of 16 channels past 8 real
 // ones reads zeros, and every tap is a K step of its own.  H100, bf16, whole candidates in one
 // run (results/h100-2026-12-07, variant_probe.py --pointer): with 8 input channels the TMA
