@@ -1134,6 +1134,11 @@ TEST(CodegenTest, DirectConvolutionsReadShiftedRowsByTma) {
           ".reshape(BLOCK_M, BLOCK_K)",
           "b = k0_b_desc.load([pid_n * BLOCK_N, kk * 64]).T", "acc = tl.dot(a, b, acc)",
           "o0 = offs_m // 128", "o1 = offs_m % 128", "mask_m = (o0 < 126) & (o1 < 126)",
+          // The epilogue on each half of the channels (fewer registers: two programs an SM),
+          // the output at its literal strides.
+          "acc_lo, acc_hi = tl.split(", "acc = acc_lo", "tl.maximum(acc, 0.0",
+          "tl.store(t1_ptr + sample * 2032128 + offs_n * 15876 + o0 * 126 + o1", "acc = acc_hi",
+          "offs_n = pid_n * BLOCK_N + BLOCK_N // 2 + tl.arange(0, BLOCK_N // 2)[None, :]",
           "tl.maximum(acc, 0.0", "def k0_conv2d_kernel(",
           // Bound before the copies, from the operands' own dtypes.
           "k0_tma = x0.dtype == x1.dtype and (x0.dtype == torch.float16 or "

@@ -47,11 +47,12 @@ TEST(ColumnStatsTest, AConvolutionsTilesWriteTheBatchNormsStatistics) {
   auto c = EmitCandidate(p, options);
   ASSERT_TRUE(c.ok()) << c.error().ToString();
   const std::string& text = c.value();
-  // Every kernel of the convolution (the shifted-rows TMA one, the pointer one and its range
-  // guard's tile) stores the statistics of its tile, then the tile: a slot a tile, 3 x 64
-  // floats a slot.
-  EXPECT_EQ(Count(text, "tl.store(t1_colstats_ptr + cs_at + 128, cs_m2, mask=mask_n)"), 3);
-  ExpectInOrder(text, {"cs_at = (pid // 1) * 192 + offs_n", "cs_m2, mask=mask_n)",
+  // Every kernel of the convolution (the shifted-rows TMA one, for each half of its halved
+  // epilogue, the pointer one and its range guard's tile) stores the statistics of its tile,
+  // then the tile: a slot a tile, 3 x 64 floats a slot.
+  EXPECT_EQ(Count(text, "tl.store(t1_colstats_ptr + cs_at + 128, cs_m2, mask=mask_n)"), 4);
+  ExpectInOrder(text, {"acc = acc_lo", "cs_at = (pid // 1) * 192 + offs_n", "cs_m2, mask=mask_n)",
+                       "tl.store(t1_ptr", "acc = acc_hi", "cs_at = (pid // 1) * 192 + offs_n",
                        "tl.store(t1_ptr", "cs_at = pid_m * 192 + offs_n"});
   // Slots: 5 samples x 33 TMA tiles of 128 positions up to each sample's last output (63 x 66
   // + 64), more than the pointer kernel's 20,480 / 128; zeroed before any launch.

@@ -557,7 +557,14 @@ class ContractionWriter {
     Tile t = WriteShiftedRowsTile(w, r, ph, paired);
     // The program's tile of positions: pid // tiles_n is sample * tiles_p + its p0 block.
     if (!paired && r.phases.size() == 1) t.slot = "pid // " + IntLiteral(tiles_n);
-    WriteEpilogue(w, params, counter, t);
+    // Halved at any accumulator size (HalvesEpilogue says why): sm_90 builds on the CPU (bf16,
+    // literal strides, 2026-12-07) took L2 4's two mish from 205 registers to 90 (one program
+    // an SM to two), L2 26's hardswish (conv_transpose3d) 130 to 96 (three to five), L2 19's
+    // gelu 156 to 123; L2 1's bias and relu 90 either way.
+    if (HalvesEpilogue(/*min_registers=*/0))
+      WriteHalvedEpilogue(w, params, counter, t);
+    else
+      WriteEpilogue(w, params, counter, t);
     if (r.phases.size() > 1) extra_constexprs_ = PhaseConstexprs(r.grid_sp.size(), paired);
     EmittedKernel k = Finish(ctx_.KernelNamed("tma"), params, w, /*dot=*/false, "");
     extra_constexprs_.clear();
@@ -1349,13 +1356,14 @@ class ContractionWriter {
   // a group norm whose groups each half of every tile the autotuner may pick holds whole.
   // Why: KernelBench L2 37's 128 x 256 TMA tile with its 64-channel groups' norm took 255
   // registers and 82 spill instructions unhalved (occupancy_audit.py, sm_90 on the CPU).
-  bool HalvesEpilogue() const {
+  // `min_registers`: the accumulator's registers a thread from which it is halved.
+  bool HalvesEpilogue(int64_t min_registers = kHalvedEpilogueRegisters) const {
     const int64_t threads = int64_t{c_.launch.num_warps} * 32;
     const bool whole_rows =
         ctx_.group.row_tail.valid() &&
         (!IsGroupNormTail(ctx_) || (NarrowestBlockN() / 2) % TailGroup() != 0);
     return c_.block_n % 32 == 0 && !whole_rows &&
-           c_.block_m * c_.block_n / threads >= kHalvedEpilogueRegisters;
+           c_.block_m * c_.block_n / threads >= min_registers;
   }
 
   // The smallest BLOCK_N of the tiles the kernel may run with (its own and the autotuned).
