@@ -166,8 +166,9 @@ std::vector<std::string> EmitVariants(const Program& program, int k, bool generi
     options.generic_shapes = generic_shapes;
     options.amplified_outputs = amplified_outputs;
     if (!add(options)) return {};
+    if (v != 0 || generic_shapes) continue;
     options.column_stats = true;
-    if (v == 0 && !generic_shapes && !add(options)) return {};
+    if (!add(options)) return {};
   }
   return out;
 }

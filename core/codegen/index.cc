@@ -115,14 +115,9 @@ std::string KernelParams::Stride(ValueId v, int dim) {
   for (const auto& [value, strides] : laid_out_)
     if (value == v) return strides[static_cast<size_t>(dim)];
   const Value& value = program_.value(v);
-  const bool rebound = std::any_of(rebound_.begin(), rebound_.end(),
-                                   [v](const auto& r) { return r.first == v; });
-  if (allocated_ == AllocatedStrides::kLiteral && value.producer.valid() && !rebound) {
-    int64_t stride = 1;  // contiguous: the product of the later dims
-    for (size_t d = static_cast<size_t>(dim) + 1; d < value.shape.size(); ++d)
-      stride *= value.shape[d];
-    return IntLiteral(stride);
-  }
+  const bool rebound = TensorOf(v) != value.name;
+  if (allocated_ == AllocatedStrides::kLiteral && value.producer.valid() && !rebound)
+    return IntLiteral(Product(value.shape, static_cast<size_t>(dim) + 1));  // contiguous
   const std::string& name = value.name;
   const std::string d = std::to_string(dim);
   Add("stride_" + name + "_" + d, TensorOf(v) + ".stride(" + d + ")");

@@ -70,7 +70,7 @@ struct EmittedKernel {
 // no alignment unless it is a multiple of 16, and a convolution's output rows rarely are
 // (126 x 126 positions).  KernelBench L2 1's shifted-rows TMA kernel (sm_90 build on the CPU,
 // Triton 3.6, 128 x 128 tiles over 8 warps) stored its NCHW tile through runtime strides in
-// 64 two-byte stores a thread with 211 registers, one program an SM; at literal strides in
+// 64 two-byte stores a thread with 219 registers, one program an SM; at literal strides in
 // 32 four-byte stores with 90 registers, two programs an SM in its 98 KB of stages, so one
 // program's epilogue overlaps the other's K loop.  Program inputs keep stride arguments.
 enum class AllocatedStrides { kRuntime, kLiteral };
