@@ -105,9 +105,10 @@ Result<std::string> EmitCandidate(const Program& written, const CodegenOptions& 
     const std::string why = UnsupportedReason(written, NodeId{static_cast<int32_t>(i)});
     if (!why.empty()) return MakeError("cannot emit " + why, written.nodes()[i].line);
   }
-  // Reductions over a product's columns go before it where they may (reassociate.h), unless
-  // that leaves an operator configuration this generator cannot emit.
-  const std::optional<Program> reduced = ReduceBeforeProducts(written);
+  // Reductions over a product's columns or a convolution's spatial dims go before it where
+  // they may (reassociate.h), unless that leaves an operator configuration this generator
+  // cannot emit.
+  const std::optional<Program> reduced = Reassociate(written, options.generic_shapes);
   const bool use_reduced = reduced && UnsupportedOps(*reduced).empty();
   const Program& program = use_reduced ? *reduced : written;
   std::optional<SizeSyms> syms;

@@ -6,6 +6,7 @@
 
 #include "catalog/catalog.h"
 #include "codegen/fusion.h"
+#include "codegen/reassociate_steps.h"
 
 namespace drtriton::codegen {
 namespace {
@@ -17,9 +18,8 @@ bool ConstantAlong(const Shape& other, size_t rank, size_t dim) {
   return dim < lead || other[dim - lead] == 1;
 }
 
-// One step between the product and the reduction: `n` maps its first operand, `from`, as
-// kScalesInput (or, for a mean, kShiftsInput) says, with every other operand constant along
-// `dim` and the shape unchanged.
+}  // namespace
+
 bool CommutesWith(const Program& p, const Node& n, bool mean, size_t dim) {
   const OpInfo& op = GetOp(n.op);
   if (!op.has(kScalesInput) && !(mean && op.has(kShiftsInput))) return false;
@@ -34,6 +34,15 @@ bool CommutesWith(const Program& p, const Node& n, bool mean, size_t dim) {
   }
   return true;
 }
+
+std::string FreshName(const Program& a, const Program& b, const std::string& base) {
+  std::string name = base;
+  for (int i = 2; a.FindValue(name).valid() || b.FindValue(name).valid(); ++i)
+    name = base + std::to_string(i);
+  return name;
+}
+
+namespace {
 
 // The contraction whose output columns the reduction `r` sums (or averages) through steps
 // that commute with it, or an invalid id.
@@ -58,14 +67,6 @@ NodeId ProductBefore(const Program& p, const Node& r,
     if (!CommutesWith(p, n, mean, static_cast<size_t>(dim))) return {};
     v = n.tensors[0];
   }
-}
-
-// A name neither program has: `base`, else base2, base3, ...
-std::string FreshName(const Program& a, const Program& b, const std::string& base) {
-  std::string name = base;
-  for (int i = 2; a.FindValue(name).valid() || b.FindValue(name).valid(); ++i)
-    name = base + std::to_string(i);
-  return name;
 }
 
 }  // namespace
@@ -118,6 +119,64 @@ std::optional<Program> ReduceBeforeProducts(const Program& program) {
   for (ValueId o : program.outputs()) outputs.push_back(local[static_cast<size_t>(o.index)]);
   out.SetOutputs(std::move(outputs));
   return out;
+}
+
+namespace {
+
+// Whether `n` is a sum, mean, max or min over a dim of size 1: the identity, or a squeeze.
+bool IsIdentityReduction(const Program& p, const Node& n) {
+  const std::string& name = GetOp(n.op).name;
+  if (name != "sum" && name != "mean" && name != "amax" && name != "amin") return false;
+  if (n.attrs.empty() || n.attrs[0].type != AttrType::kInt) return false;
+  const Shape& in = p.value(n.tensors[0]).shape;
+  const int64_t rank = static_cast<int64_t>(in.size());
+  const int64_t dim = n.attrs[0].i < 0 ? n.attrs[0].i + rank : n.attrs[0].i;
+  return dim >= 0 && dim < rank && in[static_cast<size_t>(dim)] == 1;
+}
+
+// The program with every identity reduction a reshape to its result's shape: a layout step
+// that kernels inline, where a reduction is a kernel of its own (L2 44's four global means,
+// all over one position after the rewrites, were four launches).
+Program IdentityReductionsReshaped(const Program& program) {
+  Program out;
+  std::vector<ValueId> local(program.values().size());
+  for (ValueId in : program.inputs()) {
+    const Value& v = program.value(in);
+    local[static_cast<size_t>(in.index)] =
+        out.AddInput(v.name, v.shape, v.create_op, v.range).value();
+  }
+  const OpId reshape = FindOp("reshape");
+  for (const Node& n : program.nodes()) {
+    std::vector<ValueId> tensors;
+    for (ValueId t : n.tensors)
+      tensors.push_back(t.valid() ? local[static_cast<size_t>(t.index)] : ValueId{});
+    const Value& result = program.value(n.result);
+    const bool identity = IsIdentityReduction(program, n);
+    local[static_cast<size_t>(n.result.index)] =
+        out.AddNode(identity ? reshape : n.op, std::move(tensors),
+                    identity ? std::vector<AttrValue>{AttrValue::IntList(result.shape)} : n.attrs,
+                    result.name)
+            .value();
+  }
+  std::vector<ValueId> outputs;
+  for (ValueId o : program.outputs()) outputs.push_back(local[static_cast<size_t>(o.index)]);
+  out.SetOutputs(std::move(outputs));
+  return out;
+}
+
+}  // namespace
+
+std::optional<Program> Reassociate(const Program& program, bool generic_shapes) {
+  std::optional<Program> rewritten = ReduceBeforeProducts(program);
+  if (generic_shapes) return rewritten;
+  // One spatial dim of each convolution a round: 3 rounds do all of a 3-D one.
+  for (int round = 0; round < 3; ++round) {
+    std::optional<Program> next = ReduceBeforeConvolutions(rewritten ? *rewritten : program);
+    if (!next) break;
+    rewritten = std::move(next);
+  }
+  if (rewritten) return IdentityReductionsReshaped(*rewritten);
+  return rewritten;
 }
 
 }  // namespace drtriton::codegen

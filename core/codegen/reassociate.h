@@ -25,4 +25,15 @@ namespace drtriton::codegen {
 // applies.  Inputs, outputs and their names are the program's own.
 std::optional<Program> ReduceBeforeProducts(const Program& program);
 
+// The program with each sum or mean over a spatial dim of a convolution's output (through
+// steps that commute with it, as above) taken before the convolution, one dim of each
+// convolution a call (reassociate_conv.cc), or nullopt where none applies.
+std::optional<Program> ReduceBeforeConvolutions(const Program& program);
+
+// Both rewrites, the convolutions' until every reduced spatial dim is done, and the
+// reductions left over one position made reshapes; nullopt where neither applies.  With
+// `generic_shapes` the products' alone: the others write sizes as literals (ranges, pads,
+// reshapes), which a candidate for any input size cannot.
+std::optional<Program> Reassociate(const Program& program, bool generic_shapes);
+
 }  // namespace drtriton::codegen

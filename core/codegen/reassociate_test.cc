@@ -79,5 +79,90 @@ TEST(ReassociateTest, TheTeacherEmitsTheReducedProduct) {
   EXPECT_TRUE(Contains(text.value(), "M=64 N=1 K=128")) << text.value();
 }
 
+
+std::string ConvRewritten(const std::string& body, const std::string& inputs) {
+  const std::optional<Program> p = ReduceBeforeConvolutions(MustParse(body, inputs));
+  return p ? p->Print() : "";
+}
+
+TEST(ReassociateConvTest, AMeanOverATransposedConvolutionsWidthSumsItsInputPerTapRange) {
+  // KernelBench L2 44 in small: conv_transpose2d of stride 2, padding 1, output padding 1, a
+  // scale, a mean over the width.  Along the width (7 -> 14) tap 0 meets inputs [1, 7)
+  // (o = 2 i - 1 >= 0), taps 1 and 2 all of [0, 7): two classes, the first the whole input's
+  // mean less its first column.
+  const std::optional<Program> r = ReduceBeforeConvolutions(MustParse(
+      "def fused_operator(x0, x1, x2, x3):\n"
+      "    t0 = F.conv_transpose2d(x0, x1, x2, [2, 2], [1, 1], [1, 1], 1, [1, 1])\n"
+      "    t1 = torch.mul(t0, x3)\n    t2 = torch.mean(t1, 3, True)\n    return t2\n",
+      "torch.randn(2, 6, 9, 7), torch.randn(6, 8, 3, 3), torch.randn(8), torch.randn(1)"));
+  ASSERT_TRUE(r.has_value());
+  const std::string p = r->Print();
+  EXPECT_EQ(r->value(r->FindValue("t0_in")).shape, (Shape{2, 12, 9, 1}));
+  EXPECT_EQ(r->value(r->FindValue("t0")).shape, (Shape{2, 8, 18, 1}));
+  // One pass over x0 (padded to the output's 14 positions), one over its first column.
+  EXPECT_TRUE(Contains(p, "t0_taps2 = torch.mean(t0_taps, 3, True)")) << p;
+  EXPECT_TRUE(Contains(p, "t0_taps = F.pad(x0, [0, 7])")) << p;
+  EXPECT_TRUE(Contains(p, "torch.narrow(x0, 3, 0, 1)")) << p;
+  EXPECT_EQ(p.find("torch.narrow(x0, 3, 1, 6)"), std::string::npos) << p;
+  // Taps 1 and 2 share a channel: 12 input channels, a kernel 1 wide, stride 1, no padding.
+  EXPECT_TRUE(Contains(p, "torch.narrow(x1, 3, 1, 1)")) << p;
+  EXPECT_TRUE(Contains(p, "torch.narrow(x1, 3, 2, 1)")) << p;
+  EXPECT_TRUE(Contains(p, "t0 = F.conv_transpose2d(t0_in, t0_w, x2, [2, 1], [1, 0], [1, 0], 1, "
+                          "[1, 1])"))
+      << p;
+  EXPECT_TRUE(Contains(p, "t1 = torch.mul(t0, x3)\n    t2 = torch.mean(t1, 3, True)\n")) << p;
+}
+
+TEST(ReassociateConvTest, EveryReducedSpatialDimIsTakenBeforeTheConvolution) {
+  // conv3d then a mean over each spatial dim (L2 23's tail without its group norm): three
+  // rounds leave a convolution over one position, the means reshapes of it.
+  const Program p = MustParse(
+      "def fused_operator(x0, x1, x2):\n"
+      "    t0 = F.conv3d(x0, x1, x2, [1, 1, 1], [1, 0, 1], [1, 1, 1])\n"
+      "    t1 = torch.mean(t0, 4)\n    t2 = torch.mean(t1, 3)\n    t3 = torch.mean(t2, 2)\n"
+      "    return t3\n",
+      "torch.randn(2, 3, 5, 6, 7), torch.randn(4, 3, 3, 2, 3), torch.randn(4)");
+  const std::optional<Program> r = Reassociate(p, /*generic_shapes=*/false);
+  ASSERT_TRUE(r.has_value());
+  const std::string text = r->Print();
+  EXPECT_TRUE(Contains(text, "t0 = F.conv3d(t0_in")) << text;
+  EXPECT_TRUE(Contains(text, "[1, 1, 1], [0, 0, 0], [1, 1, 1]")) << text;
+  EXPECT_EQ(r->value(r->FindValue("t0")).shape, (Shape{2, 4, 1, 1, 1}));
+  EXPECT_TRUE(Contains(text, "t1 = torch.reshape(t0, [2, 4, 1, 1])")) << text;
+  EXPECT_TRUE(Contains(text, "t3 = torch.reshape(t2, [2, 4])")) << text;
+}
+
+TEST(ReassociateConvTest, ASumAddsTheBiasOncePerOutputPosition) {
+  const std::string p = ConvRewritten(
+      "def fused_operator(x0, x1, x2):\n"
+      "    t0 = F.conv1d(x0, x1, x2, [1], [1], [1], 1)\n    t1 = torch.sum(t0, 2)\n"
+      "    return t1\n",
+      "torch.randn(2, 3, 12), torch.randn(5, 3, 3), torch.randn(5)");
+  EXPECT_TRUE(Contains(p, "torch.broadcast_to(t0_bias, [5, 12])")) << p;
+}
+
+TEST(ReassociateConvTest, LeavesWhatItCannotTakeApart) {
+  const std::string inputs =
+      "torch.randn(2, 3, 9, 9), torch.randn(4, 3, 3, 3), torch.randn(4), torch.randn(4, 1, 1)";
+  const char* cases[] = {
+      // A stride-2 convolution's taps meet every other input position.
+      "    t0 = F.conv2d(x0, x1, x2, [2, 2], [1, 1], [1, 1])\n    t1 = torch.mean(t0, 3)\n",
+      // A mean over the channels, not a spatial dim.
+      "    t0 = F.conv2d(x0, x1, x2, [1, 1], [1, 1], [1, 1])\n    t1 = torch.mean(t0, 1)\n",
+      // Not linear: an activation between.
+      "    t0 = F.conv2d(x0, x1, x2, [1, 1], [1, 1], [1, 1])\n    t2 = torch.relu(t0)\n"
+      "    t1 = torch.mean(t2, 3)\n",
+      // A shift under a sum.
+      "    t0 = F.conv2d(x0, x1, x2, [1, 1], [1, 1], [1, 1])\n    t2 = torch.add(t0, x3)\n"
+      "    t1 = torch.sum(t2, 3)\n",
+  };
+  for (const char* body : cases)
+    EXPECT_EQ(ConvRewritten(std::string("def fused_operator(x0, x1, x2, x3):\n") + body +
+                                "    return t1\n",
+                            inputs),
+              "")
+        << body;
+}
+
 }  // namespace
 }  // namespace drtriton::codegen

@@ -83,3 +83,74 @@ def test_the_transposed_weight_is_summed_down_its_columns() -> None:
     assert "for r0 in tl.range(0, 384, BLOCK_R)" in column_sum
     launch = candidate.split("k0_sum_kernel[")[1].split(")\n")[0]
     assert "BLOCK_O=1," not in launch
+
+
+# Sums and means over a convolution's spatial dims taken before it (reassociate_conv.cc): the
+# input summed over each tap's range, a convolution one position wide along the dim.
+CONV_CASES = {
+    # KernelBench L2 44 in small: stride 2, padding 1, output padding 1; a scale; global means.
+    "conv_transpose2d_global_mean": task(
+        [
+            "t0 = F.conv_transpose2d(x0, x1, x2, [2, 2], [1, 1], [1, 1], 1, [1, 1])",
+            "t1 = torch.mul(t0, x3)",
+            "t2 = torch.mean(t1, 3, True)",
+            "t3 = torch.mean(t2, 2, True)",
+            "t4 = torch.mean(t3, 3, True)",
+            "t5 = torch.mean(t4, 2, True)",
+        ],
+        "x0, x1, x2, x3",
+        "torch.randn(2, 6, 9, 7), torch.randn(6, 8, 3, 3), torch.randn(8), torch.randn(1)",
+    ),
+    # L2 13 in small: a mean over the depth alone, then a shift.
+    "conv_transpose3d_depth_mean": task(
+        [
+            "t0 = F.conv_transpose3d(x0, x1, x2, [1, 1, 1], [1, 1, 1], [0, 0, 0], 1, [1, 1, 1])",
+            "t1 = torch.mean(t0, 2, True)",
+            "t2 = torch.add(t1, x3)",
+        ],
+        "x0, x1, x2, x3",
+        "torch.randn(2, 4, 6, 5, 7), torch.randn(4, 6, 3, 3, 3), torch.randn(6), "
+        "torch.randn(1, 6, 1, 1, 1)",
+    ),
+    # Groups, dilation and uneven padding; a sum (the bias counted per position), no keepdim.
+    "conv2d_grouped_sum": task(
+        [
+            "t0 = F.conv2d(x0, x1, x2, [1, 1], [2, 1], [2, 1], 2)",
+            "t1 = torch.mul(t0, x3)",
+            "t2 = torch.sum(t1, 2)",
+        ],
+        "x0, x1, x2, x3",
+        "torch.randn(3, 4, 10, 6), torch.randn(6, 2, 3, 2), torch.randn(6), torch.randn(6, 1, 1)",
+    ),
+    # A valid convolution's taps each miss part of the input; every spatial dim averaged.
+    "conv3d_all_means": task(
+        [
+            "t0 = F.conv3d(x0, x1, x2, [1, 1, 1], [1, 0, 1], [1, 1, 1])",
+            "t1 = torch.mean(t0, 4)",
+            "t2 = torch.mean(t1, 3)",
+            "t3 = torch.mean(t2, 2)",
+        ],
+        "x0, x1, x2",
+        "torch.randn(2, 3, 5, 6, 7), torch.randn(4, 3, 3, 2, 3), torch.randn(4)",
+    ),
+    # Stride 3, dilation 2 and groups in a transposed convolution.
+    "conv_transpose1d_strided_mean": task(
+        ["t0 = F.conv_transpose1d(x0, x1, x2, [3], [4], [2], 2, [2])", "t1 = torch.mean(t0, 2)"],
+        "x0, x1, x2",
+        "torch.randn(2, 4, 5), torch.randn(4, 3, 5), torch.randn(6)",
+    ),
+}
+CONV_PRECISIONS = [(name, "fp32") for name in CONV_CASES] + [
+    ("conv_transpose2d_global_mean", "fp16"),
+    ("conv2d_grouped_sum", "fp16"),
+]
+
+
+@pytest.mark.parametrize(("name", "precision"), CONV_PRECISIONS)
+def test_the_reduced_convolution_matches_the_program(name: str, precision: str) -> None:
+    candidate = emit(CONV_CASES[name])
+    assert "_taps" in candidate  # the input's range sums, not the convolution as written
+    verdict = verify(
+        CONV_CASES[name], candidate, options=Options(device=DEVICE, precision=precision)
+    )
+    assert verdict.correct, verdict.reason
