@@ -42,6 +42,34 @@ std::string FreshName(const Program& a, const Program& b, const std::string& bas
   return name;
 }
 
+std::optional<Program> Rebuild(const Program& program, const NodeRewrite& rewrite) {
+  Program out;
+  std::vector<ValueId> local(program.values().size());
+  for (ValueId in : program.inputs()) {
+    const Value& v = program.value(in);
+    auto id = out.AddInput(v.name, v.shape, v.create_op, v.range);
+    if (!id) return std::nullopt;
+    local[static_cast<size_t>(in.index)] = id.value();
+  }
+  for (size_t i = 0; i < program.nodes().size(); ++i) {
+    const Node& n = program.nodes()[i];
+    std::vector<ValueId> tensors;
+    for (ValueId t : n.tensors)
+      tensors.push_back(t.valid() ? local[static_cast<size_t>(t.index)] : ValueId{});
+    std::optional<ValueId> result = rewrite(i, n, tensors, out);
+    if (!result) {
+      auto id = out.AddNode(n.op, std::move(tensors), n.attrs, program.value(n.result).name);
+      result = id ? id.value() : ValueId{};
+    }
+    if (!result->valid()) return std::nullopt;
+    local[static_cast<size_t>(n.result.index)] = *result;
+  }
+  std::vector<ValueId> outputs;
+  for (ValueId o : program.outputs()) outputs.push_back(local[static_cast<size_t>(o.index)]);
+  out.SetOutputs(std::move(outputs));
+  return out;
+}
+
 namespace {
 
 // The contraction whose output columns the reduction `r` sums (or averages) through steps
@@ -81,44 +109,27 @@ std::optional<Program> ReduceBeforeProducts(const Program& program) {
   }
   if (reduce_first.empty()) return std::nullopt;
 
-  Program out;
-  std::vector<ValueId> local(program.values().size());
-  for (ValueId in : program.inputs()) {
-    const Value& v = program.value(in);
-    auto id = out.AddInput(v.name, v.shape, v.create_op, v.range);
-    if (!id) return std::nullopt;
-    local[static_cast<size_t>(in.index)] = id.value();
-  }
-  auto reduce = [&](OpId op, ValueId x, int64_t dim, const std::string& base) -> ValueId {
-    auto id = out.AddNode(op, {x}, {AttrValue::Int(dim), AttrValue::Bool(true)},
-                          FreshName(program, out, base));
-    return id ? id.value() : ValueId{};
-  };
-  for (size_t i = 0; i < program.nodes().size(); ++i) {
-    const Node& n = program.nodes()[i];
-    std::vector<ValueId> tensors;
-    for (ValueId t : n.tensors)
-      tensors.push_back(t.valid() ? local[static_cast<size_t>(t.index)] : ValueId{});
-    const std::string& name = program.value(n.result).name;
+  return Rebuild(program, [&](size_t i, const Node& n, std::vector<ValueId>& tensors,
+                              Program& out) -> std::optional<ValueId> {
     const auto first = reduce_first.find(static_cast<int32_t>(i));
-    if (first != reduce_first.end()) {
-      // linear's weight is (N, K) and its bias (N,); matmul's and bmm's other is (..., K, N).
-      const bool linear = GetOp(n.op).name == "linear";
-      tensors[1] = reduce(first->second, tensors[1], linear ? 0 : -1, name + "_cols");
-      if (!tensors[1].valid()) return std::nullopt;
-      if (linear && tensors.size() > 2 && tensors[2].valid()) {
-        tensors[2] = reduce(first->second, tensors[2], 0, name + "_bias");
-        if (!tensors[2].valid()) return std::nullopt;
-      }
+    if (first == reduce_first.end()) return std::nullopt;
+    const std::string& name = program.value(n.result).name;
+    auto reduce = [&](ValueId x, int64_t dim, const std::string& base) -> ValueId {
+      auto id = out.AddNode(first->second, {x}, {AttrValue::Int(dim), AttrValue::Bool(true)},
+                            FreshName(program, out, base));
+      return id ? id.value() : ValueId{};
+    };
+    // linear's weight is (N, K) and its bias (N,); matmul's and bmm's other is (..., K, N).
+    const bool linear = GetOp(n.op).name == "linear";
+    tensors[1] = reduce(tensors[1], linear ? 0 : -1, name + "_cols");
+    if (!tensors[1].valid()) return ValueId{};
+    if (linear && tensors.size() > 2 && tensors[2].valid()) {
+      tensors[2] = reduce(tensors[2], 0, name + "_bias");
+      if (!tensors[2].valid()) return ValueId{};
     }
     auto id = out.AddNode(n.op, std::move(tensors), n.attrs, name);
-    if (!id) return std::nullopt;
-    local[static_cast<size_t>(n.result.index)] = id.value();
-  }
-  std::vector<ValueId> outputs;
-  for (ValueId o : program.outputs()) outputs.push_back(local[static_cast<size_t>(o.index)]);
-  out.SetOutputs(std::move(outputs));
-  return out;
+    return id ? id.value() : ValueId{};
+  });
 }
 
 namespace {
@@ -137,31 +148,15 @@ bool IsIdentityReduction(const Program& p, const Node& n) {
 // The program with every identity reduction a reshape to its result's shape: a layout step
 // that kernels inline, where a reduction is a kernel of its own (L2 44's four global means,
 // all over one position after the rewrites, were four launches).
-Program IdentityReductionsReshaped(const Program& program) {
-  Program out;
-  std::vector<ValueId> local(program.values().size());
-  for (ValueId in : program.inputs()) {
-    const Value& v = program.value(in);
-    local[static_cast<size_t>(in.index)] =
-        out.AddInput(v.name, v.shape, v.create_op, v.range).value();
-  }
-  const OpId reshape = FindOp("reshape");
-  for (const Node& n : program.nodes()) {
-    std::vector<ValueId> tensors;
-    for (ValueId t : n.tensors)
-      tensors.push_back(t.valid() ? local[static_cast<size_t>(t.index)] : ValueId{});
+std::optional<Program> IdentityReductionsReshaped(const Program& program) {
+  return Rebuild(program, [&](size_t, const Node& n, std::vector<ValueId>& tensors,
+                              Program& out) -> std::optional<ValueId> {
+    if (!IsIdentityReduction(program, n)) return std::nullopt;
     const Value& result = program.value(n.result);
-    const bool identity = IsIdentityReduction(program, n);
-    local[static_cast<size_t>(n.result.index)] =
-        out.AddNode(identity ? reshape : n.op, std::move(tensors),
-                    identity ? std::vector<AttrValue>{AttrValue::IntList(result.shape)} : n.attrs,
-                    result.name)
-            .value();
-  }
-  std::vector<ValueId> outputs;
-  for (ValueId o : program.outputs()) outputs.push_back(local[static_cast<size_t>(o.index)]);
-  out.SetOutputs(std::move(outputs));
-  return out;
+    auto id = out.AddNode(FindOp("reshape"), {tensors[0]}, {AttrValue::IntList(result.shape)},
+                          result.name);
+    return id ? id.value() : ValueId{};
+  });
 }
 
 }  // namespace
@@ -170,13 +165,21 @@ std::optional<Program> Reassociate(const Program& program, bool generic_shapes) 
   std::optional<Program> rewritten = ReduceBeforeProducts(program);
   if (generic_shapes) return rewritten;
   // One spatial dim of each convolution a round: 3 rounds do all of a 3-D one.
+  bool convolutions = false;
   for (int round = 0; round < 3; ++round) {
     std::optional<Program> next = ReduceBeforeConvolutions(rewritten ? *rewritten : program);
     if (!next) break;
     rewritten = std::move(next);
+    convolutions = true;
   }
-  if (rewritten) return IdentityReductionsReshaped(*rewritten);
-  return rewritten;
+  if (!rewritten) return std::nullopt;
+  // A convolution whose every spatial dim was taken apart (sm_90 build of L2 44's: one
+  // program, 255 registers, 415 spilled, 288 two-byte loads a step).
+  if (convolutions) {
+    std::optional<Program> products = PointwiseConvolutionsAsProducts(*rewritten);
+    if (products) rewritten = std::move(products);
+  }
+  return IdentityReductionsReshaped(*rewritten);
 }
 
 }  // namespace drtriton::codegen

@@ -30,6 +30,11 @@ std::optional<Program> ReduceBeforeProducts(const Program& program);
 // convolution a call (reassociate_conv.cc), or nullopt where none applies.
 std::optional<Program> ReduceBeforeConvolutions(const Program& program);
 
+// Each convolution of one group over one position, its kernel one position wide and no
+// padding (what ReduceBeforeConvolutions leaves of a global mean), as a matrix product
+// reshaped back; nullopt where there is none.
+std::optional<Program> PointwiseConvolutionsAsProducts(const Program& program);
+
 // Both rewrites, the convolutions' until every reduced spatial dim is done, and the
 // reductions left over one position made reshapes; nullopt where neither applies.  With
 // `generic_shapes` the products' alone: the others write sizes as literals (ranges, pads,

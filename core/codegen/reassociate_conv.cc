@@ -313,37 +313,73 @@ std::optional<Program> ReduceBeforeConvolutions(const Program& program) {
   }
   if (reduce_first.empty()) return std::nullopt;
 
-  Program out;
-  Builder b{program, out};
-  std::vector<ValueId> local(program.values().size());
-  for (ValueId in : program.inputs()) {
-    const Value& v = program.value(in);
-    auto id = out.AddInput(v.name, v.shape, v.create_op, v.range);
-    if (!id) return std::nullopt;
-    local[static_cast<size_t>(in.index)] = id.value();
-  }
-  for (size_t i = 0; i < program.nodes().size(); ++i) {
-    const Node& n = program.nodes()[i];
-    std::vector<ValueId> tensors;
-    for (ValueId t : n.tensors)
-      tensors.push_back(t.valid() ? local[static_cast<size_t>(t.index)] : ValueId{});
-    const std::string& name = program.value(n.result).name;
+  return Rebuild(program, [&](size_t i, const Node& n, std::vector<ValueId>& tensors,
+                              Program& out) -> std::optional<ValueId> {
     const auto first = reduce_first.find(static_cast<int32_t>(i));
-    ValueId result;
-    if (first != reduce_first.end()) {
-      const ConvReduction& r = first->second;
-      result = ReducedConv(b, n, tensors[0], tensors[1], tensors[2], r.dim, r.mean, name);
-    } else {
-      auto id = out.AddNode(n.op, std::move(tensors), n.attrs, name);
-      if (id) result = id.value();
+    if (first == reduce_first.end()) return std::nullopt;
+    Builder b{program, out};
+    const ConvReduction& r = first->second;
+    return ReducedConv(b, n, tensors[0], tensors[1], tensors[2], r.dim, r.mean,
+                       program.value(n.result).name);
+  });
+}
+
+namespace {
+
+// Whether `n` is a convolution of one group over one position, its kernel one position wide,
+// unpadded: a matrix product of its (N, C_in) input.
+bool IsPointwiseConvolution(const Program& p, const Node& n) {
+  const OpInfo& op = GetOp(n.op);
+  if (!op.has(kConv) && !op.has(kConvTranspose)) return false;
+  const Shape& x = p.value(n.tensors[0]).shape;
+  const Shape& w = p.value(n.tensors[1]).shape;
+  const Shape& y = p.value(n.result).shape;
+  if (x.size() != w.size() || x.size() < 3) return false;
+  const size_t spatial = x.size() - 2;
+  for (size_t d = 2; d < x.size(); ++d)
+    if (x[d] != 1 || w[d] != 1 || y[d] != 1) return false;
+  auto all_zero = [&](const AttrValue& a) {
+    for (int64_t v : a.AsInts(spatial))
+      if (v != 0) return false;
+    return true;
+  };
+  // groups: attribute 3 of both; padding 1; a transposed one's output padding 2.
+  return n.attrs[3].i == 1 && all_zero(n.attrs[1]) && (op.has(kConv) || all_zero(n.attrs[2]));
+}
+
+}  // namespace
+
+std::optional<Program> PointwiseConvolutionsAsProducts(const Program& program) {
+  bool any = false;
+  for (const Node& n : program.nodes()) any = any || IsPointwiseConvolution(program, n);
+  if (!any) return std::nullopt;
+  return Rebuild(program, [&](size_t, const Node& n, std::vector<ValueId>& tensors,
+                              Program& out) -> std::optional<ValueId> {
+    if (!IsPointwiseConvolution(program, n)) return std::nullopt;
+    Builder b{program, out};
+    const Shape& result = program.value(n.result).shape;
+    const std::string& name = program.value(n.result).name;
+    const int64_t rows = result[0], in = b.ShapeOf(tensors[0])[1], channels = result[1];
+    const ValueId x = b.Add("reshape", {tensors[0]}, {AttrValue::IntList({rows, in})},
+                            name + "_rows");
+    ValueId y;
+    if (GetOp(n.op).has(kConv)) {  // weight (C_out, C_in, 1, ..): linear's (N, K)
+      const ValueId w = b.Add("reshape", {tensors[1]}, {AttrValue::IntList({channels, in})},
+                              name + "_w");
+      if (!x.valid() || !w.valid()) return ValueId{};
+      auto id = out.AddNode(FindOp("linear"), {x, w, tensors[2]}, {},
+                            FreshName(program, out, name + "_product"));
+      y = id ? id.value() : ValueId{};
+    } else {  // weight (C_in, C_out, 1, ..): matmul's (K, N)
+      const ValueId w = b.Add("reshape", {tensors[1]}, {AttrValue::IntList({in, channels})},
+                              name + "_w");
+      y = b.Add("matmul", {x, w}, {}, name + "_product");
+      if (tensors[2].valid()) y = b.Add("add", {y, tensors[2]}, {}, name + "_product");
     }
-    if (!result.valid()) return std::nullopt;
-    local[static_cast<size_t>(n.result.index)] = result;
-  }
-  std::vector<ValueId> outputs;
-  for (ValueId o : program.outputs()) outputs.push_back(local[static_cast<size_t>(o.index)]);
-  out.SetOutputs(std::move(outputs));
-  return out;
+    if (!y.valid()) return ValueId{};
+    auto id = out.AddNode(FindOp("reshape"), {y}, {AttrValue::IntList(result)}, name);
+    return id ? id.value() : ValueId{};
+  });
 }
 
 }  // namespace drtriton::codegen
