@@ -2,7 +2,8 @@
 
 Imported by the per-problem worker (tests pass this folder on its PYTHONPATH). What it does
 depends on a marker in the problem's code: HANG sleeps, CRASH kills the process, RAISE raises,
-OOM raises an out-of-memory error while $EVAL_FAKE_OOM is set,
+OOM raises an out-of-memory error while $EVAL_FAKE_OOM is set, LOSTMEM returns a correct
+result whose search lost a candidate to memory while it is set,
 anything else returns a correct result whose timings come from `# time_ms=...` markers.
 Every call appends the problem's first line to $EVAL_FAKE_CALLS, so tests can count calls.
 """
@@ -37,10 +38,16 @@ def optimize_source(source: str, config: Any) -> types.SimpleNamespace:
     if "time_ms" in timing:
         verdict["speedup"] = timing["eager_ms"] / timing["time_ms"]
         verdict["extra"] = {"speedup_vs_compile": timing["compile_ms"] / timing["time_ms"]}
+    segments: list[dict[str, Any]] = [
+        {"start": 0, "end": 1, "fused": True},
+        {"start": 1, "end": 2, "fused": False},
+    ]
+    if "LOSTMEM" in source and os.environ.get("EVAL_FAKE_OOM"):
+        segments[0]["tried"] = ["conv: out_of_memory: CUDA out of memory. Tried to allocate"]
     return types.SimpleNamespace(
         model_new=MODEL_NEW,
         verdict=verdict,
-        segments=[{"start": 0, "end": 1, "fused": True}, {"start": 1, "end": 2, "fused": False}],
+        segments=segments,
         frontend={"n_ops": 2, "n_catalog": 1, "opaque_calls": ["aten.foo"], "fully_mapped": False},
         seconds=0.01,
         error=None,

@@ -121,6 +121,31 @@ def test_a_problem_out_of_memory_beside_others_runs_once_more_alone(
     assert by_id["L1_2"]["status"] == "optimize_error" and by_id["L1_3"]["correct"] is True
 
 
+def test_a_correct_problem_that_lost_a_candidate_to_memory_runs_once_more_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from drtriton.evaluate import kernelbench, memory
+
+    monkeypatch.setattr(kernelbench, "_admission",
+                        lambda devices, cfg: memory.Admission({d: 100 for d in devices},
+                                                              lambda p: 1))  # fmt: skip
+    log = tmp_path / "calls.txt"
+    monkeypatch.setenv("EVAL_FAKE_CALLS", str(log))
+    monkeypatch.setenv("EVAL_FAKE_OOM", "1")  # the candidate is lost alone too
+    problems = [problem(2, 1), problem(2, 2, "LOSTMEM")]
+    outcome = run_kernelbench(problems, tmp_path / "run", fake_config(workers=2), progress=False)
+    assert outcome.ran == 2
+    assert sorted(c.split()[2] for c in calls(log)) == ["2/1", "2/2", "2/2"]
+    by_id = {r["id"]: r for r in read_results(tmp_path / "run" / "results.jsonl")}
+    assert by_id["L2_2"]["correct"] is True  # the second run's record, still correct
+
+    # Without the time for a whole run alone, the first correct record stands.
+    log.unlink()
+    cfg = fake_config(workers=2, time_budget=60.0, problem_timeout=600.0)
+    outcome = run_kernelbench(problems, tmp_path / "short", cfg, progress=False)
+    assert outcome.ran == 2 and sorted(c.split()[2] for c in calls(log)) == ["2/1", "2/2"]
+
+
 def test_the_timeout_grows_with_the_bytes_a_problem_moves() -> None:
     # 2^28 floats in (1 GiB) and as many out: 2.147 GB moved.
     code = (

@@ -407,6 +407,18 @@ def ran_out_of_memory(record: dict[str, Any]) -> bool:
     return not record.get("correct") and "out of memory" in json.dumps(record).lower()
 
 
+def lost_a_candidate_to_memory(record: dict[str, Any]) -> bool:
+    """A correct record whose search could not judge a candidate for want of GPU memory (twice:
+    search.py VerdictCache), so that a slower one may stand. H100, bf16, six problems at once
+    (results h100-2026-12-07c): L2 34's first candidate ran out of memory and its second, 3.01
+    ms, was kept, where the first had run 1.64 ms alone before (0.48x torch.compile, not
+    0.90x)."""
+    tried = record.get("tried") or []
+    return bool(record.get("correct")) and any(
+        "out_of_memory" in t or "out of memory" in t.lower() for t in tried
+    )
+
+
 def _schedule(todo: Sequence[dict[str, Any]], devices: list[str], cfg: RunConfig,
               out_dir: Path, store: ResultStore, progress: bool) -> int:  # fmt: skip
     """Keeps one problem per worker slot in flight until the work or the time budget ends;
@@ -424,7 +436,7 @@ def _schedule(todo: Sequence[dict[str, Any]], devices: list[str], cfg: RunConfig
 
         run = AdmittedRun(todo, dict(Counter(devices)), _admission(devices, cfg), submit,
                           keep_starting=lambda: _within(cfg.time_budget, start),
-                          retry_alone=lambda _p, f: ran_out_of_memory(f.result()))  # fmt: skip
+                          retry_alone=lambda p, f: _again_alone(p, f.result(), cfg, start))  # fmt: skip
         try:
             for _problem, future in run:
                 record = future.result()
@@ -449,6 +461,19 @@ def _admission(devices: list[str], cfg: RunConfig) -> memory.Admission:
     on_gpu = any(d.startswith("cuda") for d in devices)
     budgets = memory.gpu_budgets(devices, cfg.memory_share) if on_gpu and cfg.memory_share else {}
     return memory.Admission(budgets, lambda problem: memory.footprint(problem["code"]))
+
+
+def _again_alone(problem: dict[str, Any], record: dict[str, Any], cfg: RunConfig,
+                 start: float) -> bool:  # fmt: skip
+    """Whether to run `problem` once more with the GPU to itself: its record failed for want of
+    memory, or it is correct but lost a candidate to it and a whole run alone still fits the
+    time budget (the correct record is kept otherwise: a run cut off is not recorded)."""
+    if ran_out_of_memory(record):
+        return True
+    if not lost_a_candidate_to_memory(record):
+        return False
+    left = None if cfg.time_budget is None else cfg.time_budget - (time.monotonic() - start)
+    return left is None or left > problem_timeout_s(problem, cfg)
 
 
 def _within(budget: float | None, start: float) -> bool:
