@@ -42,6 +42,17 @@ std::string FreshName(const Program& a, const Program& b, const std::string& bas
   return name;
 }
 
+std::optional<size_t> IdentityReductionDim(const Program& p, const Node& n) {
+  const std::string& name = GetOp(n.op).name;
+  if (name != "sum" && name != "mean" && name != "amax" && name != "amin") return std::nullopt;
+  if (n.attrs.empty() || n.attrs[0].type != AttrType::kInt) return std::nullopt;
+  const Shape& in = p.value(n.tensors[0]).shape;
+  const int64_t rank = static_cast<int64_t>(in.size());
+  const int64_t dim = n.attrs[0].i < 0 ? n.attrs[0].i + rank : n.attrs[0].i;
+  if (dim < 0 || dim >= rank || in[static_cast<size_t>(dim)] != 1) return std::nullopt;
+  return static_cast<size_t>(dim);
+}
+
 std::optional<Program> Rebuild(const Program& program, const NodeRewrite& rewrite) {
   Program out;
   std::vector<ValueId> local(program.values().size());
@@ -134,24 +145,13 @@ std::optional<Program> ReduceBeforeProducts(const Program& program) {
 
 namespace {
 
-// Whether `n` is a sum, mean, max or min over a dim of size 1: the identity, or a squeeze.
-bool IsIdentityReduction(const Program& p, const Node& n) {
-  const std::string& name = GetOp(n.op).name;
-  if (name != "sum" && name != "mean" && name != "amax" && name != "amin") return false;
-  if (n.attrs.empty() || n.attrs[0].type != AttrType::kInt) return false;
-  const Shape& in = p.value(n.tensors[0]).shape;
-  const int64_t rank = static_cast<int64_t>(in.size());
-  const int64_t dim = n.attrs[0].i < 0 ? n.attrs[0].i + rank : n.attrs[0].i;
-  return dim >= 0 && dim < rank && in[static_cast<size_t>(dim)] == 1;
-}
-
 // The program with every identity reduction a reshape to its result's shape: a layout step
 // that kernels inline, where a reduction is a kernel of its own (L2 44's four global means,
 // all over one position after the rewrites, were four launches).
 std::optional<Program> IdentityReductionsReshaped(const Program& program) {
   return Rebuild(program, [&](size_t, const Node& n, std::vector<ValueId>& tensors,
                               Program& out) -> std::optional<ValueId> {
-    if (!IsIdentityReduction(program, n)) return std::nullopt;
+    if (!IdentityReductionDim(program, n)) return std::nullopt;
     const Value& result = program.value(n.result);
     auto id = out.AddNode(FindOp("reshape"), {tensors[0]}, {AttrValue::IntList(result.shape)},
                           result.name);

@@ -105,15 +105,10 @@ std::optional<TapClasses> ClassifyTaps(const Program& p, const Node& n, size_t d
 // A reduction over a dim of size 1 is the identity (the rewrite leaves such reductions
 // behind it): where `n` is one, `*dim` (of its output) becomes the same dim of its input.
 bool ThroughIdentityReduction(const Program& p, const Node& n, size_t* dim) {
-  const std::string& name = GetOp(n.op).name;
-  if (name != "sum" && name != "mean" && name != "amax" && name != "amin") return false;
-  if (n.attrs.empty() || n.attrs[0].type != AttrType::kInt) return false;
-  const Shape& in = p.value(n.tensors[0]).shape;
-  const int64_t rank = static_cast<int64_t>(in.size());
-  const int64_t e = n.attrs[0].i < 0 ? n.attrs[0].i + rank : n.attrs[0].i;
-  if (e < 0 || e >= rank || in[static_cast<size_t>(e)] != 1) return false;
+  const std::optional<size_t> e = IdentityReductionDim(p, n);
+  if (!e) return false;
   const bool keep = n.attrs.size() > 1 && n.attrs[1].type == AttrType::kBool && n.attrs[1].b;
-  if (!keep && static_cast<int64_t>(*dim) >= e) ++*dim;
+  if (!keep && *dim >= *e) ++*dim;
   return true;
 }
 

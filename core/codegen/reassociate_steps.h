@@ -17,6 +17,10 @@ namespace drtriton::codegen {
 // constant along `dim` and the shape unchanged.
 bool CommutesWith(const Program& p, const Node& n, bool mean, size_t dim);
 
+// The dim `n` reduces where it is a sum, mean, max or min over a dim of size 1 (the identity,
+// or a squeeze without keepdim).
+std::optional<size_t> IdentityReductionDim(const Program& p, const Node& n);
+
 // A name neither program has: `base`, else base2, base3, ...
 std::string FreshName(const Program& a, const Program& b, const std::string& base);
 

@@ -37,6 +37,16 @@ def fake_config(**kw: object) -> RunConfig:
     return RunConfig(optimizer=FAKE, extra_pythonpath=[str(HERE)], **kw)  # type: ignore[arg-type]
 
 
+def admit_with_a_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Gives every device a memory budget (the CPU has none, so nothing would run alone):
+    every problem needs 1 of 100 bytes."""
+    from drtriton.evaluate import kernelbench, memory
+
+    monkeypatch.setattr(kernelbench, "_admission",
+                        lambda devices, cfg: memory.Admission({d: 100 for d in devices},
+                                                              lambda p: 1))  # fmt: skip
+
+
 def calls(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
@@ -102,12 +112,7 @@ def test_rerun_oom_runs_only_the_out_of_memory_failures_again(
 def test_a_problem_out_of_memory_beside_others_runs_once_more_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from drtriton.evaluate import kernelbench, memory
-
-    # A device with a memory budget (the CPU has none): every problem needs 1 of 100 bytes.
-    monkeypatch.setattr(kernelbench, "_admission",
-                        lambda devices, cfg: memory.Admission({d: 100 for d in devices},
-                                                              lambda p: 1))  # fmt: skip
+    admit_with_a_budget(monkeypatch)
     log = tmp_path / "calls.txt"
     monkeypatch.setenv("EVAL_FAKE_CALLS", str(log))
     monkeypatch.setenv("EVAL_FAKE_OOM", "1")  # the OOM problem fails alone too
@@ -124,11 +129,7 @@ def test_a_problem_out_of_memory_beside_others_runs_once_more_alone(
 def test_a_correct_problem_that_lost_a_candidate_to_memory_runs_once_more_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from drtriton.evaluate import kernelbench, memory
-
-    monkeypatch.setattr(kernelbench, "_admission",
-                        lambda devices, cfg: memory.Admission({d: 100 for d in devices},
-                                                              lambda p: 1))  # fmt: skip
+    admit_with_a_budget(monkeypatch)
     log = tmp_path / "calls.txt"
     monkeypatch.setenv("EVAL_FAKE_CALLS", str(log))
     monkeypatch.setenv("EVAL_FAKE_OOM", "1")  # the candidate is lost alone too
