@@ -140,9 +140,12 @@ CONV_CASES = {
         "torch.randn(2, 4, 5), torch.randn(4, 3, 5), torch.randn(6)",
     ),
 }
+# fp16 where the reference can judge: conv2d_grouped_sum's sum over 10 positions cancels, and on
+# the scaled_10 inputs fp16 eager itself lands up to 4.9 tolerance units from float64 (the
+# candidate, summing before it multiplies, up to 3.5), so either passes or fails by the draw.
 CONV_PRECISIONS = [(name, "fp32") for name in CONV_CASES] + [
     ("conv_transpose2d_global_mean", "fp16"),
-    ("conv2d_grouped_sum", "fp16"),
+    ("conv_transpose3d_depth_mean", "fp16"),
 ]
 
 
