@@ -92,6 +92,10 @@ std::vector<std::string> GenericUnsupportedOps(const Program& program) {
   }
   // Runtime sizes are int32 kernel arguments: products of them would overflow.
   if (IsWide(program)) names.push_back("2^31 elements");
+  // The rewrite writes its ranges, pads and reshapes as literal sizes, and the convolution it
+  // removes costs up to 32x the FLOPs (L2 13): such a program is emitted for its own sizes.
+  if (ReduceBeforeConvolutions(program))
+    names.push_back("a sum or mean over a convolution's spatial dims (reassociate_conv.cc)");
   if (names.empty()) {
     auto syms = InferSizeSyms(program);
     if (!syms) names.push_back(syms.error().message);
@@ -108,11 +112,12 @@ Result<std::string> EmitCandidate(const Program& written, const CodegenOptions& 
   // Reductions over a product's columns or a convolution's spatial dims go before it where
   // they may (reassociate.h), unless that leaves an operator configuration this generator
   // cannot emit.
-  const std::optional<Program> reduced = Reassociate(written, options.generic_shapes);
+  const bool generic = options.generic_shapes && GenericUnsupportedOps(written).empty();
+  const std::optional<Program> reduced = Reassociate(written, generic);
   const bool use_reduced = reduced && UnsupportedOps(*reduced).empty();
   const Program& program = use_reduced ? *reduced : written;
   std::optional<SizeSyms> syms;
-  if (options.generic_shapes && GenericUnsupportedOps(program).empty())
+  if (generic && GenericUnsupportedOps(program).empty())
     syms = InferSizeSyms(program).value();
   const FusionPlan plan = PlanFusion(program, options.fuse_epilogue, !syms, options.column_stats);
   const std::vector<bool> amplified = AmplifiedValues(program, options.amplified_outputs);

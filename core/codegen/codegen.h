@@ -52,8 +52,10 @@ std::vector<std::string> EmitVariants(const Program& program, int k, bool generi
 std::vector<std::string> UnsupportedOps(const Program& program);
 
 // Why generic_shapes falls back to the specialized candidate for this program: "2^31
-// elements" for programs that need int64 index math, or a size the rules of sizes.cc cannot
-// express ("x0_s0 is a value name", "<op>(sizes)").  Empty = generic emission applies.
+// elements" for programs that need int64 index math, a size the rules of sizes.cc cannot
+// express ("x0_s0 is a value name", "<op>(sizes)"), or a reduction over a convolution's
+// spatial dims (reassociate.h rewrites it at the program's sizes only).  Empty = generic
+// emission applies.
 std::vector<std::string> GenericUnsupportedOps(const Program& program);
 
 }  // namespace drtriton::codegen

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "codegen/codegen.h"
 #include "ir/parse_for_tests.h"
@@ -141,6 +142,25 @@ TEST(ReassociateConvTest, ASumAddsTheBiasOncePerOutputPosition) {
       "    return t1\n",
       "torch.randn(2, 3, 12), torch.randn(5, 3, 3), torch.randn(5)");
   EXPECT_TRUE(Contains(p, "torch.broadcast_to(t0_bias, [5, 12])")) << p;
+}
+
+TEST(ReassociateConvTest, AGenericCandidateIsTheReducedOneAtItsOwnSizes) {
+  // The rewrite writes sizes as literals; generic emission would keep the convolution (L2 13:
+  // 32x its FLOPs), so the program is emitted for its own sizes, rewritten, and says why.
+  const Program p = MustParse(
+      "def fused_operator(x0, x1, x2):\n"
+      "    t0 = F.conv_transpose2d(x0, x1, x2, [2, 2], [1, 1], [1, 1], 1, [1, 1])\n"
+      "    t1 = torch.mean(t0, 3, True)\n    return t1\n",
+      "torch.randn(2, 6, 9, 7), torch.randn(6, 8, 3, 3), torch.randn(8)");
+  const std::vector<std::string> why = GenericUnsupportedOps(p);
+  ASSERT_EQ(why.size(), 1u);
+  EXPECT_TRUE(Contains(why[0], "convolution's spatial dims")) << why[0];
+  CodegenOptions generic;
+  generic.generic_shapes = true;
+  auto text = EmitCandidate(p, generic);
+  ASSERT_TRUE(text.ok()) << text.error().ToString();
+  EXPECT_EQ(text.value(), EmitCandidate(p).value());
+  EXPECT_TRUE(Contains(text.value(), "t0_taps")) << text.value();
 }
 
 TEST(ReassociateConvTest, LeavesWhatItCannotTakeApart) {
