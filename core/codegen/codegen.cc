@@ -94,7 +94,7 @@ std::vector<std::string> GenericUnsupportedOps(const Program& program) {
   if (IsWide(program)) names.push_back("2^31 elements");
   // The rewrite writes its ranges, pads and reshapes as literal sizes, and the convolution it
   // removes costs up to 32x the FLOPs (L2 13): such a program is emitted for its own sizes.
-  if (ReduceBeforeConvolutions(program))
+  if (ReducesBeforeConvolutions(program))
     names.push_back("a sum or mean over a convolution's spatial dims (reassociate_conv.cc)");
   if (names.empty()) {
     auto syms = InferSizeSyms(program);
@@ -117,7 +117,8 @@ Result<std::string> EmitCandidate(const Program& written, const CodegenOptions& 
   const bool use_reduced = reduced && UnsupportedOps(*reduced).empty();
   const Program& program = use_reduced ? *reduced : written;
   std::optional<SizeSyms> syms;
-  if (generic && GenericUnsupportedOps(program).empty())
+  // The written program passed the check above; a rewritten one is checked again.
+  if (generic && (!use_reduced || GenericUnsupportedOps(program).empty()))
     syms = InferSizeSyms(program).value();
   const FusionPlan plan = PlanFusion(program, options.fuse_epilogue, !syms, options.column_stats);
   const std::vector<bool> amplified = AmplifiedValues(program, options.amplified_outputs);

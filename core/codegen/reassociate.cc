@@ -6,6 +6,7 @@
 
 #include "catalog/catalog.h"
 #include "codegen/fusion.h"
+#include "codegen/kernel.h"
 #include "codegen/reassociate_steps.h"
 
 namespace drtriton::codegen {
@@ -47,9 +48,9 @@ std::optional<size_t> IdentityReductionDim(const Program& p, const Node& n) {
   if (name != "sum" && name != "mean" && name != "amax" && name != "amin") return std::nullopt;
   if (n.attrs.empty() || n.attrs[0].type != AttrType::kInt) return std::nullopt;
   const Shape& in = p.value(n.tensors[0]).shape;
-  const int64_t rank = static_cast<int64_t>(in.size());
-  const int64_t dim = n.attrs[0].i < 0 ? n.attrs[0].i + rank : n.attrs[0].i;
-  if (dim < 0 || dim >= rank || in[static_cast<size_t>(dim)] != 1) return std::nullopt;
+  const int dim = NormDim(n.attrs[0].i, in.size());
+  if (dim < 0 || dim >= static_cast<int>(in.size()) || in[static_cast<size_t>(dim)] != 1)
+    return std::nullopt;
   return static_cast<size_t>(dim);
 }
 
@@ -93,7 +94,7 @@ NodeId ProductBefore(const Program& p, const Node& r,
     return {};
   ValueId v = r.tensors[0];
   const size_t rank = p.value(v).shape.size();
-  const int64_t dim = r.attrs[0].i < 0 ? r.attrs[0].i + static_cast<int64_t>(rank) : r.attrs[0].i;
+  const int64_t dim = NormDim(r.attrs[0].i, rank);
   // The product's columns: its output's last dim, at least two of them.
   if (dim != static_cast<int64_t>(rank) - 1 || p.value(v).shape.back() < 2) return {};
   while (true) {

@@ -29,6 +29,8 @@ std::optional<Program> ReduceBeforeProducts(const Program& program);
 // steps that commute with it, as above) taken before the convolution, one dim of each
 // convolution a call (reassociate_conv.cc), or nullopt where none applies.
 std::optional<Program> ReduceBeforeConvolutions(const Program& program);
+// Whether ReduceBeforeConvolutions applies, without rewriting.
+bool ReducesBeforeConvolutions(const Program& program);
 
 // Each convolution of one group over one position, its kernel one position wide and no
 // padding (what ReduceBeforeConvolutions leaves of a global mean), as a matrix product

@@ -22,6 +22,7 @@
 
 #include "catalog/catalog.h"
 #include "codegen/fusion.h"
+#include "codegen/kernel.h"
 #include "codegen/reassociate.h"
 #include "codegen/reassociate_steps.h"
 #include "util/int_math.h"
@@ -29,12 +30,9 @@
 namespace drtriton::codegen {
 namespace {
 
-// A sum or mean over `dim` of convolution `conv`'s output (through steps that commute).
-struct ConvReduction {
-  NodeId conv;
-  size_t dim = 0;
-  bool mean = false;
-};
+// The position of the dilation among a convolution's attributes: conv's are stride, padding,
+// dilation, groups; conv_transpose's stride, padding, output_padding, groups, dilation.
+size_t DilationAttr(bool transposed) { return transposed ? 4 : 2; }
 
 // One spatial dim of a convolution.
 struct ConvDim {
@@ -68,12 +66,19 @@ struct TapClasses {
   std::vector<std::vector<int64_t>> taps;
 };
 
+// A sum or mean over `dim` of convolution `conv`'s output (through steps that commute), and
+// the tap classes of that dim.
+struct ConvReduction {
+  NodeId conv;
+  size_t dim = 0;
+  bool mean = false;
+  TapClasses classes;
+};
+
 std::optional<TapClasses> ClassifyTaps(const Program& p, const Node& n, size_t dim) {
   const bool transposed = GetOp(n.op).has(kConvTranspose);
   const Shape& w = p.value(n.tensors[1]).shape;
   const size_t spatial = w.size() - 2, j = dim - 2;
-  // conv: stride, padding, dilation, groups; conv_transpose: stride, padding, output_padding,
-  // groups, dilation.
   const std::vector<AttrValue>& a = n.attrs;
   TapClasses out;
   out.dim = ConvDim{transposed,
@@ -82,7 +87,7 @@ std::optional<TapClasses> ClassifyTaps(const Program& p, const Node& n, size_t d
                     w[dim],
                     a[0].AsInts(spatial)[j],
                     a[1].AsInts(spatial)[j],
-                    a[transposed ? 4 : 2].AsInts(spatial)[j]};
+                    a[DilationAttr(transposed)].AsInts(spatial)[j]};
   std::map<std::pair<int64_t, int64_t>, size_t> class_of;
   for (int64_t k = 0; k < out.dim.taps; ++k) {
     const auto range = TapRange(out.dim, k);
@@ -119,9 +124,10 @@ std::optional<ConvReduction> ConvBefore(const Program& p, const Node& r,
   if ((name != "sum" && !mean) || r.attrs.empty() || r.attrs[0].type != AttrType::kInt)
     return std::nullopt;
   ValueId v = r.tensors[0];
-  const int64_t rank = static_cast<int64_t>(p.value(v).shape.size());
-  const int64_t d = r.attrs[0].i < 0 ? r.attrs[0].i + rank : r.attrs[0].i;
-  if (d < 0 || d >= rank || p.value(v).shape[static_cast<size_t>(d)] < 2) return std::nullopt;
+  const size_t rank = p.value(v).shape.size();
+  const int d = NormDim(r.attrs[0].i, rank);
+  if (d < 0 || d >= static_cast<int>(rank) || p.value(v).shape[static_cast<size_t>(d)] < 2)
+    return std::nullopt;
   size_t dim = static_cast<size_t>(d);
   while (true) {
     const Value& value = p.value(v);
@@ -134,8 +140,9 @@ std::optional<ConvReduction> ConvBefore(const Program& p, const Node& r,
       // Batched only: (N, C, *spatial) against a weight (C', C'', *kernel) of the same rank.
       const size_t weight_rank = p.value(n.tensors[1]).shape.size();
       if (p.value(n.tensors[0]).shape.size() != weight_rank || dim < 2) return std::nullopt;
-      if (!ClassifyTaps(p, n, dim)) return std::nullopt;
-      return ConvReduction{value.producer, dim, mean};
+      std::optional<TapClasses> classes = ClassifyTaps(p, n, dim);
+      if (!classes) return std::nullopt;
+      return ConvReduction{value.producer, dim, mean, std::move(*classes)};
     }
     if (!CommutesWith(p, n, mean, dim) && !ThroughIdentityReduction(p, n, &dim))
       return std::nullopt;
@@ -258,19 +265,18 @@ std::vector<ValueId> TapWeights(Builder& b, ValueId w, size_t dim, const TapClas
   return weights;
 }
 
-// The convolution `n` (already copied inputs `x`, `w`, `bias`) with spatial dim `dim` of its
+// The convolution `n` (already copied inputs `x`, `w`, `bias`) with `r`'s spatial dim of its
 // output summed (or averaged) away: appended to `b.out`, its result named `name`.
-ValueId ReducedConv(Builder& b, const Node& n, ValueId x, ValueId w, ValueId bias, size_t dim,
-                    bool mean, const std::string& name) {
+ValueId ReducedConv(Builder& b, const Node& n, const ConvReduction& r, ValueId x, ValueId w,
+                    ValueId bias, const std::string& name) {
   const bool transposed = GetOp(n.op).has(kConvTranspose);
-  const size_t spatial = b.ShapeOf(w).size() - 2, j = dim - 2;
-  const std::optional<TapClasses> classes = ClassifyTaps(b.old, n, dim);
-  if (!classes) return {};
-  const ConvDim& c = classes->dim;
+  const size_t dim = r.dim, spatial = b.ShapeOf(w).size() - 2, j = dim - 2;
+  const ConvDim& c = r.classes.dim;
+  const bool mean = r.mean;
   std::vector<AttrValue> attrs = n.attrs;
-  const size_t dil_at = transposed ? 4 : 2;
-  const std::vector<ValueId> xs = RangeSums(b, x, dim, *classes, mean, name);
-  const std::vector<ValueId> ws = TapWeights(b, w, dim, *classes, name);
+  const size_t dil_at = DilationAttr(transposed);
+  const std::vector<ValueId> xs = RangeSums(b, x, dim, r.classes, mean, name);
+  const std::vector<ValueId> ws = TapWeights(b, w, dim, r.classes, name);
   // Input channels: x's dim 1; a weight's dim 1 (conv) or 0 (conv_transpose).
   const ValueId x_taps = Stack(b, xs, 2, name + "_in");
   const ValueId w_taps = Stack(b, ws, transposed ? 1 : 2, name + "_w");
@@ -299,13 +305,27 @@ ValueId ReducedConv(Builder& b, const Node& n, ValueId x, ValueId w, ValueId bia
 
 }  // namespace
 
-std::optional<Program> ReduceBeforeConvolutions(const Program& program) {
+namespace {
+
+// Conv node -> the reduction to take before it.
+std::map<int32_t, ConvReduction> ConvReductions(const Program& program) {
   const std::vector<std::vector<NodeId>> users = Consumers(program);
-  std::map<int32_t, ConvReduction> reduce_first;  // conv node -> the reduction to take first
+  std::map<int32_t, ConvReduction> found;
   for (const Node& n : program.nodes()) {
-    const auto found = ConvBefore(program, n, users);
-    if (found) reduce_first.emplace(found->conv.index, *found);
+    std::optional<ConvReduction> r = ConvBefore(program, n, users);
+    if (r) found.emplace(r->conv.index, std::move(*r));
   }
+  return found;
+}
+
+}  // namespace
+
+bool ReducesBeforeConvolutions(const Program& program) {
+  return !ConvReductions(program).empty();
+}
+
+std::optional<Program> ReduceBeforeConvolutions(const Program& program) {
+  const std::map<int32_t, ConvReduction> reduce_first = ConvReductions(program);
   if (reduce_first.empty()) return std::nullopt;
 
   return Rebuild(program, [&](size_t i, const Node& n, std::vector<ValueId>& tensors,
@@ -313,8 +333,7 @@ std::optional<Program> ReduceBeforeConvolutions(const Program& program) {
     const auto first = reduce_first.find(static_cast<int32_t>(i));
     if (first == reduce_first.end()) return std::nullopt;
     Builder b{program, out};
-    const ConvReduction& r = first->second;
-    return ReducedConv(b, n, tensors[0], tensors[1], tensors[2], r.dim, r.mean,
+    return ReducedConv(b, n, first->second, tensors[0], tensors[1], tensors[2],
                        program.value(n.result).name);
   });
 }
