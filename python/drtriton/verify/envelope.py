@@ -27,12 +27,13 @@ envelope would swallow any answer). Integer and bool leaves get the float64 eval
 from __future__ import annotations
 
 import contextlib
-import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import torch
+
+from drtriton.verify.module_copy import converted_copy
 
 # Operators whose results depend on the random generator: a task that runs any of them has no
 # reproducible reference, so its float64 evaluation says nothing about rounding.
@@ -61,7 +62,7 @@ def float64_model(reference: Callable[..., Any], host: bool = False) -> Callable
     if not isinstance(reference, torch.nn.Module):
         return reference
     try:
-        model = copy.deepcopy(reference).double()
+        model = converted_copy(reference, torch.float64)
     except Exception:  # an unpicklable attribute: no float64 evaluation, no envelope
         return None
     return model.cpu() if host else model

@@ -4,7 +4,6 @@ and loading the worker's outputs back for comparison."""
 from __future__ import annotations
 
 import contextlib
-import copy
 import os
 from collections.abc import Callable
 from typing import Any
@@ -14,6 +13,7 @@ import torch
 from drtriton.verify import compare as cmp
 from drtriton.verify import envelope, gpu_lock
 from drtriton.verify.channel import Rejected, WorkerChannel
+from drtriton.verify.module_copy import converted_copy
 from drtriton.verify.precision import STRICT, Mode, in_mode, widened
 from drtriton.verify.task import fingerprint, to_device
 
@@ -148,7 +148,7 @@ class References:
             strict = self.reference
             if self.mode.casts and isinstance(strict, torch.nn.Module):
                 try:
-                    strict = copy.deepcopy(strict).float()
+                    strict = converted_copy(strict, torch.float32)
                 except Exception:
                     return None
             self._strict = References(strict, self.device, self.envelope_max_gb,
