@@ -4,6 +4,8 @@
 #include <sstream>
 #include <unordered_set>
 
+#include "search/padded_sums.h"
+
 namespace drtriton::search {
 namespace {
 
@@ -88,7 +90,7 @@ std::vector<PlannedSegment> PlanHybrid(const Program& program, const std::vector
       planned.torch_line =
           TorchLine(printed, program.value(program.node(NodeId{cover[s].start}).result).name);
   }
-  return plan;
+  return JoinPaddedSums(program, std::move(plan));
 }
 
 std::string RenderHybrid(const Program& program, const std::vector<Segment>& cover) {

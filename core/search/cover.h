@@ -33,12 +33,14 @@ std::vector<Segment> BestCover(int n_ops,
                                const std::vector<double>& op_costs);
 
 // A cover as the skeleton of the hybrid candidate: which parent values each segment reads
-// and which it must hand on (read by a later segment or returned).
+// and which it must hand on (read by a later segment or returned).  A PyTorch segment is one
+// node, or the several nodes of a concatenation spelled as a sum of padded parts, joined
+// into one torch.cat line (padded_sums.h).
 struct PlannedSegment {
   Segment segment;
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
-  std::string torch_line;  // for a PyTorch segment: `t3 = torch.add(t2, x1)`
+  std::string torch_line;  // for a PyTorch segment: `t3 = torch.add(t2, x1)`, `t9 = torch.cat(..)`
 };
 
 std::vector<PlannedSegment> PlanHybrid(const Program& program, const std::vector<Segment>& cover);

@@ -59,6 +59,30 @@ def test_hybrid_keeps_unsupported_fragment_in_pytorch():
     assert result.hybrid_ok, result.hybrid_reason
 
 
+# add and relu, then torch.cat([relu's result, x1], 1) as the frontend spells it.
+CONCATENATED = task(
+    "    t0 = torch.add(x0, x1)\n    t1 = torch.relu(t0)\n    t2 = F.pad(t1, [0, 32])\n"
+    "    t3 = F.pad(x1, [32, 0])\n    t4 = torch.add(t2, t3)\n    return t4",
+    "torch.randn(8, 32), torch.randn(8, 32)",
+)
+
+
+class NoPad:
+    """The teacher, except for fragments with a pad: the concatenation stays in PyTorch."""
+
+    def candidates(self, task_source: str, k: int, amplified: Sequence[str] = ()) -> list[str]:
+        return [] if "F.pad" in task_source else TemplatePolicy().candidates(task_source, k)
+
+
+def test_a_concatenation_kept_in_pytorch_is_one_cat_the_check_allows():
+    result = search(CONCATENATED, NoPad(), SearchConfig(k=1, max_ops=2))
+    assert {"start": 0, "end": 2, "fused": True} in result.cover
+    assert "t4 = torch.cat([t1, x1], 1)" in result.hybrid
+    assert "F.pad" not in result.hybrid
+    assert "cat" in result.kept_packets
+    assert result.hybrid_ok, result.hybrid_reason
+
+
 FIVE = task(
     "    t0 = torch.add(x0, x1)\n    t1 = torch.relu(t0)\n    t2 = torch.sigmoid(t1)\n"
     "    t3 = torch.add(t2, x1)\n    t4 = torch.relu(t3)\n    return t4",

@@ -140,6 +140,48 @@ def test_kept_lines_are_probed_in_the_layouts_the_hybrid_gives_them():
     assert "clone" not in hybrid.kept_packets(task, plan, "cpu")
 
 
+# torch.cat([x0, relu(x1), x2], 1) as the frontend spells it (frontend/aten.py _cat), then exp.
+CAT = (
+    "import torch\nimport torch.nn.functional as F\n\n"
+    "def fused_operator(x0, x1, x2):\n"
+    "    t0 = torch.relu(x1)\n"
+    "    t1 = F.pad(x0, [0, 0, 0, 4])\n"
+    "    t2 = F.pad(t0, [0, 0, 2, 2])\n"
+    "    t3 = torch.add(t1, t2)\n"
+    "    t4 = F.pad(x2, [0, 0, 4, 0])\n"
+    "    t5 = torch.add(t3, t4)\n"
+    "    t6 = torch.exp(t5)\n"
+    "    return t6\n\n"
+    "def get_inputs():\n"
+    "    return [torch.randn(3, 2, 5), torch.randn(3, 2, 5), torch.randn(3, 2, 5)]\n"
+)
+
+
+def test_a_kept_concatenation_is_one_cat_with_the_lines_values():
+    """Left in PyTorch, the padded parts and their sum are one torch.cat line (the C++
+    planner's padded_sums.h), which computes what those lines do and dispatches aten.cat."""
+    import torch
+    import torch.nn.functional as F
+
+    from drtriton.search import hybrid
+
+    kept = [{"start": i, "end": i + 1, "fused": False} for i in range(1, 6)]
+    cover = [{"start": 0, "end": 1, "fused": True}, *kept, {"start": 6, "end": 7, "fused": True}]
+    plan = _core.plan_hybrid(CAT, cover)
+    lines = [s["torch_line"] for s in plan["segments"] if not s["fused"]]
+    assert lines == ["t5 = torch.cat([x0, t0, x2], 1)"]
+    assert "t5 = torch.cat([x0, t0, x2], 1)" in plan["entry"]
+    packets = hybrid.kept_packets(CAT, plan, "cpu")
+    assert "cat" in packets and "constant_pad_nd" not in packets and "add" not in packets
+    values = {name: torch.randn(3, 2, 5) for name in ("x0", "x2")}
+    values["t0"] = torch.relu(torch.randn(3, 2, 5))
+    program = dict(values)
+    for line in CAT.splitlines()[5:10]:  # t1 .. t5, the program's own lines
+        exec(line.strip(), {"torch": torch, "F": F}, program)
+    exec(lines[0], {"torch": torch, "F": F}, values)
+    assert torch.equal(values["t5"], program["t5"])
+
+
 # KernelBench L2 14's run: the weight's transpose feeds the product.
 TRANSPOSED = (
     "import torch\nimport torch.nn.functional as F\n\n"

@@ -209,6 +209,16 @@ def _kept_results(pieces: list[assemble.Piece], found_by_run: dict[int, Any]) ->
     return kept
 
 
+def _with_hybrid_packets(allow: tuple[str, ...], pieces: list[assemble.Piece],
+                         found_by_run: dict[int, Any]) -> tuple[str, ...]:  # fmt: skip
+    """`allow` (the kept frontend lines' packets) and those of the kept hybrids' own PyTorch
+    lines, which can differ: a concatenation the program spells as padded parts and their sum
+    is one torch.cat there (search/hybrid.py, core/search/padded_sums.h)."""
+    extra = {p for k, piece in enumerate(pieces) if piece.hybrid is not None
+             for p in getattr(found_by_run[k], "kept_packets", ())}  # fmt: skip
+    return tuple(sorted(set(allow) | extra))
+
+
 def optimize_source(
     code: str, config: OptimizeConfig | None = None, progress: Progress | None = None
 ) -> OptimizeResult:
@@ -311,6 +321,7 @@ def _optimize(
     serving = _serving(model, code, frontend, config)
     kept = _kept_results(pieces, found_by_run)
     allow = allowed_ops(frontend, kept, _probe_device(config), config.precision)
+    allow = _with_hybrid_packets(allow, pieces, found_by_run)
     generic = _any_batch(code, frontend, pieces, found_by_run, attributes, serving, allow,
                          config, deadline, say, final)  # fmt: skip
     result.shapes = {"served": (generic.serving or serving).shapes(), "why": generic.why,

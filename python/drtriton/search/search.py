@@ -32,7 +32,7 @@ from typing import Any
 from drtriton import _core
 from drtriton.errors import ResourceError
 from drtriton.search import lazy
-from drtriton.search.hybrid import check_hybrid
+from drtriton.search.hybrid import check_hybrid, kept_packets
 from drtriton.search.policy import Policy
 from drtriton.search.stitch import stitch
 from drtriton.verify import Verifier
@@ -104,6 +104,10 @@ class SearchResult:
     fragments: list[FragmentResult] = field(default_factory=list)
     hybrid_ok: bool | None = None
     hybrid_reason: str = ""
+    # The ATen packets the hybrid's PyTorch lines dispatch (hybrid.kept_packets), once checked:
+    # a concatenation is one torch.cat line there where the program's lines pad and add
+    # (_core.plan_hybrid), so the ModelNew that runs the hybrid needs them allowed too.
+    kept_packets: tuple[str, ...] = ()
     op_costs_s: float = 0.0  # seconds spent timing the operators' eager costs (GPU)
 
     @property
@@ -375,8 +379,9 @@ def _stitch_and_check(task: str, cover: list[dict[str, Any]],
     # answer (on the H200, 2026-12-01, hybrids whose fragments won 2-5x failed their
     # check by timing out, started near the deadline with a few seconds left).
     options = {**_fragment_options(config), "timeout": config.verify_timeout}
+    result.kept_packets = kept_packets(task, plan, config.device, config.precision)
     result.hybrid_ok, result.hybrid_reason = check_hybrid(
-        task, result.hybrid, plan, config.device, verifier, **options
+        task, result.hybrid, plan, config.device, verifier, allow=result.kept_packets, **options
     )
 
 
