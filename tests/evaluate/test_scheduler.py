@@ -169,3 +169,29 @@ def test_without_a_budget_nothing_is_retried():
     results = {f.result()["id"]: f.result()["oom"] for _i, f in run}
     assert results == {"p0": False, "p1": True}  # p1 ran beside p0 and is reported as it is
     assert submit.order.count("p1") == 1
+
+
+def test_an_item_that_may_do_better_alone_reruns_after_the_rest():
+    """Its first result is handed on at once; its second run waits until every other item has
+    started, then has the GPU to itself (first in line, it would have held up the others)."""
+    adm = admission(100)
+    submit = Recorder(adm)
+    run = AdmittedRun(items(10, 10, 10, 10), {"cuda:0": 2}, adm, submit,
+                      rerun_alone_later=lambda item, _f: item["id"] == "p0")  # fmt: skip
+    got = ids(run)
+    assert sorted(got[:4]) == ["p0", "p1", "p2", "p3"] and got[4] == "p0"
+    assert submit.order == ["p0", "p1", "p2", "p3", "p0"]
+    assert submit.count_at_start[-1] == 1  # alone
+    assert adm.held["cuda:0"] == []
+
+
+def test_a_rerun_later_happens_once_and_not_without_a_budget():
+    adm = admission(100)
+    submit = Recorder(adm)
+    run = AdmittedRun(items(10), {"cuda:0": 1}, adm, submit,
+                      rerun_alone_later=lambda _i, _f: True)  # fmt: skip
+    assert ids(run) == ["p0", "p0"]
+    cpu = admission(None)
+    run = AdmittedRun(items(10), {"cpu": 1}, cpu, Recorder(cpu),
+                      rerun_alone_later=lambda _i, _f: True)  # fmt: skip
+    assert ids(run) == ["p0"]

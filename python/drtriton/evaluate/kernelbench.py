@@ -422,7 +422,9 @@ def lost_a_candidate_to_memory(record: dict[str, Any]) -> bool:
 def _schedule(todo: Sequence[dict[str, Any]], devices: list[str], cfg: RunConfig,
               out_dir: Path, store: ResultStore, progress: bool) -> int:  # fmt: skip
     """Keeps one problem per worker slot in flight until the work or the time budget ends;
-    a problem that ran out of GPU memory beside others runs once more, alone."""
+    a problem that ran out of GPU memory beside others runs once more, alone, and one whose
+    search lost a candidate to memory runs again alone after the rest (its record is stored
+    first and the second run's, where it finishes, replaces it)."""
     from tqdm import tqdm
 
     start = time.monotonic()
@@ -436,14 +438,18 @@ def _schedule(todo: Sequence[dict[str, Any]], devices: list[str], cfg: RunConfig
 
         run = AdmittedRun(todo, dict(Counter(devices)), _admission(devices, cfg), submit,
                           keep_starting=lambda: _within(cfg.time_budget, start),
-                          retry_alone=lambda p, f: _again_alone(p, f.result(), cfg, start))  # fmt: skip
+                          retry_alone=lambda _p, f: ran_out_of_memory(f.result()),
+                          rerun_alone_later=lambda p, f: _rerun_alone(p, f.result(), cfg, start))  # fmt: skip
+        stored: dict[int, bool] = {}  # id() of each problem recorded -> its record's correct
         try:
-            for _problem, future in run:
+            for problem, future in run:
                 record = future.result()
                 store.append(record)
-                ran += 1
-                correct += record["correct"]
-                bar.update(1)
+                first = id(problem) not in stored
+                correct += record["correct"] - stored.get(id(problem), False)
+                stored[id(problem)] = record["correct"]
+                ran += first
+                bar.update(int(first))
                 bar.set_postfix(correct=correct, last=record["status"])
         except BaseException:
             stop.set()  # children are killed; problems in flight stay unrecorded (not run)
@@ -463,13 +469,11 @@ def _admission(devices: list[str], cfg: RunConfig) -> memory.Admission:
     return memory.Admission(budgets, lambda problem: memory.footprint(problem["code"]))
 
 
-def _again_alone(problem: dict[str, Any], record: dict[str, Any], cfg: RunConfig,
+def _rerun_alone(problem: dict[str, Any], record: dict[str, Any], cfg: RunConfig,
                  start: float) -> bool:  # fmt: skip
-    """Whether to run `problem` once more with the GPU to itself: its record failed for want of
-    memory, or it is correct but lost a candidate to it and a whole run alone still fits the
-    time budget (the correct record is kept otherwise: a run cut off is not recorded)."""
-    if ran_out_of_memory(record):
-        return True
+    """Whether to run `problem` once more with the GPU to itself after the rest: it is correct
+    but lost a candidate to memory, and a whole run alone still fits the time budget (a run
+    cut off is not recorded, and the correct record stands)."""
     if not lost_a_candidate_to_memory(record):
         return False
     left = None if cfg.time_budget is None else cfg.time_budget - (time.monotonic() - start)

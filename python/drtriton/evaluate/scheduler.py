@@ -11,6 +11,12 @@ queued again once, first in line, to run alone on its device: the estimates are 
 measured peaks, and on the H200 of 2026-12-03 two of twelve kernels in timing_noise (a) lost
 four of ten verifications to out-of-memory errors under them. Run alone, such an item gets the
 whole GPU; one that fails alone too is reported as it is.
+
+An item whose result stands but might be better alone (`rerun_alone_later`: eval kernelbench's
+correct record whose search lost a candidate to memory) is yielded as it is and queued once
+more at the end of the line, to run alone after everything else has started. First in line it
+held the whole GPU while the others waited: on an H100 (2026-12-07, tf32 level 2) two such
+reruns took 240 s of a 551 s call, with five of six slots idle.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ class AdmittedRun(Generic[Item]):
         *,
         keep_starting: Callable[[], bool] = lambda: True,
         retry_alone: Callable[[Item, cf.Future[Any]], bool] | None = None,
+        rerun_alone_later: Callable[[Item, cf.Future[Any]], bool] | None = None,
     ) -> None:
         self.queue = list(items)
         self.slots = slots
@@ -48,6 +55,7 @@ class AdmittedRun(Generic[Item]):
         self.submit = submit
         self.keep_starting = keep_starting
         self.retry_alone = retry_alone
+        self.rerun_alone_later = rerun_alone_later
         self.running: dict[cf.Future[Any], tuple[Item, str, int]] = {}
         self.retried: set[int] = set()  # id() of items queued again to run alone
 
@@ -66,8 +74,11 @@ class AdmittedRun(Generic[Item]):
                 item, device, estimate = self.running.pop(future)
                 self.admission.finish(device, estimate)
                 self.free[device] += 1
-                if self._again_alone(item, device, future):
+                if self._again_alone(item, device, future, self.retry_alone):
+                    self.queue.insert(0, item)  # its result is dropped: first in line
                     continue
+                if self._again_alone(item, device, future, self.rerun_alone_later):
+                    self.queue.append(item)  # its result stands: after all the others
                 yield item, future
 
     def _start_what_fits(self) -> None:
@@ -81,16 +92,17 @@ class AdmittedRun(Generic[Item]):
                 self.free[device] -= 1
                 self.running[self.submit(device, item)] = (item, device, estimate)
 
-    def _again_alone(self, item: Item, device: str, future: cf.Future[Any]) -> bool:
-        if self.retry_alone is None or id(item) in self.retried:
+    def _again_alone(self, item: Item, device: str, future: cf.Future[Any],
+                     decide: Callable[[Item, cf.Future[Any]], bool] | None) -> bool:  # fmt: skip
+        """Whether `item` runs once more, alone (`decide` says so, and it has not yet)."""
+        if decide is None or id(item) in self.retried:
             return False
         if device not in self.admission.budgets:  # no admission there (the CPU): not alone
             return False
-        if future.exception() is not None or not self.retry_alone(item, future):
+        if future.exception() is not None or not decide(item, future):
             return False
         self.retried.add(id(item))
         self.admission.alone(item)
-        self.queue.insert(0, item)
         return True
 
 
