@@ -73,6 +73,24 @@ void BindIR(nb::module_& m) {
       nb::arg("text"),
       "Parse a functional task. Returns (True, program_dict, 0) or (False, message, line).");
   m.def(
+      "canonical_source",
+      [](const std::string& text) -> nb::tuple {
+        Result<Program> program = Parse(text);
+        if (!program) return ErrorTuple(program.error());
+        const Program& p = program.value();
+        const Program named = CanonicallyNamed(p);
+        nb::dict renamed;  // each value's name -> its canonical name
+        for (size_t i = 0; i < p.inputs().size(); ++i)
+          renamed[p.value(p.inputs()[i]).name.c_str()] = named.value(named.inputs()[i]).name;
+        for (size_t i = 0; i < p.nodes().size(); ++i)
+          renamed[p.value(p.nodes()[i].result).name.c_str()] =
+              named.value(named.nodes()[i].result).name;
+        return nb::make_tuple(true, named.Print(), renamed);
+      },
+      nb::arg("text"),
+      "The task with its values named by role and order (inputs x0.., results t0..): "
+      "(True, text, {old name: new name}) or (False, message, line).");
+  m.def(
       "example_program",
       [](const std::string& name) -> nb::tuple {
         const OpId op = FindOp(name);

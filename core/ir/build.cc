@@ -51,6 +51,27 @@ Result<Program> SingleOpProgram(OpId op_id) {
   return program;
 }
 
+Program CanonicallyNamed(const Program& program) {
+  Program named;
+  std::unordered_map<int32_t, ValueId> to;
+  for (ValueId id : program.inputs()) {
+    const Value& v = program.value(id);
+    const std::string name = "x" + std::to_string(named.inputs().size());
+    to.emplace(id.index, named.AddInput(name, v.shape, v.create_op, v.range).value());
+  }
+  int next = 0;
+  for (const Node& node : program.nodes()) {
+    std::vector<ValueId> tensors;
+    for (ValueId t : node.tensors) tensors.push_back(t.valid() ? to.at(t.index) : ValueId{});
+    const std::string name = "t" + std::to_string(next++);
+    to.emplace(node.result.index, named.AddNode(node.op, tensors, node.attrs, name).value());
+  }
+  std::vector<ValueId> outputs;
+  for (ValueId id : program.outputs()) outputs.push_back(to.at(id.index));
+  named.SetOutputs(outputs);
+  return named;
+}
+
 std::string CanonicalKey(const Program& program) {
   // Values are numbered by role and order (inputs %0.., then node results), so the key
   // is the program with every name replaced by its number.

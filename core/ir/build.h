@@ -20,6 +20,12 @@ Result<Program> SingleOpProgram(OpId op);
 // same order, same operators in the same order, same wiring, attributes and outputs).
 std::string CanonicalKey(const Program& program);
 
+// The program with its values named by role and order (inputs x0.., node results t0..,
+// CanonicalKey's numbering): two programs with one key print the same, so a fragment that
+// recurs under other names (each step of an unrolled RNN, each identical block of a ResNet
+// stage) gets the same candidates and its verdicts are judged once (search.py VerdictCache).
+Program CanonicallyNamed(const Program& program);
+
 // True when every node is one the synthesizer could have sampled (catalog InSynthDomain:
 // attributes inside the sampled ranges and choices).  Parse accepts more (stride 4,
 // negative_slope 0.05, as real models use); the synthesizer and its tests want this.

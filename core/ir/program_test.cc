@@ -358,5 +358,26 @@ TEST(BuildTest, CanonicalKeyIgnoresNamesOnly) {
   EXPECT_NE(CanonicalKey(swapped), CanonicalKey(other));
 }
 
+TEST(BuildTest, CanonicallyNamedPrintsOneTextPerKey) {
+  auto build = [](const char* a, const char* b, const char* c) {
+    Program p;
+    auto x = p.AddInput(a, {4, 8}, FindOp("randn"));
+    auto y = p.AddInput(b, {4, 8}, FindOp("randn"));
+    auto s = p.AddNode(FindOp("add"), {y.value(), x.value()}, {}, c);
+    auto r = p.AddNode(FindOp("sum"), {s.value()}, {AttrValue::Int(1), AttrValue::Bool(false)},
+                       std::string(c) + "_sum");
+    p.SetOutputs({r.value(), s.value()});
+    return p;
+  };
+  const Program step3 = build("t15", "t13", "t18"), step2 = build("t8", "t6", "t11");
+  EXPECT_NE(step3.Print(), step2.Print());
+  const Program named = CanonicallyNamed(step3);
+  EXPECT_EQ(named.Print(), CanonicallyNamed(step2).Print());
+  EXPECT_EQ(CanonicalKey(named), CanonicalKey(step3));
+  EXPECT_NE(named.Print().find("def fused_operator(x0, x1):"), std::string::npos);
+  EXPECT_NE(named.Print().find("t0 = torch.add(x1, x0)"), std::string::npos);
+  EXPECT_NE(named.Print().find("return t1, t0"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace drtriton

@@ -209,3 +209,26 @@ def test_a_mask_negated_before_its_where_is_timed_in_order() -> None:
     spans = _timed_spans(list(_core.fragments(task, 3)), 3)
     assert [(f["start"], f["end"]) for f in spans] == [(0, 1), (0, 2), (0, 3)]
     assert _op_costs(spans, [0.125, 0.5, 1.0], 3) == [0.125, 0.375, 0.5]
+
+
+def test_a_program_measured_at_one_span_costs_no_measurement_at_another() -> None:
+    # Six one-operator fragments, two programs (the steps of an unrolled loop alternate): a
+    # cap of two programs fuses all six, each program verified at one span first.
+    spans = _spans(6, 1)
+    bounds = {s: 0.1 for s in spans}
+    kinds = {s: "even" if s.start % 2 == 0 else "odd" for s in spans}
+    asked: list[Span] = []
+
+    def measure(span: Span) -> float:
+        asked.append(span)
+        return 0.5
+
+    cover, measured = lazy_cover(6, spans, bounds, [1.0] * 6, measure, max_measured=2,
+                                 program=kinds.__getitem__)  # fmt: skip
+    assert sorted(c["start"] for c in cover if c["fused"]) == [0, 1, 2, 3, 4, 5]
+    assert len(measured) == 6 and len({kinds[s] for s in asked}) == 2
+    # A third program is over the cap: its spans stay in PyTorch.
+    kinds[Span(5, 6)] = "third"
+    cover, _ = lazy_cover(6, spans, bounds, [1.0] * 6, measure, max_measured=2,
+                          program=kinds.__getitem__)  # fmt: skip
+    assert len([c for c in cover if c["fused"]]) == 5

@@ -83,6 +83,34 @@ def test_a_concatenation_kept_in_pytorch_is_one_cat_the_check_allows():
     assert result.hybrid_ok, result.hybrid_reason
 
 
+class AtMostTwoOperators:
+    """The teacher for fragments of one or two operators: the whole loop is no candidate."""
+
+    def candidates(self, task_source: str, k: int, amplified: Sequence[str] = ()) -> list[str]:
+        if _core.parse(task_source)[1]["level"] > 2:
+            return []
+        return TemplatePolicy().candidates(task_source, k, amplified)
+
+
+def test_a_recurring_step_is_verified_once_and_fused_at_every_step():
+    # Six steps of h = tanh(linear(h)): each step's fragment is one program under other names,
+    # so the search judges it once (the cap of four measured programs left two steps unfused).
+    steps = [f"    t{2 * i} = F.linear({'x0' if i == 0 else f't{2 * i - 1}'}, x1, x2)\n"
+             f"    t{2 * i + 1} = torch.tanh(t{2 * i})\n" for i in range(6)]  # fmt: skip
+    loop = (
+        "import torch\nimport torch.nn.functional as F\n\ndef fused_operator(x0, x1, x2):\n"
+        + "".join(steps)
+        + "    return t11\n\ndef get_inputs():\n"
+        + "    return [torch.randn(8, 32), torch.randn(32, 32), torch.randn(32)]\n"
+    )
+    cache = VerdictCache()
+    result = search(loop, AtMostTwoOperators(), SearchConfig(k=1, max_ops=2), cache)
+    fused = [(s["start"], s["end"]) for s in result.cover if s["fused"]]
+    assert fused == [(0, 2), (2, 4), (4, 6), (6, 8), (8, 10), (10, 12)]
+    assert len(result.verification_costs) == 1 and cache.hits == 5
+    assert result.hybrid_ok, result.hybrid_reason
+
+
 FIVE = task(
     "    t0 = torch.add(x0, x1)\n    t1 = torch.relu(t0)\n    t2 = torch.sigmoid(t1)\n"
     "    t3 = torch.add(t2, x1)\n    t4 = torch.relu(t3)\n    return t4",

@@ -423,9 +423,10 @@ def _least_loss_cover(
 def _fragment_result(fragment: dict[str, Any]) -> FragmentResult:
     """A fragment of `_core.fragments` before any candidate: its span, task, modelled cost and
     the outputs a later operator amplifies."""
-    return FragmentResult(fragment["start"], fragment["end"], fragment["source"],
+    source, renamed = lazy.canonical_source(fragment["source"])
+    return FragmentResult(fragment["start"], fragment["end"], source,
                           modelled=_modelled(fragment),
-                          amplified=list(fragment["amplified"]))  # fmt: skip
+                          amplified=[renamed[name] for name in fragment["amplified"]])  # fmt: skip
 
 
 def _search_fragment(fragment: dict[str, Any], policy: Policy, config: SearchConfig,
@@ -555,7 +556,8 @@ def _search_lazy(
             calibration.record(classes[span], math.inf if measured is None else measured, raw[span])
         return cost
 
-    cover, _ = lazy.lazy_cover(n_ops, list(by_span), bounds, op_costs, measure, pace.out_of_time)
+    cover, _ = lazy.lazy_cover(n_ops, list(by_span), bounds, op_costs, measure, pace.out_of_time,
+                               program=lambda span: results[span].source)  # fmt: skip
     return list(results.values()), cover
 
 
