@@ -77,12 +77,17 @@ def test_plan_and_stitch():
     imports, body = prefixed(kernel, "f0_")
     assert imports == ["import triton"]
     assert "def f0_helper(a)" in body and "return (f0_helper(a), b)" in body
-    hybrid = stitch(plan["entry"], [kernel, kernel])
+    other = kernel.replace("return helper(a), b", "return b, helper(a)")
+    hybrid = stitch(plan["entry"], [kernel, other])
     assert "t0, t1 = f0_triton_fused_operator(x0, x1)" in hybrid
     assert "t3 = f1_triton_fused_operator(t2, t0)" in hybrid
     namespace: dict = {}
     exec(compile(hybrid, "<hybrid>", "exec"), namespace)
     assert "f1_helper" in namespace
+    # The same candidate at two places is emitted once and called from both.
+    hybrid = stitch(plan["entry"], [kernel, kernel])
+    assert "t3 = f0_triton_fused_operator(t2, t0)" in hybrid
+    assert hybrid.count("# fragment ") == 1 and "f1_" not in hybrid
 
 
 def test_the_hybrid_probe_runs_the_kept_lines_in_the_precision_modes_dtype(monkeypatch):

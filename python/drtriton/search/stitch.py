@@ -48,12 +48,18 @@ def prefixed(candidate: str, prefix: str) -> tuple[list[str], str]:
 
 
 def stitch(entry: str, kernels: list[str]) -> str:
-    """`entry` calls fragment_<k>; kernels[k] is that fragment's candidate file."""
+    """`entry` calls fragment_<k>; kernels[k] is that fragment's candidate file. A candidate
+    that recurs (the same fragment program at another place: each step of an unrolled RNN,
+    search.py names fragments canonically) is emitted once and called from each place, so
+    Triton compiles its kernels once, not once per step."""
     imports = list(dict.fromkeys(HEADER.splitlines()))
     bodies = []
+    owners: dict[str, int] = {}  # candidate text -> the fragment whose prefix it is under
     for k, kernel in enumerate(kernels):
-        kernel_imports, body = prefixed(kernel, f"f{k}_")
-        imports += [i for i in kernel_imports if i not in imports]
-        bodies.append(f"# fragment {k}\n{body}\n")
-        entry = entry.replace(f"fragment_{k}(", f"f{k}_triton_fused_operator(")
+        owner = owners.setdefault(kernel, k)
+        if owner == k:
+            kernel_imports, body = prefixed(kernel, f"f{k}_")
+            imports += [i for i in kernel_imports if i not in imports]
+            bodies.append(f"# fragment {k}\n{body}\n")
+        entry = entry.replace(f"fragment_{k}(", f"f{owner}_triton_fused_operator(")
     return "\n".join(imports) + "\n\n\n" + "\n\n".join(bodies) + "\n\n" + entry
