@@ -4,7 +4,7 @@ Each verification starts a worker (about 3 s here), so the programs stay at 2-3 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pytest
 
@@ -32,11 +32,21 @@ THREE = task(
 )
 
 
-class NoSigmoid:
-    """The teacher, except for fragments with a sigmoid: forces a PyTorch segment."""
+class TeacherExcept:
+    """The teacher, except for the fragments `refused` picks: they stay in PyTorch."""
+
+    def __init__(self, refused: Callable[[str], bool]) -> None:
+        self.refused = refused
 
     def candidates(self, task_source: str, k: int, amplified: Sequence[str] = ()) -> list[str]:
-        return [] if "sigmoid" in task_source else TemplatePolicy().candidates(task_source, k)
+        if self.refused(task_source):
+            return []
+        return TemplatePolicy().candidates(task_source, k, amplified)
+
+
+def no_sigmoid() -> TeacherExcept:
+    """A PyTorch segment forced wherever a sigmoid is."""
+    return TeacherExcept(lambda source: "sigmoid" in source)
 
 
 def test_fuses_a_two_operator_program():
@@ -51,7 +61,7 @@ def test_fuses_a_two_operator_program():
 
 
 def test_hybrid_keeps_unsupported_fragment_in_pytorch():
-    result = search(THREE, NoSigmoid(), SearchConfig(k=1))
+    result = search(THREE, no_sigmoid(), SearchConfig(k=1))
     assert result.cover == [
         {"start": 0, "end": 2, "fused": True},
         {"start": 2, "end": 3, "fused": False},
@@ -68,29 +78,14 @@ CONCATENATED = task(
 )
 
 
-class NoPad:
-    """The teacher, except for fragments with a pad: the concatenation stays in PyTorch."""
-
-    def candidates(self, task_source: str, k: int, amplified: Sequence[str] = ()) -> list[str]:
-        return [] if "F.pad" in task_source else TemplatePolicy().candidates(task_source, k)
-
-
 def test_a_concatenation_kept_in_pytorch_is_one_cat_the_check_allows():
-    result = search(CONCATENATED, NoPad(), SearchConfig(k=1, max_ops=2))
+    no_pad = TeacherExcept(lambda source: "F.pad" in source)  # the cat stays in PyTorch
+    result = search(CONCATENATED, no_pad, SearchConfig(k=1, max_ops=2))
     assert {"start": 0, "end": 2, "fused": True} in result.cover
     assert "t4 = torch.cat([t1, x1], 1)" in result.hybrid
     assert "F.pad" not in result.hybrid
     assert "cat" in result.kept_packets
     assert result.hybrid_ok, result.hybrid_reason
-
-
-class AtMostTwoOperators:
-    """The teacher for fragments of one or two operators: the whole loop is no candidate."""
-
-    def candidates(self, task_source: str, k: int, amplified: Sequence[str] = ()) -> list[str]:
-        if _core.parse(task_source)[1]["level"] > 2:
-            return []
-        return TemplatePolicy().candidates(task_source, k, amplified)
 
 
 def test_a_recurring_step_is_verified_once_and_fused_at_every_step():
@@ -105,7 +100,8 @@ def test_a_recurring_step_is_verified_once_and_fused_at_every_step():
         + "    return [torch.randn(8, 32), torch.randn(32, 32), torch.randn(32)]\n"
     )
     cache = VerdictCache()
-    result = search(loop, AtMostTwoOperators(), SearchConfig(k=1, max_ops=2), cache)
+    short = TeacherExcept(lambda source: _core.parse(source)[1]["level"] > 2)  # not the loop
+    result = search(loop, short, SearchConfig(k=1, max_ops=2), cache)
     fused = [(s["start"], s["end"]) for s in result.cover if s["fused"]]
     assert fused == [(0, 2), (2, 4), (4, 6), (6, 8), (8, 10), (10, 12)]
     assert len(result.verification_costs) == 1 and cache.hits == 5
@@ -142,7 +138,7 @@ def test_a_failed_hybrid_falls_back_to_one_verified_fragment(
 
     monkeypatch.setattr(search_module, "check_hybrid", check)
     config = SearchConfig(k=1, max_ops=2, hybrid_fallbacks=fallbacks)
-    result = search(FIVE, NoSigmoid(), config)
+    result = search(FIVE, no_sigmoid(), config)
     if fallbacks == 0:
         assert checked == [2] and result.hybrid_ok is False
         assert sum(s["fused"] for s in result.cover) == 2
@@ -173,7 +169,7 @@ def test_the_first_fallback_is_checked_after_the_deadline(monkeypatch: pytest.Mo
 
     monkeypatch.setattr(search_module, "check_hybrid", check)
     monkeypatch.setattr(search_module.Pace, "out_of_time", lambda self: bool(checked))
-    result = search(FIVE, NoSigmoid(), SearchConfig(k=1, max_ops=2, hybrid_fallbacks=2))
+    result = search(FIVE, no_sigmoid(), SearchConfig(k=1, max_ops=2, hybrid_fallbacks=2))
     assert checked == [2, 1]  # the best cover, then one fallback: no second one, out of time
     assert not result.hybrid_ok
 
