@@ -218,11 +218,11 @@ def eager_op_costs_ms(fragments: Sequence[dict[str, Any]], n_ops: int, device: s
     spans = _timed_spans(fragments, n_ops)
     if spans is None:
         return None
-    # One timing per program: an operator that recurs under other names (each of an unrolled
-    # RNN's 256 steps, KernelBench L3 34: 2,304 operators timed in 64.7 s of its 240 s on an
-    # H100) takes the time of its first occurrence.
-    named = [canonical_source(f["source"])[0] for f in spans]
-    sources = list(dict.fromkeys(named))
+    # One timing per program: the search names fragments canonically (search.py
+    # _canonically_named), so an operator that recurs (each of an unrolled RNN's 256 steps,
+    # KernelBench L3 34: 2,304 operators timed in 64.7 s of its 240 s on an H100) is one
+    # source and takes the time of its first occurrence.
+    sources = list(dict.fromkeys(f["source"] for f in spans))
     try:  # all in one exclusive hold (time_tasks says why)
         times = [stats["trimmed"] for stats in time_tasks(sources, device, seed=seed,
                                                           precision=precision)]  # fmt: skip
@@ -233,17 +233,7 @@ def eager_op_costs_ms(fragments: Sequence[dict[str, Any]], n_ops: int, device: s
         except (RuntimeError, ValueError, UserError):
             return None
     by_source = dict(zip(sources, times, strict=True))
-    return _op_costs(spans, [by_source[n] for n in named], n_ops)
-
-
-def canonical_source(source: str) -> tuple[str, dict[str, str]]:
-    """`source` with its values named by role and order (_core.canonical_source) and the
-    renaming: a fragment that recurs under other names becomes the same text, so its
-    candidates and their verdicts are the same (search.py VerdictCache)."""
-    ok, text, renamed = _core.canonical_source(source)
-    if not ok:
-        raise ValueError(f"a fragment that does not parse: {text}")
-    return text, dict(renamed)
+    return _op_costs(spans, [by_source[f["source"]] for f in spans], n_ops)
 
 
 def _timed_spans(fragments: Sequence[dict[str, Any]], n_ops: int) -> list[dict[str, Any]] | None:

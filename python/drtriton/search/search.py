@@ -309,7 +309,7 @@ def _search(task: str, policy: Policy, config: SearchConfig, cache: VerdictCache
     judge = _judge(config, verifier)
     pace = Pace(config.deadline)
     n_ops = _core.parse(task)[1]["level"]
-    fragments = list(_core.fragments(task, config.max_ops))
+    fragments = [_canonically_named(f) for f in _core.fragments(task, config.max_ops)]
     fusable = _fusable(task, fragments)
     singles = {f["start"]: f for f in fragments if f["end"] == f["start"] + 1}
     op_costs = [
@@ -381,7 +381,7 @@ def _stitch_and_check(task: str, cover: list[dict[str, Any]],
     options = {**_fragment_options(config), "timeout": config.verify_timeout}
     result.kept_packets = kept_packets(task, plan, config.device, config.precision)
     result.hybrid_ok, result.hybrid_reason = check_hybrid(
-        task, result.hybrid, plan, config.device, verifier, allow=result.kept_packets, **options
+        task, result.hybrid, result.kept_packets, config.device, verifier, **options
     )
 
 
@@ -423,10 +423,22 @@ def _least_loss_cover(
 def _fragment_result(fragment: dict[str, Any]) -> FragmentResult:
     """A fragment of `_core.fragments` before any candidate: its span, task, modelled cost and
     the outputs a later operator amplifies."""
-    source, renamed = lazy.canonical_source(fragment["source"])
-    return FragmentResult(fragment["start"], fragment["end"], source,
+    return FragmentResult(fragment["start"], fragment["end"], fragment["source"],
                           modelled=_modelled(fragment),
-                          amplified=[renamed[name] for name in fragment["amplified"]])  # fmt: skip
+                          amplified=list(fragment["amplified"]))  # fmt: skip
+
+
+def _canonically_named(fragment: dict[str, Any]) -> dict[str, Any]:
+    """`fragment` with its task's values named by role and order (_core.canonical_source):
+    one that recurs under other names (each step of an unrolled RNN, each identical block of
+    a ResNet stage) is then the same text, so it gets the same candidates and their cached
+    verdicts (VerdictCache), one operator timing (lazy.eager_op_costs_ms) and one measurement
+    (lazy.lazy_cover). Its inputs and outputs keep the program's names: the hybrid's wiring."""
+    ok, source, renamed = _core.canonical_source(fragment["source"])
+    if not ok:
+        raise ValueError(f"a fragment that does not parse: {source}")
+    return {**fragment, "source": source,
+            "amplified": [renamed[name] for name in fragment["amplified"]]}  # fmt: skip
 
 
 def _search_fragment(fragment: dict[str, Any], policy: Policy, config: SearchConfig,
