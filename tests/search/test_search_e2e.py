@@ -129,7 +129,7 @@ def test_a_failed_hybrid_falls_back_to_one_verified_fragment(
 
     checked: list[int] = []
 
-    def check(task_source, hybrid, plan, device, verifier=None, **options):  # type: ignore[no-untyped-def]
+    def check(task_source, hybrid, allow, device, verifier=None, **options):  # type: ignore[no-untyped-def]
         fragments = len(re.findall(r"= f\d+_triton_fused_operator\(", hybrid))
         checked.append(fragments)
         if fragments > 1:
@@ -162,7 +162,7 @@ def test_the_first_fallback_is_checked_after_the_deadline(monkeypatch: pytest.Mo
     search_module = importlib.import_module("drtriton.search.search")
     checked: list[int] = []
 
-    def check(task_source, hybrid, plan, device, verifier=None, **options):  # type: ignore[no-untyped-def]
+    def check(task_source, hybrid, allow, device, verifier=None, **options):  # type: ignore[no-untyped-def]
         fragments = len(re.findall(r"= f\d+_triton_fused_operator\(", hybrid))
         checked.append(fragments)
         return fragments == 1 and len(checked) > 2, "made to fail unless one fragment, late"

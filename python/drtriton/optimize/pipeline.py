@@ -215,7 +215,7 @@ def _with_hybrid_packets(allow: tuple[str, ...], pieces: list[assemble.Piece],
     lines, which can differ: a concatenation the program spells as padded parts and their sum
     is one torch.cat there (search/hybrid.py, core/search/padded_sums.h)."""
     extra = {p for k, piece in enumerate(pieces) if piece.hybrid is not None
-             for p in getattr(found_by_run[k], "kept_packets", ())}  # fmt: skip
+             for p in found_by_run[k].kept_packets}  # fmt: skip
     return tuple(sorted(set(allow) | extra))
 
 

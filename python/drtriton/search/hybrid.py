@@ -54,16 +54,12 @@ def kept_packets(task: str, plan: dict[str, Any], device: str,
     return allowed_packets(record.seen)
 
 
-def check_hybrid(task: str, hybrid: str, plan: dict[str, Any], device: str,
-                 verifier: Verifier | None = None, allow: tuple[str, ...] | None = None,
-                 **options: Any) -> tuple[bool, str]:  # fmt: skip
-    """(correct, why) of the verifier's verdict on `hybrid` against `task`; `allow`: the
-    plan's kept_packets where the caller has them; `options` are verifier Options fields
-    (timeout, trials, runs)."""
+def check_hybrid(task: str, hybrid: str, allow: tuple[str, ...], device: str,
+                 verifier: Verifier | None = None, **options: Any) -> tuple[bool, str]:  # fmt: skip
+    """(correct, why) of the verifier's verdict on `hybrid` against `task`, its plan's
+    kept_packets `allow`ed; `options` are verifier Options fields (timeout, trials, runs)."""
     from drtriton.verify import verify
 
-    if allow is None:
-        allow = kept_packets(task, plan, device, options.get("precision", "fp32"))
     verdict = verify(task, hybrid, device=device, compile_baseline=False, allow_torch=allow,
                      verifier=verifier, **options)  # fmt: skip
     return verdict.correct, f"{verdict.status}: {verdict.reason}"
