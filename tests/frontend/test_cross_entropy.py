@@ -15,7 +15,7 @@ from drtriton import parse
 from drtriton.frontend import check_equivalence, from_functional_source, from_module_source
 from drtriton.optimize import OptimizeConfig, optimize_source
 from drtriton.teach import emit, unsupported_ops
-from drtriton.verify import verify
+from shared_verifier import verify
 
 KERNELBENCH = Path("/work/shared/kernelbench/level1.jsonl")
 

@@ -10,7 +10,7 @@ from test_frontend import assert_maps_and_reproduces, assert_stays_partly_pytorc
 from drtriton import parse
 from drtriton.frontend import check_equivalence, from_module_source
 from drtriton.teach import emit
-from drtriton.verify import verify
+from shared_verifier import verify
 
 CASES = {
     # name: (init, forward, inputs, expected catalog operators)

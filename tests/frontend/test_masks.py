@@ -12,7 +12,7 @@ from test_frontend import assert_maps_and_reproduces, assert_stays_partly_pytorc
 from drtriton import parse
 from drtriton.frontend import from_module_source
 from drtriton.teach import emit, unsupported_ops
-from drtriton.verify import verify
+from shared_verifier import verify
 
 CAUSAL = "self.register_buffer('bias', torch.tril(torch.ones(8, 8)).view(1, 1, 8, 8))\n"
 

@@ -10,7 +10,7 @@ from test_frontend import assert_maps_and_reproduces, assert_stays_partly_pytorc
 
 from drtriton.frontend import from_module_source
 from drtriton.teach import emit, unsupported_ops
-from drtriton.verify import verify
+from shared_verifier import verify
 
 CASES = {
     # name: (forward, inputs, expected catalog operators)

@@ -14,7 +14,8 @@ import pytest
 from teach_tasks import DEVICE, task
 
 from drtriton.teach import emit, variants
-from drtriton.verify import Options, verify
+from drtriton.verify import Options
+from shared_verifier import verify
 
 POINTER_LAUNCH = "    if not k0_tma:\n"
 BN = "torch.batch_norm({x}, x3, x4, None, None, True, 0.1, 1e-05, True)"

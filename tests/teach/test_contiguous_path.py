@@ -14,7 +14,7 @@ import pytest
 from teach_tasks import DEVICE, task
 
 from drtriton.teach import emit
-from drtriton.verify import verify
+from shared_verifier import verify
 
 MODES = {"specialized": False, "generic": True}
 

@@ -20,7 +20,8 @@ import pytest
 from teach_tasks import DEVICE, task
 
 from drtriton.teach import emit
-from drtriton.verify import Options, verify
+from drtriton.verify import Options
+from shared_verifier import verify
 
 CASES = {
     # L2 35's form: subtract, hardswish, max pool, mish after.

@@ -21,7 +21,7 @@ from drtriton.teach import emit, generic_unsupported_ops, variants
 from drtriton.teach.pairs import pair_records
 from drtriton.train.rewards import Reward
 from drtriton.train.sft_data import SFTDataConfig, build
-from drtriton.verify import verify
+from shared_verifier import verify
 
 # name -> (operator lines, parameters, inputs at shape A, inputs at shape B): same ranks and
 # broadcast pattern, other sizes (B has rows longer than one block for the row kernels'

@@ -21,7 +21,8 @@ import pytest
 from teach_tasks import DEVICE, task
 
 from drtriton.teach import emit
-from drtriton.verify import Options, verify
+from drtriton.verify import Options
+from shared_verifier import verify
 
 CASES = {
     # tl.dot with a fused epilogue, then a row kernel (softmax) reading the half intermediate.

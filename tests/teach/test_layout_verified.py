@@ -8,7 +8,7 @@ import pytest
 from teach_tasks import DEVICE, task
 
 from drtriton.teach import emit, generic_unsupported_ops, unsupported_ops
-from drtriton.verify import verify
+from shared_verifier import verify
 
 CASES = {
     "permute_relu": task(

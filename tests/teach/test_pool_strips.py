@@ -12,7 +12,7 @@ import pytest
 from teach_tasks import DEVICE, task
 
 from drtriton.teach import emit, variants
-from drtriton.verify import verify
+from shared_verifier import verify
 
 CASES = {
     # KernelBench L1 41's window on an odd length (70: the last chunk is masked lane by lane).

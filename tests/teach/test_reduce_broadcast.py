@@ -9,7 +9,7 @@ import pytest
 from teach_tasks import DEVICE, task
 
 from drtriton.teach import emit
-from drtriton.verify import verify
+from shared_verifier import verify
 
 # name -> (operator lines, parameters, inputs)
 CASES = {

@@ -14,7 +14,8 @@ import pytest
 from teach_tasks import DEVICE, task
 
 from drtriton.teach import emit
-from drtriton.verify import Options, verify
+from drtriton.verify import Options
+from shared_verifier import verify
 
 POINTER_LAUNCH = "    if not k0_tma:\n"
 ACROSS_COLUMNS = "axis=1)[:, None]"

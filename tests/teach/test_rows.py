@@ -15,7 +15,7 @@ import pytest
 from teach_tasks import DEVICE, task
 
 from drtriton.teach import emit
-from drtriton.verify import verify
+from shared_verifier import verify
 
 SHORT, LONG = 1000, 9000  # row lengths: one block, and two blocks of 8192
 PINNED_SEED = 0

@@ -11,7 +11,8 @@ import pytest
 from teach_tasks import DEVICE, task
 
 from drtriton.teach import emit
-from drtriton.verify import Options, verify
+from drtriton.verify import Options
+from shared_verifier import verify
 
 # (operator line, inputs): 1024 columns of 2048 rows each, reduced over dim 0 (strided).
 CASES = {

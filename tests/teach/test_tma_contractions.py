@@ -25,7 +25,8 @@ import pytest
 from teach_tasks import DEVICE, task
 
 from drtriton.teach import emit
-from drtriton.verify import Options, verify
+from drtriton.verify import Options
+from shared_verifier import verify
 
 CASES = {
     # The weight (N, K) read transposed from its descriptor; bias and relu in the epilogue.

@@ -10,7 +10,7 @@ import pytest
 from teach_tasks import DEVICE, task
 
 from drtriton.teach import emit, variants
-from drtriton.verify import verify
+from shared_verifier import verify
 
 CASES = {
     "elementwise_broadcast": task(
