@@ -6,6 +6,8 @@ ModelNew in such a child under Triton's interpreter."""
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import importlib.util
 import json
 import os
@@ -77,18 +79,58 @@ _torch.empty_strided = _poisoned(_torch.empty_strided)
 
 
 @pytest.fixture(scope="session")
-def interpreted_probe(child_python_path: str) -> Callable[[str, pathlib.Path], Any]:
+def interpreted_probe(
+    child_python_path: str, tmp_path_factory: pytest.TempPathFactory
+) -> Callable[[str, pathlib.Path], Any]:
     """Runs `probe` (a script reading the folder in sys.argv[1]) in a child whose Triton runs
     kernels in its interpreter (TRITON_INTERPRET=1 before Triton's first import, which this
     test process made long ago), torch's empty allocations filled with NaN
-    (POISONED_ALLOCATIONS), and returns the JSON of its last printed line."""
+    (POISONED_ALLOCATIONS), and returns the JSON of its last printed line.
+
+    Once per test run: under pytest-xdist a module's tests may go to both workers, and each
+    would set up the module's probe fixture (test_interpreter_dot's takes 190 s of one core,
+    430 s beside the other worker; a module fixture that is not a probe, test_dot_split's
+    `rows`, was set up in both workers in two runs out of two). The first
+    worker to ask runs the child and keeps its output, keyed by the probe and the folder's
+    files (names and text); a worker asking for the same meanwhile waits for it and reads it."""
 
     def run(probe: str, folder: pathlib.Path) -> Any:
         script = POISONED_ALLOCATIONS + probe
-        done = _interpreted_child([script, str(folder)], child_python_path, timeout=900)
-        return json.loads(done.stdout.splitlines()[-1])
+
+        def child() -> str:
+            done = _interpreted_child([script, str(folder)], child_python_path, timeout=900)
+            return done.stdout.splitlines()[-1]
+
+        return json.loads(_once_per_run(tmp_path_factory, _probe_key(script, folder), child))
 
     return run
+
+
+def _probe_key(script: str, folder: pathlib.Path) -> str:
+    """A digest of the probe and of every file in its folder (name and contents)."""
+    digest = hashlib.sha256(script.encode())
+    for path in sorted(folder.iterdir()):
+        digest.update(b"\0" + path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:32]
+
+
+def _once_per_run(tmp_path_factory: pytest.TempPathFactory, key: str,
+                  compute: Callable[[], str]) -> str:  # fmt: skip
+    """compute(), run once in a pytest-xdist run: its text is kept in the folder the run's
+    workers share (the parent of each worker's base temp, xdist's documented recipe), under an
+    exclusive lock held while it computes. Without xdist, compute() itself."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return compute()
+    shared = tmp_path_factory.getbasetemp().parent / "interpreted_probes"
+    shared.mkdir(exist_ok=True)
+    kept = shared / f"{key}.txt"
+    with open(shared / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if kept.is_file():
+            return kept.read_text()
+        text = compute()  # a failure keeps nothing: the other worker runs it too, and fails
+        kept.write_text(text)
+        return text
 
 
 @pytest.fixture(scope="session")
