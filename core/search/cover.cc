@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "search/padded_sums.h"
+#include "search/strided_slices.h"
 
 namespace drtriton::search {
 namespace {
@@ -90,7 +91,16 @@ std::vector<PlannedSegment> PlanHybrid(const Program& program, const std::vector
       planned.torch_line =
           TorchLine(printed, program.value(program.node(NodeId{cover[s].start}).result).name);
   }
-  return JoinPaddedSums(program, std::move(plan));
+  return JoinStridedSlices(program, JoinPaddedSums(program, std::move(plan)));
+}
+
+std::vector<int> ReadCounts(const Program& program) {
+  std::vector<int> reads(program.values().size(), 0);
+  for (const Node& node : program.nodes())
+    for (ValueId t : node.tensors)
+      if (t.valid()) ++reads[static_cast<size_t>(t.index)];
+  for (ValueId id : program.outputs()) ++reads[static_cast<size_t>(id.index)];
+  return reads;
 }
 
 std::string RenderHybrid(const Program& program, const std::vector<Segment>& cover) {

@@ -45,6 +45,10 @@ struct PlannedSegment {
 
 std::vector<PlannedSegment> PlanHybrid(const Program& program, const std::vector<Segment>& cover);
 
+// How many times each value is read: by a node, or as a program output (the joins of
+// PyTorch lines, padded_sums.h and strided_slices.h, join only values read once).
+std::vector<int> ReadCounts(const Program& program);
+
 // The hybrid's entry point: `def triton_fused_operator(<inputs>):` whose fused segments call
 // `fragment_<k>(...)` (k counts fused segments from 0) and whose other lines are the
 // program's own PyTorch lines.  The caller defines fragment_<k> from each kernel.

@@ -35,16 +35,6 @@ struct Part {
   std::string name;
 };
 
-// How many times each value is read: by a node, or as a program output.
-std::vector<int> ReadCounts(const Program& program) {
-  std::vector<int> reads(program.values().size(), 0);
-  for (const Node& node : program.nodes())
-    for (ValueId t : node.tensors)
-      if (t.valid()) ++reads[static_cast<size_t>(t.index)];
-  for (ValueId id : program.outputs()) ++reads[static_cast<size_t>(id.index)];
-  return reads;
-}
-
 // The parts sorted by position when they lie side by side (each ends where the next starts).
 std::optional<std::vector<Part>> SideBySide(std::vector<Part> parts) {
   std::sort(parts.begin(), parts.end(), [](const Part& a, const Part& b) { return a.lo < b.lo; });

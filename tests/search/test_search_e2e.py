@@ -88,6 +88,26 @@ def test_a_concatenation_kept_in_pytorch_is_one_cat_the_check_allows():
     assert result.hybrid_ok, result.hybrid_reason
 
 
+# add and relu, then x[:, 1::2] of the result as the frontend spells it (narrow, a pad up to a
+# multiple of the step, a split and a select of one phase).
+SLICED = task(
+    "    t0 = torch.add(x0, x1)\n    t1 = torch.relu(t0)\n    t2 = torch.narrow(t1, 1, 1, 31)\n"
+    "    t3 = F.pad(t2, [0, 1])\n    t4 = torch.reshape(t3, [8, 16, 2])\n"
+    "    t5 = torch.select(t4, 2, 0)\n    return t5",
+    "torch.randn(8, 32), torch.randn(8, 32)",
+)
+
+
+def test_a_strided_slice_kept_in_pytorch_is_one_subscript_the_check_allows():
+    spelled = ("torch.narrow", "F.pad", "torch.reshape", "torch.select")
+    layout = TeacherExcept(lambda source: any(op in source for op in spelled))  # kept in PyTorch
+    result = search(SLICED, layout, SearchConfig(k=1, max_ops=2))
+    assert {"start": 0, "end": 2, "fused": True} in result.cover
+    assert "t5 = t1[:, 1::2]" in result.hybrid
+    assert "F.pad" not in result.hybrid
+    assert result.hybrid_ok, result.hybrid_reason
+
+
 def test_a_recurring_step_is_verified_once_and_fused_at_every_step():
     # Six steps of h = tanh(linear(h)): each step's fragment is one program under other names,
     # so the search judges it once (the cap of four measured programs left two steps unfused).
