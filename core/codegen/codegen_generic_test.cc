@@ -151,8 +151,10 @@ TEST(CodegenGenericTest, LinearTakesMNKAtRunTime) {
                 // Runtime sizes: both operands' rows are checked (heuristics.h, kRowAlignment).
                 "k0_x0_repack = x0.stride(2) == 1 and x0.stride(1) % 16 != 0",
                 "(x0_s2 + 15) // 16 * 16", "k0_x1_rows_kernel[(triton.cdiv(x1_s0, 32)"});
-  // GROUP_M, blocks, and the row alignment (16, 15) and the copy's BLOCK_R (32).
-  EXPECT_EQ(IntLiterals(c), (std::set<std::string>{"8", "15", "16", "32", "64", "128"}));
+  // GROUP_M, blocks, and the row alignment (16, 15) and the copy's BLOCK_R (32); the TF32
+  // rounding's half unit and mask (4096, 4294959104: WriteProducts).
+  EXPECT_EQ(IntLiterals(c), (std::set<std::string>{"8", "15", "16", "32", "64", "128", "4096",
+                                                   "4294959104"}));
 }
 
 TEST(CodegenGenericTest, PoolLengthsAreComputedInTheWrapper) {

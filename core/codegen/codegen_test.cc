@@ -632,9 +632,14 @@ TEST(CodegenTest, DotPrecisionIsAConstexprTheWrapperChooses) {
   EXPECT_EQ(Count(c, "float_dtype = x0.dtype"), 1);
   // The operands, loaded as float32, in the K loop and again in the range guard's.
   EXPECT_EQ(Count(c, ", other=0.0).to(tl.float32)"), 8);
-  // The only literal precision: the fp16x3 range guard's second loop (WriteRangeGuard).
+  // The literal precisions: the fp16x3 range guard's second loop (WriteRangeGuard), and TF32
+  // on operands rounded to nearest first (WriteProducts).
   EXPECT_EQ(Count(c, "input_precision=\"ieee\")"), 2);
-  EXPECT_EQ(Count(c, "input_precision=\""), 2);
+  EXPECT_EQ(Count(c, "tl.dot(a_tf32, b_tf32, input_precision=\"tf32\")"), 2);
+  EXPECT_EQ(Count(c, "a_tf32 = tl.where(tl.abs(a) < float(\"inf\"), ((a.to(tl.uint32, "
+                     "bitcast=True) + 4096) & 4294959104).to(tl.float32, bitcast=True), a)"),
+            2);
+  EXPECT_EQ(Count(c, "input_precision=\""), 4);
   EXPECT_EQ(Count(c, "if float_dtype == torch.bfloat16 or float_dtype == torch.float16:"), 1);
   ExpectInOrder(
       c, {"def k0_matmul_kernel(", "GROUP_M: tl.constexpr, DOT_PRECISION: tl.constexpr):",

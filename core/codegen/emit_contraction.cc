@@ -1324,9 +1324,30 @@ class ContractionWriter {
       WriteFp16x3Products(w, sum);
       w.Dedent();
     }
+    // TF32: the operands rounded to nearest first.  The tensor cores read a float32 operand's
+    // top 19 bits and Triton's tf32 dot feeds them unrounded, a truncation whose error has
+    // one sign and grows with K; cuBLAS and cuDNN round (cvt.rna) and their TF32 is about
+    // three times as exact.  H100, KernelBench L2 4's conv2d (K = 576) at full size against
+    // float64: eager in tf32 0.00107 at most, the truncating kernel 0.00294; with the search's
+    // unit-scale weights every such 2-D convolution failed the tf32 mode's rule that a kernel be
+    // no less exact than eager (compare.py BASELINE_ERROR_RATIO), 0.5-1% of outputs off.
+    w.Open("elif DOT_PRECISION == \"tf32\":");
+    w.Line("a_tf32 = " + RoundedToTf32("a"));
+    w.Line("b_tf32 = " + RoundedToTf32("b"));
+    w.Line(sum + " += tl.dot(a_tf32, b_tf32, input_precision=\"tf32\")");
+    w.Dedent();
     w.Open("else:");
     w.Line(sum + " += tl.dot(a, b, input_precision=DOT_PRECISION)");
     w.Dedent();
+  }
+
+  // `x` rounded to TF32's 10 mantissa bits, to nearest with ties away from zero (cvt.rna's
+  // rounding): add half of the dropped bits' unit, clear them.  Infinities and NaN pass as
+  // they are (the carry would turn an infinity into a NaN).
+  static std::string RoundedToTf32(const std::string& x) {
+    return "tl.where(tl.abs(" + x + ") < float(\"inf\"), ((" + x +
+           ".to(tl.uint32, bitcast=True) + 4096) & 4294959104).to(tl.float32, bitcast=True), " +
+           x + ")";
   }
 
   // The fp16x3 split's products (heuristics.h) of the parts ah, al, bh, bl (each operand

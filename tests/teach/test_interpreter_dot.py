@@ -274,6 +274,10 @@ def test_interpreter_refuses_the_bf16_splits(probe: dict) -> None:
         assert "input_precision must be one of" in error, (precision, error)
 
 
-def test_interpreter_ignores_tf32(probe: dict) -> None:
+def test_interpreter_ignores_tf32x3(probe: dict) -> None:
     row = probe["matmul"]
-    assert row["tf32"]["bits"] == row["tf32x3"]["bits"] == row["emitted"]["bits"], row
+    assert row["tf32x3"]["bits"] == row["emitted"]["bits"], row
+    # The teacher's "tf32" branch rounds its operands to TF32 before the dot
+    # (test_tf32_rounding.py), so it differs from the exact product by TF32's rounding.
+    assert row["tf32"]["bits"] != row["emitted"]["bits"], row
+    assert 1e-5 < row["tf32"]["rel_l2"] < 1e-3, row
