@@ -9,6 +9,7 @@
 
 #include "ir/parse_for_tests.h"
 #include "search/cover.h"
+#include "search/cover_for_tests.h"
 
 namespace drtriton::search {
 namespace {
@@ -30,12 +31,6 @@ Program Concatenation(const std::string& returned = "t6") {
       "    return " +
           returned + "\n",
       kThreeInputs);
-}
-
-std::vector<Segment> AllPyTorch(int n) {
-  std::vector<Segment> cover;
-  for (int i = 0; i < n; ++i) cover.push_back({i, i + 1, false});
-  return cover;
 }
 
 TEST(PaddedSumTest, AConcatenationLeftInPyTorchIsOneCat) {

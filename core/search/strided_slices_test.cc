@@ -9,15 +9,10 @@
 
 #include "ir/parse_for_tests.h"
 #include "search/cover.h"
+#include "search/cover_for_tests.h"
 
 namespace drtriton::search {
 namespace {
-
-std::vector<Segment> AllPyTorch(int n) {
-  std::vector<Segment> cover;
-  for (int i = 0; i < n; ++i) cover.push_back({i, i + 1, false});
-  return cover;
-}
 
 // x[:, 1::2, 0::2] of a (2, 6, 6, 3) tensor as frontend/aten.py spells it, then an exp.
 constexpr const char* kOddRowsEvenColumns =
