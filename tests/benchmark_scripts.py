@@ -101,7 +101,7 @@ def interpreted_probe(
             done = _interpreted_child([script, str(folder)], child_python_path, timeout=900)
             return done.stdout.splitlines()[-1]
 
-        return json.loads(_once_per_run(tmp_path_factory, _probe_key(script, folder), child))
+        return json.loads(once_per_run(tmp_path_factory, _probe_key(script, folder), child))
 
     return run
 
@@ -114,7 +114,7 @@ def _probe_key(script: str, folder: pathlib.Path) -> str:
     return digest.hexdigest()[:32]
 
 
-def _once_per_run(tmp_path_factory: pytest.TempPathFactory, key: str,
+def once_per_run(tmp_path_factory: pytest.TempPathFactory, key: str,
                   compute: Callable[[], str]) -> str:  # fmt: skip
     """compute(), run once in a pytest-xdist run: its text is kept in the folder the run's
     workers share (the parent of each worker's base temp, xdist's documented recipe), under an
