@@ -213,13 +213,15 @@ def test_the_strict_alternative_accepts_only_what_the_mode_allows() -> None:
     near = (exact * (1 + 4e-3)).to(torch.bfloat16)  # within 1e-2 of the exact answer only
     assert cmp.judge([near], _expected(ref, exact), *tol) is None
     # 3% off both, but nearer the exact answer than the mode's reference (eager in bf16): no
-    # less exact than the baseline, and the verdict says that is why (_within_baseline_error)
+    # less exact than the baseline, and the verdict says that is why (_less_exact_than_baseline)
     far = (exact * 1.03).to(torch.bfloat16)
     expected = _expected(ref, exact)
     assert cmp.judge([far], expected, *tol) is None and expected.by_baseline_error
     farther = (exact * 1.08).to(torch.bfloat16)  # 2.1 times the reference's error norm
     expected = _expected(ref, exact)
-    assert cmp.judge([farther], expected, *tol) is not None and not expected.by_baseline_error
+    why = cmp.judge([farther], expected, *tol)
+    assert why is not None and not expected.by_baseline_error
+    assert "error norm against the float64 answer 2.1" in why, why
     wide = exact.clone()  # the exact values, in float32 where bf16 was asked
     assert "dtype torch.float32" in cmp.judge([wide], _expected(ref, exact), *tol)
 

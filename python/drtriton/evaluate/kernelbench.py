@@ -243,7 +243,7 @@ def build_record(problem: dict[str, Any], outcome: dict[str, Any], device: str,
         "opaque_calls": opaque if isinstance(opaque, list | tuple) else None,
         "reason": verdict.get("reason"),
         # Input sets judged correct only as no less exact than eager in the mode, where eager
-        # is itself outside the tolerance (verify/compare.py _within_baseline_error).
+        # is itself outside the tolerance (verify/compare.py _less_exact_than_baseline).
         "baseline_error_sets": flat.get("baseline_error_sets"),
         "unfused": _unfused(segments),
         "tried": _tried(segments),

@@ -376,7 +376,7 @@ class _Judgement:
             previous = (i, fetch_output(worker, f"out{i}.pt"))  # file work: no lock
         verdict = Verdict("correct", reason=f"{opts.trials} input sets match", trials=opts.trials)
         relative = sum(ref.by_baseline_error for ref in refs)
-        if relative:  # compare._within_baseline_error: said in the verdict, never silent
+        if relative:  # compare._less_exact_than_baseline: said in the verdict, never silent
             verdict.reason += (f" ({relative} only as no less exact than eager {self.mode.name},"
                                " itself outside the tolerance there)")  # fmt: skip
             verdict.extra["baseline_error_sets"] = relative
