@@ -187,9 +187,9 @@ NOISE_BLOCK = 1024
 def _less_exact_than_baseline(out: list[Any], expected: Expected, strict_ref: Expected,
                               atol: float | None, rtol: float | None) -> str | None:  # fmt: skip
     """A mode other than fp32, where both the mode's reference and the strict evaluation reject
-    `out`: None where `out` is no less exact than the mode's own reference, else how it is
-    less exact (one line for the verdict). Whether `out` is no less exact than the mode's own reference (eager PyTorch in the
-    mode, the baseline it is timed against). In a task that is ill-conditioned in that
+    `out`: None where `out` is no less exact than the mode's own reference (eager PyTorch in
+    the mode, the baseline it is timed against), else which bound it fails (one clause for the
+    verdict). In a task that is ill-conditioned in that
     precision (a batch norm over channels whose spread is near bf16's rounding) eager itself
     fails the strict evaluation, and torch.compile, or any kernel that rounds differently,
     fails both: a rule the baseline cannot meet. Against the exact answer x (the strict
