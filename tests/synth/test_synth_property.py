@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import time
 from concurrent.futures import ProcessPoolExecutor
 
 import torch
 from meta_check import run_and_compare
 
 from drtriton import catalog
-from drtriton.synth import Synthesizer, synthesize
+from drtriton.synth import Synthesizer, bounds, synthesize
 
 THREADS = os.cpu_count() or 1
 
@@ -43,19 +42,22 @@ def test_10k_programs_match_torch_on_meta():
 
 def test_tiny_programs_run_on_cpu():
     records = synthesize(300, levels="1-5", preset="tiny", seed=7, threads=THREADS)
+    # What keeps the tiny preset fast in Triton's interpreter is its size: no tensor of a
+    # program, input or intermediate, above the preset's element bound (a wall-clock bound
+    # here failed CI at 1.03 s under load against ~35 ms alone).
+    elem_max = bounds("tiny")["elem_max"]
     nonfinite = 0
-    slowest = 0.0
+    largest = 0
     for r in records:
         torch.manual_seed(r["seed"] % 2**31)
-        start = time.perf_counter()
         values = run_and_compare(r["source"], device="cpu")
-        slowest = max(slowest, time.perf_counter() - start)
+        largest = max(largest, *(v.numel() for v in values.values() if torch.is_tensor(v)))
         out = values[r["source"].split("    return ")[1].split()[0]]
         if out.is_floating_point() and not torch.isfinite(out).all():
             nonfinite += 1
     # log and sqrt only see torch.rand inputs; overflow (exp of exp) stays rare.
     assert nonfinite <= len(records) // 50, nonfinite
-    assert slowest < 1.0, slowest
+    assert 0 < largest <= elem_max, (largest, elem_max)
 
 
 def test_every_compute_operator_appears_in_20k_paper_programs():
