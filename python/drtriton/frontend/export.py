@@ -7,11 +7,20 @@ mean/var arithmetic, and so on, which no longer reads as one catalog operator.
 Recurrent layers (LSTM, GRU, RNN) are kept whole too, as opaque PyTorch calls: decomposed,
 they unroll into one cell per time step and layer (KernelBench's L3 35 LSTM became 55,350 ATen
 operators, and its search and export ran past the 240 s problem limit).
+Small scaled dot-product attention calls are kept whole as well, one
+`F.scaled_dot_product_attention` call each: decomposed, each became 16 lines (two scaled
+matmuls, softmax, the eight-line guard for fully masked rows of `_safe_softmax`) that run as
+separate PyTorch kernels where eager launches one fused attention kernel, and a launch-bound
+call gives the teacher nothing to win (KernelBench L3 28, nn.TransformerEncoder: 2 MFLOP a call,
+all 96 such lines of its 6 layers stayed in PyTorch, 0.71x eager on the H200; kept whole,
+each layer has 15 lines fewer). Large ones are decomposed: their products are where the
+teacher's tensor-core kernels can beat eager's float32 attention (L1 97: 1.1 TFLOP a call).
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,6 +38,11 @@ RECURRENT = [
     for packet in (_aten.lstm, _aten.gru, _aten.rnn_tanh, _aten.rnn_relu)
     for overload in (packet.input, packet.data)
 ]
+ATTENTION = _aten.scaled_dot_product_attention.default
+# Matmul FLOPs of one attention call (2·batch·Lq·Lk·(D + Dv)) below which it is kept whole:
+# 16 launches of ~5 us outweigh its products up to about 2^32 FLOPs at the ~50 TFLOP/s of
+# float32 (L3 28 and 32: 2 and 0.3 MFLOP; L1 97: 1.1 TFLOP).
+ATTENTION_WHOLE_BELOW_FLOPS = 2**32
 
 
 @dataclass
@@ -121,4 +135,24 @@ def export_model(task: LoadedTask) -> torch.export.ExportedProgram:
     with torch.no_grad(), warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=_LEAFSPEC_WARNING, category=FutureWarning)
         exported = torch.export.export(task.model, tuple(task.inputs))
-        return exported.run_decompositions(decompositions())
+        table = decompositions()
+        if _attention_is_small(exported.graph):
+            table.pop(ATTENTION, None)
+        return exported.run_decompositions(table)
+
+
+def attention_flops(node: torch.fx.Node) -> int:
+    """The two products' FLOPs of one aten.scaled_dot_product_attention node."""
+    query, key, value = (arg.meta["val"] for arg in node.args[:3])
+    *batch, lq, head_dim = query.shape
+    return 2 * math.prod(batch) * lq * key.shape[-2] * (head_dim + value.shape[-1])
+
+
+def _attention_is_small(graph: torch.fx.Graph) -> bool:
+    """Every attention call of the graph is below ATTENTION_WHOLE_BELOW_FLOPS (one large call
+    decomposes them all: the teacher may win there, and the layers of a model are alike)."""
+    return all(
+        attention_flops(node) < ATTENTION_WHOLE_BELOW_FLOPS
+        for node in graph.nodes
+        if node.target is ATTENTION
+    )

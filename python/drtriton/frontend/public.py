@@ -83,11 +83,20 @@ _POSITIONAL: dict[str, Callable[[list[Any], Literal], str | None]] = {
 }
 
 
+def _attention(args: list[Any], kwargs: dict[str, Any], lit: Literal) -> str:
+    """aten.scaled_dot_product_attention: the same arguments as F.scaled_dot_product_attention
+    (scale and enable_gqa keyword-only in both); torch has no top-level function of the name."""
+    rendered = [lit(a) for a in args] + [f"{k}={lit(v)}" for k, v in kwargs.items()]
+    return f"F.scaled_dot_product_attention({', '.join(rendered)})"
+
+
 def public_call(target: Any, args: list[Any], kwargs: dict[str, Any], lit: Literal) -> str | None:
     """`target(*args, **kwargs)` (an ATen OpOverload) in public PyTorch, or None."""
     name = target._schema.name.split("::")[-1]
     if name == "_to_copy":
         return _to_copy(args, kwargs, lit)
+    if name == "scaled_dot_product_attention":
+        return _attention(args, kwargs, lit)
     if name in _POSITIONAL:
         return None if kwargs else _POSITIONAL[name](list(args), lit)
     if name.startswith("_"):
