@@ -74,6 +74,24 @@ std::string Erf(const Ins& in, const Attrs&) { return Call("tl.erf", in); }
 std::string Log2(const Ins& in, const Attrs&) { return Call("tl.log2", in); }
 std::string Exp2(const Ins& in, const Attrs&) { return Call("tl.exp2", in); }
 std::string Floor(const Ins& in, const Attrs&) { return Call("tl.floor", in); }
+// Kahan's corrections (Goldberg 1991, thm. 4): log1p(x) = log(u) * x / (u - 1) with u = 1 + x
+// rounded, x itself where u rounds to 1; expm1(x) = (u - 1) * x / log(u) with u = e ** x,
+// x where u rounds to 1 and -1 where u - 1 does.  The rounding of u cancels in the ratio, so
+// both stay within a few ulp of the float64 answer near 0, where log(1 + x) and exp(x) - 1
+// lose every digit (x = 1e-6: 5% off).  Libdevice's log1pf and expm1f are not in the
+// interpreter.  inf, -inf and NaN give what torch gives.
+std::string Log1p(const Ins& in, const Attrs&) {
+  const std::string& x = in[0];
+  const std::string u = "(1.0 + " + x + ")";
+  return "tl.where(" + u + " == 1.0, " + x + ", tl.where(" + u + " == float('inf'), " + u +
+         ", tl.log(" + u + ") * (" + x + " / (" + u + " - 1.0))))";
+}
+std::string Expm1(const Ins& in, const Attrs&) {
+  const std::string& x = in[0];
+  const std::string u = "tl.exp(" + x + ")";
+  return "tl.where(" + u + " == 1.0, " + x + ", tl.where(" + u + " - 1.0 == -1.0, -1.0, tl.where(" +
+         u + " == float('inf'), " + u + ", (" + u + " - 1.0) * (" + x + " / tl.log(" + u + ")))))";
+}
 std::string LogicalNot(const Ins& in, const Attrs&) {
   return "(" + in[0] + " == 0)";  // a bool lane: true is 1
 }

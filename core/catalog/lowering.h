@@ -52,6 +52,8 @@ std::string Erf(const Ins& in, const Attrs& attrs);
 std::string Log2(const Ins& in, const Attrs& attrs);
 std::string Exp2(const Ins& in, const Attrs& attrs);
 std::string Floor(const Ins& in, const Attrs& attrs);
+std::string Log1p(const Ins& in, const Attrs& attrs);
+std::string Expm1(const Ins& in, const Attrs& attrs);
 std::string LogicalNot(const Ins& in, const Attrs& attrs);
 std::string Pow(const Ins& in, const Attrs& attrs);
 std::string Clamp(const Ins& in, const Attrs& attrs);  // clamp and hardtanh: (min, max)

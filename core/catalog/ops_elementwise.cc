@@ -136,6 +136,17 @@ void AddElementwiseOps(std::vector<OpInfo>& out) {
   out.push_back(Unary("floor", "torch.floor", "torch.floor", kFrontendOnly, 1,
                       "largest integer at most x")
                     .Lower(lowering::Floor));
+  // log(1 + x) and e ** x - 1, exact near 0: logsigmoid, softplus written out and
+  // binary_cross_entropy(_with_logits) export to them.  FLOPs: log(1 + x), exp(x) - 1.
+  out.push_back(Unary("log1p", "torch.log1p", "torch.log1p", kFrontendOnly | kPositiveInput, 2,
+                      "log(1 + x), x > -1")
+                    .Alias({"torch.special.log1p"})
+                    .Params({PositiveTensor("input")})
+                    .Lower(lowering::Log1p));
+  out.push_back(Unary("expm1", "torch.expm1", "torch.expm1", kFrontendOnly | kAmplifiesError, 2,
+                      "e ** x - 1")
+                    .Alias({"torch.special.expm1"})
+                    .Lower(lowering::Expm1));
 
   // Comparisons (bool results) and the selection that reads them.  masked_fill(x, m, v) is
   // where(m, v, x) with v a one-element constant (the frontend's spelling of a number).

@@ -125,6 +125,10 @@ LOSSES = {
         "torch.mean(1 - torch.nn.functional.cosine_similarity(x, torch.exp(x), dim=1))"
     ),
     "scalar_sub": "torch.ops.aten.sub.Scalar(x, 2.5) * torch.ops.aten.add.Scalar(x, 1.5)",
+    # min(0, x) against a 0-d torch.full, and log1p (logsigmoid's decomposition too).
+    "bce_with_logits": (
+        "torch.nn.functional.binary_cross_entropy_with_logits(x, torch.sigmoid(x * 0.5))"
+    ),
 }
 
 
@@ -137,6 +141,7 @@ MATH = {
     "sin_cos": "torch.sin(x) * torch.cos(2.0 * x)",
     "erf_gelu": "0.5 * x * (1.0 + torch.erf(x / 1.4142135623730951))",
     "exp2_floor": "torch.exp2(torch.floor(x * 3.0) / 4.0)",
+    "logsigmoid_expm1": "torch.nn.functional.logsigmoid(x) + torch.expm1(x * 0.01)",
     # var and std: the mean kept, the squared deviations summed over n - correction.
     "standardize": "(x - x.mean(dim=-1, keepdim=True)) / x.std(dim=-1, keepdim=True)",
     "var_of_dims": "torch.var(x.reshape(6, 5, 10), dim=(0, 2), correction=0)",

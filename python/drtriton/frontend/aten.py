@@ -456,8 +456,12 @@ def _full(a: dict[str, Any]) -> list[Step] | None:
     """torch.full(size, v) made in forward: the constant broadcast to `size`; a bool one
     (torch.ones(T, T, dtype=bool), a mask's start) as the float 0/1 constant != 0."""
     size, value, dtype = list(a["size"]), a["fill_value"], a.get("dtype")
-    if not size or not isinstance(value, int | float):
+    if not isinstance(value, int | float):
         return None
+    if not size:  # 0-d (logsigmoid's min(0, x)): one element, which broadcasts alike
+        if dtype not in (None, torch.float32):
+            return None
+        return _one("broadcast_to", input=float(value), size=[1])
     if dtype is torch.bool:
         return [("broadcast_to", {"input": float(bool(value)), "size": size}), _as_bool(PREVIOUS)]
     # No dtype: PyTorch's from the value (an int is int64, which the IR does not compute).
@@ -656,6 +660,8 @@ _UNARY = [
     "log2",
     "exp2",
     "floor",
+    "log1p",
+    "expm1",
 ]
 
 # Comparisons: bool results, read by where (masked_fill) or returned as PyTorch returns them.
