@@ -67,6 +67,13 @@ CASES = {
             *["permute", "permute"],
         ],
     ),
+    # torch.addmm written in a model: the product, each scale, the sum.
+    "addmm_scaled": (
+        "",
+        "return torch.addmm(x[0], x, x.t(), beta=0.5, alpha=2.0) + torch.addmm(x, x, x)\n",
+        "torch.randn(6, 6)",
+        ["select", "transpose", "matmul", "mul", "mul", "add", "matmul", "add", "add"],
+    ),
     "any_of_a_mask": (
         "",
         "return torch.where((x > 0.5).any(dim=1, keepdim=True), x, 0.0)\n",

@@ -625,6 +625,27 @@ def _matmul(op: str, other: str) -> Entry:
     return lambda a: _one(op, input=a["self"], **{"other" if op == "matmul" else "mat2": a[other]})
 
 
+def _addmm(a: dict[str, Any]) -> list[Step] | None:
+    """addmm(input, mat1, mat2, beta, alpha) = beta * input + alpha * (mat1 @ mat2) (torch.addmm
+    written in a model; nn.Linear exports as linear): the product, each scale where it is not
+    1, then the sum. beta = 0 ignores input, NaN included, as torch does."""
+    beta, alpha = a.get("beta", 1), a.get("alpha", 1)
+    if not (_is_number(beta) and _is_number(alpha)) or not _is_tensor(a["self"]):
+        return None
+    steps: list[Step] = [("matmul", {"input": a["mat1"], "other": a["mat2"]})]
+    if alpha != 1:
+        steps.append(("mul", {"input": PREVIOUS, "other": float(alpha)}))
+    if beta == 0:
+        return steps
+    product = Ref(len(steps) - 1)
+    bias: Any = a["self"]
+    if beta != 1:
+        steps.append(("mul", {"input": bias, "other": float(beta)}))
+        bias = PREVIOUS
+    steps.append(("add", {"input": product, "other": bias}))
+    return steps
+
+
 def _clamp(a: dict[str, Any]) -> list[Step] | None:
     if _is_tensor(a.get("min")) or _is_tensor(a.get("max")):
         return None
@@ -728,6 +749,7 @@ ATEN_TO_CATALOG: dict[Any, Entry] = {
     aten.cumprod.default: _rowwise("cumprod"),
     aten.matmul.default: _matmul("matmul", "other"),
     aten.mm.default: _matmul("matmul", "mat2"),
+    aten.addmm.default: _addmm,
     aten.bmm.default: _matmul("bmm", "mat2"),
     aten.linear.default: _same_names("linear"),
     aten.transpose.int: _transpose,
