@@ -45,7 +45,7 @@ DOC_FLOPS_PER_ELEMENT = {
     **dict.fromkeys("elu hardsigmoid silu".split(), 4),
     **dict.fromkeys("selu hardswish mish gelu".split(), 5),
     "softplus": 6,
-    **dict.fromkeys("sum mean amax amin argmax argmin cumsum cumprod".split(), 1),
+    **dict.fromkeys("sum mean amax amin prod argmax argmin cumsum cumprod".split(), 1),
     "logsumexp": 4,
     "softmax": 5,
     "log_softmax": 5,

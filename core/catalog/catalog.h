@@ -137,6 +137,7 @@ enum class RowKind {
   kMean,
   kMax,
   kMin,
+  kProd,  // walked one element at a time, as cumprod (rows_emitter.h Sequential)
   kArgmax,
   kArgmin,
   kLogsumexp,

@@ -43,6 +43,10 @@ void AddReductionOps(std::vector<OpInfo>& out) {
   out.push_back(Reduce("mean", 0, 1, "mean over dim").Row(RowKind::kMean));
   out.push_back(Reduce("amax", 0, 1, "max over dim (values only)").Row(RowKind::kMax));
   out.push_back(Reduce("amin", 0, 1, "min over dim (values only)").Row(RowKind::kMin));
+  // Frontend-only: a product of a synthesized program's dozens of randn values leaves
+  // float32's range, which would make the synthesizer's programs all 0 or inf.
+  out.push_back(Reduce("prod", kAmplifiesError | kFrontendOnly, 1, "product over dim")
+                    .Row(RowKind::kProd));
   out.push_back(Reduce("argmax", kIndexResult, 1, "index of the max over dim, int64")
                     .Row(RowKind::kArgmax));
   out.push_back(Reduce("argmin", kIndexResult, 1, "index of the min over dim, int64")

@@ -454,6 +454,8 @@ void RowsEmitter::EmitOp() {
       ReduceRow("result", op_ == RowOp::kMax ? "max" : "min", /*propagate_nan=*/true);
       StoreReduced("result");
       return;
+    case RowOp::kProd:
+      return EmitProd();
     case RowOp::kArgmax:
     case RowOp::kArgmin:
       return EmitArg(op_ == RowOp::kArgmax);
@@ -580,6 +582,16 @@ void RowsEmitter::EmitScan(bool is_prod) {
       w_.Line("carry = tl.sum(tl.where(last, out, 0.0), axis=1, keep_dims=True)");
     }
   });
+}
+
+// The product of each row in its order, in float32 as torch.prod computes it on the CPU and
+// the GPU: one element a step (Sequential), so that the rounding and where a partial product
+// leaves float32's range follow the row (a tile's tree order overflows or underflows in other
+// places).  BLOCK_R is 1: the running product is [BLOCK_O, 1], the reduced value's shape.
+void RowsEmitter::EmitProd() {
+  w_.Line("acc = tl.full([BLOCK_O, 1], 1.0, dtype=tl.float32)");
+  ForEachBlock("0", [&](const std::string& x) { w_.Line("acc = acc * tl.where(mask, " + x + ", 1.0)"); });
+  StoreReduced("acc");
 }
 
 // Walking from the row's end into an unflipped result (flip-cumsum): the j-th scanned lane,

@@ -47,7 +47,7 @@ class RowsEmitter {
   EmittedKernel EmitColumnStatsCombine();
   bool Combinable() const {
     return op_ != RowOp::kArgmax && op_ != RowOp::kArgmin && op_ != RowOp::kCumsum &&
-           op_ != RowOp::kCumprod && op_ != RowOp::kNllLoss;
+           op_ != RowOp::kCumprod && op_ != RowOp::kProd && op_ != RowOp::kNllLoss;
   }
   // nll_loss with reduction 'mean' or 'sum': its rows kernel stores each program's partial sum
   // (and count of rows not ignored), and a kernel of one program (Role::kTotal) adds them up.
@@ -65,8 +65,8 @@ class RowsEmitter {
   }
   void WritePrologue();
   EmittedKernel Launch(const std::string& name, std::vector<std::string> constexprs);
-  // cumprod walks R one element at a time (heuristics.h: ChooseSequentialRows).
-  bool Sequential() const { return op_ == RowOp::kCumprod; }
+  // cumprod and prod walk R one element at a time (heuristics.h: ChooseSequentialRows).
+  bool Sequential() const { return op_ == RowOp::kCumprod || op_ == RowOp::kProd; }
   // A cumsum of a flip along the scan dim walks the row from its end (ScanInputFlip).
   bool Reversed() const { return input_flip_ != nullptr; }
   const Node* ScanInputFlip() const;
@@ -169,6 +169,7 @@ class RowsEmitter {
   void EmitReduceBroadcast();
   void EmitArg(bool is_max);
   void EmitScan(bool is_prod);
+  void EmitProd();
   // Writes `name`: `x` with each group of kGroup lanes reversed (in registers).
   std::string ReverseGroups(const std::string& x, const std::string& name);
   void EmitLogsumexp();

@@ -149,6 +149,9 @@ MATH = {
     "erf_gelu": "0.5 * x * (1.0 + torch.erf(x / 1.4142135623730951))",
     "exp2_floor": "torch.exp2(torch.floor(x * 3.0) / 4.0)",
     "logsigmoid_expm1": "torch.nn.functional.logsigmoid(x) + torch.expm1(x * 0.01)",
+    # prod along an outer dim (rows side by side) and the contiguous one; of all elements.
+    "prod_dims": "torch.prod(x, dim=0) + torch.prod(x * 0.9, dim=1, keepdim=True)",
+    "prod_all": "torch.prod(x[:3, :8] + 1.0)",
     # var and std: the mean kept, the squared deviations summed over n - correction.
     "standardize": "(x - x.mean(dim=-1, keepdim=True)) / x.std(dim=-1, keepdim=True)",
     "var_of_dims": "torch.var(x.reshape(6, 5, 10), dim=(0, 2), correction=0)",
