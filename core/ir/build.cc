@@ -57,7 +57,8 @@ Program CanonicallyNamed(const Program& program) {
   for (ValueId id : program.inputs()) {
     const Value& v = program.value(id);
     const std::string name = "x" + std::to_string(named.inputs().size());
-    to.emplace(id.index, named.AddInput(name, v.shape, v.create_op, v.range).value());
+    to.emplace(id.index,
+               named.AddInput(name, v.shape, v.create_op, v.range, v.dtype == "bool").value());
   }
   int next = 0;
   for (const Node& node : program.nodes()) {
@@ -89,6 +90,7 @@ std::string CanonicalKey(const Program& program) {
     key += ref(id) + "=" + GetOp(v.create_op).name + "(";
     if (v.dtype == "int64")  // randint's range is part of the task
       key += std::to_string(v.range.low) + ":" + std::to_string(v.range.high) + ";";
+    if (v.dtype == "bool") key += "bool;";
     for (int64_t d : v.shape) key += std::to_string(d) + ",";
     key += ");";
   }

@@ -409,17 +409,25 @@ struct InputSpec {
   OpId create = kInvalidOp;
   Shape shape;
   IndexRange range;  // torch.randint
+  bool boolean = false;  // torch.randint(0, 2, size, dtype=torch.bool)
   int line = 0;
 };
 
 // torch.randint(high, size) or torch.randint(low, high, size), the size one tuple or list
-// (or size=...): class indices, int64.
+// (or size=...): class indices, int64; with dtype=torch.bool (and (0, 2)) a bool mask.
 Result<InputSpec> ToIndexInputSpec(const CallExpr& call, InputSpec spec) {
   std::vector<int64_t> bounds;
   bool sized = false;
   for (const ArgExpr& arg : call.args) {
     const bool list = !arg.is_name && arg.literal.type == AttrType::kIntList;
     const bool integer = !arg.is_name && arg.literal.type == AttrType::kInt;
+    if (arg.keyword == "dtype") {
+      if (!arg.is_name || arg.name != "torch.bool")
+        return MakeError(call.callee + " takes dtype=torch.bool or no dtype, got " + arg.text,
+                         call.line);
+      spec.boolean = true;
+      continue;
+    }
     if (!arg.keyword.empty() && arg.keyword != "size")
       return MakeError("unknown keyword '" + arg.keyword + "' for " + call.callee, call.line);
     if (list && !sized) {
@@ -526,7 +534,8 @@ class BodyParser {
                        specs_line);
     }
     for (size_t k = 0; k < specs.size(); ++k) {
-      auto id = program_.AddInput(fn.params[k], specs[k].shape, specs[k].create, specs[k].range);
+      auto id = program_.AddInput(fn.params[k], specs[k].shape, specs[k].create, specs[k].range,
+                                  specs[k].boolean);
       if (!id) return MakeError(id.error().message, specs[k].line);
       defined_at_[fn.params[k]] = fn.line;
     }

@@ -95,6 +95,31 @@ TEST(ParserTest, ClassIndicesFromRandintRoundTrip) {
   }
 }
 
+// A mask passed to forward: torch.randint(0, 2, size, dtype=torch.bool), dtype bool, read
+// where a comparison's result is (torch.where's condition).
+TEST(ParserTest, BoolMaskInputsRoundTrip) {
+  const std::string text =
+      "import torch\n"
+      "import torch.nn.functional as F\n"
+      "\n"
+      "def fused_operator(x0, x1):\n"
+      "    t0 = torch.where(x1, x0, x0)\n"
+      "    return t0\n"
+      "\n"
+      "def get_inputs():\n"
+      "    return [torch.randn(4, 8), torch.randint(0, 2, (4, 8), dtype=torch.bool)]\n";
+  const Program p = ParseOk(text);
+  EXPECT_EQ(p.Print(), text);
+  EXPECT_EQ(p.value(p.inputs()[1]).dtype, "bool");
+  // Another dtype, or a range other than [0, 2), is not a mask.
+  std::string wide = text;
+  wide.replace(wide.find("(0, 2, "), 7, "(0, 3, ");
+  EXPECT_FALSE(Parse(wide).ok());
+  std::string other = text;
+  other.replace(other.find("torch.bool"), 10, "torch.int8");
+  EXPECT_FALSE(Parse(other).ok());
+}
+
 TEST(ParserTest, KeywordAndPositionalFormsPrintTheSame) {
   EXPECT_EQ(PrintedLine("torch.sum(x0, 1)"), "torch.sum(x0, 1)");
   EXPECT_EQ(PrintedLine("torch.sum(x0, dim=1)"), "torch.sum(x0, 1)");

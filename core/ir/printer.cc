@@ -68,7 +68,8 @@ std::string PrintCreate(const Value& input) {
       size += (k ? ", " : "") + std::to_string(input.shape[k]);
     return op.spelling + "(" + std::to_string(input.range.low) + ", " +
            std::to_string(input.range.high) + ", (" + size +
-           (input.shape.size() == 1 ? ",))" : "))");
+           (input.shape.size() == 1 ? ",)" : ")") +
+           (input.dtype == "bool" ? ", dtype=torch.bool)" : ")");
   }
   std::string text = op.spelling + "(";
   for (size_t k = 0; k < input.shape.size(); ++k) {

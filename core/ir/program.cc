@@ -271,7 +271,7 @@ Result<ValueId> Program::AddValue(Value value) {
 }
 
 Result<ValueId> Program::AddInput(std::string name, Shape shape, OpId create_op,
-                                  IndexRange range) {
+                                  IndexRange range, bool boolean) {
   if (create_op < 0 || static_cast<size_t>(create_op) >= Catalog().size() ||
       GetOp(create_op).kind != OpKind::kCreate) {
     return MakeError("input '" + name +
@@ -284,6 +284,9 @@ Result<ValueId> Program::AddInput(std::string name, Shape shape, OpId create_op,
                      std::to_string(range.high) + "): randint needs 0 <= low < high");
   if (!indices && !(range == IndexRange{}))
     return MakeError("input '" + name + "': only torch.randint draws from a range");
+  if (boolean && !(indices && range == IndexRange{0, 2}))
+    return MakeError("input '" + name + "': a bool input is torch.randint(0, 2, size, "
+                     "dtype=torch.bool)");
   if (shape.empty()) return MakeError("input '" + name + "' needs at least one dimension");
   if (auto bad = CheckShape(shape)) {
     return MakeError("input '" + name + "' has shape " + ShapeText(shape) + ": " + *bad);
@@ -293,7 +296,7 @@ Result<ValueId> Program::AddInput(std::string name, Shape shape, OpId create_op,
   value.shape = std::move(shape);
   value.create_op = create_op;
   value.range = range;
-  if (indices) value.dtype = "int64";
+  if (indices) value.dtype = boolean ? "bool" : "int64";
   auto id = AddValue(std::move(value));
   if (id) inputs_.push_back(id.value());
   return id;

@@ -59,7 +59,10 @@ class Program {
  public:
   // Adds a parameter of fused_operator, created in get_inputs() by `create_op`; an int64
   // one (torch.randint) draws from `range`, which must be non-empty and start at 0 or above.
-  Result<ValueId> AddInput(std::string name, Shape shape, OpId create_op, IndexRange range = {});
+  // `boolean`: a mask passed to forward, torch.randint(0, 2, size, dtype=torch.bool) (dtype
+  // "bool"; operators read it where they read a comparison's result).
+  Result<ValueId> AddInput(std::string name, Shape shape, OpId create_op, IndexRange range = {},
+                           bool boolean = false);
   // Appends `result_name = op(...)`, checking arity, handles, attribute types, dims and
   // strict choices (loose choices and ranges are the synthesizer's; see attr.h) and the
   // catalog's shape rule.  An int where a float is meant is stored as that float.

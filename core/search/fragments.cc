@@ -74,12 +74,14 @@ Result<Fragment> MakeFragment(const Program& program, int start, int end,
   std::unordered_map<int32_t, ValueId> local;
   for (const auto& [id, positive] : ExternalInputs(program, start, end)) {
     const Value& value = program.value(id);
-    // A program input keeps its create op (randint's indices their range); a computed value
-    // becomes a float32 input, so computed indices or masks cannot cross a fragment's edge.
+    // A program input keeps its create op (randint's indices their range, a mask its dtype);
+    // a computed value becomes a float32 input, so computed indices or masks cannot cross a
+    // fragment's edge.
     if (value.dtype != "float32" && value.producer.valid())
       return MakeError("fragment reads " + value.name + " of dtype " + value.dtype);
     const OpId create = value.producer.valid() ? (positive ? rand : randn) : value.create_op;
-    auto input = fragment.program.AddInput(value.name, value.shape, create, value.range);
+    auto input = fragment.program.AddInput(value.name, value.shape, create, value.range,
+                                           !value.producer.valid() && value.dtype == "bool");
     if (!input) return input.error();
     local.emplace(id.index, input.value());
     fragment.inputs.push_back(value.name);

@@ -594,11 +594,16 @@ def _shape_args(shape: list[int]) -> str:
     return "(" + ", ".join(str(d) for d in shape) + ")"
 
 
-def make_input(shape: list[int], positive: bool = False, high: int | None = None) -> str:
+def make_input(
+    shape: list[int], positive: bool = False, high: int | None = None, boolean: bool = False
+) -> str:
     """get_inputs()'s call for a program input: torch.randint(0, high, ...) for class indices
-    (int64), torch.rand where a use needs positive values, torch.randn otherwise."""
+    (int64), torch.randint(0, 2, ..., dtype=torch.bool) for a mask, torch.rand where a use
+    needs positive values, torch.randn otherwise."""
+    size = ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "")
+    if boolean:
+        return f"torch.randint(0, 2, ({size}), dtype=torch.bool)"
     if high is not None:
-        size = ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "")
         return f"torch.randint(0, {high}, ({size}))"
     return ("torch.rand" if positive else "torch.randn") + _shape_args(shape)
 

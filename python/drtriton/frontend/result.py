@@ -78,15 +78,17 @@ class FrontendResult:
         run.outputs = [line.result for line in run.lines if line.result in read_later]
         if run.lines[0].opaque or not run.outputs:
             return
-        # A task's inputs are float32, or int64 class indices (drawn within the dim they index).
+        # A task's inputs are float32, int64 class indices (drawn within the dim they index), or
+        # bool masks passed to forward; a mask computed by an opaque line is one too.
         indices = {n for n in run.inputs if self.tensors[n].dtype == "int64"}
-        if any(self.tensors[n].dtype != "float32" for n in set(run.inputs) - indices):
+        masks = {n for n in run.inputs if self.tensors[n].dtype == "bool"}
+        if any(self.tensors[n].dtype != "float32" for n in set(run.inputs) - indices - masks):
             return
         if any(n not in self.index_bounds for n in indices):
             return
         positive = {i.name for i in self.inputs if i.positive}
         makes = [
-            make_input(self.tensors[n].shape, n in positive, self.index_bounds.get(n))
+            make_input(self.tensors[n].shape, n in positive, self.index_bounds.get(n), n in masks)
             for n in run.inputs
         ]
         ok, program, _ = _core.parse(render_task(run.inputs, run.lines, run.outputs, makes))

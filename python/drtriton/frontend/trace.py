@@ -71,12 +71,14 @@ def from_module_source(
     task = load_module_task(code, seed, training, fake_inputs=fake_inputs)
     exported = export_model(task)
     lowering = _lower(task, exported, batch_statistics)
-    makes = [make_input(i.shape, i.positive, i.high) for i in lowering.inputs]
+    makes = [make_input(i.shape, i.positive, i.high, i.dtype == "bool") for i in lowering.inputs]
     source = render_task([i.name for i in lowering.inputs], lowering.lines, lowering.outputs, makes)
     program_text = None
-    # A program's inputs are float32, or int64 class indices that catalog lines index with.
+    # A program's inputs are float32, int64 class indices that catalog lines index with, or
+    # bool masks (torch.where's condition).
     if all(not line.opaque for line in lowering.lines) and all(
-        i.dtype == "float32" or (i.dtype == "int64" and i.high is not None) for i in lowering.inputs
+        i.dtype in ("float32", "bool") or (i.dtype == "int64" and i.high is not None)
+        for i in lowering.inputs
     ):
         ok, program, _ = _core.parse(source)
         program_text = program["source"] if ok else None
