@@ -77,6 +77,7 @@ RowsEmitter::RowsEmitter(const GroupContext& ctx, const Node& node, Role role)
   const bool columns = op_ == RowOp::kBatchNorm && !ctx.generic() && rows_ > 1 &&
                        Product(layout_.r_shape) == layout_.r_shape[0];
   strided_r_ = columns || (!IsNorm(op_) && ReducedDimStrided(ctx, row_input_, layout_));
+  tiled_products_ = Products() && ctx.variant % 2 == 1 && ReducesInnermost();
   // Generic mode: block caps for a large problem (the wrapper shrinks the blocks to the
   // runtime sizes), and the loops, which run zero times past a row that fits.
   const int64_t rows_hint = ctx.generic() ? kUnknownSize : rows_;
@@ -132,7 +133,7 @@ RowsEmitter::RowsEmitter(const GroupContext& ctx, const Node& node, Role role)
 // reads one element a row at a time: both read the flip as index arithmetic.  Flips have
 // literal sizes only (sizes.cc GenericBlocker), as have the mirrored indices.
 const Node* RowsEmitter::ScanInputFlip() const {
-  if (Sequential() || !layout_.trailing || config_.block_r < kGroup) return nullptr;
+  if (Products() || !layout_.trailing || config_.block_r < kGroup) return nullptr;
   const NodeId producer = p_.value(node_.tensors[0]).producer;
   if (!producer.valid()) return nullptr;
   const Node& flip = p_.node(producer);
@@ -560,10 +561,19 @@ void RowsEmitter::EmitScan(bool is_prod) {
   w_.Line("carry = tl.full([BLOCK_O, 1], " + identity + ", dtype=" + carry_type + ")");
   ForEachBlock("0", [&](const std::string& x) {
     w_.Line("xm = tl.where(mask, " + x + ", " + identity + ")");
-    if (is_prod) {  // BLOCK_R is 1: the running product is the output and the next carry
+    if (is_prod && Sequential()) {  // BLOCK_R is 1: the product is the output and the carry
       w_.Line("out = carry * xm.to(carry.dtype)");
       StoreElements("out.to(tl.float32)");
       if (!single_) w_.Line("carry = out");
+      return;
+    }
+    if (is_prod) {  // tiled: the block's running products, times the rows' carry
+      w_.Line("out = tl.cumprod(xm, axis=1).to(carry.dtype) * carry");
+      StoreElements("out.to(tl.float32)");
+      if (!single_) {
+        w_.Line("last = tl.arange(0, BLOCK_R)[None, :] == BLOCK_R - 1");
+        w_.Line("carry = tl.sum(tl.where(last, out, 0.0), axis=1, keep_dims=True)");
+      }
       return;
     }
     // Walking from the row's end, the block is scanned in descending order of r (its groups
@@ -584,14 +594,23 @@ void RowsEmitter::EmitScan(bool is_prod) {
   });
 }
 
-// The product of each row in its order, in float32 as torch.prod computes it on the CPU and
-// the GPU: one element a step (Sequential), so that the rounding and where a partial product
-// leaves float32's range follow the row (a tile's tree order overflows or underflows in other
-// places).  BLOCK_R is 1: the running product is [BLOCK_O, 1], the reduced value's shape.
+// The product of each row in float32, as torch.prod computes it on the CPU and the GPU.
+// Sequential: one element a step, so that the rounding and where a partial product leaves
+// float32's range follow the row (a tile's tree order overflows or underflows in other
+// places); BLOCK_R is 1 and the running product is [BLOCK_O, 1], the reduced value's shape.
 void RowsEmitter::EmitProd() {
-  w_.Line("acc = tl.full([BLOCK_O, 1], 1.0, dtype=tl.float32)");
+  if (Sequential()) {
+    w_.Line("acc = tl.full([BLOCK_O, 1], 1.0, dtype=tl.float32)");
+    ForEachBlock("0", [&](const std::string& x) { w_.Line("acc = acc * tl.where(mask, " + x + ", 1.0)"); });
+    return StoreReduced("acc");
+  }
+  // Tiled: each lane's product over the blocks, then the lanes' (tl.cumprod's last lane: Triton
+  // has no product reduction).
+  w_.Line("acc = tl.full([BLOCK_O, BLOCK_R], 1.0, dtype=tl.float32)");
   ForEachBlock("0", [&](const std::string& x) { w_.Line("acc = acc * tl.where(mask, " + x + ", 1.0)"); });
-  StoreReduced("acc");
+  w_.Line("last = tl.arange(0, BLOCK_R)[None, :] == BLOCK_R - 1");
+  w_.Line("result = tl.sum(tl.where(last, tl.cumprod(acc, axis=1), 0.0), axis=1, keep_dims=True)");
+  StoreReduced("result");
 }
 
 // Walking from the row's end into an unflipped result (flip-cumsum): the j-th scanned lane,

@@ -1,5 +1,9 @@
-"""The teacher's prod reduction: each row's product in its order, one element a step
-(core/codegen/emit_rows.cc EmitProd), specialized and shape-generic, in the interpreter."""
+"""The teacher's prod reduction and cumprod scan, in the interpreter against float64.
+
+Variant 0 multiplies each row in order, one element a step with rows side by side
+(core/codegen/emit_rows.cc EmitProd, EmitScan); odd variants along the contiguous dim
+multiply tiles of consecutive elements in tl.cumprod's tree order (rows_emitter.h
+tiled_products_). Both specialized and shape-generic."""
 
 from __future__ import annotations
 
@@ -20,17 +24,21 @@ folder = pathlib.Path(sys.argv[1])
 torch.manual_seed(0)
 report = {}
 for path in sorted(folder.glob("*.py")):
-    dim, keep, generic = path.stem.split("_")
+    op, dim, keep, generic, variant = path.stem.split("_")
     kernel = import_file(str(path), path.stem).triton_fused_operator
-    shapes = [(4, 8, 3)] + ([(5, 13, 7), (2, 3, 40)] if generic == "generic" else [])
+    shapes = [(4, 8, 3)] + ([(5, 13, 7), (2, 3, 300)] if generic == "generic" else [])
     worst = 0.0
     for shape in shapes:
         x = torch.randn(*shape)
         x[0, 0, 0] = float("inf") if shape == (4, 8, 3) else x[0, 0, 0]
         got = kernel(x)
-        want = torch.prod(x.double(), int(dim), keepdim=keep == "keep")
+        if op == "prod":
+            want = torch.prod(x.double(), int(dim), keepdim=keep == "keep")
+        else:
+            want = torch.cumprod(x.double(), int(dim))
         ok = got.shape == want.shape and torch.equal(got.isinf(), want.isinf())
-        finite = torch.isfinite(want)
+        # Where float32 holds the product with its precision (long rows underflow).
+        finite = torch.isfinite(want) & (want.abs() > 1e-30) & (want.abs() < 1e30)
         rel = ((got.double() - want).abs() / want.abs())[finite]
         worst = max(worst, float(rel.max()) if ok else float("inf"))
     report[path.stem] = worst
@@ -38,20 +46,37 @@ print(json.dumps(report))
 """
 
 
-def test_prod_along_each_dim_specialized_and_generic(
+def _write(folder: pathlib.Path, op: str, dim: int, keep: str, generic: str, variant: int) -> str:
+    line = (
+        f"t0 = torch.prod(x0, {dim}, {keep == 'keep'})"
+        if op == "prod"
+        else f"t0 = torch.cumprod(x0, {dim})"
+    )
+    source = emit(
+        task([line], "x0", "torch.randn(4, 8, 3)"),
+        variant=variant,
+        generic_shapes=generic == "generic",
+    )
+    assert ("assert tuple(" in source) == (generic == "fixed")
+    (folder / f"{op}_{dim}_{keep}_{generic}_{variant}.py").write_text(source)
+    return source
+
+
+def test_products_along_each_dim_sequential_and_tiled(
     tmp_path: pathlib.Path, interpreted_probe: Callable[[str, pathlib.Path], Any]
 ) -> None:
-    for dim in (0, 1, 2):
-        for keep in ("keep", "drop"):
-            for generic in ("generic", "fixed"):
-                line = f"t0 = torch.prod(x0, {dim}, {keep == 'keep'})"
-                source = emit(
-                    task([line], "x0", "torch.randn(4, 8, 3)"), generic_shapes=generic == "generic"
-                )
-                assert ("assert tuple(" in source) == (generic == "fixed")
-                (tmp_path / f"{dim}_{keep}_{generic}.py").write_text(source)
+    for generic in ("generic", "fixed"):
+        for variant in (0, 1):
+            for dim in (0, 1, 2):
+                for keep in ("keep", "drop"):
+                    source = _write(tmp_path, "prod", dim, keep, generic, variant)
+                    # Tiled only along the contiguous dim, and only in odd variants.
+                    assert ("tl.cumprod" in source) == (dim == 2 and variant == 1)
+            for dim in (1, 2):
+                source = _write(tmp_path, "cumprod", dim, "keep", generic, variant)
+                assert ("tl.cumprod" in source) == (dim == 2 and variant == 1)
     got = interpreted_probe(PROBE, tmp_path)
-    assert len(got) == 12
-    # float32 products of up to 40 factors against float64: ~n rounding errors of 6e-8, and
+    assert len(got) == 32
+    # float32 products of up to 300 factors against float64: ~n rounding errors of 6e-8, and
     # an inf factor gives inf (not NaN) where no factor is 0.
-    assert all(worst < 40 * 2.0**-24 for worst in got.values()), got
+    assert all(worst < 300 * 2.0**-24 for worst in got.values()), got

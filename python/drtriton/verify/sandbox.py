@@ -110,11 +110,13 @@ def kept_paths() -> list[str]:
 
     Never a masked directory itself (other workers' private directories are in /tmp), nor,
     from the search path, the current directory or sys.path[0] (the caller's script or working
-    directory; the worker has its own): a candidate has no business reading the user's files."""
+    directory; the worker has its own): a candidate has no business reading the user's files.
+    The search path is the worker interpreter's own (worker_search_path), not this process's."""
     needed = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix,
               os.path.dirname(os.path.abspath(sys.executable)),
               os.path.dirname(os.path.realpath(sys.executable)), PACKAGE_ROOT]  # fmt: skip
-    search = [*os.environ.get("PYTHONPATH", "").split(os.pathsep), *sys.path[1:]]
+    search = [*os.environ.get("PYTHONPATH", "").split(os.pathsep),
+              *worker_search_path(sys.executable, worker_pythonpath())]  # fmt: skip
     callers = {os.path.realpath(os.getcwd())}
     if sys.path and sys.path[0]:
         callers.add(os.path.realpath(sys.path[0]))
@@ -124,6 +126,35 @@ def kept_paths() -> list[str]:
         if not _under(path, tuple(outermost)):
             outermost.append(path)
     return outermost
+
+
+def worker_pythonpath() -> str:
+    """The worker's PYTHONPATH: drtriton's package root, then this process's PYTHONPATH."""
+    return os.pathsep.join([PACKAGE_ROOT, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+
+
+@functools.cache  # once per process, interpreter and PYTHONPATH
+def worker_search_path(executable: str, pythonpath: str) -> tuple[str, ...]:
+    """sys.path[1:] of the worker's interpreter (its PYTHONPATH, site-packages and what .pth
+    files add), asked of that interpreter. This process's own sys.path also holds what it
+    inserted at run time, which the worker never reads: pytest puts each test directory there,
+    and a checkout under /tmp then needed 9 directories bound into the unshare sandbox, which
+    binds 6 (the CI run of 2026-12-07 at 2298a9a). Where the interpreter cannot answer, this
+    process's sys.path stands in."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="drtriton-path-") as d:
+        env = {**os.environ, "PYTHONPATH": pythonpath, "PYTHONDONTWRITEBYTECODE": "1"}
+        try:
+            done = subprocess.run(
+                [executable, "-c", "import sys; print('\\n'.join(sys.path[1:]))"],
+                capture_output=True, text=True, timeout=60, cwd=d, env=env, check=False,
+            )  # fmt: skip
+        except (OSError, subprocess.TimeoutExpired):
+            return tuple(sys.path[1:])
+    if done.returncode != 0:
+        return tuple(sys.path[1:])
+    return tuple(line for line in done.stdout.splitlines() if line)
 
 
 def _masked_dirs(paths: list[str]) -> set[str]:
@@ -258,8 +289,7 @@ def _start_failure(level: str, executable: str) -> str | None:
 
     with tempfile.TemporaryDirectory(prefix="drtriton-probe-") as d:
         argv, _ = wrap(level, d, [executable, "-c", _START_PROBE])
-        path = os.pathsep.join([PACKAGE_ROOT, os.environ.get("PYTHONPATH", "")])
-        env = {**os.environ, "PYTHONPATH": path.rstrip(os.pathsep), "PYTHONDONTWRITEBYTECODE": "1"}
+        env = {**os.environ, "PYTHONPATH": worker_pythonpath(), "PYTHONDONTWRITEBYTECODE": "1"}
         try:
             done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=d,
                                   env=env, check=False)  # fmt: skip
