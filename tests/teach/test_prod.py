@@ -26,10 +26,14 @@ report = {}
 for path in sorted(folder.glob("*.py")):
     op, dim, keep, generic, variant = path.stem.split("_")
     kernel = import_file(str(path), path.stem).triton_fused_operator
-    shapes = [(4, 8, 3)] + ([(5, 13, 7), (2, 3, 300)] if generic == "generic" else [])
+    # Tiled: (2, 3, 20000), rows longer than a block (the carry across blocks), near 1 so that
+    # their products stay in float32's range (sequential kernels carry across every element).
+    shapes = [(4, 8, 3)]
+    if generic == "generic":
+        shapes += [(5, 13, 7), (2, 3, 300)] + ([(2, 3, 20000)] if variant == "1" else [])
     worst = 0.0
     for shape in shapes:
-        x = torch.randn(*shape)
+        x = torch.randn(*shape) if shape[-1] < 20000 else 1.0 + 0.01 * torch.randn(*shape)
         x[0, 0, 0] = float("inf") if shape == (4, 8, 3) else x[0, 0, 0]
         got = kernel(x)
         if op == "prod":
@@ -40,7 +44,7 @@ for path in sorted(folder.glob("*.py")):
         # Where float32 holds the product with its precision (long rows underflow).
         finite = torch.isfinite(want) & (want.abs() > 1e-30) & (want.abs() < 1e30)
         rel = ((got.double() - want).abs() / want.abs())[finite]
-        worst = max(worst, float(rel.max()) if ok else float("inf"))
+        worst = max(worst, (float(rel.max()) if rel.numel() else 0.0) if ok else float("inf"))
     report[path.stem] = worst
 print(json.dumps(report))
 """
@@ -77,6 +81,7 @@ def test_products_along_each_dim_sequential_and_tiled(
                 assert ("tl.cumprod" in source) == (dim == 2 and variant == 1)
     got = interpreted_probe(PROBE, tmp_path)
     assert len(got) == 32
-    # float32 products of up to 300 factors against float64: ~n rounding errors of 6e-8, and
-    # an inf factor gives inf (not NaN) where no factor is 0.
-    assert all(worst < 300 * 2.0**-24 for worst in got.values()), got
+    # float32 products against float64: rounding errors of 6e-8 adding up over the factors
+    # (at most 20000, near 1: a random walk of ~sqrt(n) of them, 1e-5), and an inf factor gives
+    # inf (not NaN) where no factor is 0.
+    assert all(worst < 1e-4 for worst in got.values()), got
