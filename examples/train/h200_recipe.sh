@@ -14,6 +14,10 @@
 #   env PAIRS=FILE  the SFT pairs (default: DATA/sft_pairs.jsonl, level 1); e.g.
 #                   DATA/sft_pairs_l1-3.jsonl.xz, the 20,161 level 1-3 pairs (README); the
 #                   tokenizer is trained on them, held-out programs among them are dropped
+#   env PROGRAMS=FILE, HELDOUT=FILE  the RL programs and held-out programs (default:
+#                   DATA/rl_programs.jsonl and DATA/heldout.jsonl, levels 1-2);
+#                   DATA/rl_programs_l1-5.jsonl and DATA/heldout_l1-5.jsonl hold levels 1-5
+#                   (prepare_l1-5.sh; 64 held-out per level: pass --eval-per-level 64)
 #   env L2_PAIRS=1  add DATA/sft_pairs_l2.jsonl (prepare_l2_pairs.sh's level-2 chains) to SFT
 #                   (default 0: level-1 pairs alone, as the paper). Needs a longer budget: in
 #                   8.6 minutes with a 0.25 SFT share the 2,558 pairs left the model at loss
@@ -50,7 +54,9 @@ device=${DEVICE:-cuda}
 py=${PYTHON:-python3}
 mkdir -p "$out"
 pairs=${PAIRS:-$data/sft_pairs.jsonl}
-for f in "$pairs" "$data/rl_programs.jsonl" "$data/heldout.jsonl"; do
+programs=${PROGRAMS:-$data/rl_programs.jsonl}
+heldout=${HELDOUT:-$data/heldout.jsonl}
+for f in "$pairs" "$programs" "$heldout"; do
     [[ -s "$f" ]] || { echo "missing $f: run examples/train/prepare_data.sh" >&2; exit 2; }
 done
 export TOKENIZERS_PARALLELISM=false
@@ -83,7 +89,7 @@ work_args=()
 [[ "${L2_PAIRS:-0}" != 0 && -s "$data/sft_pairs_l2.jsonl" ]] && \
     work_args+=(--extra-pairs "$data/sft_pairs_l2.jsonl")
 
-$py -m drtriton train-recipe --pairs "$pairs" --programs "$data/rl_programs.jsonl" \
-    --heldout "$data/heldout.jsonl" --out "$out" --minutes "$budget" --device "$device" \
+$py -m drtriton train-recipe --pairs "$pairs" --programs "$programs" \
+    --heldout "$heldout" --out "$out" --minutes "$budget" --device "$device" \
     "${sizing[@]}" "${work_args[@]}" "$@"
 echo "summary: $out/summary.json"

@@ -163,18 +163,19 @@ def test_recipe_end_to_end_cpu(pairs_file, tmp_path, monkeypatch):
     assert (work / "rl" / "config.json").is_file()
 
     # A second run continues from the first one's RL model: no SFT, RL and both evaluations;
-    # its RL takes the GRPO loss (the ablation) and the recipe's speed margin.
+    # its RL takes the GRPO loss (the ablation), the recipe's speed margin and its levels.
     import drtriton.train.rl as rl_module
 
     losses, rl_train = [], rl_module.train
     monkeypatch.setattr(rl_module, "train",
-                        lambda c, **kw: losses.append((c.loss, c.speed_margin))
+                        lambda c, **kw: losses.append((c.loss, c.speed_margin, c.levels))
                         or rl_train(c, **kw))  # fmt: skip
     second = RecipeConfig(**{**cfg.__dict__, "init_model": str(work / "rl"),
                              "work": str(tmp_path / "work2"), "out": str(tmp_path / "out2"),
-                             "minutes": 0.3, "rl_loss": "grpo", "speed_margin": 0.25})  # fmt: skip
+                             "minutes": 0.3, "rl_loss": "grpo", "speed_margin": 0.25,
+                             "rl_levels": "1,2"})  # fmt: skip
     data2 = run(second, verifier=LevelVerifier())
-    assert losses == [("grpo", 0.25)]
+    assert losses == [("grpo", 0.25, "1,2")]
     assert data2["sft"] == {"skipped": f"--init-model {work / 'rl'}"}
     assert data2["model"]["params"] == saved["model"]["params"]
     assert data2["rl"]["step"] >= 1 and "after_rl" in data2

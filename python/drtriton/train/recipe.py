@@ -1,7 +1,8 @@
 """`drtriton train-recipe`: the whole small-model experiment in one time-boxed process.
 
     tokenizer + small Qwen2 from scratch -> SFT on verified teacher pairs -> held-out eval
-    (before RL) -> DRPO on levels 1-2 with verifier rewards -> held-out eval (after RL)
+    (before RL) -> DRPO over the programs' levels (--rl-levels) with verifier rewards ->
+    held-out eval (after RL)
 
 Built for one GPU and a few minutes (examples/train/h200_recipe.sh); the same code runs on a CPU
 with a tiny model to prove the wiring. Every stage has a time budget taken from `--minutes`:
@@ -39,7 +40,8 @@ from drtriton.files import write_text_atomic
 @dataclass
 class RecipeConfig:
     pairs: str = field(metadata={"help": "verified SFT pairs (JSONL, from prepare_data.sh)"})
-    programs: str = field(metadata={"help": "RL programs, levels 1-2 (JSONL)"})
+    programs: str = field(metadata={"help": "RL programs (JSONL): the curriculum runs over the "
+                          "levels of --rl-levels that they hold"})  # fmt: skip
     heldout: str = field(metadata={"help": "held-out programs, disjoint from both (JSONL)"})
     out: str = field(metadata={"help": "small outputs: summary.json, metrics, plot"})
     extra_pairs: str = field(default="", metadata={"help": "more verified pairs for SFT, e.g. "
@@ -89,6 +91,9 @@ class RecipeConfig:
                                     "temperature (0: greedy, one deterministic answer per "
                                     "program, so before/after RL differ by the model only)"})  # fmt: skip
     eval_per_level: int = field(default=24, metadata={"help": "held-out programs per level"})
+    # prepare_data.sh's programs hold levels 1-2, prepare_l1-5.sh's levels 1-5 (issue 23).
+    rl_levels: str = field(default="1-5", metadata={"help": "RL curriculum levels, e.g. 1-5 or "
+                           "1,2 (those the programs hold)"})  # fmt: skip
     eval_samples: int = field(default=1, metadata={"help": "answers per held-out program; "
                               "more than 1 needs --eval-temperature > 0, and pass@1 is then "
                               "the mean over all answers (an estimate with less variance, of "
@@ -231,7 +236,8 @@ def run_rl(cfg: RecipeConfig, model_dir: Path, out_dir: Path, minutes: float, ma
     from drtriton.train.rl import RLConfig, train
 
     rl = RLConfig(model=str(model_dir), programs=cfg.programs, out=str(out_dir),
-                  heldout_per_level=16, levels="1-2", start_level=start_level, loss=cfg.rl_loss,
+                  heldout_per_level=16, levels=cfg.rl_levels, start_level=start_level,
+                  loss=cfg.rl_loss,
                   speed_margin=cfg.speed_margin, steps=100000, prompts_per_step=cfg.prompts_per_step,
                   group_size=cfg.group_size, lr=cfg.rl_lr, micro_batch=16,
                   warmup_updates=cfg.rl_warmup, updates_per_batch=cfg.rl_updates,
