@@ -53,6 +53,20 @@ CASES = {
         ["exp", "narrow", "narrow", "add", "select"],
     ),
     "flip": ("", "return torch.flip(torch.abs(x), [0, 2])\n", "torch.randn(2, 3, 4)", None),
+    # Nearest upsampling by whole factors: each element repeated, a broadcast between reshapes
+    # for each spatial dim that grows.
+    "upsample_nearest_2d": (
+        "self.up = nn.Upsample(scale_factor=2, mode='nearest')\n",
+        "return self.up(torch.relu(x))\n",
+        "torch.randn(2, 3, 4, 5)",
+        ["relu", *["reshape", "broadcast_to", "reshape"] * 2],
+    ),
+    "upsample_nearest_sizes": (
+        "",
+        "return torch.nn.functional.interpolate(x, size=(6, 5, 8), mode='nearest') * 2.0\n",
+        "torch.randn(1, 2, 3, 5, 2)",
+        [*["reshape", "broadcast_to", "reshape"] * 2, "mul"],  # depth and width; height is 5
+    ),
     "cat_three": (
         "self.a = nn.Conv2d(3, 2, 1)\nself.b = nn.Conv2d(3, 4, 1)\n",
         "return torch.cat([self.a(x), self.b(x), torch.relu(x)], 1)\n",
@@ -169,6 +183,28 @@ CASES = {
 def test_layout_operator_maps_and_reproduces_the_module(name):
     init, forward, inputs, ops = CASES[name]
     assert_maps_and_reproduces(module_task(init, forward, inputs), ops)
+
+
+def test_nearest_upsampling_by_a_fraction_stays_a_pytorch_call():
+    # 4 -> 6: element i reads input floor(i * 4 / 6), not a whole repeat.
+    assert_stays_partly_pytorch(
+        module_task(
+            "",
+            "return torch.nn.functional.interpolate(x, size=6, mode='nearest')\n",
+            "torch.randn(2, 3, 4)",
+        )
+    )
+
+
+def test_nearest_upsampling_verifies_in_the_interpreter():
+    code = module_task(
+        "",
+        "return torch.nn.functional.interpolate(torch.tanh(x), scale_factor=(2, 3), mode='nearest')\n",
+        "torch.randn(2, 3, 4, 5)",
+    )
+    text = from_module_source(code).program_text
+    verdict = verify(text, emit(text), device="cpu", input_seed=0)
+    assert verdict.correct, verdict.reason
 
 
 def test_a_copy_of_an_input_returned_stays_a_pytorch_call():

@@ -250,6 +250,43 @@ def _shape(node: Any) -> list[int]:
     return list(node.meta["val"].shape)
 
 
+def _upsample_nearest(a: dict[str, Any]) -> list[Step] | None:
+    """Nearest upsampling (F.interpolate(mode='nearest'), nn.Upsample) by whole factors: output
+    element i of a spatial dim is input element i // s, which is each element repeated s times,
+    a broadcast between two reshapes (index arithmetic in the kernel that reads it). Other
+    ratios stay a PyTorch call (their source index is floor(i * in / out))."""
+    x, size, scales = a["input"], a.get("output_size"), a.get("scale_factors")
+    shape = _shape(x)
+    if len(shape) < 3:
+        return None
+    if size is not None:
+        out = shape[:2] + list(size)
+    elif scales is not None and len(scales) == len(shape) - 2:
+        out = shape[:2] + [math.floor(i * s) for i, s in zip(shape[2:], scales, strict=True)]
+    else:
+        return None
+    if len(out) != len(shape):
+        return None
+    factors = [o // i if i and o % i == 0 else 0 for i, o in zip(shape[2:], out[2:], strict=True)]
+    if not all(factors) or all(f == 1 for f in factors):
+        return None
+    # One spatial dim at a time: the view with a unit dim after it is one rank above the
+    # input (a 3-D volume's three at once would be rank 8, past the IR's shapes).
+    steps: list[Step] = []
+    current = list(shape)
+    for d, f in enumerate(factors, start=2):
+        if f == 1:
+            continue
+        source = x if not steps else PREVIOUS
+        unit = [*current[: d + 1], 1, *current[d + 1 :]]
+        repeated = [*current[: d + 1], f, *current[d + 1 :]]
+        steps.append(("reshape", {"input": source, "shape": unit}))
+        steps.append(("broadcast_to", {"input": PREVIOUS, "size": repeated}))
+        current[d] *= f
+        steps.append(("reshape", {"input": PREVIOUS, "shape": list(current)}))
+    return steps
+
+
 def _reshape_to(shape: Callable[[dict[str, Any]], list[int] | None]) -> Entry:
     """A view that keeps the element order: one reshape to the shape `shape` computes."""
 
@@ -751,6 +788,7 @@ ATEN_TO_CATALOG: dict[Any, Entry] = {
     aten.cumprod.default: _rowwise("cumprod"),
     aten.matmul.default: _matmul("matmul", "other"),
     aten.mm.default: _matmul("matmul", "mat2"),
+    **{getattr(aten, f"upsample_nearest{n}d").vec: _upsample_nearest for n in (1, 2, 3)},
     aten.addmm.default: _addmm,
     aten.bmm.default: _matmul("bmm", "mat2"),
     aten.linear.default: _same_names("linear"),
