@@ -61,6 +61,20 @@ CASES = {
         "torch.randn(2, 3, 4, 5)",
         ["relu", *["reshape", "broadcast_to", "reshape"] * 2],
     ),
+    # Adaptive max pooling whose output sizes divide the input's: a max pool with kernel =
+    # stride (a global max pool when they are 1).
+    "adaptive_max_global": (
+        "self.pool = nn.AdaptiveMaxPool2d((1, 1))\n",
+        "return torch.flatten(self.pool(torch.relu(x)), 1)\n",
+        "torch.randn(2, 3, 4, 6)",
+        ["relu", "max_pool2d", "reshape"],
+    ),
+    "adaptive_max_3d": (
+        "",
+        "return torch.nn.functional.adaptive_max_pool3d(x, (2, 1, 3)) + 1.0\n",
+        "torch.randn(1, 2, 4, 3, 6)",
+        ["max_pool3d", "add"],
+    ),
     "upsample_nearest_sizes": (
         "",
         "return torch.nn.functional.interpolate(x, size=(6, 5, 8), mode='nearest') * 2.0\n",
@@ -192,6 +206,15 @@ def test_nearest_upsampling_by_a_fraction_stays_a_pytorch_call():
             "",
             "return torch.nn.functional.interpolate(x, size=6, mode='nearest')\n",
             "torch.randn(2, 3, 4)",
+        )
+    )
+
+
+def test_adaptive_max_pooling_of_overlapping_cells_stays_a_pytorch_call():
+    # 5 -> 2: cells [0, 3) and [2, 5) overlap, no max pool's window.
+    assert_stays_partly_pytorch(
+        module_task(
+            "", "return torch.nn.functional.adaptive_max_pool2d(x, 2)\n", "torch.randn(1, 2, 5, 4)"
         )
     )
 

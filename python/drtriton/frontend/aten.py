@@ -654,6 +654,23 @@ def _avg_pool(op: str) -> Entry:
     return lambda a: None if a.get("divisor_override") is not None else mapped(a)
 
 
+def _adaptive_max(n: int) -> Entry:
+    """adaptive_max_pool{n}d where every output size divides its input size: output cell i of
+    a dim covers input [i * s, (i + 1) * s) with s = in / out, which is max_pool{n}d with kernel
+    and stride s (a global max pool is the case out = 1). Other sizes, whose cells overlap,
+    stay a PyTorch call."""
+
+    def entry(a: dict[str, Any]) -> list[Step] | None:
+        spatial, out = _shape(a["self"])[-n:], list(a["output_size"])
+        if len(out) != n or any(o <= 0 or i % o for i, o in zip(spatial, out, strict=True)):
+            return None
+        window = [i // o for i, o in zip(spatial, out, strict=True)]
+        return _one(f"max_pool{n}d", input=a["self"], kernel_size=window, stride=window,
+                    padding=[0] * n, dilation=[1] * n, ceil_mode=False)  # fmt: skip
+
+    return entry
+
+
 def _adaptive_avg(op: str) -> Entry:
     return lambda a: _one(op, input=a["self"], output_size=list(a["output_size"]))
 
@@ -840,6 +857,7 @@ ATEN_TO_CATALOG: dict[Any, Entry] = {
     aten.max_pool3d.default: _max_pool("max_pool3d"),
     aten.max_pool2d_with_indices.default: _max_pool("max_pool2d"),
     aten.max_pool3d_with_indices.default: _max_pool("max_pool3d"),
+    **{getattr(aten, f"adaptive_max_pool{n}d").default: _adaptive_max(n) for n in (2, 3)},
     aten.avg_pool1d.default: _avg_pool("avg_pool1d"),
     aten.avg_pool2d.default: _avg_pool("avg_pool2d"),
     aten.avg_pool3d.default: _avg_pool("avg_pool3d"),
@@ -861,6 +879,8 @@ TUPLE_RESULT = {
     aten._native_batch_norm_legit.no_stats,
     aten.max_pool2d_with_indices.default,
     aten.max_pool3d_with_indices.default,
+    aten.adaptive_max_pool2d.default,
+    aten.adaptive_max_pool3d.default,
 }
 
 
