@@ -152,6 +152,7 @@ MATH = {
     # prod along an outer dim (rows side by side) and the contiguous one; of all elements.
     "prod_dims": "torch.prod(x, dim=0) + torch.prod(x * 0.9, dim=1, keepdim=True)",
     "prod_all": "torch.prod(x[:3, :8] + 1.0)",
+    "max_min_all": "torch.max(x) - torch.min(x * 2.0)",
     # var and std: the mean kept, the squared deviations summed over n - correction.
     "standardize": "(x - x.mean(dim=-1, keepdim=True)) / x.std(dim=-1, keepdim=True)",
     "var_of_dims": "torch.var(x.reshape(6, 5, 10), dim=(0, 2), correction=0)",

@@ -791,6 +791,8 @@ ATEN_TO_CATALOG: dict[Any, Entry] = {
     aten.amin.default: _reduction("amin"),
     aten.prod.dim_int: _reduction("prod"),
     aten.prod.default: _reduction("prod"),  # each dim in turn, innermost first
+    aten.max.default: _reduction("amax"),  # torch.max(x): over every dim, one at a time
+    aten.min.default: _reduction("amin"),
     aten.max.dim: _reduction("amax", chainable=False),  # values only: see TUPLE_RESULT
     aten.min.dim: _reduction("amin", chainable=False),
     aten.argmax.default: _reduction("argmax", chainable=False),
