@@ -61,6 +61,21 @@ CASES = {
         "torch.randn(2, 3, 4, 5)",
         ["relu", *["reshape", "broadcast_to", "reshape"] * 2],
     ),
+    # torch.roll (Swin's shifted windows): the last k elements, then the rest, as a cat of
+    # two narrows, per dim.
+    "roll_two_dims": (
+        "",
+        "return torch.roll(torch.relu(x), shifts=(1, -2), dims=(1, 2))\n",
+        "torch.randn(2, 4, 6)",
+        ["relu", *["narrow", "pad", "narrow", "pad", "add"] * 2],
+    ),
+    # Tiling, a leading repeat adding a dim.
+    "repeat_tiles": (
+        "",
+        "return torch.sigmoid(x).repeat(2, 1, 3)\n",
+        "torch.randn(4, 5)",
+        ["sigmoid", "reshape", *["reshape", "broadcast_to", "reshape"] * 2],
+    ),
     # Adaptive max pooling whose output sizes divide the input's: a max pool with kernel =
     # stride (a global max pool when they are 1).
     "adaptive_max_global": (
@@ -217,6 +232,17 @@ def test_adaptive_max_pooling_of_overlapping_cells_stays_a_pytorch_call():
             "", "return torch.nn.functional.adaptive_max_pool2d(x, 2)\n", "torch.randn(1, 2, 5, 4)"
         )
     )
+
+
+def test_roll_and_repeat_verify_in_the_interpreter():
+    code = module_task(
+        "",
+        "return torch.roll(x, 3, 1).repeat(1, 2) * 2.0\n",
+        "torch.randn(3, 7)",
+    )
+    text = from_module_source(code).program_text
+    verdict = verify(text, emit(text), device="cpu", input_seed=0)
+    assert verdict.correct, verdict.reason
 
 
 def test_nearest_upsampling_verifies_in_the_interpreter():

@@ -435,6 +435,53 @@ def _cat(a: dict[str, Any]) -> list[Step] | None:
     return steps or None
 
 
+def _roll(a: dict[str, Any]) -> list[Step] | None:
+    """torch.roll by k along a dim of size n: the last k elements, then the first n - k, as a
+    cat of two narrows (zero-padded parts and their sum, as _cat); one dim after another.
+    A flattened roll (no dims) stays a PyTorch call."""
+    shifts, dims, source = list(a["shifts"]), list(a.get("dims") or []), a["self"]
+    shape = _shape(source)
+    if not dims or len(dims) != len(shifts):
+        return None
+    steps: list[Step] = []
+    current: Any = source
+    for shift, dim in zip(shifts, dims, strict=True):
+        d, n = dim % len(shape), shape[dim % len(shape)]
+        k = shift % n if n else 0
+        if k == 0:
+            continue
+        keep = [0, 0] * (len(shape) - 1 - d)
+        steps.append(("narrow", {"input": current, "dim": d, "start": n - k, "length": k}))
+        steps.append(("pad", {"input": PREVIOUS, "pad": [*keep, 0, n - k], "value": 0.0}))
+        tail = Ref(len(steps) - 1)
+        steps.append(("narrow", {"input": current, "dim": d, "start": 0, "length": n - k}))
+        steps.append(("pad", {"input": PREVIOUS, "pad": [*keep, k, 0], "value": 0.0}))
+        steps.append(("add", {"input": tail, "other": PREVIOUS}))
+        current = Ref(len(steps) - 1)
+    return steps or None
+
+
+def _repeat(a: dict[str, Any]) -> list[Step] | None:
+    """x.repeat(r...): the tensor tiled r times along each dim (leading repeats add dims), each
+    dim in turn a broadcast of a new outer dim between two reshapes (one rank above)."""
+    repeats, shape = list(a["repeats"]), _shape(a["self"])
+    if len(repeats) < len(shape) or any(r < 1 for r in repeats):
+        return None
+    current = [1] * (len(repeats) - len(shape)) + shape
+    steps: list[Step] = []
+    if len(current) != len(shape):
+        steps.append(("reshape", {"input": a["self"], "shape": list(current)}))
+    for d, r in enumerate(repeats):
+        if r == 1:
+            continue
+        source = a["self"] if not steps else PREVIOUS
+        steps.append(("reshape", {"input": source, "shape": [*current[:d], 1, *current[d:]]}))
+        steps.append(("broadcast_to", {"input": PREVIOUS, "size": [*current[:d], r, *current[d:]]}))
+        current[d] *= r
+        steps.append(("reshape", {"input": PREVIOUS, "shape": list(current)}))
+    return steps or None
+
+
 def _rsub(a: dict[str, Any]) -> list[Step] | None:
     """other - self (1 - x), with a Python number `other`."""
     if a.get("alpha", 1) != 1 or not _is_number(a["other"]) or not _is_tensor(a["self"]):
@@ -807,6 +854,8 @@ ATEN_TO_CATALOG: dict[Any, Entry] = {
     aten.cumprod.default: _rowwise("cumprod"),
     aten.matmul.default: _matmul("matmul", "other"),
     aten.mm.default: _matmul("matmul", "mat2"),
+    aten.roll.default: _roll,
+    aten.repeat.default: _repeat,
     **{getattr(aten, f"upsample_nearest{n}d").vec: _upsample_nearest for n in (1, 2, 3)},
     aten.addmm.default: _addmm,
     aten.bmm.default: _matmul("bmm", "mat2"),
