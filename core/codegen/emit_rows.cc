@@ -599,15 +599,12 @@ void RowsEmitter::EmitScan(bool is_prod) {
 // float32's range follow the row (a tile's tree order overflows or underflows in other
 // places); BLOCK_R is 1 and the running product is [BLOCK_O, 1], the reduced value's shape.
 void RowsEmitter::EmitProd() {
-  if (Sequential()) {
-    w_.Line("acc = tl.full([BLOCK_O, 1], 1.0, dtype=tl.float32)");
-    ForEachBlock("0", [&](const std::string& x) { w_.Line("acc = acc * tl.where(mask, " + x + ", 1.0)"); });
-    return StoreReduced("acc");
-  }
-  // Tiled: each lane's product over the blocks, then the lanes' (tl.cumprod's last lane: Triton
-  // has no product reduction).
-  w_.Line("acc = tl.full([BLOCK_O, BLOCK_R], 1.0, dtype=tl.float32)");
+  // Tiled: each lane's product over the blocks, then the lanes' (tl.cumprod's last lane:
+  // Triton has no product reduction).
+  const std::string lanes = Sequential() ? "1" : "BLOCK_R";
+  w_.Line("acc = tl.full([BLOCK_O, " + lanes + "], 1.0, dtype=tl.float32)");
   ForEachBlock("0", [&](const std::string& x) { w_.Line("acc = acc * tl.where(mask, " + x + ", 1.0)"); });
+  if (Sequential()) return StoreReduced("acc");
   w_.Line("last = tl.arange(0, BLOCK_R)[None, :] == BLOCK_R - 1");
   w_.Line("result = tl.sum(tl.where(last, tl.cumprod(acc, axis=1), 0.0), axis=1, keep_dims=True)");
   StoreReduced("result");

@@ -275,16 +275,24 @@ def _upsample_nearest(a: dict[str, Any]) -> list[Step] | None:
     steps: list[Step] = []
     current = list(shape)
     for d, f in enumerate(factors, start=2):
-        if f == 1:
-            continue
-        source = x if not steps else PREVIOUS
-        unit = [*current[: d + 1], 1, *current[d + 1 :]]
-        repeated = [*current[: d + 1], f, *current[d + 1 :]]
-        steps.append(("reshape", {"input": source, "shape": unit}))
-        steps.append(("broadcast_to", {"input": PREVIOUS, "size": repeated}))
-        current[d] *= f
-        steps.append(("reshape", {"input": PREVIOUS, "shape": list(current)}))
+        if f > 1:
+            _grow_dim(steps, x, current, d, f, inner=True)
     return steps
+
+
+def _grow_dim(steps: list[Step], source: Any, current: list[int], d: int, factor: int,
+              inner: bool) -> None:  # fmt: skip
+    """Appends the steps that make dim `d` of `current` (updated) `factor` times longer: a unit
+    dim after it (`inner`: each element repeated, nearest upsampling) or before it (the whole
+    dim tiled, repeat) broadcast to `factor`, between two reshapes. The first step reads
+    `source` when `steps` is empty, else the last step."""
+    at = d + 1 if inner else d
+    unit = [*current[:at], 1, *current[at:]]
+    grown = [*current[:at], factor, *current[at:]]
+    steps.append(("reshape", {"input": PREVIOUS if steps else source, "shape": unit}))
+    steps.append(("broadcast_to", {"input": PREVIOUS, "size": grown}))
+    current[d] *= factor
+    steps.append(("reshape", {"input": PREVIOUS, "shape": list(current)}))
 
 
 def _reshape_to(shape: Callable[[dict[str, Any]], list[int] | None]) -> Entry:
@@ -472,13 +480,8 @@ def _repeat(a: dict[str, Any]) -> list[Step] | None:
     if len(current) != len(shape):
         steps.append(("reshape", {"input": a["self"], "shape": list(current)}))
     for d, r in enumerate(repeats):
-        if r == 1:
-            continue
-        source = a["self"] if not steps else PREVIOUS
-        steps.append(("reshape", {"input": source, "shape": [*current[:d], 1, *current[d:]]}))
-        steps.append(("broadcast_to", {"input": PREVIOUS, "size": [*current[:d], r, *current[d:]]}))
-        current[d] *= r
-        steps.append(("reshape", {"input": PREVIOUS, "shape": list(current)}))
+        if r > 1:
+            _grow_dim(steps, a["self"], current, d, r, inner=False)
     return steps or None
 
 
