@@ -234,24 +234,20 @@ def test_adaptive_max_pooling_of_overlapping_cells_stays_a_pytorch_call():
     )
 
 
-def test_roll_and_repeat_verify_in_the_interpreter():
-    code = module_task(
-        "",
-        "return torch.roll(x, 3, 1).repeat(1, 2) * 2.0\n",
-        "torch.randn(3, 7)",
-    )
-    text = from_module_source(code).program_text
-    verdict = verify(text, emit(text), device="cpu", input_seed=0)
-    assert verdict.correct, verdict.reason
-
-
-def test_nearest_upsampling_verifies_in_the_interpreter():
-    code = module_task(
-        "",
-        "return torch.nn.functional.interpolate(torch.tanh(x), scale_factor=(2, 3), mode='nearest')\n",
+# The layout operators added for roll, repeat and nearest upsampling, run by the teacher.
+VERIFIED = {
+    "roll_repeat": ("return torch.roll(x, 3, 1).repeat(1, 2) * 2.0\n", "torch.randn(3, 7)"),
+    "nearest_upsampling": (
+        "return torch.nn.functional.interpolate(torch.tanh(x), scale_factor=(2, 3), "
+        "mode='nearest')\n",
         "torch.randn(2, 3, 4, 5)",
-    )
-    text = from_module_source(code).program_text
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VERIFIED))
+def test_grown_and_rolled_dims_verify_in_the_interpreter(name):
+    text = from_module_source(module_task("", *VERIFIED[name])).program_text
     verdict = verify(text, emit(text), device="cpu", input_seed=0)
     assert verdict.correct, verdict.reason
 
