@@ -545,7 +545,8 @@ void RowsEmitter::EmitArg(bool is_max) {
 
 // A running carry joins the blocks: cumsum adds it, cumprod multiplies by it; the last
 // lane of each block's scan (masked lanes hold the identity) is the next carry.  cumprod's
-// blocks are one element wide, so its product is sequential, as torch's.
+// blocks are one element wide, so its product is sequential, as torch's, except in its tiled
+// variants (rows_emitter.h tiled_products_).
 void RowsEmitter::EmitScan(bool is_prod) {
   const std::string identity = is_prod ? "1.0" : "0.0";
   // The running product is accumulated as torch's cumprod does on the inputs' device
@@ -567,31 +568,26 @@ void RowsEmitter::EmitScan(bool is_prod) {
       if (!single_) w_.Line("carry = out");
       return;
     }
-    if (is_prod) {  // tiled: the block's running products, times the rows' carry
-      w_.Line("out = tl.cumprod(xm, axis=1).to(carry.dtype) * carry");
-      StoreElements("out.to(tl.float32)");
-      if (!single_) {
-        w_.Line("last = tl.arange(0, BLOCK_R)[None, :] == BLOCK_R - 1");
-        w_.Line("carry = tl.sum(tl.where(last, out, 0.0), axis=1, keep_dims=True)");
-      }
-      return;
-    }
-    // Walking from the row's end, the block is scanned in descending order of r (its groups
-    // reversed in registers); a flipped output takes the result back in the order of r, an
-    // unflipped one as scanned.
+    // Walking from the row's end (a cumsum's only: products read no flip, ScanInputFlip), the
+    // block is scanned in descending order of r (its groups reversed in registers); a flipped
+    // output takes the result back in the order of r, an unflipped one as scanned.  A tiled
+    // product's block is scanned by tl.cumprod, in the carry's dtype.
     const std::string xs = Reversed() ? ReverseGroups("xm", "xs") : "xm";
-    w_.Line("out = tl.cumsum(" + xs + ", axis=1) + carry");
+    w_.Line(is_prod ? "out = tl.cumprod(" + xs + ", axis=1).to(carry.dtype) * carry"
+                    : "out = tl.cumsum(" + xs + ", axis=1) + carry");
     if (!Reversed())
-      StoreElements("out");
+      StoreElements(is_prod ? "out.to(tl.float32)" : "out");
     else if (ctx_.group.mirrored)
       StoreElements(ReverseGroups("out", "res"));
     else
       StoreScanned("out");
-    if (!single_) {
-      w_.Line("last = tl.arange(0, BLOCK_R)[None, :] == BLOCK_R - 1");
-      w_.Line("carry = tl.sum(tl.where(last, out, 0.0), axis=1, keep_dims=True)");
-    }
+    if (!single_) WriteLastLane("carry", "out");
   });
+}
+
+void RowsEmitter::WriteLastLane(const std::string& name, const std::string& x) {
+  w_.Line("last = tl.arange(0, BLOCK_R)[None, :] == BLOCK_R - 1");
+  w_.Line(name + " = tl.sum(tl.where(last, " + x + ", 0.0), axis=1, keep_dims=True)");
 }
 
 // The product of each row in float32, as torch.prod computes it on the CPU and the GPU.
@@ -605,8 +601,7 @@ void RowsEmitter::EmitProd() {
   w_.Line("acc = tl.full([BLOCK_O, " + lanes + "], 1.0, dtype=tl.float32)");
   ForEachBlock("0", [&](const std::string& x) { w_.Line("acc = acc * tl.where(mask, " + x + ", 1.0)"); });
   if (Sequential()) return StoreReduced("acc");
-  w_.Line("last = tl.arange(0, BLOCK_R)[None, :] == BLOCK_R - 1");
-  w_.Line("result = tl.sum(tl.where(last, tl.cumprod(acc, axis=1), 0.0), axis=1, keep_dims=True)");
+  WriteLastLane("result", "tl.cumprod(acc, axis=1)");
   StoreReduced("result");
 }
 

@@ -59,7 +59,7 @@ std::optional<Program> Rebuild(const Program& program, const NodeRewrite& rewrit
   std::vector<ValueId> local(program.values().size());
   for (ValueId in : program.inputs()) {
     const Value& v = program.value(in);
-    auto id = out.AddInput(v.name, v.shape, v.create_op, v.range, v.dtype == "bool");
+    auto id = out.AddInputLike(v.name, v);
     if (!id) return std::nullopt;
     local[static_cast<size_t>(in.index)] = id.value();
   }

@@ -172,6 +172,8 @@ class RowsEmitter {
   void EmitArg(bool is_max);
   void EmitScan(bool is_prod);
   void EmitProd();
+  // `name` = lane BLOCK_R - 1 of `x` ([BLOCK_O, BLOCK_R]), as [BLOCK_O, 1].
+  void WriteLastLane(const std::string& name, const std::string& x);
   // Writes `name`: `x` with each group of kGroup lanes reversed (in registers).
   std::string ReverseGroups(const std::string& x, const std::string& name);
   void EmitLogsumexp();

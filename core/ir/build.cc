@@ -57,8 +57,7 @@ Program CanonicallyNamed(const Program& program) {
   for (ValueId id : program.inputs()) {
     const Value& v = program.value(id);
     const std::string name = "x" + std::to_string(named.inputs().size());
-    to.emplace(id.index,
-               named.AddInput(name, v.shape, v.create_op, v.range, v.dtype == "bool").value());
+    to.emplace(id.index, named.AddInputLike(name, v).value());
   }
   int next = 0;
   for (const Node& node : program.nodes()) {

@@ -302,6 +302,11 @@ Result<ValueId> Program::AddInput(std::string name, Shape shape, OpId create_op,
   return id;
 }
 
+Result<ValueId> Program::AddInputLike(std::string name, const Value& input) {
+  return AddInput(std::move(name), input.shape, input.create_op, input.range,
+                  input.dtype == "bool");
+}
+
 Result<ValueId> Program::AddNode(OpId op_id, std::vector<ValueId> tensors,
                                  std::vector<AttrValue> attrs, std::string result_name, int line) {
   auto fail = [line](std::string message) { return MakeError(std::move(message), line); };

@@ -63,6 +63,9 @@ class Program {
   // "bool"; operators read it where they read a comparison's result).
   Result<ValueId> AddInput(std::string name, Shape shape, OpId create_op, IndexRange range = {},
                            bool boolean = false);
+  // A copy of another program's input `input` (its shape, create op, range and dtype) named
+  // `name`.
+  Result<ValueId> AddInputLike(std::string name, const Value& input);
   // Appends `result_name = op(...)`, checking arity, handles, attribute types, dims and
   // strict choices (loose choices and ranges are the synthesizer's; see attr.h) and the
   // catalog's shape rule.  An int where a float is meant is stored as that float.

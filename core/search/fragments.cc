@@ -79,9 +79,9 @@ Result<Fragment> MakeFragment(const Program& program, int start, int end,
     // fragment's edge.
     if (value.dtype != "float32" && value.producer.valid())
       return MakeError("fragment reads " + value.name + " of dtype " + value.dtype);
-    const OpId create = value.producer.valid() ? (positive ? rand : randn) : value.create_op;
-    auto input = fragment.program.AddInput(value.name, value.shape, create, value.range,
-                                           !value.producer.valid() && value.dtype == "bool");
+    auto input = value.producer.valid()
+                     ? fragment.program.AddInput(value.name, value.shape, positive ? rand : randn)
+                     : fragment.program.AddInputLike(value.name, value);
     if (!input) return input.error();
     local.emplace(id.index, input.value());
     fragment.inputs.push_back(value.name);

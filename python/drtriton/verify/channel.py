@@ -33,7 +33,6 @@ from drtriton.verify.worker import OUT_OF_MEMORY
 HARNESS_GRACE = 2.0
 CANDIDATE_FILE = "candidate.py"  # in the worker's private directory
 TASK_FILE = "task.py"  # the task's source there: the worker draws the inputs itself
-PACKAGE_ROOT = sandbox.PACKAGE_ROOT  # the sandbox binds it back where it lies under /tmp
 REPLY_LIMIT = 1 << 20
 # Statuses a worker's reply may give; anything else it says is "crashed".
 WORKER_STATUSES = ("compile_error", "runtime_error", "wrong_answer", "not_genuine", "forbidden")
@@ -239,9 +238,7 @@ class WorkerChannel:
 def worker_env(opts: Options, inside: str, req_r: int, rep_w: int) -> dict[str, str]:
     """The worker's environment: its pipes, private caches, device and resource limits."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("DRT_VERIFY")}
-    env["PYTHONPATH"] = os.pathsep.join([PACKAGE_ROOT, env.get("PYTHONPATH", "")]).rstrip(
-        os.pathsep
-    )
+    env["PYTHONPATH"] = sandbox.worker_pythonpath()
     env["DRT_VERIFY_FDS"] = f"{req_r},{rep_w}"
     env["DRT_VERIFY_DIR"] = inside
     # Caches go to the private directory: a shared Triton cache would let one candidate plant

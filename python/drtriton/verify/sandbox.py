@@ -133,6 +133,11 @@ def worker_pythonpath() -> str:
     return os.pathsep.join([PACKAGE_ROOT, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
 
 
+def _probe_env(pythonpath: str) -> dict[str, str]:
+    """The environment of a probe of the worker's interpreter (outside a worker's pipes)."""
+    return {**os.environ, "PYTHONPATH": pythonpath, "PYTHONDONTWRITEBYTECODE": "1"}
+
+
 @functools.cache  # once per process, interpreter and PYTHONPATH
 def worker_search_path(executable: str, pythonpath: str) -> tuple[str, ...]:
     """sys.path[1:] of the worker's interpreter (its PYTHONPATH, site-packages and what .pth
@@ -144,11 +149,11 @@ def worker_search_path(executable: str, pythonpath: str) -> tuple[str, ...]:
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="drtriton-path-") as d:
-        env = {**os.environ, "PYTHONPATH": pythonpath, "PYTHONDONTWRITEBYTECODE": "1"}
         try:
             done = subprocess.run(
                 [executable, "-c", "import sys; print('\\n'.join(sys.path[1:]))"],
-                capture_output=True, text=True, timeout=60, cwd=d, env=env, check=False,
+                capture_output=True, text=True, timeout=60, cwd=d, env=_probe_env(pythonpath),
+                check=False,
             )  # fmt: skip
         except (OSError, subprocess.TimeoutExpired):
             return tuple(sys.path[1:])
@@ -289,10 +294,9 @@ def _start_failure(level: str, executable: str) -> str | None:
 
     with tempfile.TemporaryDirectory(prefix="drtriton-probe-") as d:
         argv, _ = wrap(level, d, [executable, "-c", _START_PROBE])
-        env = {**os.environ, "PYTHONPATH": worker_pythonpath(), "PYTHONDONTWRITEBYTECODE": "1"}
         try:
             done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=d,
-                                  env=env, check=False)  # fmt: skip
+                                  env=_probe_env(worker_pythonpath()), check=False)  # fmt: skip
         except (OSError, subprocess.TimeoutExpired) as exc:
             return f"{type(exc).__name__}: {exc}"
     if done.returncode == 0:
