@@ -156,6 +156,12 @@ MATH = {
     # var and std: the mean kept, the squared deviations summed over n - correction.
     "standardize": "(x - x.mean(dim=-1, keepdim=True)) / x.std(dim=-1, keepdim=True)",
     "var_of_dims": "torch.var(x.reshape(6, 5, 10), dim=(0, 2), correction=0)",
+    # Statistics over every element are 0-d: computed with the dims kept, reshaped last.
+    "norm_and_var_all": "torch.norm(x), x / torch.norm(x, p='fro') + x.var(), x.std()",
+    # var_mean is var and mean (frontend/aten.py own_decompositions), as are these two.
+    "var_mean_pair": "torch.var_mean(x, dim=1, keepdim=True)",
+    "lerp_number_weight": "torch.lerp(x, torch.sigmoid(x), 0.3) + torch.lerp(x, x * 2.0, 0.75)",
+    "rrelu_eval": "torch.nn.functional.rrelu(x, 0.1, 0.3, training=False)",
 }
 
 
@@ -211,3 +217,14 @@ def test_any_and_full_like_of_other_dtypes_stay_pytorch_calls():
         "torch.randn(3, 4)",
     )
     assert_stays_partly_pytorch(code)
+
+
+def test_rrelu_in_training_stays_a_pytorch_call():
+    """Training mode draws a random slope per element: no catalog operator does that, so the
+    decomposition that makes eval-mode RReLU a leaky ReLU leaves this one to PyTorch."""
+    code = module_task(
+        "self.act = nn.RReLU(0.1, 0.3)\n", "return self.act(x) * 2.0\n", "torch.randn(3, 4)"
+    )
+    result = from_module_source(code, training=True)
+    assert not result.fully_mapped
+    assert "rrelu" in result.source

@@ -187,6 +187,13 @@ def _reduction(op: str, chainable: bool = True) -> Entry:
     return entry
 
 
+def _zero_d_last(whole: bool) -> list[Step]:
+    """A statistic over every dim is 0-d, which the catalog's sqrt, and its binary operators
+    with a number, do not take: it is computed with the dims kept ([1] * rank) and its one
+    element reshaped to 0-d last (torch.norm(x) or x.var() returned, or divided into x)."""
+    return [("reshape", {"input": PREVIOUS, "shape": []})] if whole else []
+
+
 def _variance(root: bool) -> Entry:
     """var (std when `root`) over dims with a correction: the mean kept over the dims, the
     squared deviations summed, divided by n - correction (two passes over the data, as exact
@@ -199,14 +206,16 @@ def _variance(root: bool) -> Entry:
         if not shape or not _is_number(correction):
             return None
         n = math.prod(shape[d] for d in dims)
+        keep = bool(a.get("keepdim", False))
+        whole = len(dims) == len(shape) and not keep  # 0-d: see _zero_d_last
         steps = _reduce_over("mean", a["self"], dims, True)
         steps.append(("sub", {"input": a["self"], "other": PREVIOUS}))
         steps.append(("mul", {"input": PREVIOUS, "other": PREVIOUS}))
-        steps += _reduce_over("sum", PREVIOUS, dims, bool(a.get("keepdim", False)))
+        steps += _reduce_over("sum", PREVIOUS, dims, keep or whole)
         steps.append(("div", {"input": PREVIOUS, "other": float(max(n - correction, 0))}))
         if root:
             steps.append(("sqrt", {"input": PREVIOUS}))
-        return steps
+        return steps + _zero_d_last(whole)
 
     return entry
 
@@ -498,16 +507,16 @@ def _vector_norm(a: dict[str, Any]) -> list[Step] | None:
         return None
     rank = len(_shape(a["self"]))
     dims = _dims(a.get("dim"), rank) or list(range(rank - 1, -1, -1))
-    # Over every dim the norm is 0-d, which the catalog's sqrt does not take: it is computed
-    # with the dims kept ([1] * rank), which lower.py accepts for a value that only broadcasts.
-    keep = bool(a.get("keepdim", False)) or len(dims) == rank
+    keep = bool(a.get("keepdim", False))
+    whole = len(dims) == rank and not keep  # 0-d: see _zero_d_last
     first = (
         ("mul", {"input": a["self"], "other": a["self"]})
         if a["ord"] == 2
         else ("abs", {"input": a["self"]})
     )
-    sums = [("sum", {"input": PREVIOUS, "dim": d, "keepdim": keep}) for d in dims]
-    return [first, *sums, *([("sqrt", {"input": PREVIOUS})] if a["ord"] == 2 else [])]
+    sums = [("sum", {"input": PREVIOUS, "dim": d, "keepdim": keep or whole}) for d in dims]
+    root = [("sqrt", {"input": PREVIOUS})] if a["ord"] == 2 else []
+    return [first, *sums, *root, *_zero_d_last(whole)]
 
 
 def _isnan(a: dict[str, Any]) -> list[Step]:
@@ -975,6 +984,48 @@ def kept_whole() -> list[Any]:
     """Overloads the decomposition must keep whole: every key of the table (those that are
     not in the default decomposition table are simply absent from it)."""
     return list(ATEN_TO_CATALOG)
+
+
+def _lerp_number_weight(start: torch.Tensor, end: torch.Tensor, weight: float) -> torch.Tensor:
+    # PyTorch's own two-sided formula (ATen's lerp kernel): exact at weight 0 and at 1.
+    # torch's decomposition makes the weight a 0-d tensor and picks the side with where
+    # on it, which nothing in the catalog takes.
+    if abs(weight) < 0.5:
+        return start + (end - start) * weight
+    return end - (end - start) * (1.0 - weight)
+
+
+def _var_mean(
+    x: torch.Tensor, dim: Any = None, *, correction: Any = None, keepdim: bool = False
+) -> tuple[torch.Tensor, torch.Tensor]:
+    # Two kept-whole reductions (var.correction, mean.dim), each of which maps.
+    variance = aten.var.correction(x, dim, correction=correction, keepdim=keepdim)
+    return variance, aten.mean.dim(x, dim, keepdim)
+
+
+def _rrelu_eval(
+    x: torch.Tensor,
+    noise: torch.Tensor,
+    lower: float = 0.125,
+    upper: float = 1.0 / 3.0,
+    training: bool = False,
+    generator: Any = None,
+) -> Any:
+    # In eval mode RReLU is a leaky ReLU with the middle slope; training draws random slopes,
+    # which stays a PyTorch call.
+    if training:
+        return NotImplemented  # torch's dispatcher then runs the operator itself
+    return aten.leaky_relu.default(x, (lower + upper) / 2), noise
+
+
+def own_decompositions() -> dict[Any, Callable[..., Any]]:
+    """Decompositions into operators this table maps, for ATen calls whose default lowering
+    (or none) leaves something the catalog cannot take."""
+    return {
+        aten.lerp.Scalar: _lerp_number_weight,
+        aten.var_mean.correction: _var_mean,
+        aten.rrelu_with_noise_functional.default: _rrelu_eval,
+    }
 
 
 def bind(node: torch.fx.Node) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from typing import Any
 import torch
 
 from drtriton.errors import UserError
-from drtriton.frontend.aten import kept_whole
+from drtriton.frontend.aten import kept_whole, own_decompositions
 
 _aten = torch.ops.aten
 RECURRENT = [
@@ -122,6 +122,8 @@ def _decompositions() -> dict[Any, Any]:
     table = torch.export.default_decompositions()
     for op in [*kept_whole(), *RECURRENT]:
         table.pop(op, None)
+    for op, decomposition in own_decompositions().items():
+        table[op] = decomposition
     return table.materialize()
 
 
