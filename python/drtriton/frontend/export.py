@@ -31,6 +31,7 @@ import torch
 
 from drtriton.errors import UserError
 from drtriton.frontend.aten import kept_whole, own_decompositions
+from drtriton.frontend.rewrite import diagonal_products
 
 _aten = torch.ops.aten
 RECURRENT = [
@@ -137,6 +138,7 @@ def export_model(task: LoadedTask) -> torch.export.ExportedProgram:
     with torch.no_grad(), warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=_LEAFSPEC_WARNING, category=FutureWarning)
         exported = torch.export.export(task.model, tuple(task.inputs))
+        diagonal_products(exported.graph_module)
         table = decompositions()
         if _attention_is_small(exported.graph):
             table.pop(ATTENTION, None)
