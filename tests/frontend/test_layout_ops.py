@@ -242,6 +242,19 @@ VERIFIED = {
         "mode='nearest')\n",
         "torch.randn(2, 3, 4, 5)",
     ),
+    # Edge padding: each padded dim a cat of the flipped (reflect) or broadcast (replicate)
+    # border elements, the tensor and the other border's.
+    "reflect_replicate_pad": (
+        "y = torch.nn.functional.pad(x, (2, 1, 0, 3), mode='reflect')\n"
+        "return torch.nn.functional.pad(torch.relu(y), (1, 0, 2, 2), mode='replicate')\n",
+        "torch.randn(2, 3, 4, 5)",
+    ),
+    "edge_pad_1d_3d": (
+        "a = torch.nn.ReflectionPad1d((3, 1))(x.reshape(6, 4, 5))\n"
+        "b = torch.nn.ReplicationPad3d((1, 2, 0, 1, 1, 0))(x)\n"
+        "return a * 2.0, b\n",
+        "torch.randn(2, 3, 4, 5)",
+    ),
 }
 
 
@@ -300,3 +313,20 @@ def test_a_0d_total_with_numbers_verifies_in_the_interpreter(name):
 )
 def test_a_0d_norm_that_does_not_only_broadcast_stays_a_pytorch_call(forward):
     assert_stays_partly_pytorch(module_task("", forward, "torch.randn(2, 3, 4)"))
+
+
+def test_a_conv_with_reflect_padding_maps_whole():
+    code = module_task(
+        "self.conv = nn.Conv2d(3, 4, 3, padding=1, padding_mode='reflect')\n",
+        "return self.conv(x)\n",
+        "torch.randn(2, 3, 6, 6)",
+    )
+    assert_maps_and_reproduces(code)
+
+
+def test_edge_padding_past_a_border_or_cropping_stays_a_pytorch_call():
+    """A reflection as long as the dim is torch's own error; a negative pad crops."""
+    code = module_task(
+        "", "return torch.nn.functional.pad(x, (-1, 2), mode='replicate')\n", "torch.randn(2, 3)"
+    )
+    assert_stays_partly_pytorch(code)

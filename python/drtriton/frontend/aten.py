@@ -409,10 +409,70 @@ def _unfold(a: dict[str, Any]) -> list[Step] | None:
 
 
 def _pad(a: dict[str, Any]) -> list[Step] | None:
-    if a.get("mode", "constant") != "constant":
+    mode = a.get("mode", "constant")
+    if mode in ("reflect", "replicate"):
+        return _edge_pad(a["self"], list(a["pad"]), mode)
+    if mode != "constant":
         return None
     value = a.get("value")
     return _one("pad", input=a["self"], pad=list(a["pad"]), value=0.0 if value is None else value)
+
+
+def _edge_padding(mode: str) -> Entry:
+    return lambda a: _edge_pad(a["self"], list(a["padding"]), mode)
+
+
+def _edge_pad(source: Any, pad: list[int], mode: str) -> list[Step] | None:
+    """Reflect or replicate padding (F.pad's pad list: the last dim's left and right first),
+    one dim after another, each a cat of three parts (zero-padded and summed, as _cat): the
+    left edge, the tensor, the right edge (_edge_part).  A negative pad (a crop) stays a
+    PyTorch call."""
+    shape = _shape(source)
+    if len(pad) % 2 or len(pad) // 2 > len(shape) or any(p < 0 for p in pad):
+        return None
+    steps: list[Step] = []
+    current: Any = source
+    for i in range(len(pad) // 2):
+        d, left, right = len(shape) - 1 - i, pad[2 * i], pad[2 * i + 1]
+        n = shape[d]
+        if mode == "reflect" and max(left, right) >= n:
+            return None  # torch's own error: a reflection past the opposite border
+        if left == right == 0:
+            continue
+        keep, grown = [0, 0] * i, n + left + right
+        parts = []
+        for size, right_side in ((left, False), (right, True)):
+            if size:
+                steps += _edge_part(current, shape, d, size, right_side, mode)
+                at = n + left if right_side else 0
+                steps.append(("pad", {"input": PREVIOUS, "value": 0.0,
+                                      "pad": [*keep, at, grown - at - size]}))  # fmt: skip
+                parts.append(Ref(len(steps) - 1))
+        steps.append(("pad", {"input": current, "pad": [*keep, left, right], "value": 0.0}))
+        for part in parts:
+            steps.append(("add", {"input": part, "other": PREVIOUS}))
+        current = Ref(len(steps) - 1)
+        shape = [*shape[:d], grown, *shape[d + 1 :]]
+    return steps or None
+
+
+def _edge_part(
+    current: Any, shape: list[int], d: int, size: int, right_side: bool, mode: str
+) -> list[Step]:
+    """The `size` elements padded beside one border of dim `d`: for reflect, the elements next
+    to the border element, flipped; for replicate, the border element broadcast."""
+    n = shape[d]
+    if mode == "reflect":
+        start = n - 1 - size if right_side else 1
+        return [
+            ("narrow", {"input": current, "dim": d, "start": start, "length": size}),
+            ("flip", {"input": PREVIOUS, "dims": [d]}),
+        ]
+    wide = [*shape[:d], size, *shape[d + 1 :]]
+    return [
+        ("narrow", {"input": current, "dim": d, "start": n - 1 if right_side else 0, "length": 1}),
+        ("broadcast_to", {"input": PREVIOUS, "size": wide}),
+    ]
 
 
 _ZEROS = {"zeros", "zeros_like", "new_zeros"}
@@ -893,6 +953,11 @@ ATEN_TO_CATALOG: dict[Any, Entry] = {
     aten.tril.default: _triangle("tril"),
     aten.full.default: _full,
     aten.constant_pad_nd.default: _pad,
+    **{
+        getattr(aten, f"{kind}_pad{n}d").default: _edge_padding(mode)
+        for kind, mode in (("reflection", "reflect"), ("replication", "replicate"))
+        for n in (1, 2, 3)
+    },
     aten.pad.default: _pad,
     aten.cat.default: _cat,
     aten.rsub.Scalar: _rsub,
