@@ -53,7 +53,8 @@ DOC_FLOPS_PER_ELEMENT = {
     "batch_norm": 4,
     **dict.fromkeys("layer_norm group_norm instance_norm batch_norm_train".split(), 8),
     **dict.fromkeys(
-        "transpose reshape permute narrow select flip pad triu tril broadcast_to".split(), 0
+        "transpose reshape permute narrow select flip pad triu tril broadcast_to embedding".split(),
+        0,
     ),
     **{
         f"{stem}{n}d": 1

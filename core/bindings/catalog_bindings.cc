@@ -63,6 +63,7 @@ nb::dict ParamToDict(const Param& p) {
     d["boolean"] = p.dtype == "bool";
     d["dtype"] = p.dtype;
     d["index_dim"] = p.index_dim;
+    d["index_of"] = p.index_of;
     d["aux"] = AuxShapeName(p.aux);
     return d;
   }

@@ -92,6 +92,7 @@ enum class ShapeRule {
   kPad,             // constant padding (before, after) per dim, last dim first
   kExpand,          // broadcast_to: size-1 dims (and new leading dims) repeated
   kClassLoss,       // scores (N, C), class indices (N,): () or (N,) with reduction='none'
+  kEmbedding,       // int64 indices (...) into weight (S, D): out = (..., D)
 };
 
 enum class ParamKind { kTensor, kOptionalTensor, kAttr };
@@ -114,10 +115,12 @@ struct Param {
   // The tensor's dtype: "float32" (every program input of the synthesizer), "bool" (where's
   // condition: a comparison's result) or "int64" (nll_loss's target: class indices).
   std::string dtype = "float32";
-  // int64 indices into this dim of the first tensor input (nll_loss's target: its classes,
-  // dim 1); -1 for every other tensor.  A program input read here is drawn from
+  // int64 indices into this dim of tensor input `index_of` (counted among the tensor
+  // parameters: nll_loss's target indexes dim 1 of its input, 0; F.embedding's input dim 0 of
+  // its weight, 1); -1 for every other tensor.  A program input read here is drawn from
   // torch.randint(0, high) with high at most that dim's size (ir/program.cc checks it).
   int index_dim = -1;
+  int index_of = 0;
   AuxShape aux = AuxShape::kFree;  // for tensors: shape fixed by the first input
 };
 

@@ -213,9 +213,11 @@ TEST(CatalogTest, EveryComputeOperatorHasALoweringOrAnEmitterFamily) {
       EXPECT_EQ(op.lowering, nullptr) << op.name;
       EXPECT_NE(op.traits & families, 0u) << op.name << ": no lowering and no emitter family";
       // The row emitter's operators say which computation they are; a channelwise one
-      // (batch_norm in inference mode) is arithmetic on its running statistics instead.
+      // (batch_norm in inference mode) is arithmetic on its running statistics instead, and
+      // a layout gather (an embedding's rows) index arithmetic in the kernel that reads it.
       const bool rows = op.has(kReduction) || op.has(kRowwise) || op.has(kScan) ||
-                        op.has(kGather) || (op.has(kNormalization) && !op.has(kChannelwise));
+                        (op.has(kGather) && !op.has(kLayout)) ||
+                        (op.has(kNormalization) && !op.has(kChannelwise));
       EXPECT_EQ(op.row != RowKind::kNone, rows) << op.name;
       continue;
     }

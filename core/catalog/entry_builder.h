@@ -34,11 +34,13 @@ inline Param BoolTensor(std::string name) {
   p.dtype = "bool";
   return p;
 }
-// int64 indices into dim `dim` of the first tensor input (nll_loss's class targets).
-inline Param IndexTensor(std::string name, int dim) {
+// int64 indices into dim `dim` of tensor input `of` (nll_loss's class targets: dim 1 of the
+// first; an embedding's rows: dim 0 of the second, its weight).
+inline Param IndexTensor(std::string name, int dim, int of = 0) {
   Param p = Tensor(std::move(name));
   p.dtype = "int64";
   p.index_dim = dim;
+  p.index_of = of;
   return p;
 }
 inline Param OptionalTensor(std::string name, AuxShape aux = AuxShape::kFree) {

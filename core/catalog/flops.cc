@@ -20,6 +20,32 @@ double IndexElements(const OpInfo& op, const OpArgs& args) {
   return 0;
 }
 
+// The index parameter of a gather (Param::index_dim), or nullptr.
+const Param* IndexParam(const OpInfo& op) {
+  for (const Param& p : op.params)
+    if (p.kind != ParamKind::kAttr && p.index_dim >= 0) return &p;
+  return nullptr;
+}
+
+// Whether tensor input `k` is the one a gather's indices index.
+bool IsIndexed(const OpInfo& op, size_t k) {
+  const Param* index = IndexParam(op);
+  return index && static_cast<size_t>(index->index_of) == k;
+}
+
+// Elements a gather picks of the tensor it indexes: per index, what lies past the indexed
+// dim (nll_loss: one class score; an embedding: one row of D).
+double GatheredElements(const OpInfo& op, const OpArgs& args) {
+  const Param* index = IndexParam(op);
+  const auto of = static_cast<size_t>(index->index_of);
+  if (of >= args.tensors.size() || !args.tensors[of]) return 0;
+  const Shape& indexed = *args.tensors[of];
+  double tail = 1;
+  for (size_t d = static_cast<size_t>(index->index_dim) + 1; d < indexed.size(); ++d)
+    tail *= static_cast<double>(indexed[d]);
+  return IndexElements(op, args) * tail;
+}
+
 // Bytes of one element of a tensor parameter: a bool (where's condition, a comparison's
 // result) is one byte, int64 indices eight, floats `elem_bytes`.
 double ParamElementBytes(const Param& param, int elem_bytes) {
@@ -83,13 +109,13 @@ double CountFlops(const OpInfo& op, const OpArgs& args, const Shape& out) {
 }
 
 double CountBytes(const OpInfo& op, const OpArgs& args, const Shape& out, int elem_bytes) {
-  // A gather reads one element of its first input per index, not the whole input.
+  // A gather reads what its indices pick of the tensor they index, not the whole of it.
   const std::vector<int> tensor_params = op.tensor_param_indices();
   double in_bytes = 0;
   for (size_t k = 0; k < args.tensors.size(); ++k) {
     const Param& param = op.params[static_cast<size_t>(tensor_params[k])];
-    const double elements = k == 0 && op.has(kGather)
-                                ? IndexElements(op, args)
+    const double elements = op.has(kGather) && IsIndexed(op, k)
+                                ? GatheredElements(op, args)
                                 : Elements(args.tensors[k] ? &*args.tensors[k] : nullptr);
     in_bytes += elements * ParamElementBytes(param, elem_bytes);
   }

@@ -53,6 +53,13 @@ TEST(FlopsTest, NllLossCountsThePickedElementsAndEightByteTargets) {
   EXPECT_EQ(loss.bytes, 6.0 * 4 + 6.0 * 8 + 1 * 4);
 }
 
+TEST(FlopsTest, EmbeddingReadsThePickedRowsAndEightByteIndices) {
+  // (3, 5) int64 indices into a (100, 8) weight: 15 rows of 8 read, (3, 5, 8) written.
+  const Counts lookup = Count("embedding", {Shape{3, 5}, Shape{100, 8}}, {});
+  EXPECT_EQ(lookup.flops, 0.0);
+  EXPECT_EQ(lookup.bytes, 15.0 * 8 + 15.0 * 8 * 4 + 15.0 * 8 * 4);
+}
+
 TEST(FlopsTest, ConvolutionsMatchFlopCounterMode) {
   // 2 * N * C_out * H_out * W_out * (C_in / g) * k * k = 2 * 2 * 6 * 64 * 2 * 9
   EXPECT_EQ(

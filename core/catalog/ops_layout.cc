@@ -73,8 +73,20 @@ void AddLayoutOps(std::vector<OpInfo>& out) {
                     .Rank(2, 6)
                     .Keeps(Triangle::kLower)
                     .Example({{2, 4, 5}}, {I(-1)}));
-  // Constant padding only (the other modes are arithmetic on indices too, but no model of
-  // the dev split uses them); pad lists (before, after) pairs from the last dim backwards.
+  // Rows picked by int64 indices: weight[input[...], :] (embedding lookups; the frontend
+  // writes x[idx] and index_select along any dim as one, through reshapes and permutes of
+  // the float tensors).  The kernel loads the index, then the row (codegen/expr.cc
+  // EmitEmbedding); an index outside [-rows, rows) reads zeros, where PyTorch raises.
+  out.push_back(Entry("embedding", "torch.nn.functional.embedding", "F.embedding")
+                    .Params({IndexTensor("input", 0, 1), Tensor("weight")})
+                    .Rule(ShapeRule::kEmbedding)
+                    .Rank(1, 6)
+                    .Traits(kLayout | kGather | kFrontendOnly)
+                    .Flops(0)
+                    .Doc("weight[input[...], :]: a row of the (rows, D) weight per int64 index")
+                    .Example({{2, 3}, {5, 4}}, {}));
+  // Constant padding only (the frontend builds reflect and replicate padding from narrow,
+  // flip and cat); pad lists (before, after) pairs from the last dim backwards.
   out.push_back(Entry("pad", "torch.nn.functional.pad", "F.pad")
                     .Params({Tensor("input"), Attr("pad", IntListAttr()),
                              Attr("mode", StringChoices({"constant"}, "constant")),

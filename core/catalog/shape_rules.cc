@@ -211,6 +211,15 @@ Result<Shape> InferClassLoss(const Call& call) {
   return Shape{};
 }
 
+// embedding: indices (...) and a (rows, D) weight; one row per index.
+Result<Shape> InferEmbedding(const Call& call) {
+  Shape out = call.input();
+  const Shape* weight = call.tensor("weight");
+  if (!weight || weight->size() != 2) return call.Fail("weight must be 2-d (rows, D)");
+  out.push_back((*weight)[1]);
+  return out;
+}
+
 Result<Shape> InferByRule(const Call& call) {
   switch (call.op().rule) {
     case ShapeRule::kCreate:
@@ -253,6 +262,8 @@ Result<Shape> InferByRule(const Call& call) {
       return catalog_internal::InferExpand(call);
     case ShapeRule::kClassLoss:
       return InferClassLoss(call);
+    case ShapeRule::kEmbedding:
+      return InferEmbedding(call);
   }
   return call.Fail("unknown shape rule");
 }
@@ -310,6 +321,8 @@ std::string_view ShapeRuleName(ShapeRule rule) {
       return "expand";
     case ShapeRule::kClassLoss:
       return "class_loss";
+    case ShapeRule::kEmbedding:
+      return "embedding";
   }
   return "unknown";
 }
@@ -377,6 +390,8 @@ std::string_view ShapeRuleConstraints(ShapeRule rule) {
     case ShapeRule::kClassLoss:
       return "input = (N, C), target = (N,) of int64 class indices in [0, C); out = () or (N,) "
              "with reduction='none'";
+    case ShapeRule::kEmbedding:
+      return "input = int64 indices in [0, rows); weight = (rows, D); out = input + (D,)";
   }
   return "";
 }

@@ -65,6 +65,14 @@ TEST(ShapeRulesTest, ClassLoss) {
               "nll_loss", "reduction");
 }
 
+// An embedding: a row of the (rows, D) weight per int64 index, any index shape.
+TEST(ShapeRulesTest, Embedding) {
+  ExpectShape(Infer("embedding", {Shape{4, 7}, Shape{10, 3}}, {}), {4, 7, 3});
+  ExpectShape(Infer("F.embedding", {Shape{5}, Shape{10, 3}}, {}), {5, 3});
+  ExpectError(Infer("embedding", {Shape{5}, Shape{10, 3, 2}}, {}), "embedding",
+              "weight must be 2-d");
+}
+
 TEST(ShapeRulesTest, Layout) {
   ExpectShape(Infer("reshape", {Shape{2, 3, 4}}, {L({-1, 4})}), {6, 4});
   ExpectShape(Infer("reshape", {Shape{2, 3}}, {L({2, 1, 3})}), {2, 1, 3});

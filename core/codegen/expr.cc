@@ -1,5 +1,5 @@
 // The expression emitter (expr.h): loads of stored values, inline recomputation of
-// elementwise, transpose and inference batch_norm nodes.
+// elementwise, layout (an embedding's rows among them) and inference batch_norm nodes.
 #include "codegen/expr.h"
 
 #include <cassert>
@@ -103,6 +103,7 @@ void ExprEmitter::EmitLoad(const std::string& var, ValueId v,
 std::string ExprEmitter::EmitNode(const Node& node, const std::vector<std::string>& coords) {
   const OpInfo& op = GetOp(node.op);
   const Shape& out = program_.value(node.result).shape;
+  if (op.rule == ShapeRule::kEmbedding) return EmitEmbedding(node, coords);
   if (op.has(kLayout)) return EmitLayout(node, coords);
   if (op.has(kChannelwise)) return EmitBatchNorm(node, coords);  // its one operator
   std::vector<std::string> ins;
@@ -125,6 +126,23 @@ std::string ExprEmitter::EmitLayout(const Node& node, const std::vector<std::str
   const std::string var = NewVar("y");
   w_.Line(var + " = tl.where(" + read.in_range + ", " + x + ", " + read.fill + ")  # " +
           GetOp(node.op).name);
+  return var;
+}
+
+// embedding: the row index loaded first (an int64 tensor, at the output's coordinates but
+// the last), a negative one counted from the end as x[idx] counts it; a row outside the
+// weight reads zeros (its loads masked off), where PyTorch raises.
+std::string ExprEmitter::EmitEmbedding(const Node& node, const std::vector<std::string>& coords) {
+  const std::string rows = IntLiteral(program_.value(node.tensors[1]).shape[0]);
+  const std::string index =
+      Emit(node.tensors[0], std::vector<std::string>(coords.begin(), coords.end() - 1));
+  const std::string row = NewVar("row");
+  w_.Line(row + " = tl.where(" + index + " < 0, " + index + " + " + rows + ", " + index + ")");
+  const std::string inside = "((" + row + " >= 0) & (" + row + " < " + rows + "))";
+  const std::string x =
+      EmitMasked(node.tensors[1], {row, coords.back()}, "(" + mask_ + ") & " + inside);
+  const std::string var = NewVar("y");
+  w_.Line(var + " = tl.where(" + inside + ", " + x + ", 0.0)  # embedding");
   return var;
 }
 

@@ -69,6 +69,7 @@ class ExprEmitter {
   std::string EmitNode(const Node& node, const std::vector<std::string>& coords);
   std::string EmitLayout(const Node& node, const std::vector<std::string>& coords);
   std::string EmitBatchNorm(const Node& node, const std::vector<std::string>& coords);
+  std::string EmitEmbedding(const Node& node, const std::vector<std::string>& coords);
   void EmitLoad(const std::string& var, ValueId v, const std::vector<std::string>& coords);
   bool IsRowRead(const std::vector<std::string>& coords) const;
 

@@ -120,6 +120,11 @@ LayoutRead LayoutInputCoords(const Program& p, const Node& node,
       r.fill = FloatLiteral(node.attrs[2].AsFloat());
       return r;
     }
+    case ShapeRule::kEmbedding:
+      // Its first tensor is the indices, read at the output's coordinates but the last (the
+      // weight's row is a value the kernel loads: expr.cc EmitEmbedding).
+      r.coords.pop_back();
+      return r;
     default:
       assert(false && "LayoutInputCoords: not a layout rule");
       return r;

@@ -37,10 +37,11 @@ Result<Program> SingleOpProgram(OpId op_id) {
     }
     const bool positive = param.positive || op.has(kPositiveInput);
     const std::string name = "x" + std::to_string(program.inputs().size());
-    // Indices (nll_loss's target) cover the dim they index: [0, size).
+    // Indices (nll_loss's target, an embedding's input) cover the dim they index: [0, size).
     const auto index_dim = static_cast<size_t>(param.index_dim);
-    auto id = param.index_dim >= 0 && index_dim < op.example.inputs[0].size()
-                  ? program.AddInput(name, shape, randint, {0, op.example.inputs[0][index_dim]})
+    const Shape& indexed = op.example.inputs[static_cast<size_t>(param.index_of)];
+    auto id = param.index_dim >= 0 && index_dim < indexed.size()
+                  ? program.AddInput(name, shape, randint, {0, indexed[index_dim]})
                   : program.AddInput(name, shape, positive ? rand : randn);
     if (!id) return MakeError(op.name + " example: " + id.error().message);
     tensors.push_back(id.value());

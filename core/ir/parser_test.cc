@@ -70,6 +70,29 @@ TEST(ParserTest, RoundTripsMultipleOutputsAndUnusedInputs) {
   EXPECT_EQ(p.value(p.outputs()[1]).shape, (Shape{2, 3, 1}));
 }
 
+// An embedding's indices index its second tensor, the weight: drawn within its rows.
+TEST(ParserTest, EmbeddingIndicesRoundTrip) {
+  const std::string text =
+      "import torch\n"
+      "import torch.nn.functional as F\n"
+      "\n"
+      "def fused_operator(x0, x1):\n"
+      "    t0 = F.embedding(x0, x1)\n"
+      "    return t0\n"
+      "\n"
+      "def get_inputs():\n"
+      "    return [torch.randint(0, 10, (2, 5)), torch.randn(10, 4)]\n";
+  const Program p = ParseOk(text);
+  EXPECT_EQ(p.Print(), text);
+  EXPECT_EQ(p.value(p.outputs()[0]).shape, (Shape{2, 5, 4}));
+  std::string past = text;
+  past.replace(past.find("randint(0, 10,"), 14, "randint(0, 11,");
+  const auto parsed = Parse(past);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.error().ToString().find("'input' indexes dim 0 of size 10"), std::string::npos)
+      << parsed.error().ToString();
+}
+
 TEST(ParserTest, ClassIndicesFromRandintRoundTrip) {
   const std::string text =
       "import torch\n"

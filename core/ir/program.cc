@@ -147,12 +147,14 @@ std::optional<std::string> CheckIndexRanges(const Program& program, const OpInfo
   const std::vector<int> tensor_params = op.tensor_param_indices();
   for (size_t k = 0; k < tensors.size(); ++k) {
     const Param& param = op.params[static_cast<size_t>(tensor_params[k])];
-    if (param.index_dim < 0 || !tensors[k].valid() || args.tensors.empty() || !args.tensors[0])
+    const auto of = static_cast<size_t>(param.index_of);
+    if (param.index_dim < 0 || !tensors[k].valid() || of >= args.tensors.size() ||
+        !args.tensors[of])
       continue;
     const Value& v = program.value(tensors[k]);
-    const Shape& first = *args.tensors[0];
-    if (v.producer.valid() || static_cast<size_t>(param.index_dim) >= first.size()) continue;
-    const int64_t size = first[static_cast<size_t>(param.index_dim)];
+    const Shape& indexed = *args.tensors[of];
+    if (v.producer.valid() || static_cast<size_t>(param.index_dim) >= indexed.size()) continue;
+    const int64_t size = indexed[static_cast<size_t>(param.index_dim)];
     if (v.range.high > size)
       return op.spelling + ": '" + v.name + "' draws indices up to " +
              std::to_string(v.range.high - 1) + ", but '" + param.name + "' indexes dim " +

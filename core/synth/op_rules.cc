@@ -36,6 +36,7 @@ Reject PostRule(Ctx& c, int primary) {
     case ShapeRule::kPad:
     case ShapeRule::kExpand:
     case ShapeRule::kClassLoss: break;  // int64 class indices: no synthesized input is integer
+    case ShapeRule::kEmbedding: break;  // int64 row indices: likewise
   }
   return Reject::kUnsupported;
 }

@@ -554,6 +554,59 @@ def _repeat(a: dict[str, Any]) -> list[Step] | None:
     return steps or None
 
 
+def _embedding(a: dict[str, Any]) -> list[Step] | None:
+    """F.embedding / nn.Embedding: a row of the 2-d weight per index (padding_idx only
+    changes gradients)."""
+    if len(_shape(a["weight"])) != 2:
+        return None
+    return _one("embedding", input=a["indices"], weight=a["weight"])
+
+
+def _rows_picked(source: Any, dim: int, index: Any) -> list[Step] | None:
+    """source's slices along `dim` picked by int64 `index` (any shape): the dim moved to the
+    front, the rest flattened into one row each, an embedding, and the result laid out as
+    index.shape with the other dims where dim was (x[idx], index_select)."""
+    shape, index_shape = _shape(source), _shape(index)
+    if not shape or not index_shape:
+        return None
+    dim %= len(shape)
+    others = [shape[d] for d in range(len(shape)) if d != dim]
+    order = [dim, *(d for d in range(len(shape)) if d != dim)]
+    steps: list[Step] = []
+    current: Any = source
+    if order != list(range(len(shape))):
+        steps.append(("permute", {"input": current, "dims": order}))
+        current = PREVIOUS
+    rows = [shape[dim], math.prod(others)]
+    if [shape[d] for d in order] != rows:
+        steps.append(("reshape", {"input": current, "shape": rows}))
+        current = PREVIOUS
+    steps.append(("embedding", {"input": index, "weight": current}))
+    picked = [*index_shape, *others]
+    if [*index_shape, rows[1]] != picked:
+        steps.append(("reshape", {"input": PREVIOUS, "shape": picked}))
+    if dim:  # index's dims back where dim was
+        k = len(index_shape)
+        back = [*range(k, k + dim), *range(k), *range(k + dim, len(picked))]
+        steps.append(("permute", {"input": PREVIOUS, "dims": back}))
+    return steps
+
+
+def _index_select(a: dict[str, Any]) -> list[Step] | None:
+    if len(_shape(a["index"])) != 1:
+        return None
+    return _rows_picked(a["self"], a["dim"], a["index"])
+
+
+def _index(a: dict[str, Any]) -> list[Step] | None:
+    """x[idx] with one int64 index tensor on dim 0 (the others None or absent); bool masks and
+    several index tensors stay PyTorch calls."""
+    indices = list(a["indices"])
+    if len(indices) != 1 or not _is_tensor(indices[0]) or _is_bool_tensor(indices[0]):
+        return None
+    return _rows_picked(a["self"], 0, indices[0])
+
+
 def _rsub(a: dict[str, Any]) -> list[Step] | None:
     """other - self (1 - x), with a Python number `other`."""
     if a.get("alpha", 1) != 1 or not _is_number(a["other"]) or not _is_tensor(a["self"]):
@@ -953,6 +1006,9 @@ ATEN_TO_CATALOG: dict[Any, Entry] = {
     aten.tril.default: _triangle("tril"),
     aten.full.default: _full,
     aten.constant_pad_nd.default: _pad,
+    aten.embedding.default: _embedding,
+    aten.index_select.default: _index_select,
+    aten.index.Tensor: _index,
     **{
         getattr(aten, f"{kind}_pad{n}d").default: _edge_padding(mode)
         for kind, mode in (("reflection", "reflect"), ("replication", "replicate"))

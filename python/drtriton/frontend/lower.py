@@ -401,7 +401,8 @@ class Lowering:
         """The catalog line, checked by the IR's parser on the operands' shapes."""
         entry = catalog.op(op)
         args, operands, positive = [], [], []
-        bounds: dict[str, int] = {}  # index operands: the dim size they index
+        by_position: list[str | None] = []  # each tensor parameter's operand (None: absent)
+        indexing: list[tuple[str, dict]] = []  # index operands and their parameters
         for k, param in enumerate(entry["params"]):
             if param["name"] not in params:
                 continue
@@ -412,6 +413,7 @@ class Lowering:
                 text = _literal(list(value) if isinstance(value, tuple) else value, {})
             elif value is None:
                 text = "None"
+                by_position.append(None)
             else:
                 text = self._operand(value)
                 tensor = self.tensors.get(text or "") or self._pending.get(text or "")
@@ -421,14 +423,15 @@ class Lowering:
                 if tensor is None or tensor.dtype != param["dtype"]:
                     return None
                 if param["index_dim"] >= 0:
-                    first = self._tensor(operands[0]) if operands else None
-                    if first is None or param["index_dim"] >= len(first.shape):
-                        return None
-                    bounds[text] = first.shape[param["index_dim"]]
+                    indexing.append((text, param))
                 operands.append(text)
+                by_position.append(text)
                 if param["positive"] or (k == 0 and "positive_input" in entry["traits"]):
                     positive.append(text)
             args.append(text if k == 0 else f"{param['name']}={text}")
+        bounds = self._index_operand_bounds(indexing, by_position)
+        if bounds is None:
+            return None
         call = f"{entry['spelling']}({', '.join(args)})"
         checked = self._canonical(call, operands, positive, result)
         if checked is None:
@@ -438,6 +441,20 @@ class Lowering:
             self.index_bounds[name] = min(size, self.index_bounds.get(name, size))
         self._pending[result] = Tensor(result, checked.shape, checked.dtype)
         return Line(result, checked.name, op, operands)
+
+    def _index_operand_bounds(
+        self, indexing: list[tuple[str, dict]], by_position: list[str | None]
+    ) -> dict[str, int] | None:
+        """The dim size each index operand indexes (Param::index_dim of tensor parameter
+        index_of: nll_loss's classes, an embedding's rows); None where it has no such dim."""
+        bounds: dict[str, int] = {}
+        for text, param in indexing:
+            of = param["index_of"]
+            indexed = self._tensor(by_position[of] or "") if of < len(by_position) else None
+            if indexed is None or param["index_dim"] >= len(indexed.shape):
+                return None
+            bounds[text] = indexed.shape[param["index_dim"]]
+        return bounds
 
     def _tensor(self, name: str) -> Tensor | None:
         return self.tensors.get(name) or self._pending.get(name)

@@ -127,13 +127,14 @@ def from_functional_source(text: str) -> FrontendResult:
 
 
 def _index_bounds(nodes: list[dict], shapes: dict[str, list[int]]) -> dict[str, int]:
-    """The dim size each value read as class indices indexes (the smallest, if several)."""
+    """The dim size each value read as indices indexes (class targets, embedding rows; the
+    smallest, if several)."""
     bounds: dict[str, int] = {}
     for node in nodes:
         tensor_params = [p for p in catalog.op(node["op"])["params"] if p["kind"] != "attr"]
         for param, name in zip(tensor_params, node["inputs"], strict=False):
             if name is None or param["index_dim"] < 0:
                 continue
-            size = shapes[node["inputs"][0]][param["index_dim"]]
+            size = shapes[node["inputs"][param["index_of"]]][param["index_dim"]]
             bounds[name] = min(size, bounds.get(name, size))
     return bounds
