@@ -63,6 +63,23 @@ CASES = {
         "torch.randn(6, 5), torch.randint(0, 6, (5,))",
         ["embedding", "embedding", "add"],
     ),
+    # Indices reshaped before the gather (a relative-position table read through
+    # index.view(-1); embedding(tokens.flatten())): gathered as they are, the rows reshaped
+    # after (frontend/rewrite.py gathers_through_index_views).
+    "relative_position_bias": (
+        "self.table = nn.Parameter(torch.randn(9, 2))\n"
+        "self.register_buffer('index', torch.randint(0, 9, (4, 4)))",
+        "bias = self.table[self.index.view(-1)].view(4, 4, 2).permute(2, 0, 1)\n"
+        "return torch.softmax(x.reshape(2, 4, 4) + 16 * torch.sigmoid(bias), -1) + self.table[i].sum(-1)",
+        "torch.randn(2, 16), torch.randint(0, 9, (2, 4, 4))",
+        None,
+    ),
+    "embedding_of_flattened_tokens": (
+        "self.e = nn.Embedding(10, 6)",
+        "return self.e(i.flatten()).reshape(2, 3, 6) * x[:, :, None]",
+        "torch.randn(2, 3), torch.randint(0, 10, (2, 3))",
+        ["embedding", "reshape", "reshape", "reshape", "mul"],
+    ),
     "embedding_layer_norm": (
         "self.e = nn.Embedding(50, 64)\nself.ln = nn.LayerNorm(64)",
         "return self.ln(self.e(i)) + x[:, :, None]",

@@ -31,7 +31,7 @@ import torch
 
 from drtriton.errors import UserError
 from drtriton.frontend.aten import kept_whole, own_decompositions
-from drtriton.frontend.rewrite import diagonal_products
+from drtriton.frontend.rewrite import diagonal_products, gathers_through_index_views
 
 _aten = torch.ops.aten
 RECURRENT = [
@@ -139,6 +139,7 @@ def export_model(task: LoadedTask) -> torch.export.ExportedProgram:
         warnings.filterwarnings("ignore", message=_LEAFSPEC_WARNING, category=FutureWarning)
         exported = torch.export.export(task.model, tuple(task.inputs))
         diagonal_products(exported.graph_module)
+        gathers_through_index_views(exported.graph_module)
         table = decompositions()
         if _attention_is_small(exported.graph):
             table.pop(ATTENTION, None)

@@ -1,5 +1,7 @@
-"""Exact algebra on the exported ATen graph, before decomposition: products that a module
-writes as dense matrix products but that touch each element once.
+"""Exact algebra on the exported ATen graph, before decomposition.
+
+Products that a module writes as dense matrix products but that touch each element once
+(diagonal_products), and gathers through reshaped indices (gathers_through_index_views).
 
 A product with a diagonal matrix built from a vector, `torch.diag(v) @ B` or `B @ torch.diag(v)`,
 scales B's rows (columns) by v. As written it builds the N x N matrix (arange, a compare, a
@@ -68,3 +70,66 @@ def _vector_of_diagonal(node: object) -> torch.fx.Node | None:
 def _rank(node: object) -> int:
     val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
     return val.dim() if isinstance(val, torch.Tensor) else -1
+
+
+_INDEX_VIEWS = {
+    aten.view.default,
+    aten.reshape.default,
+    aten._unsafe_view.default,
+    aten.flatten.using_ints,
+}
+
+
+def gathers_through_index_views(graph_module: torch.fx.GraphModule) -> int:
+    """Rewrites a gather whose int64 indices are a reshape of other indices (Swin's
+    `table[index.view(-1)]`, `embedding(tokens.flatten())`) into the gather of the indices as
+    they are, reshaped after: x[idx.view(s)] = x[idx].view(s + x.shape[1:]), and so for an
+    embedding's rows.  The catalog's embedding takes indices of any shape, and its layout
+    operators float tensors only, so the index reshape would stay a PyTorch call.  Returns
+    how many it rewrote."""
+    graph = graph_module.graph
+    rewritten = 0
+    for node in list(graph.nodes):
+        index_view = _gathered_index_view(node)
+        if index_view is None:
+            continue
+        source = index_view.args[0]
+        args = list(node.args)
+        if node.target is aten.embedding.default:
+            args[1] = source
+        else:
+            args[1] = [source]
+        with graph.inserting_before(node):
+            gather = graph.call_function(node.target, tuple(args), dict(node.kwargs))
+        shape = list(node.meta["val"].shape)
+        # The node itself becomes the reshape: its name and result metadata stay (as in
+        # diagonal_products); the gather's metadata is its own result's.
+        gather.meta["val"] = node.meta["val"].reshape(
+            *source.meta["val"].shape, *shape[len(index_view.meta["val"].shape) :]
+        )
+        node.target, node.args, node.kwargs = aten.view.default, (gather, shape), {}
+        rewritten += 1
+    if rewritten:
+        graph.eliminate_dead_code()
+        graph_module.recompile()
+    return rewritten
+
+
+def _gathered_index_view(node: torch.fx.Node) -> torch.fx.Node | None:
+    """The reshape of int64 indices that gather `node` (x[idx] with one index tensor on dim 0,
+    or an embedding) reads, or None."""
+    if node.op != "call_function":
+        return None
+    if node.target is aten.embedding.default:
+        index = node.args[1]
+    elif node.target is aten.index.Tensor and len(node.args[1]) == 1:
+        index = node.args[1][0]
+    else:
+        return None
+    if not isinstance(index, torch.fx.Node) or index.target not in _INDEX_VIEWS:
+        return None
+    source = index.args[0]
+    values = [v.meta.get("val") for v in (index, source) if isinstance(v, torch.fx.Node)]
+    if len(values) != 2 or any(v is None or v.dtype is not torch.int64 for v in values):
+        return None
+    return index
