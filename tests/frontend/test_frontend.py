@@ -256,10 +256,24 @@ def test_zero_dim_parameter_used_elementwise_is_a_one_element_input():
     assert check_equivalence(code, result).ok
 
 
-def test_zero_dim_parameter_used_otherwise_stays_zero_dim():
+def test_zero_dim_parameter_through_unary_operators_is_a_one_element_input():
+    """CLIP's logit scale: x * logit_scale.exp(); the exp of one element broadcasts alike."""
     code = module_task(
         "self.c = nn.Parameter(torch.tensor(0.3))\n",
-        "return torch.relu(x) * torch.exp(self.c)\n",
+        "return torch.relu(x) * torch.exp(self.c) + x * torch.sigmoid(-self.c)\n",
+        "torch.randn(4, 8)",
+    )
+    result = from_module_source(code)
+    assert result.fully_mapped
+    assert [i.target for i in result.inputs if i.as_one_element] == ["c"]
+    assert check_equivalence(code, result).ok
+
+
+def test_zero_dim_parameter_used_otherwise_stays_zero_dim():
+    # Its exp is returned: a 0-d output, which one element would not be.
+    code = module_task(
+        "self.c = nn.Parameter(torch.tensor(0.3))\n",
+        "return torch.relu(x) * torch.exp(self.c), torch.exp(self.c)\n",
         "torch.randn(4, 8)",
     )
     result = from_module_source(code)

@@ -162,6 +162,8 @@ MATH = {
     "var_mean_pair": "torch.var_mean(x, dim=1, keepdim=True)",
     "lerp_number_weight": "torch.lerp(x, torch.sigmoid(x), 0.3) + torch.lerp(x, x * 2.0, 0.75)",
     "rrelu_eval": "torch.nn.functional.rrelu(x, 0.1, 0.3, training=False)",
+    # A reduction's dtype argument naming the input's own dtype casts nothing.
+    "sum_in_own_dtype": "x.sum(-1, keepdim=True, dtype=torch.float32) + x.mean(0, dtype=torch.float32)",
 }
 
 

@@ -174,8 +174,8 @@ def _reduce_over(op: str, source: Any, dims: list[int], keep: bool) -> list[Step
 
 def _reduction(op: str, chainable: bool = True) -> Entry:
     def entry(a: dict[str, Any]) -> list[Step] | None:
-        if a.get("dtype") is not None:
-            return None
+        if a.get("dtype") not in (None, a["self"].meta["val"].dtype):
+            return None  # a cast: the catalog's reductions keep the input's dtype
         rank = len(a["self"].meta["val"].shape)
         dims = _dims(a.get("dim"), rank)
         if dims is None:

@@ -536,14 +536,27 @@ def _only_elementwise_operand(node: torch.fx.Node) -> bool:
     return _users_combine_elementwise(node, 1)
 
 
+# Unary elementwise operators through which a 0-d value stays one element (CLIP's
+# logit_scale.exp(), a temperature's reciprocal) before a binary one broadcasts it.
+_ELEMENTWISE_UNARY = frozenset(
+    {"exp.default", "log.default", "sqrt.default", "rsqrt.default", "neg.default",
+     "reciprocal.default", "sigmoid.default", "tanh.default", "abs.default"}
+)  # fmt: skip
+
+
 def _users_combine_elementwise(node: torch.fx.Node, min_rank: int) -> bool:
     """Every user of `node` is an elementwise binary operator whose other operand is one
-    tensor of rank >= min_rank."""
+    tensor of rank >= min_rank, or a unary elementwise one (not an output) whose users are."""
     for user in node.users:
         target = user.target
         if not isinstance(target, torch._ops.OpOverload):
             return False
-        if f"{_op_name(target)}.{target._overloadname}" not in _ELEMENTWISE_BINARY:
+        overload = f"{_op_name(target)}.{target._overloadname}"
+        if overload in _ELEMENTWISE_UNARY and not _is_output(user):
+            if not _users_combine_elementwise(user, min_rank):
+                return False
+            continue
+        if overload not in _ELEMENTWISE_BINARY:
             return False
         others = [a for a in user.args[:2] if a is not node]
         ranks = [o.meta["val"].dim() for o in others if isinstance(o, torch.fx.Node)]
