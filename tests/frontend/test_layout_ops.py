@@ -125,7 +125,7 @@ CASES = {
         "",
         "return x / torch.norm(x, p='fro')\n",
         "torch.randn(2, 3, 4)",
-        ["mul", "sum", "sum", "sum", "sqrt", "div"],
+        ["mul", "sum", "sum", "sum", "sqrt", "reshape", "div"],
     ),
     # A 0-d total combined with numbers: in the one-element view, then 0-d again (the
     # module returns it 0-d).
@@ -307,12 +307,16 @@ def test_a_0d_total_with_numbers_verifies_in_the_interpreter(name):
 @pytest.mark.parametrize(
     "forward",
     [
-        "return torch.norm(x, p='fro')\n",  # returned: a program returns what PyTorch does
-        "return torch.norm(x, p='fro') * x[0, 0]\n",  # a rank-1 partner broadcasts otherwise
+        "return torch.norm(x, p='fro')\n",  # returned 0-d, as PyTorch returns it
+        "return torch.norm(x, p='fro') * x[0, 0]\n",  # times a rank-1 partner: its shape
     ],
 )
-def test_a_0d_norm_that_does_not_only_broadcast_stays_a_pytorch_call(forward):
-    assert_stays_partly_pytorch(module_task("", forward, "torch.randn(2, 3, 4)"))
+def test_a_0d_norm_is_reshaped_to_0d_and_verifies(forward):
+    code = module_task("", forward, "torch.randn(2, 3, 4)")
+    assert_maps_and_reproduces(code)
+    text = from_module_source(code).program_text
+    verdict = verify(text, emit(text), device="cpu", input_seed=0)
+    assert verdict.correct, verdict.reason
 
 
 def test_a_conv_with_reflect_padding_maps_whole():

@@ -63,6 +63,11 @@ def _binary(op: str) -> Entry:
         zero_d = [_is_zero_d(v) for v in (a["self"], a["other"])]
         if any(zero_d) and all(z or n for z, n in zip(zero_d, numbers, strict=True)):
             return _zero_d_binary(op, a["self"], a["other"])
+        if zero_d[0] and tensors[1]:
+            # A 0-d first operand (norm(x) * y): the catalog's first input has rank 1 and
+            # up; its one-element view broadcasts against y alike.
+            return [("reshape", {"input": a["self"], "shape": [1]}),
+                    (op, {"input": PREVIOUS, "other": a["other"]})]  # fmt: skip
         return _one(op, input=a["self"], other=a["other"])
 
     return entry
