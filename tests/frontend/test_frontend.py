@@ -11,8 +11,11 @@ from drtriton.errors import UserError
 from drtriton.frontend import check_equivalence, from_functional_source, from_module_source
 
 
-def module_task(init: str, forward: str, inputs: str, init_inputs: str = "") -> str:
-    """A KernelBench task; `init` and `forward` are bodies, one statement per line."""
+def module_task(
+    init: str, forward: str, inputs: str, init_inputs: str = "", args: str = "x"
+) -> str:
+    """A KernelBench task; `init` and `forward` are bodies, one statement per line, and
+    `args` forward's arguments."""
 
     def body(text: str) -> str:
         return "".join(f"        {line}\n" for line in text.strip().splitlines())
@@ -20,7 +23,7 @@ def module_task(init: str, forward: str, inputs: str, init_inputs: str = "") -> 
     return (
         "import torch\nimport torch.nn as nn\n\n"
         "class Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-        f"{body(init)}\n    def forward(self, x):\n{body(forward)}\n"
+        f"{body(init)}\n    def forward(self, {args}):\n{body(forward)}\n"
         f"def get_inputs():\n    return [{inputs}]\n\n"
         f"def get_init_inputs():\n    return [{init_inputs}]\n"
     )

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from test_frontend import assert_maps_and_reproduces
+from test_frontend import assert_maps_and_reproduces, module_task
 
 from drtriton import parse
 from drtriton.frontend import from_module_source
@@ -22,17 +22,7 @@ from shared_verifier import verify
 
 def indexed_task(init: str, forward: str, inputs: str) -> str:
     """A module of a float input x and an int64 input i."""
-
-    def body(text: str, indent: str) -> str:
-        return "".join(f"{indent}{line}\n" for line in text.strip().splitlines())
-
-    return (
-        "import torch\nimport torch.nn as nn\n\n"
-        "class Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-        f"{body(init, '        ')}\n    def forward(self, x, i):\n{body(forward, '        ')}\n"
-        f"def get_inputs():\n    return [{inputs}]\n\n"
-        "def get_init_inputs():\n    return []\n"
-    )
+    return module_task(init, forward, inputs, args="x, i")
 
 
 CASES = {
