@@ -859,12 +859,18 @@ TEST(CodegenTest, LongRowsLoop) {
   EXPECT_EQ(Count(c, "for r0"), 2);
 }
 
-// cumprod multiplies in torch's order, one element per step, in torch's accumulator type on the
-// inputs' device (float64 on the CPU, float32 on CUDA): a float32 tree-order
-// scan can overflow a partial product to inf after the true prefix underflowed to 0.
-TEST(CodegenTest, CumprodIsSequential) {
+// Along the contiguous dim the first variant multiplies tiles of consecutive elements
+// (tl.cumprod, a carry between blocks: 7x faster on the H100, rows_emitter.h tiled_products_);
+// the next multiplies in torch's order, one element per step, in torch's accumulator type on
+// the inputs' device (float64 on the CPU, float32 on CUDA): a float32 tree-order scan can
+// overflow a partial product to inf after the true prefix underflowed to 0, and the verifier
+// judges each variant.
+TEST(CodegenTest, CumprodIsTiledFirstAndSequentialNext) {
   const Program p = OneOp("torch.cumprod(x0, -1)", "torch.randn(300, 5000)");
-  const std::string c = MustEmit(p);
+  EXPECT_EQ(Count(MustEmit(p), "tl.cumprod"), 1);
+  CodegenOptions sequential;
+  sequential.variant = 1;
+  const std::string c = MustEmit(p, sequential);
   ExpectInOrder(c, {"carry = tl.full([BLOCK_O, 1], 1.0, dtype=tl.float64 if F64_CARRY else "
                     "tl.float32)",
                     "for r0 in tl.range(0, 5000, BLOCK_R):", "out = carry * xm.to(carry.dtype)",

@@ -77,7 +77,7 @@ RowsEmitter::RowsEmitter(const GroupContext& ctx, const Node& node, Role role)
   const bool columns = op_ == RowOp::kBatchNorm && !ctx.generic() && rows_ > 1 &&
                        Product(layout_.r_shape) == layout_.r_shape[0];
   strided_r_ = columns || (!IsNorm(op_) && ReducedDimStrided(ctx, row_input_, layout_));
-  tiled_products_ = Products() && ctx.variant % 2 == 1 && ReducesInnermost();
+  tiled_products_ = Products() && ctx.variant % 2 == 0 && ReducesInnermost();
   // Generic mode: block caps for a large problem (the wrapper shrinks the blocks to the
   // runtime sizes), and the loops, which run zero times past a row that fits.
   const int64_t rows_hint = ctx.generic() ? kUnknownSize : rows_;
@@ -545,8 +545,8 @@ void RowsEmitter::EmitArg(bool is_max) {
 
 // A running carry joins the blocks: cumsum adds it, cumprod multiplies by it; the last
 // lane of each block's scan (masked lanes hold the identity) is the next carry.  cumprod's
-// blocks are one element wide, so its product is sequential, as torch's, except in its tiled
-// variants (rows_emitter.h tiled_products_).
+// blocks are one element wide, so its product is sequential, as torch's, except along the
+// contiguous dim in even variants (rows_emitter.h tiled_products_).
 void RowsEmitter::EmitScan(bool is_prod) {
   const std::string identity = is_prod ? "1.0" : "0.0";
   // The running product is accumulated as torch's cumprod does on the inputs' device

@@ -341,11 +341,13 @@ TEST(EmitRowsTest, SplitReductionCombinesPartialsPerRow) {
 }
 
 // `lines` (the last one's result returned) over one input x0.
-std::string EmitLines(const std::vector<std::string>& lines, const std::string& input) {
+std::string EmitLines(const std::vector<std::string>& lines, const std::string& input,
+                      int variant = 0) {
   std::string body;
   for (const auto& line : lines) body += "    " + line + "\n";
   const std::string out = lines.back().substr(0, lines.back().find(" ="));
   CodegenOptions options;
+  options.variant = variant;
   auto c = EmitCandidate(
       MustParse("def fused_operator(x0):\n" + body + "    return " + out + "\n", input), options);
   EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.error().ToString());
@@ -426,13 +428,18 @@ TEST(EmitRowsTest, StridedAndSequentialScansReadFlipsAsIndexArithmetic) {
   ExpectInOrder(dim0, {"r = r0 + tl.arange(0, BLOCK_R)[None, :]",
                        "x0_ptr + ((299 - r)) * stride_x0_0 + ((6 - rc0)) * stride_x0_1",
                        "tl.store(t2_ptr + ((299 - r)) * 7 + rc0 "});
-  const std::string prod = EmitLines(
-      {"t0 = torch.flip(x0, [1])", "t1 = torch.cumprod(t0, 1)", "t2 = torch.flip(t1, [1])"},
-      "torch.rand(4, 300)");
+  // cumprod along the contiguous dim: the sequential walk (variant 1) and the tiled scan
+  // (variant 0) both read and store through the flips.
+  const std::vector<std::string> reversed = {
+      "t0 = torch.flip(x0, [1])", "t1 = torch.cumprod(t0, 1)", "t2 = torch.flip(t1, [1])"};
+  const std::string prod = EmitLines(reversed, "torch.rand(4, 300)", 1);
   EXPECT_EQ(Count(prod, "@triton.jit"), 1);
   ExpectInOrder(prod, {"r = r0 + tl.arange(0, BLOCK_R)[None, :]", "((299 - r)) * stride_x0_1",
                        "out = carry * xm.to(carry.dtype)",
                        "tl.store(t2_ptr + row_off + (299 - r)"});
+  const std::string tiled = EmitLines(reversed, "torch.rand(4, 300)");
+  EXPECT_EQ(Count(tiled, "@triton.jit"), 1);
+  ExpectInOrder(tiled, {"((299 - r)) * stride_x0_1", "tl.cumprod(", "(299 - r)"});
 }
 
 // The sum over the last dim of a transpose reads its stored input down a column: the rows

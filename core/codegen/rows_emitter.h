@@ -67,7 +67,7 @@ class RowsEmitter {
   EmittedKernel Launch(const std::string& name, std::vector<std::string> constexprs);
   bool Products() const { return op_ == RowOp::kCumprod || op_ == RowOp::kProd; }
   // cumprod and prod walk R one element at a time (heuristics.h: ChooseSequentialRows),
-  // except in their tiled variants (tiled_products_).
+  // except along the contiguous dim in even variants (tiled_products_).
   bool Sequential() const { return Products() && !tiled_products_; }
   // A cumsum of a flip along the scan dim walks the row from its end (ScanInputFlip).
   bool Reversed() const { return input_flip_ != nullptr; }
@@ -208,12 +208,14 @@ class RowsEmitter {
   RowsConfig config_;
   bool single_ = true;       // the row is one block (specialized mode only)
   bool strided_r_ = false;   // rows.h ReducedDimStrided
-  // Odd variants of a product along a contiguous dim: tiles of BLOCK_R consecutive elements,
-  // multiplied in registers in tl.cumprod's tree order, where the sequential walk loads one
-  // element a row a step, rows R apart (a 32-byte sector for 4 bytes; KernelBench L1 90's
-  // shape, 32768 rows of 32768).  The order can move where a product leaves float32's range
-  // (heuristics.cc ChooseSequentialRows): the verifier judges each variant, and the search
-  // keeps one that passes.
+  // Even variants of a product along a contiguous dim (the teacher's first): tiles of BLOCK_R
+  // consecutive elements, multiplied in registers in tl.cumprod's tree order, where the
+  // sequential walk of odd variants loads one element a row a step, rows R apart (a 32-byte
+  // sector for 4 bytes).  A cumprod of 16384 rows of 32768 on the H100 (h100-2026-12-07f):
+  // tiled 1.42 ms, 1.65x eager and torch.compile; sequential 10.0 ms, 0.23x; both 1.3e-7 off
+  // float64.  The order can move where a product leaves float32's range (heuristics.cc
+  // ChooseSequentialRows): the verifier judges each variant, and the search keeps one that
+  // passes.
   bool tiled_products_ = false;
   bool contiguous_ = false;  // the kernel has a CONTIG path
   Coords row_, r_coords_, in_coords_;
