@@ -123,6 +123,22 @@ const Node* ScanDimFlip(const Program& program, const std::vector<std::vector<No
   return FlippedDims(program, next) == std::vector<int>{dim} ? &next : nullptr;
 }
 
+// Whether the rows a reduction's broadcast tail ends in are worth its kernel storing them: a
+// program output is stored anyway.  Any other end would be written once and read back by each
+// reader, where a reader computing it inline reads the reduction's input and the statistic
+// instead: a hand-written variance, (x - mean) read by its square's sum and by the normalized
+// output, stored 1 GB and read it twice more (16384 x 16384, beyond-dev task 1008: 0.23x
+// torch.compile on the H100, h100-2026-12-07f), where recomputing reads x twice.  A
+// contraction reader stores its computed operands itself where they enter many products.
+bool RowsWorthStoring(const Program& program, const std::vector<std::vector<NodeId>>& users,
+                      ValueId end) {
+  if (IsOutput(program, end)) return true;
+  const auto& readers = users[end.index];
+  return std::any_of(readers.begin(), readers.end(), [&](NodeId n) {
+    return AnchorKind(program, n) == GroupKind::kContraction;
+  });
+}
+
 // The end of the chain through the elementwise node that reads a reduction's epilogue end
 // `end` back over the reduced input's shape (fusion.h), or an invalid id.  The reduction keeps
 // its reduced dims (same rank: each reduced dim 1, so the read broadcasts along exactly them),
@@ -149,8 +165,12 @@ ValueId BroadcastBack(const Program& program, const std::vector<std::vector<Node
       std::all_of(kept.begin() + first, kept.end(), [](int64_t d) { return d == 1; });
   const int64_t rows = Product(kept);
   if (ChooseReduceRows(rows, Product(in) / rows, 0, trailing).split > 1) return {};
-  (*claimed)[next.result.index] = true;
-  return EpilogueEnd(program, users, next.result, claimed);
+  std::vector<bool> trial = *claimed;
+  trial[next.result.index] = true;
+  const ValueId chain_end = EpilogueEnd(program, users, next.result, &trial);
+  if (!RowsWorthStoring(program, users, chain_end)) return {};
+  *claimed = std::move(trial);
+  return chain_end;
 }
 
 // A GEMM's (linear, matmul, bmm: not a convolution, whose tiles take other forms).

@@ -81,5 +81,21 @@ TEST(ReduceBroadcastTest, OtherReadersOrShapesKeepTheStatisticStored) {
   EXPECT_FALSE(PlanFusion(few, true).groups[0].broadcast);
 }
 
+// A hand-written variance: x - mean is read by its square's sum and by the normalized output,
+// neither an output nor a contraction.  Stored by the mean's kernel it would be written once
+// and read twice; the mean is stored alone, and the sum's kernel recomputes x - mean.
+TEST(ReduceBroadcastTest, ATailReadByOtherKernelsIsRecomputedNotStored) {
+  const Program p = Parse(
+      "    t0 = torch.mean(x0, 1, True)\n    t1 = torch.sub(x0, t0)\n"
+      "    t2 = torch.mul(t1, t1)\n    t3 = torch.sum(t2, 1, True)\n"
+      "    t4 = torch.div(t1, t3)\n    return t4\n",
+      "x0", "torch.randn(300, 1000)");
+  const FusionPlan plan = PlanFusion(p, true);
+  ASSERT_EQ(plan.groups.size(), 2u);
+  EXPECT_FALSE(plan.groups[0].broadcast);
+  EXPECT_EQ(p.value(plan.groups[0].output).name, "t0");
+  EXPECT_FALSE(plan.materialized[p.FindValue("t1").index]);
+}
+
 }  // namespace
 }  // namespace drtriton::codegen

@@ -294,3 +294,28 @@ def test_an_export_shows_no_torch_leafspec_future_warning():
         from_module_source(LINEAR_RELU)
     leafspec = [w for w in caught if "LeafSpec" in str(w.message)]
     assert leafspec == []
+
+
+def test_identical_catalog_lines_are_computed_once():
+    """var_mean's var and mean both take the mean, and the module takes it a third time: one
+    line computes it (frontend/lower.py _merge_duplicates), read by the others' readers."""
+    code = module_task(
+        "",
+        "v, m = torch.var_mean(x, dim=1, keepdim=True)\n"
+        "return (x - x.mean(1, keepdim=True)) / torch.sqrt(v + 1e-5), m\n",
+        "torch.randn(4, 8)",
+    )
+    assert_maps_and_reproduces(code)
+    ops = parse(from_module_source(code).program_text).ops
+    assert ops.count("mean") == 1 and ops.count("sub") == 1, ops
+
+
+def test_random_pytorch_calls_are_not_merged():
+    """Two dropouts in training mode draw two masks: both lines stay."""
+    code = module_task("", "return F.dropout(x, 0.5, True) + F.dropout(x, 0.5, True)\n",
+                       "torch.randn(4, 8)")  # fmt: skip
+    code = code.replace(
+        "import torch.nn as nn\n", "import torch.nn as nn\nimport torch.nn.functional as F\n"
+    )
+    result = from_module_source(code)
+    assert sum("dropout" in line.call for line in result.lines if line.opaque) == 2

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import operator
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -151,6 +151,7 @@ class Lowering:
                 self._call(node)
             elif node.op == "output":
                 self.outputs = self._user_outputs(node)
+        self._merge_duplicates()
         self._prune()
         for inp in self.inputs:
             inp.positive = inp.name in self._positive
@@ -175,6 +176,27 @@ class Lowering:
     def _user_outputs(self, node: torch.fx.Node) -> list[str]:
         """The forward's own results (_results)."""
         return [self.names[n] for n, own in self._results(node) if own]
+
+    def _merge_duplicates(self) -> None:
+        """One line for each catalog computation: a later line with the same call on the same
+        operands (var_mean's var and mean both take the mean; a module computing x.mean() twice)
+        reads the first line's result instead, so no kernel computes it twice.  Opaque lines
+        stay as they are (a PyTorch call may draw random numbers: dropout)."""
+        first: dict[str, str] = {}  # a catalog line's call -> its result
+        renamed: dict[str, str] = {}
+        kept: list[Line] = []
+        for line in self.lines:
+            if renamed:
+                line = _renamed_line(line, renamed)
+            if line.op is not None and line.call in first:
+                renamed[line.result] = first[line.call]
+                self.tensors.pop(line.result, None)
+                continue
+            if line.op is not None:
+                first[line.call] = line.result
+            kept.append(line)
+        self.lines = kept
+        self.outputs = [renamed.get(o, o) for o in self.outputs]
 
     def _prune(self) -> None:
         """Drops lines whose results reach no output (the buffer updates' arithmetic)."""
@@ -491,6 +513,24 @@ class Lowering:
         return Tensor(
             line.removeprefix(prefix), program["shapes"][result], program["dtypes"][result]
         )
+
+
+def _renamed_line(line: Line, renamed: dict[str, str]) -> Line:
+    """`line` reading the names in `renamed` as their replacements (whole identifiers)."""
+    if not set(line.operands) & renamed.keys():
+        return line
+
+    def rename(text: str | None) -> str | None:
+        if text is None:
+            return None
+        return re.sub(r"\b[A-Za-z_]\w*\b", lambda m: renamed.get(m.group(0), m.group(0)), text)
+
+    return replace(
+        line,
+        call=rename(line.call) or line.call,
+        operands=[renamed.get(o, o) for o in line.operands],
+        public=rename(line.public),
+    )
 
 
 def _resolve(value: Any, lines: list[Line], step: int) -> Any:
