@@ -11,38 +11,44 @@ using catalog_internal::Call;
 
 double Elements(const Shape* s) { return s ? static_cast<double>(NumElements(*s)) : 0.0; }
 
+// The position among the tensor parameters of a gather's index (Param::index_dim), or -1.
+int IndexPosition(const OpInfo& op) {
+  const std::vector<int> tensor_params = op.tensor_param_indices();
+  for (size_t k = 0; k < tensor_params.size(); ++k)
+    if (op.params[static_cast<size_t>(tensor_params[k])].index_dim >= 0)
+      return static_cast<int>(k);
+  return -1;
+}
+
+const Param& TensorParam(const OpInfo& op, int position) {
+  return op.params[static_cast<size_t>(op.tensor_param_indices()[static_cast<size_t>(position)])];
+}
+
+const Shape* TensorArg(const OpArgs& args, size_t k) {
+  return k < args.tensors.size() && args.tensors[k] ? &*args.tensors[k] : nullptr;
+}
+
 // Elements of the operator's index tensor (nll_loss's target): as many as a gather picks.
 double IndexElements(const OpInfo& op, const OpArgs& args) {
-  const std::vector<int> tensor_params = op.tensor_param_indices();
-  for (size_t k = 0; k < args.tensors.size(); ++k)
-    if (op.params[static_cast<size_t>(tensor_params[k])].index_dim >= 0)
-      return Elements(args.tensors[k] ? &*args.tensors[k] : nullptr);
-  return 0;
+  const int index = IndexPosition(op);
+  return index < 0 ? 0 : Elements(TensorArg(args, static_cast<size_t>(index)));
 }
 
-// The index parameter of a gather (Param::index_dim), or nullptr.
-const Param* IndexParam(const OpInfo& op) {
-  for (const Param& p : op.params)
-    if (p.kind != ParamKind::kAttr && p.index_dim >= 0) return &p;
-  return nullptr;
-}
-
-// Whether tensor input `k` is the one a gather's indices index.
-bool IsIndexed(const OpInfo& op, size_t k) {
-  const Param* index = IndexParam(op);
-  return index && static_cast<size_t>(index->index_of) == k;
+// The tensor input a gather's indices index (Param::index_of), or -1 for no gather.
+int IndexedPosition(const OpInfo& op) {
+  const int index = IndexPosition(op);
+  return op.has(kGather) && index >= 0 ? TensorParam(op, index).index_of : -1;
 }
 
 // Elements a gather picks of the tensor it indexes: per index, what lies past the indexed
 // dim (nll_loss: one class score; an embedding: one row of D).
 double GatheredElements(const OpInfo& op, const OpArgs& args) {
-  const Param* index = IndexParam(op);
-  const auto of = static_cast<size_t>(index->index_of);
-  if (of >= args.tensors.size() || !args.tensors[of]) return 0;
-  const Shape& indexed = *args.tensors[of];
+  const Shape* indexed = TensorArg(args, static_cast<size_t>(IndexedPosition(op)));
+  if (!indexed) return 0;
   double tail = 1;
-  for (size_t d = static_cast<size_t>(index->index_dim) + 1; d < indexed.size(); ++d)
-    tail *= static_cast<double>(indexed[d]);
+  const int index_dim = TensorParam(op, IndexPosition(op)).index_dim;
+  for (size_t d = static_cast<size_t>(index_dim) + 1; d < indexed->size(); ++d)
+    tail *= static_cast<double>((*indexed)[d]);
   return IndexElements(op, args) * tail;
 }
 
@@ -111,12 +117,12 @@ double CountFlops(const OpInfo& op, const OpArgs& args, const Shape& out) {
 double CountBytes(const OpInfo& op, const OpArgs& args, const Shape& out, int elem_bytes) {
   // A gather reads what its indices pick of the tensor they index, not the whole of it.
   const std::vector<int> tensor_params = op.tensor_param_indices();
+  const int indexed = IndexedPosition(op);
   double in_bytes = 0;
   for (size_t k = 0; k < args.tensors.size(); ++k) {
     const Param& param = op.params[static_cast<size_t>(tensor_params[k])];
-    const double elements = op.has(kGather) && IsIndexed(op, k)
-                                ? GatheredElements(op, args)
-                                : Elements(args.tensors[k] ? &*args.tensors[k] : nullptr);
+    const double elements = static_cast<int>(k) == indexed ? GatheredElements(op, args)
+                                                           : Elements(TensorArg(args, k));
     in_bytes += elements * ParamElementBytes(param, elem_bytes);
   }
   const int out_bytes = op.has(kIndexResult) ? 8 : op.has(kBoolResult) ? 1 : elem_bytes;

@@ -121,11 +121,14 @@ std::string ExprEmitter::EmitNode(const Node& node, const std::vector<std::strin
 std::string ExprEmitter::EmitLayout(const Node& node, const std::vector<std::string>& coords) {
   const LayoutRead read = LayoutInputCoords(program_, node, coords);
   if (read.in_range.empty()) return Emit(node.tensors[0], read.coords);
-  const std::string x =
-      EmitMasked(node.tensors[0], read.coords, "(" + mask_ + ") & " + read.in_range);
+  return EmitInRange(node.tensors[0], read, GetOp(node.op).name);
+}
+
+// `v` at `read.coords`, its loads masked off outside `read.in_range`, where it is the fill.
+std::string ExprEmitter::EmitInRange(ValueId v, const LayoutRead& read, const std::string& op) {
+  const std::string x = EmitMasked(v, read.coords, "(" + mask_ + ") & " + read.in_range);
   const std::string var = NewVar("y");
-  w_.Line(var + " = tl.where(" + read.in_range + ", " + x + ", " + read.fill + ")  # " +
-          GetOp(node.op).name);
+  w_.Line(var + " = tl.where(" + read.in_range + ", " + x + ", " + read.fill + ")  # " + op);
   return var;
 }
 
@@ -138,12 +141,11 @@ std::string ExprEmitter::EmitEmbedding(const Node& node, const std::vector<std::
       Emit(node.tensors[0], std::vector<std::string>(coords.begin(), coords.end() - 1));
   const std::string row = NewVar("row");
   w_.Line(row + " = tl.where(" + index + " < 0, " + index + " + " + rows + ", " + index + ")");
-  const std::string inside = "((" + row + " >= 0) & (" + row + " < " + rows + "))";
-  const std::string x =
-      EmitMasked(node.tensors[1], {row, coords.back()}, "(" + mask_ + ") & " + inside);
-  const std::string var = NewVar("y");
-  w_.Line(var + " = tl.where(" + inside + ", " + x + ", 0.0)  # embedding");
-  return var;
+  LayoutRead read;
+  read.coords = {row, coords.back()};
+  read.in_range = "((" + row + " >= 0) & (" + row + " < " + rows + "))";
+  read.fill = "0.0";
+  return EmitInRange(node.tensors[1], read, "embedding");
 }
 
 // (x - running_mean) / sqrt(running_var + eps) * weight + bias, per channel (dim 1).

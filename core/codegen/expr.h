@@ -10,6 +10,7 @@
 
 #include "catalog/lowering.h"
 #include "codegen/kernel.h"
+#include "codegen/layout.h"
 #include "codegen/python_writer.h"
 #include "ir/program.h"
 
@@ -70,6 +71,7 @@ class ExprEmitter {
   std::string EmitLayout(const Node& node, const std::vector<std::string>& coords);
   std::string EmitBatchNorm(const Node& node, const std::vector<std::string>& coords);
   std::string EmitEmbedding(const Node& node, const std::vector<std::string>& coords);
+  std::string EmitInRange(ValueId v, const LayoutRead& read, const std::string& op);
   void EmitLoad(const std::string& var, ValueId v, const std::vector<std::string>& coords);
   bool IsRowRead(const std::vector<std::string>& coords) const;
 

@@ -63,11 +63,8 @@ def _binary(op: str) -> Entry:
         zero_d = [_is_zero_d(v) for v in (a["self"], a["other"])]
         if any(zero_d) and all(z or n for z, n in zip(zero_d, numbers, strict=True)):
             return _zero_d_binary(op, a["self"], a["other"])
-        if zero_d[0] and tensors[1]:
-            # A 0-d first operand (norm(x) * y): the catalog's first input has rank 1 and
-            # up; its one-element view broadcasts against y alike.
-            return [("reshape", {"input": a["self"], "shape": [1]}),
-                    (op, {"input": PREVIOUS, "other": a["other"]})]  # fmt: skip
+        if zero_d[0] and tensors[1]:  # a 0-d first operand with a tensor: norm(x) * y
+            return [_one_element_view(a["self"]), (op, {"input": PREVIOUS, "other": a["other"]})]
         return _one(op, input=a["self"], other=a["other"])
 
     return entry
@@ -130,14 +127,20 @@ def _is_zero_d(value: Any) -> bool:
     return isinstance(val, torch.Tensor) and val.dim() == 0
 
 
+def _one_element_view(value: Any) -> Step:
+    """A 0-d tensor as the one-element tensor the catalog's elementwise operators take (their
+    first input has rank 1 and up; [1] broadcasts as 0-d does)."""
+    return ("reshape", {"input": value, "shape": [1]})
+
+
 def _zero_d_binary(op: str, a: Any, b: Any) -> list[Step]:
-    """op of 0-d tensors and numbers (a loss's total / n): in the one-element views, as the
-    catalog's elementwise operators take rank 1 and up, then back to 0-d."""
+    """op of 0-d tensors and numbers (a loss's total / n): in the one-element views, then back
+    to 0-d."""
     steps: list[Step] = []
     operands = []
     for value in (a, b):
         if _is_tensor(value):
-            steps.append(("reshape", {"input": value, "shape": [1]}))
+            steps.append(_one_element_view(value))
             value = Ref(len(steps) - 1)
         operands.append(value)
     steps.append((op, {"input": operands[0], "other": operands[1]}))

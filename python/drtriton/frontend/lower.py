@@ -427,6 +427,8 @@ class Lowering:
         indexing: list[tuple[str, dict]] = []  # index operands and their parameters
         for k, param in enumerate(entry["params"]):
             if param["name"] not in params:
+                if param["kind"] != "attr":
+                    by_position.append(None)
                 continue
             value = params[param["name"]]
             if param["kind"] == "attr":

@@ -31,25 +31,32 @@ def diagonal_products(graph_module: torch.fx.GraphModule) -> int:
         if node.op != "call_function" or node.target not in _PRODUCTS:
             continue
         left, right = node.args[:2]
-        if _vector_of_diagonal(left) is not None and _rank(right) >= 1:
-            vector = _vector_of_diagonal(left)
+        row_scale, column_scale = _vector_of_diagonal(left), _vector_of_diagonal(right)
+        if row_scale is not None and _rank(right) >= 1:
+            vector = row_scale
             # (diag(v) @ B)[..., i, j] = v[i] · B[..., i, j]; a vector B: v[i] · B[i].
             if _rank(right) >= 2:
                 with graph.inserting_before(node):
                     vector = graph.call_function(aten.unsqueeze.default, (vector, -1))
                     vector.meta["val"] = vector.args[0].meta["val"].unsqueeze(-1)
             operands = (vector, right)
-        elif _vector_of_diagonal(right) is not None and _rank(left) >= 1:
+        elif column_scale is not None and _rank(left) >= 1:
             # (B @ diag(v))[..., i, j] = B[..., i, j] · v[j]; a vector B: B[j] · v[j].
-            operands = (left, _vector_of_diagonal(right))
+            operands = (left, column_scale)
         else:
             continue
         # The node itself becomes the multiply: its name, which the exported program's
         # signature may list as an output, and its result's metadata stay.
         node.target, node.args, node.kwargs = aten.mul.Tensor, operands, {}
         rewritten += 1
+    return _recompiled(graph_module, rewritten)
+
+
+def _recompiled(graph_module: torch.fx.GraphModule, rewritten: int) -> int:
+    """After `rewritten` nodes changed in place: the nodes no one reads now dropped, the
+    module's code made anew."""
     if rewritten:
-        graph.eliminate_dead_code()
+        graph_module.graph.eliminate_dead_code()
         graph_module.recompile()
     return rewritten
 
@@ -109,10 +116,7 @@ def gathers_through_index_views(graph_module: torch.fx.GraphModule) -> int:
         )
         node.target, node.args, node.kwargs = aten.view.default, (gather, shape), {}
         rewritten += 1
-    if rewritten:
-        graph.eliminate_dead_code()
-        graph_module.recompile()
-    return rewritten
+    return _recompiled(graph_module, rewritten)
 
 
 def _gathered_index_view(node: torch.fx.Node) -> torch.fx.Node | None:
