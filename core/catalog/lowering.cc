@@ -74,23 +74,35 @@ std::string Erf(const Ins& in, const Attrs&) { return Call("tl.erf", in); }
 std::string Log2(const Ins& in, const Attrs&) { return Call("tl.log2", in); }
 std::string Exp2(const Ins& in, const Attrs&) { return Call("tl.exp2", in); }
 std::string Floor(const Ins& in, const Attrs&) { return Call("tl.floor", in); }
+// On the GPU, libdevice's log1pf and expm1f (within 1-2 ulp; torch.compile's too): Kahan's
+// forms below cost two logs, an exp and two IEEE divides an element, and a pointwise
+// log1p(|x|) - expm1(-|x|) over 1 GiB ran at 79% of the H100's copy bandwidth with them
+// (results/h100-2026-12-07f, beyond task 1006).  The interpreter has no libdevice, so the
+// kernel's LIBDEVICE constexpr (wrapper.cc: true on a CUDA input) picks at compile time.
 // Kahan's corrections (Goldberg 1991, thm. 4): log1p(x) = log(u) * x / (u - 1) with u = 1 + x
 // rounded, x itself where u rounds to 1; expm1(x) = (u - 1) * x / log(u) with u = e ** x,
 // x where u rounds to 1 and -1 where u - 1 does.  The rounding of u cancels in the ratio, so
 // both stay within a few ulp of the float64 answer near 0, where log(1 + x) and exp(x) - 1
-// lose every digit (x = 1e-6: 5% off).  Libdevice's log1pf and expm1f are not in the
-// interpreter.  inf, -inf and NaN give what torch gives.
+// lose every digit (x = 1e-6: 5% off).  inf, -inf and NaN give what torch gives.
+namespace {
+std::string OnGpuElse(const std::string& libdevice_call, const std::string& portable) {
+  return "(" + libdevice_call + " if " + std::string(kLibdeviceFlag) + " else " + portable + ")";
+}
+}  // namespace
 std::string Log1p(const Ins& in, const Attrs&) {
   const std::string& x = in[0];
   const std::string u = "(1.0 + " + x + ")";
-  return "tl.where(" + u + " == 1.0, " + x + ", tl.where(" + u + " == float('inf'), " + u +
-         ", tl.log(" + u + ") * (" + x + " / (" + u + " - 1.0))))";
+  return OnGpuElse("libdevice.log1p(" + x + ")", "tl.where(" + u + " == 1.0, " + x + ", tl.where(" +
+                                                     u + " == float('inf'), " + u + ", tl.log(" +
+                                                     u + ") * (" + x + " / (" + u + " - 1.0))))");
 }
 std::string Expm1(const Ins& in, const Attrs&) {
   const std::string& x = in[0];
   const std::string u = "tl.exp(" + x + ")";
-  return "tl.where(" + u + " == 1.0, " + x + ", tl.where(" + u + " - 1.0 == -1.0, -1.0, tl.where(" +
-         u + " == float('inf'), " + u + ", (" + u + " - 1.0) * (" + x + " / tl.log(" + u + ")))))";
+  return OnGpuElse("libdevice.expm1(" + x + ")",
+                   "tl.where(" + u + " == 1.0, " + x + ", tl.where(" + u +
+                       " - 1.0 == -1.0, -1.0, tl.where(" + u + " == float('inf'), " + u + ", (" +
+                       u + " - 1.0) * (" + x + " / tl.log(" + u + ")))))");
 }
 std::string LogicalNot(const Ins& in, const Attrs&) {
   return "(" + in[0] + " == 0)";  // a bool lane: true is 1

@@ -16,6 +16,11 @@ namespace drtriton::lowering {
 using Ins = std::vector<std::string>;
 using Attrs = std::vector<AttrValue>;
 
+// A kernel constexpr that lowerings may read (`a if LIBDEVICE else b`): true where the kernel
+// compiles for the GPU, false in the CPU interpreter, which has no libdevice (extern calls).
+// A kernel whose text names it declares it, and its launch passes it (codegen/wrapper.cc).
+inline constexpr char kLibdeviceFlag[] = "LIBDEVICE";
+
 // tl.maximum / tl.minimum that propagate NaN, as torch's maximum, clamp, relu and amax do. The
 // default (PropagateNan.NONE) compiles to maxnum/minnum on the GPU, which drops a NaN operand;
 // the interpreter propagates either way, so only the GPU would show the difference.

@@ -57,6 +57,28 @@ TEST(CodegenTest, LogicalNotOfAComparisonSelectsInTheSameKernel) {
   ExpectInOrder(c, {" == ", " == 0)", "tl.where("});
 }
 
+// log1p and expm1 take libdevice's functions on the GPU and Kahan's forms in the interpreter,
+// which has no libdevice: the kernel that reads the LIBDEVICE constexpr declares it, its launch
+// sets it from the input's device, and libdevice is imported; a kernel without them has none.
+TEST(CodegenTest, Log1pReadsLibdeviceOnTheGpuOnly) {
+  const Program p = MustParse(
+      "def fused_operator(x0):\n"
+      "    t0 = torch.log1p(x0)\n"
+      "    t1 = torch.expm1(t0)\n"
+      "    return t1\n",
+      "torch.rand(4, 8)");
+  const std::string c = MustEmit(p);
+  ExpectInOrder(c, {"from triton.language.extra import libdevice",
+                    "CONTIG: tl.constexpr, LIBDEVICE: tl.constexpr):",
+                    "(libdevice.log1p(x0) if LIBDEVICE else tl.where(",
+                    "(libdevice.expm1(y1) if LIBDEVICE else tl.where(",
+                    "LIBDEVICE=x0.device.type == \"cuda\""});
+  const std::string plain = MustEmit(MustParse(
+      "def fused_operator(x0):\n    t0 = torch.exp(x0)\n    return t0\n", "torch.rand(4, 8)"));
+  EXPECT_EQ(Count(plain, "LIBDEVICE"), 0);
+  EXPECT_EQ(Count(plain, "libdevice"), 0);
+}
+
 TEST(CodegenTest, ElementwiseChainIsOneStridedMaskedKernel) {
   const Program p = MustParse(
       "def fused_operator(x0, x1):\n"

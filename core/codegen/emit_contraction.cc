@@ -1416,7 +1416,7 @@ class ContractionWriter {
   ExprEmitter TileExprs(PythonWriter& w, KernelParams& params, int& counter) const {
     ExprEmitter e(ctx_.program, ctx_.plan.materialized, params, w, "mask", kTileZero, counter);
     e.LoadOneElementValuesAsScalars();
-    e.LoadRowsAlong("offs_n", "mask_n", "offs_n * 0");
+    e.LoadRowsAlong({"offs_n"}, "mask_n", "offs_n * 0");
     return e;
   }
   static constexpr const char* kTileZero = "(offs_m + offs_n) * 0";
@@ -1781,7 +1781,11 @@ class ContractionWriter {
   std::string WithRangeGuardTile(std::string kernel, const KernelParams& params,
                                  const std::vector<std::string>& constexprs) {
     std::vector<std::string> passed = params.params(), declared = params.params();
-    for (const std::string& c : constexprs) {
+    std::vector<std::string> flags = constexprs;
+    // The epilogue in the guard's tile reads the libdevice flag as the kernel's does (the
+    // kernel, whose body has the same epilogue, declares it: KernelText).
+    if (UsesLibdeviceFlag(guard_body_)) flags.push_back(lowering::kLibdeviceFlag);
+    for (const std::string& c : flags) {
       if (c == "DOT_PRECISION") continue;
       passed.push_back(c);
       declared.push_back(c + ": tl.constexpr");

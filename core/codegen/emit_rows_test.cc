@@ -486,5 +486,22 @@ TEST(EmitRowsTest, ReducingAStoredColumnTilesAdjacentRows) {
   EXPECT_EQ(Count(single, "BLOCK_O=1024,"), 1) << single;
 }
 
+// A value read at the row's coordinates alone loads once a row ([BLOCK_O, 1] under row_mask):
+// an embedding's token index ahead of a layer norm (a tile of the index cost BLOCK_R loads of
+// one address a row); the gathered weight row is a tile, masked by the block and the index.
+TEST(EmitRowsTest, AnEmbeddingsIndexLoadsOnceARow) {
+  const Program p = MustParse(
+      "def fused_operator(x0, x1):\n    t0 = F.embedding(x0, x1)\n"
+      "    t1 = F.layer_norm(t0, [256])\n    return t1\n",
+      "torch.randint(0, 1000, (64, 16)), torch.randn(1000, 256)");
+  auto c = EmitCandidate(p, CodegenOptions{});
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  const std::string k = KernelOf(c.value());
+  ExpectInOrder(k, {"tl.load(x0_ptr + rc0 * stride_x0_0 + rc1 * stride_x0_1, "
+                    "mask=row_mask, other=0)",
+                    "tl.load(x1_ptr + row1 * stride_x1_0 + r * stride_x1_1"});
+  EXPECT_EQ(Count(k, "mask=row_mask"), 1) << k;
+}
+
 }  // namespace
 }  // namespace drtriton::codegen

@@ -166,8 +166,12 @@ void OpenLoop(PythonWriter& w, const std::string& var, const std::string& bound,
 void CloseLoop(PythonWriter& w, const std::string& var, const std::string& bound,
                const std::string& step);
 
+// Whether kernel text reads lowering::kLibdeviceFlag (a log1p's or expm1's formula).
+bool UsesLibdeviceFlag(const std::string& text);
+
 // `@triton.jit def name(params..., CONSTEXPRS: tl.constexpr):` followed by `body`
-// (already indented one level) and a leading comment line.
+// (already indented one level) and a leading comment line; a body that reads
+// lowering::kLibdeviceFlag declares it last (AssembleCandidate's launch passes it).
 std::string KernelText(const std::string& name, const std::string& comment,
                        const KernelParams& params, const std::vector<std::string>& constexprs,
                        const std::string& body);

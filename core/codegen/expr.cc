@@ -2,6 +2,7 @@
 // elementwise, layout (an embedding's rows among them) and inference batch_norm nodes.
 #include "codegen/expr.h"
 
+#include <algorithm>
 #include <cassert>
 #include <utility>
 
@@ -66,10 +67,10 @@ std::string ExprEmitter::Emit(ValueId v, const std::vector<std::string>& coords)
 }
 
 bool ExprEmitter::IsRowRead(const std::vector<std::string>& coords) const {
-  if (row_coord_.empty()) return false;
+  if (row_coords_.empty()) return false;
   bool along = false;
   for (const std::string& c : coords) {
-    if (c == row_coord_)
+    if (std::find(row_coords_.begin(), row_coords_.end(), c) != row_coords_.end())
       along = true;
     else if (c != "0")
       return false;

@@ -39,13 +39,15 @@ class ExprEmitter {
   // arithmetic broadcasts a scalar freely: pointwise, contraction epilogues, and rows, whose
   // reads all meet their block's mask in a tl.where.
   void LoadOneElementValuesAsScalars() { scalar_loads_ = true; }
-  // Values read at coordinates that are all "0" or `coord` (a contraction epilogue's offs_n:
-  // a per-channel bias or scale of shape (C, 1, 1)) load as that one row of the tile under
-  // `mask`, with `zero` its int row, and broadcast in the arithmetic: a full tile of lanes
-  // reading BLOCK_M copies of each element costs its registers (the bias row of a 128 x 256
-  // linear: 255 registers and 4 spills as a tile, 170 as a row; emit_contraction.cc).
-  void LoadRowsAlong(std::string coord, std::string mask, std::string zero) {
-    row_coord_ = std::move(coord);
+  // Values read at coordinates that are all "0" or among `coords` (a contraction epilogue's
+  // offs_n: a per-channel bias or scale of shape (C, 1, 1); a rows kernel's outer coordinates:
+  // an embedding's index) load as that one row of the tile under `mask`, with `zero` its int
+  // row, and broadcast in the arithmetic: a full tile of lanes reading BLOCK_M copies of each
+  // element costs its registers (the bias row of a 128 x 256 linear: 255 registers and 4
+  // spills as a tile, 170 as a row; emit_contraction.cc), and a rows kernel's load of one
+  // index per lane costs BLOCK_R load instructions a row (emit_rows.cc).
+  void LoadRowsAlong(std::vector<std::string> coords, std::string mask, std::string zero) {
+    row_coords_ = std::move(coords);
     row_mask_ = std::move(mask);
     row_zero_ = std::move(zero);
   }
@@ -84,7 +86,8 @@ class ExprEmitter {
   int& counter_;
   int tile_loads_ = 0;
   bool scalar_loads_ = false;
-  std::string row_coord_, row_mask_, row_zero_;  // LoadRowsAlong; "" = off
+  std::vector<std::string> row_coords_;  // LoadRowsAlong; empty = off
+  std::string row_mask_, row_zero_;
   std::string contiguous_flag_;
   std::map<int, std::string> bound_;
   std::map<std::string, std::string> memo_;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "catalog/lowering.h"
 #include "codegen/amplify.h"
 #include "codegen/emitters.h"
 #include "codegen/fusion.h"
@@ -148,9 +149,13 @@ std::vector<std::string> WriteDotPrecisions(PythonWriter& w, const std::vector<L
 }
 
 // The launch, under `if k.guard:` when the kernel has one.
-void WriteLaunch(PythonWriter& w, const EmittedKernel& k, const std::vector<std::string>& dots) {
+// `libdevice`: the kernel declares lowering::kLibdeviceFlag, true on a CUDA input.
+void WriteLaunch(PythonWriter& w, const EmittedKernel& k, const std::vector<std::string>& dots,
+                 const std::string& device, bool libdevice) {
   std::vector<std::string> args = k.call_args;
   for (const auto& c : k.constexprs) args.push_back(c);
+  if (libdevice)
+    args.push_back(std::string(lowering::kLibdeviceFlag) + "=" + device + ".type == \"cuda\"");
   if (!k.dot_precision.empty())
     args.push_back("DOT_PRECISION=" + DotPrecisionVar(dots, k.dot_precision));
   if (!k.tuned) {  // an autotuned kernel's come with its chosen tile
@@ -209,11 +214,17 @@ std::string Arange(const std::string& block, bool wide) {
   return wide ? r + ".to(tl.int64)" : r;
 }
 
+bool UsesLibdeviceFlag(const std::string& text) {
+  return text.find(lowering::kLibdeviceFlag) != std::string::npos;
+}
+
 std::string KernelText(const std::string& name, const std::string& comment,
                        const KernelParams& params, const std::vector<std::string>& constexprs,
                        const std::string& body) {
   std::vector<std::string> all = params.params();
   for (const auto& c : constexprs) all.push_back(c + ": tl.constexpr");
+  if (UsesLibdeviceFlag(body))
+    all.push_back(std::string(lowering::kLibdeviceFlag) + ": tl.constexpr");
   std::string text = "@triton.jit\ndef " + name + "(" + Join(all, ", ") + "):\n";
   text += "    # " + comment + "\n";
   return text + body;
@@ -254,11 +265,24 @@ std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launc
     for (const auto& k : l.kernel.before) descriptors = descriptors || k.tensor_descriptors;
   }
   if (descriptors) out += "from triton.tools.tensor_descriptor import TensorDescriptor\n";
+  std::string kernels;
+  std::vector<std::string> flagged;  // the kernels that declare kLibdeviceFlag, by name
+  const auto write = [&](const EmittedKernel& k) {
+    kernels += "\n\n" + k.text;
+    if (UsesLibdeviceFlag(k.text)) flagged.push_back(k.name);
+  };
   for (const auto& l : launches) {
     for (const auto& k : l.kernel.before)  // "" = another launch of a kernel written below
-      if (!k.text.empty()) out += "\n\n" + k.text;
-    out += "\n\n" + l.kernel.text;
+      if (!k.text.empty()) write(k);
+    write(l.kernel);
   }
+  if (!flagged.empty()) out += "from triton.language.extra import libdevice\n";
+  out += kernels;
+  const auto launch = [&](PythonWriter& f, const EmittedKernel& k,
+                          const std::vector<std::string>& dots, const std::string& device) {
+    const bool libdevice = std::find(flagged.begin(), flagged.end(), k.name) != flagged.end();
+    WriteLaunch(f, k, dots, device, libdevice);
+  };
 
   std::vector<std::string> names;
   for (ValueId in : p.inputs()) names.push_back(p.value(in).name);
@@ -292,7 +316,7 @@ std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launc
         f.Open("if " + DotPrecisionVar(dots, k.for_precision) + " == \"" + k.for_precision +
                "\":");
       for (const auto& line : k.setup) f.Line(line);
-      WriteLaunch(f, k, dots);
+      launch(f, k, dots, device);
       if (k.for_precision.empty()) continue;
       f.Dedent();
       f.Open("else:");
@@ -301,7 +325,7 @@ std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launc
     }
     if (!unless.empty()) allocate(l.output, unless);
     for (const auto& line : l.kernel.setup) f.Line(line);
-    WriteLaunch(f, l.kernel, dots);
+    launch(f, l.kernel, dots, device);
   }
   std::vector<std::string> outs;
   for (ValueId o : p.outputs()) outs.push_back(p.value(o).name);
