@@ -40,6 +40,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen/layout.h"
@@ -66,6 +67,7 @@ RowsEmitter::RowsEmitter(const GroupContext& ctx, const Node& node, Role role)
       layout_(LayoutOf(ctx, node, op_)),
       params_(p_, ctx.allocated_strides()) {
   if (ctx.group.absorbed.valid()) absorbed_ = &p_.node(ctx.group.absorbed);
+  if (ctx.group.leading_stat.valid()) leading_ = &p_.node(ctx.group.leading_stat);
   row_input_ = absorbed_ ? absorbed_->tensors[0] : node.tensors[0];
   rows_ = Product(layout_.row_shape);
   r_ = Product(layout_.r_shape);
@@ -110,6 +112,10 @@ RowsEmitter::RowsEmitter(const GroupContext& ctx, const Node& node, Role role)
       WidenRereadRows(rows_, r_, ctx.variant, config_);
     CooperativeRows(r_, ctx.variant, config_);
   }
+  // A reduction written back over its rows reads each row twice, three times with a leading
+  // statistic (fusion.h): in one block the row stays in registers, as softmax's does.
+  if (Broadcasts() && !ctx.generic() && ReducesInnermost())
+    WidenRereadRows(rows_, r_, ctx.variant, config_);
   // Statistics from a contraction's columns: the output kernel of a split row, never the
   // cooperative one (its statistics come from the input), one chunk where the row is not split.
   if (FromColumns()) {
@@ -297,13 +303,14 @@ std::string RowsEmitter::OpenBlock(const std::string& start) {
   }
   w_.Line("mask = row_mask & (r < " + R() + ")");
   block_start_ = start;
-  scope_ = NewScope("mask", "(rows + r) * 0");
+  if (!std::exchange(keep_block_, false)) scope_ = NewScope("mask", "(rows + r) * 0");
   return ReadInput();
 }
 
 // Walking from the row's end, the lane at r holds the scan's input at n - 1 - r, which is the
 // flip's input at r along the scan dim (the flip's other dims read as the flip says).
 std::string RowsEmitter::ReadInput() {
+  if (block_read_.valid()) return scope_->Emit(block_read_, in_coords_);
   if (!Reversed()) return scope_->Emit(row_input_, in_coords_);
   Coords coords = LayoutInputCoords(p_, *input_flip_, in_coords_).coords;
   coords[scan_dim_] = in_coords_[scan_dim_];
@@ -484,6 +491,7 @@ void RowsEmitter::EmitOp() {
 // the epilogue at every element: a row of one block is still in scope_ (its loads reused), a
 // longer one is read again block by block.
 void RowsEmitter::EmitReduceBroadcast() {
+  if (leading_) EmitLeadingStat();
   std::string value;
   switch (op_) {
     case RowOp::kSum:
@@ -504,6 +512,25 @@ void RowsEmitter::EmitReduceBroadcast() {
   w_.Line("stat = " + value);
   if (single_) return StoreElements("stat");
   ForEachBlock("0", [&](const std::string&) { StoreElements("stat"); });
+}
+
+// The leading statistic reads its own input (of the anchor input's shape, fusion_leading.cc)
+// at the block's coordinates; the anchor's pass then reads the row again, from L2.
+void RowsEmitter::EmitLeadingStat() {
+  const RowKind kind = GetOp(leading_->op).row;
+  const bool extreme = kind == RowKind::kMax || kind == RowKind::kMin;
+  block_read_ = leading_->tensors[0];
+  Accumulate("lead", "{x}", kind == RowKind::kMax ? "max" : kind == RowKind::kMin ? "min" : "sum",
+             /*propagate_nan=*/extreme);
+  block_read_ = ValueId{};
+  if (kind == RowKind::kMean) w_.Line("lead = lead / " + RCount());
+  leading_var_ = "lead";
+  // One block: the anchor's pass reads the row from this block's registers (its loads
+  // memoized in the scope), the statistic bound there too.
+  if (single_) {
+    scope_->Bind(leading_->result, leading_var_);
+    keep_block_ = true;
+  }
 }
 
 // First index of the max (min) as torch does: the block's first extreme lane, kept

@@ -451,6 +451,7 @@ FusionPlan PlanFusion(const Program& program, bool fuse_epilogue, bool literal_s
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [pos, g] : ordered) plan.groups.push_back(g);
   if (fuse_epilogue && literal_shapes && column_stats) PairColumnStats(program, plan.groups);
+  if (fuse_epilogue) AbsorbLeadingStats(program, plan);
   return plan;
 }
 

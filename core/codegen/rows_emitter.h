@@ -106,6 +106,7 @@ class RowsEmitter {
     for (const std::string& c : row_)
       if (c != "0") outer.push_back(c);
     scope->LoadRowsAlong(outer, "row_mask", "rows * 0");
+    if (!leading_var_.empty()) scope->Bind(leading_->result, leading_var_);
     return scope;
   }
 
@@ -113,7 +114,8 @@ class RowsEmitter {
   // scope over it; returns the input at (rows, r).  Walking from the row's end, the lanes
   // hold the block's groups from its end (`lane` and `r` written).
   std::string OpenBlock(const std::string& start);
-  // The anchor's input at lane r of the open block (through input_flip_ when Reversed).
+  // The anchor's input at lane r of the open block (through input_flip_ when Reversed), or
+  // the leading statistic's input while EmitLeadingStat accumulates it.
   std::string ReadInput();
   // `body` on every block from `from` on ("0" or "BLOCK_R"): a loop over R, or, when the row
   // fits one block, the first block alone in straight-line code (and nothing after it).
@@ -175,6 +177,9 @@ class RowsEmitter {
   // the row is one block).
   bool Broadcasts() const { return ctx_.group.broadcast; }
   void EmitReduceBroadcast();
+  // The group's leading statistic (fusion.h Group::leading_stat) over each row, into
+  // registers as `lead`, bound in every scope opened after it.
+  void EmitLeadingStat();
   void EmitArg(bool is_max);
   void EmitScan(bool is_prod);
   void EmitProd();
@@ -229,6 +234,12 @@ class RowsEmitter {
   // it computes itself (Group::absorbed: nll_loss's log_softmax), which is then non-null.
   const Node* absorbed_ = nullptr;
   ValueId row_input_;
+  // Group::leading_stat's node (null: none); its value's variable once computed; the input
+  // that ReadInput reads meanwhile.
+  const Node* leading_ = nullptr;
+  std::string leading_var_;
+  ValueId block_read_;
+  bool keep_block_ = false;  // the next OpenBlock keeps scope_ (one block: EmitLeadingStat)
   // Scans: the dim scanned, and the flip along it that the scan reads (null: none).
   int scan_dim_ = -1;
   const Node* input_flip_ = nullptr;

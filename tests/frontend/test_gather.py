@@ -82,6 +82,13 @@ CASES = {
         "torch.randn(4, 9), torch.randint(0, 50, (4, 9))",
         ["embedding", "linear", "relu", "reshape", "mul"],
     ),
+    # One index on a later dim keeps its place: x[:, i] is (rows, *i.shape).
+    "columns_picked": (
+        "",
+        "return torch.tanh(x)[:, i] * 2",
+        "torch.randn(6, 5), torch.randint(0, 5, (2, 3))",
+        ["tanh", "permute", "embedding", "permute", "mul"],
+    ),
     "gathered_matmul_operand": (
         "self.w = nn.Parameter(torch.randn(20, 16))",
         "return x @ self.w[i]",

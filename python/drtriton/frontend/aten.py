@@ -607,12 +607,19 @@ def _index_select(a: dict[str, Any]) -> list[Step] | None:
 
 
 def _index(a: dict[str, Any]) -> list[Step] | None:
-    """x[idx] with one int64 index tensor on dim 0 (the others None or absent); bool masks and
+    """x[idx], x[:, idx], ...: one int64 index tensor on any dim, the dims before it None (full
+    slices) and those after it absent. One advanced index keeps its place: the result is
+    x.shape[:d] + idx.shape + x.shape[d + 1:], as _rows_picked lays it out. Bool masks and
     several index tensors stay PyTorch calls."""
     indices = list(a["indices"])
-    if len(indices) != 1 or not _is_tensor(indices[0]) or _is_bool_tensor(indices[0]):
+    while indices and indices[-1] is None:
+        indices.pop()
+    if not indices or any(i is not None for i in indices[:-1]):
         return None
-    return _rows_picked(a["self"], 0, indices[0])
+    index = indices[-1]
+    if not _is_tensor(index) or _is_bool_tensor(index):
+        return None
+    return _rows_picked(a["self"], len(indices) - 1, index)
 
 
 def _rsub(a: dict[str, Any]) -> list[Step] | None:
