@@ -79,8 +79,7 @@ void AbsorbLeadingStats(const Program& program, FusionPlan& plan) {
     const RowKind kind = GetOp(program.node(g.anchor).op).row;
     if (kind != RowKind::kSum && kind != RowKind::kMean) continue;
     const NodeId stat = LeadingStatOf(program, users, plan, g);
-    if (!stat.valid() || std::find(dropped.begin(), dropped.end(), stat) != dropped.end())
-      continue;
+    if (!stat.valid() || std::find(dropped.begin(), dropped.end(), stat) != dropped.end()) continue;
     g.leading_stat = stat;
     dropped.push_back(stat);
   }
