@@ -67,7 +67,8 @@ RowsEmitter::RowsEmitter(const GroupContext& ctx, const Node& node, Role role)
       layout_(LayoutOf(ctx, node, op_)),
       params_(p_, ctx.allocated_strides()) {
   if (ctx.group.absorbed.valid()) absorbed_ = &p_.node(ctx.group.absorbed);
-  if (ctx.group.leading_stat.valid()) leading_ = &p_.node(ctx.group.leading_stat);
+  for (const Group::LeadingStat& stat : ctx.group.leading_stats)
+    leads_.push_back(&p_.node(stat.node));
   row_input_ = absorbed_ ? absorbed_->tensors[0] : node.tensors[0];
   rows_ = Product(layout_.row_shape);
   r_ = Product(layout_.r_shape);
@@ -101,7 +102,7 @@ RowsEmitter::RowsEmitter(const GroupContext& ctx, const Node& node, Role role)
   }
   // Rows written back through a reduction's epilogue are never split (fusion.cc BroadcastBack
   // keeps only rows that fill the GPU at variant 0's tiles).
-  if (ctx.group.broadcast) config_.split = 1;
+  if (ctx.group.broadcast || !leads_.empty()) config_.split = 1;
   // Softmax and norms over long contiguous rows: one pass or 16K blocks below the cooperative
   // length (heuristics.h WidenRereadRows), one read of each chunk from it (rows_coop.cc).
   // Not group norm, whose wider blocks would cross channels and gather a weight per element
@@ -114,7 +115,7 @@ RowsEmitter::RowsEmitter(const GroupContext& ctx, const Node& node, Role role)
   }
   // A reduction written back over its rows reads each row twice, three times with a leading
   // statistic (fusion.h): in one block the row stays in registers, as softmax's does.
-  if (Broadcasts() && !ctx.generic() && ReducesInnermost())
+  if ((Broadcasts() || !leads_.empty()) && !ctx.generic() && ReducesInnermost())
     WidenRereadRows(rows_, r_, ctx.variant, config_);
   // Statistics from a contraction's columns: the output kernel of a split row, never the
   // cooperative one (its statistics come from the input), one chunk where the row is not split.
@@ -366,29 +367,44 @@ void RowsEmitter::WriteBlocks(const std::function<void(const std::string&)>& wri
   write(ReopenFirstBlock());
 }
 
+namespace {
+
+std::string IdentityOf(const std::string& kind) {
+  return kind == "max" ? kMinusInf : kind == "min" ? "float('inf')" : "0.0";
+}
+
+// `acc` combined with `v` where the block's mask holds.
+std::string CombineLine(const std::string& acc, const std::string& v, const std::string& kind,
+                        bool propagate_nan) {
+  const std::string masked = "tl.where(mask, " + v + ", " + IdentityOf(kind) + ")";
+  if (kind == "max" && propagate_nan) return acc + " = " + NanMax(acc, masked);
+  if (kind == "min" && propagate_nan) return acc + " = " + NanMin(acc, masked);
+  if (kind == "max" || kind == "min")
+    return acc + " = tl." + (kind == "max" ? "maximum" : "minimum") + "(" + acc + ", " + masked +
+           ")";
+  return acc + " += " + masked;
+}
+
+// The lanes of `acc` reduced to one value a row.
+std::string LanesReduced(const std::string& acc, const std::string& kind, bool propagate_nan) {
+  std::string reduced = "tl." + kind + "(" + acc + ", axis=1, keep_dims=True)";
+  if (propagate_nan && (kind == "max" || kind == "min")) reduced += " + " + NanOfLanes(acc);
+  return reduced;
+}
+
+}  // namespace
+
 // acc = combine(acc, where(mask, f(x), identity)) over R, then reduce to `name`.
 // `propagate_nan`: a NaN in the row makes a max/min NaN (torch.amax/amin).
 void RowsEmitter::Accumulate(const std::string& name, const std::string& f_of_x,
                              const std::string& kind, bool propagate_nan) {
-  const bool is_max = kind == "max", is_min = kind == "min";
-  const std::string identity = is_max ? kMinusInf : is_min ? "float('inf')" : "0.0";
-  w_.Line("acc = tl.full([BLOCK_O, BLOCK_R], " + identity + ", dtype=tl.float32)");
+  w_.Line("acc = tl.full([BLOCK_O, BLOCK_R], " + IdentityOf(kind) + ", dtype=tl.float32)");
   ForEachBlock("0", [&](const std::string& x) {
     std::string v = f_of_x;
     for (size_t pos; (pos = v.find("{x}")) != std::string::npos;) v.replace(pos, 3, x);
-    const std::string masked = "tl.where(mask, " + v + ", " + identity + ")";
-    if (is_max && propagate_nan)
-      w_.Line("acc = " + NanMax("acc", masked));
-    else if (is_min && propagate_nan)
-      w_.Line("acc = " + NanMin("acc", masked));
-    else if (is_max || is_min)
-      w_.Line("acc = tl." + std::string(is_max ? "maximum" : "minimum") + "(acc, " + masked + ")");
-    else
-      w_.Line("acc += " + masked);
+    w_.Line(CombineLine("acc", v, kind, propagate_nan));
   });
-  std::string reduced = "tl." + kind + "(acc, axis=1, keep_dims=True)";
-  if (propagate_nan && (is_max || is_min)) reduced += " + " + NanOfLanes("acc");
-  w_.Line(name + " = " + reduced);
+  w_.Line(name + " = " + LanesReduced("acc", kind, propagate_nan));
 }
 
 void RowsEmitter::ReduceRow(const std::string& name, const std::string& kind, bool propagate_nan) {
@@ -450,6 +466,7 @@ void RowsEmitter::StoreElements(const std::string& val) {
 
 void RowsEmitter::EmitOp() {
   const std::string r = RCount();
+  if (!leads_.empty()) EmitLeadingStats();
   if (Broadcasts()) return EmitReduceBroadcast();
   switch (op_) {
     case RowOp::kSum:
@@ -491,7 +508,6 @@ void RowsEmitter::EmitOp() {
 // the epilogue at every element: a row of one block is still in scope_ (its loads reused), a
 // longer one is read again block by block.
 void RowsEmitter::EmitReduceBroadcast() {
-  if (leading_) EmitLeadingStat();
   std::string value;
   switch (op_) {
     case RowOp::kSum:
@@ -514,23 +530,49 @@ void RowsEmitter::EmitReduceBroadcast() {
   ForEachBlock("0", [&](const std::string&) { StoreElements("stat"); });
 }
 
-// The leading statistic reads its own input (of the anchor input's shape, fusion_leading.cc)
-// at the block's coordinates; the anchor's pass then reads the row again, from L2.
-void RowsEmitter::EmitLeadingStat() {
-  const RowKind kind = GetOp(leading_->op).row;
-  const bool extreme = kind == RowKind::kMax || kind == RowKind::kMin;
-  block_read_ = leading_->tensors[0];
-  Accumulate("lead", "{x}", kind == RowKind::kMax ? "max" : kind == RowKind::kMin ? "min" : "sum",
-             /*propagate_nan=*/extreme);
-  block_read_ = ValueId{};
-  if (kind == RowKind::kMean) w_.Line("lead = lead / " + RCount());
-  leading_var_ = "lead";
-  // One block: the anchor's pass reads the row from this block's registers (its loads
-  // memoized in the scope), the statistic bound there too.
-  if (single_) {
-    scope_->Bind(leading_->result, leading_var_);
-    keep_block_ = true;
+// The leading statistics (fusion.h), each from its own input (of the anchor input's shape, read
+// at the block's coordinates), accumulated together in one pass over the row; the anchor's
+// pass then reads the row again (from L2), or, when the row is one block, from the registers
+// of this block, whose scope it keeps.
+void RowsEmitter::EmitLeadingStats() {
+  std::vector<std::string> kinds;
+  for (size_t i = 0; i < leads_.size(); ++i) {
+    const RowKind row = GetOp(leads_[i]->op).row;
+    kinds.push_back(row == RowKind::kMax ? "max" : row == RowKind::kMin ? "min" : "sum");
+    w_.Line("lead_acc" + std::to_string(i) + " = tl.full([BLOCK_O, BLOCK_R], " +
+            IdentityOf(kinds[i]) + ", dtype=tl.float32)");
   }
+  block_read_ = leads_[0]->tensors[0];
+  ForEachBlock("0", [&](const std::string& first) {
+    for (size_t i = 0; i < leads_.size(); ++i) {
+      const std::string x = i == 0 ? first : scope_->Emit(leads_[i]->tensors[0], in_coords_);
+      w_.Line(CombineLine("lead_acc" + std::to_string(i), x, kinds[i], kinds[i] != "sum"));
+    }
+  });
+  block_read_ = ValueId{};
+  // Each statistic's stored value: the reduction's, or its epilogue's end (the norm's sqrt),
+  // computed from it one value a row (its reduced dim at 0, or the anchor result's coordinates).
+  Coords keepdim = in_coords_;
+  keepdim[static_cast<size_t>(NormDim(leads_[0]->attrs[0].i, keepdim.size()))] = "0";
+  const std::unique_ptr<ExprEmitter> rows = NewScope("row_mask", "rows * 0");
+  for (size_t i = 0; i < leads_.size(); ++i) {
+    const std::string var = "lead" + std::to_string(i);
+    std::string value = LanesReduced("lead_acc" + std::to_string(i), kinds[i], kinds[i] != "sum");
+    if (GetOp(leads_[i]->op).row == RowKind::kMean) value = "(" + value + ") / " + RCount();
+    w_.Line(var + " = " + value);
+    rows->Bind(leads_[i]->result, var);
+    const ValueId stored = ctx_.group.leading_stats[i].stored;
+    const bool kept = p_.value(stored).shape.size() == keepdim.size();
+    std::string end = rows->Compute(stored, kept ? keepdim : layout_.out_coords(row_));
+    if (end.find_first_of(" (") != std::string::npos) {  // bound values are atoms
+      w_.Line(var + "_end = " + end);
+      end = var + "_end";
+    }
+    lead_values_.push_back({stored, end});
+  }
+  if (single_)
+    for (const auto& [v, var] : lead_values_) scope_->Bind(v, var);
+  keep_block_ = single_;
 }
 
 // First index of the max (min) as torch does: the block's first extreme lane, kept

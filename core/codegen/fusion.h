@@ -12,9 +12,9 @@
 // x / norm, x - mean) extends its epilogue through that node: the rows kernel reads each row
 // once when it fits a block, twice otherwise, and stores the rows (Group::broadcast), where a
 // reduction kernel and a pointwise kernel read them twice and store the statistic besides.
-// Not where the rows would be split across programs (too few to fill the GPU).  A statistic
-// that such a kernel's input alone reads (the mean in sum((x - mean)^2)) is computed by that
-// kernel first, in a pass of its own (Group::leading_stat), instead of a kernel storing it.
+// Not where the rows would be split across programs (too few to fill the GPU).  Statistics of
+// the same rows that a reduction's kernel alone reads (the mean in sum((x - mean)^2)) are
+// computed by that kernel first, in a pass of its own (Group::leading_stats), not stored.
 // An anchor whose result feeds a single chain of same-shape elementwise or channelwise nodes
 // (inference batch norm) computes the chain in its own registers and stores only the chain's
 // end (epilogue fusion): conv -> batch_norm -> relu is one kernel, whose output the next
@@ -87,14 +87,21 @@ struct Group {
   // CodegenOptions::column_stats, a variant of its own that the search times (EmitVariants).
   NodeId column_stats;
   bool stats_from_columns = false;
-  // A rows reduction (sum, mean, max, min over the same rows of an input of the same shape)
-  // whose result only this group reads, through its input and its broadcast tail: the kernel
-  // computes it first, in a pass of its own over each row, and keeps it in registers, where a
-  // reduction kernel stored it and this one loaded it (AbsorbLeadingStats).  Why: a variance
-  // written out, sum((x - mean(x))^2), read the input from HBM in each kernel; beyond-dev task
-  // 1008 (16384 rows of 16384) ran at 0.23x torch.compile on the H100 (h100-2026-12-07f).
-  // The row is read again from L2 (a program's rows: 64 KB each in 1008).  Invalid otherwise.
-  NodeId leading_stat;
+  // Row reductions (sum, mean, max, min of an input of the same shape over the same dim) whose
+  // results only this group reads, through its input or its epilogue: the kernel computes
+  // them first, in one pass of its own over each row, and keeps them in registers, where a
+  // reduction kernel stored each and this one loaded it (AbsorbLeadingStats).  Why: statistics
+  // of deviations from statistics, written out, read the input from HBM once a kernel: a
+  // variance's sum((x - mean(x))^2) (beyond-dev task 1008, 16384 rows of 16384: 0.23x
+  // torch.compile on the H100, h100-2026-12-07f), a cosine similarity's two norms and its dot
+  // product (three kernels, 4 reads of a tensor's size where one kernel reads 2), a triplet
+  // loss's two distances.  A row of one block is then read once; a longer one again from L2.
+  // Empty otherwise.  This group's rows are never split (one program owns a row).
+  struct LeadingStat {
+    NodeId node;     // the reduction
+    ValueId stored;  // what its group stored: its result, or the end of its epilogue
+  };
+  std::vector<LeadingStat> leading_stats;
 };
 
 // The buffer of a contraction's column statistics (Group::column_stats), named after the value
@@ -174,9 +181,9 @@ int64_t NormGroupChannels(const Program& program, const Node& group_norm);
 // The group kind of an anchor node.
 GroupKind AnchorKind(const Program& program, NodeId node);
 
-// Marks each broadcast sum or mean group (Group::broadcast) whose input reads a statistic that
-// it alone consumes (Group::leading_stat) and drops that statistic's own group.  The value
-// stays marked materialized (never computed inline): the absorbing kernel binds it.
+// Gives each sum, mean, max or min group the statistics it alone reads (Group::leading_stats)
+// and drops their own groups.  Their values stay marked materialized (never computed inline):
+// the absorbing kernel binds them.
 void AbsorbLeadingStats(const Program& program, FusionPlan& plan);
 
 // `literal_shapes`: the kernels are emitted for the program's own sizes (false: generic-shape

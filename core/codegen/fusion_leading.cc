@@ -1,12 +1,22 @@
-// Leading statistics (fusion.h Group::leading_stat): a row reduction that another reduction's
-// kernel over the same rows computes first, in registers, instead of a kernel storing it.
-// The pattern is a statistic of deviations from a statistic, written out: a variance's
-// sum((x - mean(x))^2) with its normalized tail, a logsumexp's sum(exp(x - max(x))).
+// Leading statistics (fusion.h Group::leading_stats): row reductions that another reduction's
+// kernel over the same rows computes first, in registers, instead of kernels storing them.
+// The pattern is statistics of deviations from statistics, written out: a variance's
+// sum((x - mean(x))^2), a cosine similarity's dot product of rows divided by their norms, a
+// loss over two distances of the same rows.
+//
+// Where the statistic's value lands: the absorbing kernel binds it as one value a row
+// ([BLOCK_O, 1]), so every read must address it by the row alone.  A statistic in keepdim
+// form (the input's rank, the reduced dim 1) broadcasts along the reduced dim wherever it is
+// read; one without the dim has the anchor result's shape and is read only by the epilogue of
+// an anchor of that shape (read against the (rows, R) input it would broadcast along the
+// wrong dim, as it does in PyTorch).
 #include <algorithm>
 #include <vector>
 
 #include "catalog/catalog.h"
 #include "codegen/fusion.h"
+#include "codegen/heuristics.h"
+#include "codegen/kernel.h"
 
 namespace drtriton::codegen {
 namespace {
@@ -14,6 +24,32 @@ namespace {
 bool IsStatistic(RowKind kind) {
   return kind == RowKind::kSum || kind == RowKind::kMean || kind == RowKind::kMax ||
          kind == RowKind::kMin;
+}
+
+int ReducedDim(const Program& program, const Node& reduction) {
+  return NormDim(reduction.attrs[0].i, program.value(reduction.tensors[0]).shape.size());
+}
+
+// The values stored by other kernels that `from` is computed from inline (through elementwise
+// and layout nodes), stopping at `stop` (the anchor's result, bound in its kernel).
+std::vector<ValueId> StoredReads(const Program& program, const std::vector<bool>& materialized,
+                                 ValueId from, ValueId stop) {
+  std::vector<ValueId> todo = {from}, out, seen;
+  while (!todo.empty() && seen.size() < 256) {
+    const ValueId v = todo.back();
+    todo.pop_back();
+    if (v == stop || std::find(seen.begin(), seen.end(), v) != seen.end()) continue;
+    seen.push_back(v);
+    const NodeId producer = program.value(v).producer;
+    if (materialized[v.index] || !producer.valid()) {
+      out.push_back(v);
+      continue;
+    }
+    if (!IsInlinable(program, producer)) continue;
+    for (ValueId t : program.node(producer).tensors)
+      if (t.valid()) todo.push_back(t);
+  }
+  return out;
 }
 
 // Whether every reader of `stat`, through values computed inline, is `group`'s anchor or ends
@@ -37,36 +73,78 @@ bool ReadOnlyBy(const Program& program, const std::vector<std::vector<NodeId>>& 
   return true;
 }
 
-// The statistic that `group`'s anchor input reads inline and that qualifies (fusion.h), or an
-// invalid id: a stored reduction over rows of the same shape as the anchor's (the same input
-// shape, the same kept shape), with a group of its own that stores its bare result.
-NodeId LeadingStatOf(const Program& program, const std::vector<std::vector<NodeId>>& users,
-                     const FusionPlan& plan, const Group& group) {
+// The statistic whose group stores `v` (its result, or the end of an elementwise epilogue of
+// its shape), with no other schedule of its own; null otherwise.
+const Node* StatisticStoring(const Program& program, const FusionPlan& plan, ValueId v) {
+  for (const Group& g : plan.groups)
+    if (g.output == v && g.kind == GroupKind::kRows && g.anchor.valid() && !g.broadcast &&
+        !g.absorbed.valid() && g.leading_stats.empty() &&
+        IsStatistic(GetOp(program.node(g.anchor).op).row))
+      return &program.node(g.anchor);
+  return nullptr;
+}
+
+// Whether the stored value `v` is a statistic (or its epilogue) that `group` may compute
+// first (file comment); `in_input`: read by the anchor's input (else by its epilogue only).
+bool Qualifies(const Program& program, const std::vector<std::vector<NodeId>>& users,
+               const FusionPlan& plan, const Group& group, ValueId v, bool in_input) {
+  const Node* stat = StatisticStoring(program, plan, v);
+  if (!stat || IsOutput(program, v)) return false;
   const Node& anchor = program.node(group.anchor);
   const Shape& in = program.value(anchor.tensors[0]).shape;
-  const Shape& kept = program.value(anchor.result).shape;
-  std::vector<ValueId> todo = {anchor.tensors[0]};
-  for (size_t seen = 0; !todo.empty() && seen < 64; ++seen) {
-    const ValueId v = todo.back();
-    todo.pop_back();
-    const NodeId producer = program.value(v).producer;
-    if (!producer.valid()) continue;
-    const Node& node = program.node(producer);
-    if (!plan.materialized[v.index]) {
-      if (IsInlinable(program, producer))
-        for (ValueId t : node.tensors)
-          if (t.valid()) todo.push_back(t);
-      continue;
-    }
-    if (!IsStatistic(GetOp(node.op).row) || IsOutput(program, v)) continue;
-    if (program.value(node.tensors[0]).shape != in || program.value(v).shape != kept) continue;
-    const bool bare = std::any_of(plan.groups.begin(), plan.groups.end(), [&](const Group& g) {
-      return g.anchor == producer && g.output == v && !g.broadcast && !g.absorbed.valid() &&
-             !g.leading_stat.valid();
+  if (program.value(stat->tensors[0]).shape != in) return false;
+  const int dim = ReducedDim(program, anchor);
+  if (ReducedDim(program, *stat) != dim) return false;
+  Shape keepdim = in;
+  keepdim[static_cast<size_t>(dim)] = 1;
+  const Shape& shape = program.value(v).shape;
+  const bool rows_only =
+      shape == program.value(anchor.result).shape && !in_input && !group.broadcast;
+  if (shape != keepdim && !rows_only) return false;
+  return ReadOnlyBy(program, users, plan.materialized, group, v);
+}
+
+// The statistics `group` may compute first, in node order; none reads another's value.
+std::vector<Group::LeadingStat> LeadingStatsOf(const Program& program,
+                                               const std::vector<std::vector<NodeId>>& users,
+                                               const FusionPlan& plan, const Group& group) {
+  const Node& anchor = program.node(group.anchor);
+  std::vector<ValueId> found;
+  const auto consider = [&](ValueId from, bool in_input) {
+    for (ValueId v : StoredReads(program, plan.materialized, from, anchor.result))
+      if (std::find(found.begin(), found.end(), v) == found.end() &&
+          Qualifies(program, users, plan, group, v, in_input))
+        found.push_back(v);
+  };
+  consider(anchor.tensors[0], true);
+  if (group.output != anchor.result)  // the epilogue's reads (its end is stored: expand it)
+    for (ValueId t : program.node(program.value(group.output).producer).tensors)
+      if (t.valid()) consider(t, false);
+  std::vector<Group::LeadingStat> stats;
+  for (ValueId v : found) {
+    const Node* stat = StatisticStoring(program, plan, v);
+    const auto reads = StoredReads(program, plan.materialized, stat->tensors[0], ValueId{});
+    const bool independent = std::none_of(reads.begin(), reads.end(), [&](ValueId r) {
+      return std::find(found.begin(), found.end(), r) != found.end();
     });
-    if (bare && ReadOnlyBy(program, users, plan.materialized, group, v)) return producer;
+    if (independent) stats.push_back({program.value(stat->result).producer, v});
   }
-  return {};
+  std::sort(stats.begin(), stats.end(),
+            [](const auto& a, const auto& b) { return a.node.index < b.node.index; });
+  return stats;
+}
+
+// Whether the anchor's rows fill the GPU unsplit (heuristics.h ChooseReduceRows, variant 0):
+// a split row's chunks are other programs', and the statistics must be the whole row's.
+bool RowsStayWhole(const Program& program, const Node& anchor) {
+  const Shape& in = program.value(anchor.tensors[0]).shape;
+  const size_t dim = static_cast<size_t>(ReducedDim(program, anchor));
+  int64_t rows = 1;
+  for (size_t d = 0; d < in.size(); ++d)
+    if (d != dim) rows *= in[d];
+  const bool trailing = std::all_of(in.begin() + static_cast<std::ptrdiff_t>(dim) + 1, in.end(),
+                                    [](int64_t d) { return d == 1; });
+  return ChooseReduceRows(rows, in[dim], 0, trailing).split <= 1;
 }
 
 }  // namespace
@@ -75,20 +153,21 @@ void AbsorbLeadingStats(const Program& program, FusionPlan& plan) {
   const auto users = Consumers(program);
   std::vector<NodeId> dropped;
   for (Group& g : plan.groups) {
-    if (g.kind != GroupKind::kRows || !g.broadcast || g.leading_stat.valid()) continue;
-    const RowKind kind = GetOp(program.node(g.anchor).op).row;
-    if (kind != RowKind::kSum && kind != RowKind::kMean) continue;
-    const NodeId stat = LeadingStatOf(program, users, plan, g);
-    if (!stat.valid() || std::find(dropped.begin(), dropped.end(), stat) != dropped.end()) continue;
-    g.leading_stat = stat;
-    dropped.push_back(stat);
+    if (g.kind != GroupKind::kRows || !g.anchor.valid() || g.absorbed.valid() ||
+        g.row_tail.valid() || !IsStatistic(GetOp(program.node(g.anchor).op).row) ||
+        !RowsStayWhole(program, program.node(g.anchor)))
+      continue;
+    if (std::find(dropped.begin(), dropped.end(), g.anchor) != dropped.end()) continue;
+    for (const Group::LeadingStat& stat : LeadingStatsOf(program, users, plan, g)) {
+      if (std::find(dropped.begin(), dropped.end(), stat.node) != dropped.end()) continue;
+      g.leading_stats.push_back(stat);
+      dropped.push_back(stat.node);
+    }
   }
-  plan.groups.erase(std::remove_if(plan.groups.begin(), plan.groups.end(),
-                                   [&](const Group& g) {
-                                     return g.anchor.valid() &&
-                                            std::find(dropped.begin(), dropped.end(), g.anchor) !=
-                                                dropped.end();
-                                   }),
+  const auto gone = [&](const Group& g) {
+    return g.anchor.valid() && std::find(dropped.begin(), dropped.end(), g.anchor) != dropped.end();
+  };
+  plan.groups.erase(std::remove_if(plan.groups.begin(), plan.groups.end(), gone),
                     plan.groups.end());
 }
 

@@ -83,57 +83,18 @@ TEST(ReduceBroadcastTest, OtherReadersOrShapesKeepTheStatisticStored) {
 
 // A hand-written variance: x - mean is read by its square's sum and by the normalized output,
 // neither an output nor a contraction.  Stored by the mean's kernel it would be written once
-// and read twice; it is recomputed, and the mean, which only the sum's kernel reads, is that
-// kernel's leading statistic (fusion.h Group::leading_stat): one kernel, nothing stored but
-// the output.
-const char* kVariance =
-    "    t0 = torch.mean(x0, 1, True)\n    t1 = torch.sub(x0, t0)\n"
-    "    t2 = torch.mul(t1, t1)\n    t3 = torch.sum(t2, 1, True)\n"
-    "    t4 = torch.div(t1, t3)\n    return t4\n";
-
+// and read twice; it is recomputed (leading_stats_test.cc: the mean is the sum kernel's).
 TEST(ReduceBroadcastTest, ATailReadByOtherKernelsIsRecomputedNotStored) {
-  const Program p = Parse(kVariance, "x0", "torch.randn(300, 1000)");
+  const Program p = Parse(
+      "    t0 = torch.mean(x0, 1, True)\n    t1 = torch.sub(x0, t0)\n"
+      "    t2 = torch.mul(t1, t1)\n    t3 = torch.sum(t2, 1, True)\n"
+      "    t4 = torch.div(t1, t3)\n    return t4\n",
+      "x0", "torch.randn(300, 1000)");
   const FusionPlan plan = PlanFusion(p, true);
   ASSERT_EQ(plan.groups.size(), 1u);
   EXPECT_TRUE(plan.groups[0].broadcast);
   EXPECT_EQ(p.value(plan.groups[0].output).name, "t4");
-  EXPECT_EQ(p.value(p.node(plan.groups[0].leading_stat).result).name, "t0");
   EXPECT_FALSE(plan.materialized[p.FindValue("t1").index]);
-  // Without epilogue fusion every reduction keeps its kernel.
-  EXPECT_EQ(PlanFusion(p, false).groups.size(), 3u);
-}
-
-TEST(ReduceBroadcastTest, ALeadingStatisticIsAPassOfTheSameKernel) {
-  // 300 rows of 20,000: the mean's pass, the squares' pass, then the rows written back.
-  const Program p = Parse(kVariance, "x0", "torch.randn(300, 20000)");
-  auto c = EmitCandidate(p, CodegenOptions{});
-  ASSERT_TRUE(c.ok()) << c.error().ToString();
-  const std::string kernel = c.value().substr(0, c.value().find("def triton_fused_operator"));
-  EXPECT_EQ(Count(kernel, "@triton.jit"), 1);
-  EXPECT_EQ(Count(kernel, "t0_ptr"), 0);  // the mean is never stored nor loaded
-  ExpectInOrder(kernel, {"for r0 in tl.range(0, 20000, BLOCK_R):", "acc += tl.where(mask, x",
-                         "lead = tl.sum(acc, axis=1, keep_dims=True)", "lead = lead / 2e+04",
-                         "for r0 in tl.range(0, 20000, BLOCK_R):", " - lead",
-                         "total = tl.sum(acc, axis=1, keep_dims=True)",
-                         "for r0 in tl.range(0, 20000, BLOCK_R):", "tl.store(t4_ptr + row_off + r"});
-}
-
-TEST(ReduceBroadcastTest, AStatisticReadElsewhereKeepsItsKernel) {
-  // The mean is returned too: stored by its own kernel, loaded by the sum's.
-  const Program returned = Parse(
-      "    t0 = torch.mean(x0, 1, True)\n    t1 = torch.sub(x0, t0)\n"
-      "    t2 = torch.mul(t1, t1)\n    t3 = torch.sum(t2, 1, True)\n"
-      "    t4 = torch.div(t1, t3)\n    return t0, t4\n",
-      "x0", "torch.randn(300, 1000)");
-  const FusionPlan plan = PlanFusion(returned, true);
-  ASSERT_EQ(plan.groups.size(), 2u);
-  EXPECT_FALSE(plan.groups[1].leading_stat.valid());
-  // Over other dims (the columns' mean subtracted from rows): not the sum's rows.
-  const Program columns = Parse(
-      "    t0 = torch.mean(x0, 0, True)\n    t1 = torch.sub(x0, t0)\n"
-      "    t2 = torch.sum(t1, 1, True)\n    t3 = torch.div(t1, t2)\n    return t3\n",
-      "x0", "torch.randn(300, 1000)");
-  for (const Group& g : PlanFusion(columns, true).groups) EXPECT_FALSE(g.leading_stat.valid());
 }
 
 }  // namespace

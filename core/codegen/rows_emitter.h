@@ -106,7 +106,7 @@ class RowsEmitter {
     for (const std::string& c : row_)
       if (c != "0") outer.push_back(c);
     scope->LoadRowsAlong(outer, "row_mask", "rows * 0");
-    if (!leading_var_.empty()) scope->Bind(leading_->result, leading_var_);
+    for (const auto& [v, var] : lead_values_) scope->Bind(v, var);
     return scope;
   }
 
@@ -115,7 +115,7 @@ class RowsEmitter {
   // hold the block's groups from its end (`lane` and `r` written).
   std::string OpenBlock(const std::string& start);
   // The anchor's input at lane r of the open block (through input_flip_ when Reversed), or
-  // the leading statistic's input while EmitLeadingStat accumulates it.
+  // a leading statistic's input while EmitLeadingStats accumulates them.
   std::string ReadInput();
   // `body` on every block from `from` on ("0" or "BLOCK_R"): a loop over R, or, when the row
   // fits one block, the first block alone in straight-line code (and nothing after it).
@@ -177,9 +177,9 @@ class RowsEmitter {
   // the row is one block).
   bool Broadcasts() const { return ctx_.group.broadcast; }
   void EmitReduceBroadcast();
-  // The group's leading statistic (fusion.h Group::leading_stat) over each row, into
-  // registers as `lead`, bound in every scope opened after it.
-  void EmitLeadingStat();
+  // The group's leading statistics (fusion.h Group::leading_stats) over each row, into
+  // registers as `lead0`, `lead1`..., bound in every scope opened after them.
+  void EmitLeadingStats();
   void EmitArg(bool is_max);
   void EmitScan(bool is_prod);
   void EmitProd();
@@ -234,12 +234,12 @@ class RowsEmitter {
   // it computes itself (Group::absorbed: nll_loss's log_softmax), which is then non-null.
   const Node* absorbed_ = nullptr;
   ValueId row_input_;
-  // Group::leading_stat's node (null: none); its value's variable once computed; the input
-  // that ReadInput reads meanwhile.
-  const Node* leading_ = nullptr;
-  std::string leading_var_;
+  // Group::leading_stats' nodes; their values' variables once computed; the input that
+  // ReadInput reads meanwhile.
+  std::vector<const Node*> leads_;
+  std::vector<std::pair<ValueId, std::string>> lead_values_;  // each stored value's variable
   ValueId block_read_;
-  bool keep_block_ = false;  // the next OpenBlock keeps scope_ (one block: EmitLeadingStat)
+  bool keep_block_ = false;  // the next OpenBlock keeps scope_ (one block: EmitLeadingStats)
   // Scans: the dim scanned, and the flip along it that the scan reads (null: none).
   int scan_dim_ = -1;
   const Node* input_flip_ = nullptr;
