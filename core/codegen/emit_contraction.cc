@@ -1247,8 +1247,13 @@ class ContractionWriter {
     const std::string value = e.Emit(v, coords);
     int& loads = v == s_.a ? loads_.a : loads_.b;
     loads = std::max(loads, e.tile_loads());
-    return ctx_.plan.materialized[v.index] ? value
-                                           : "tl.where(" + mask + ", " + value + ", 0.0)";
+    // A stored one-element operand loads as an unmasked scalar (LoadOneElementValuesAsScalars):
+    // masked here too, or a transposed convolution's lanes outside the window read it (a
+    // synthetic log -> matmul -> conv_transpose1d of one element: every output wrong).
+    const bool scalar = Product(ctx_.program.value(v).shape) == 1;
+    return ctx_.plan.materialized[v.index] && !scalar
+               ? value
+               : "tl.where(" + mask + ", " + value + ", 0.0)";
   }
 
   // `xh` and `xl` (x: "a" or "b"), fp16x3's parts of an operand tile: loaded from the parts'
