@@ -596,8 +596,13 @@ void RowsEmitter::EmitArg(bool is_max) {
     w_.Line("first_nan = tl.zeros([BLOCK_O, 1], dtype=tl.int32) + " + n);
   else
     w_.Line("first_nan = tl.full([BLOCK_O, 1], " + n + ", dtype=tl.int32)");
-  ForEachBlock("0", [&](const std::string& x) {
+  ForEachBlock("0", [&](const std::string& read) {
     const std::string offset = block_start_ == "0" ? "" : " + " + block_start_;
+    // A one-element input loads as a scalar (NewScope): made a tile of the block before the
+    // mask meets it (the interpreter refused `mask & (x != x)` of a scalar x: a generic-shape
+    // argmax over a (1, 1) amax, tiny-preset acceptance).
+    const std::string x = "xb";
+    w_.Line(x + " = tl.where(mask, " + read + ", 0.0)");
     w_.Line("is_nan = mask & (" + x + " != " + x + ")");
     w_.Line("first_nan = tl.minimum(first_nan, tl.min(tl.where(is_nan, r, " + n +
             "), axis=1, keep_dims=True))");
