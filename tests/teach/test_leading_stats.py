@@ -7,10 +7,10 @@ through a max."""
 from __future__ import annotations
 
 import pytest
-from teach_tasks import DEVICE, task
+from teach_tasks import task
+from test_reduce_broadcast import judge
 
 from drtriton.teach import emit
-from shared_verifier import verify
 
 # name -> (operator lines, parameters, inputs)
 CASES = {
@@ -88,11 +88,6 @@ CASES = {
 SPECIAL = {
     "logsumexp_by_hand": "torch.log(torch.randn(300, 700) + 3.0) / torch.randint(0, 300, (300, 700))",
 }
-
-
-def judge(src: str, candidate: str) -> None:
-    verdict = verify(src, candidate, device=DEVICE, input_seed=0)
-    assert verdict.correct, f"{verdict.status}: {verdict.reason}"
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
