@@ -531,21 +531,34 @@ void RowsEmitter::EmitReduceBroadcast() {
 }
 
 // The leading statistics (fusion.h), each from its own input (of the anchor input's shape, read
-// at the block's coordinates), accumulated together in one pass over the row; the anchor's
-// pass then reads the row again (from L2), or, when the row is one block, from the registers
-// of this block, whose scope it keeps.
+// at the block's coordinates), those of one pass accumulated together over the row; each later
+// pass and the anchor's read the row again (from L2), or, when the row is one block, from the
+// registers of this block, whose scope they keep.
 void RowsEmitter::EmitLeadingStats() {
-  std::vector<std::string> kinds;
-  for (size_t i = 0; i < leads_.size(); ++i) {
+  const auto& stats = ctx_.group.leading_stats;
+  int passes = 0;
+  for (const Group::LeadingStat& s : stats) passes = std::max(passes, s.pass + 1);
+  for (int pass = 0; pass < passes; ++pass) {
+    std::vector<size_t> now;
+    for (size_t i = 0; i < stats.size(); ++i)
+      if (stats[i].pass == pass) now.push_back(i);
+    EmitLeadingPass(now);
+  }
+}
+
+void RowsEmitter::EmitLeadingPass(const std::vector<size_t>& now) {
+  std::vector<std::string> kinds(leads_.size());
+  for (size_t i : now) {
     const RowKind row = GetOp(leads_[i]->op).row;
-    kinds.push_back(row == RowKind::kMax ? "max" : row == RowKind::kMin ? "min" : "sum");
+    kinds[i] = row == RowKind::kMax ? "max" : row == RowKind::kMin ? "min" : "sum";
     w_.Line("lead_acc" + std::to_string(i) + " = tl.full([BLOCK_O, BLOCK_R], " +
             IdentityOf(kinds[i]) + ", dtype=tl.float32)");
   }
-  block_read_ = leads_[0]->tensors[0];
+  block_read_ = leads_[now.front()]->tensors[0];
   ForEachBlock("0", [&](const std::string& first) {
-    for (size_t i = 0; i < leads_.size(); ++i) {
-      const std::string x = i == 0 ? first : scope_->Emit(leads_[i]->tensors[0], in_coords_);
+    for (size_t i : now) {
+      const std::string x =
+          i == now.front() ? first : scope_->Emit(leads_[i]->tensors[0], in_coords_);
       w_.Line(CombineLine("lead_acc" + std::to_string(i), x, kinds[i], kinds[i] != "sum"));
     }
   });
@@ -555,7 +568,7 @@ void RowsEmitter::EmitLeadingStats() {
   Coords keepdim = in_coords_;
   keepdim[static_cast<size_t>(NormDim(leads_[0]->attrs[0].i, keepdim.size()))] = "0";
   const std::unique_ptr<ExprEmitter> rows = NewScope("row_mask", "rows * 0");
-  for (size_t i = 0; i < leads_.size(); ++i) {
+  for (size_t i : now) {
     const std::string var = "lead" + std::to_string(i);
     std::string value = LanesReduced("lead_acc" + std::to_string(i), kinds[i], kinds[i] != "sum");
     if (GetOp(leads_[i]->op).row == RowKind::kMean) value = "(" + value + ") / " + RCount();
@@ -569,9 +582,8 @@ void RowsEmitter::EmitLeadingStats() {
       end = var + "_end";
     }
     lead_values_.push_back({stored, end});
+    if (single_) scope_->Bind(stored, end);
   }
-  if (single_)
-    for (const auto& [v, var] : lead_values_) scope_->Bind(v, var);
   keep_block_ = single_;
 }
 

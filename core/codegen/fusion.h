@@ -89,7 +89,8 @@ struct Group {
   bool stats_from_columns = false;
   // Row reductions (sum, mean, max, min of an input of the same shape over the same dim) whose
   // results only this group reads, through its input or its epilogue: the kernel computes
-  // them first, in one pass of its own over each row, and keeps them in registers, where a
+  // them first, in passes of their own over each row (one for those that read no other, the
+  // next for those that read them: LeadingStat::pass), and keeps them in registers, where a
   // reduction kernel stored each and this one loaded it (AbsorbLeadingStats).  Why: statistics
   // of deviations from statistics, written out, read the input from HBM once a kernel: a
   // variance's sum((x - mean(x))^2) (beyond-dev task 1008, 16384 rows of 16384: 0.23x
@@ -100,6 +101,7 @@ struct Group {
   struct LeadingStat {
     NodeId node;     // the reduction
     ValueId stored;  // what its group stored: its result, or the end of its epilogue
+    int pass = 0;    // the statistics of one pass read none of that pass's or a later one's
   };
   std::vector<LeadingStat> leading_stats;
 };

@@ -52,20 +52,26 @@ std::vector<ValueId> StoredReads(const Program& program, const std::vector<bool>
   return out;
 }
 
-// Whether every reader of `stat`, through values computed inline, is `group`'s anchor or ends
-// in the value the group stores: no other kernel needs the statistic stored.
+// Whether every reader of `stat`, through values computed inline, is inside `group`'s kernel:
+// its anchor or one of `anchors` (the other statistics it computes), or a chain ending in the
+// value the group stores or in one of `values` (the statistics' stored values, which the
+// kernel computes): no other kernel needs the statistic stored.
 bool ReadOnlyBy(const Program& program, const std::vector<std::vector<NodeId>>& users,
-                const std::vector<bool>& materialized, const Group& group, ValueId stat) {
+                const std::vector<bool>& materialized, const Group& group, ValueId stat,
+                const std::vector<NodeId>& anchors, const std::vector<ValueId>& values) {
+  const auto inside = [](const auto& list, const auto& x) {
+    return std::find(list.begin(), list.end(), x) != list.end();
+  };
   std::vector<ValueId> todo = {stat};
   while (!todo.empty()) {
     const ValueId v = todo.back();
     todo.pop_back();
     if (v != stat && IsOutput(program, v) && v != group.output) return false;
     for (NodeId u : users[v.index]) {
-      if (u == group.anchor) continue;
+      if (u == group.anchor || inside(anchors, u)) continue;
       const ValueId result = program.node(u).result;
       if (!IsInlinable(program, u)) return false;
-      if (result == group.output) continue;
+      if (result == group.output || inside(values, result)) continue;
       if (materialized[result.index]) return false;
       todo.push_back(result);
     }
@@ -84,10 +90,15 @@ const Node* StatisticStoring(const Program& program, const FusionPlan& plan, Val
   return nullptr;
 }
 
-// Whether the stored value `v` is a statistic (or its epilogue) that `group` may compute
-// first (file comment); `in_input`: read by the anchor's input (else by its epilogue only).
-bool Qualifies(const Program& program, const std::vector<std::vector<NodeId>>& users,
-               const FusionPlan& plan, const Group& group, ValueId v, bool in_input) {
+NodeId StatisticOf(const Program& program, const FusionPlan& plan, ValueId v) {
+  return program.value(StatisticStoring(program, plan, v)->result).producer;
+}
+
+// Whether the stored value `v` is a statistic (or its epilogue) of `group`'s rows in a form it
+// may bind (file comment); `in_input`: read at the input's coordinates (the anchor's input or
+// another statistic's), else by the epilogue only.  Who else reads it: ReadOnlyBy.
+bool Qualifies(const Program& program, const FusionPlan& plan, const Group& group, ValueId v,
+               bool in_input) {
   const Node* stat = StatisticStoring(program, plan, v);
   if (!stat || IsOutput(program, v)) return false;
   const Node& anchor = program.node(group.anchor);
@@ -100,37 +111,52 @@ bool Qualifies(const Program& program, const std::vector<std::vector<NodeId>>& u
   const Shape& shape = program.value(v).shape;
   const bool rows_only =
       shape == program.value(anchor.result).shape && !in_input && !group.broadcast;
-  if (shape != keepdim && !rows_only) return false;
-  return ReadOnlyBy(program, users, plan.materialized, group, v);
+  return shape == keepdim || rows_only;
 }
 
-// The statistics `group` may compute first, in node order; none reads another's value.
+// The statistics `group` may compute first, in node order, each with its pass: 0 for those
+// that read no other, else one past the last pass of those it reads (a variance's sum of
+// squares reads the mean: a z-score's sum is three passes).  Candidates are read by the
+// anchor's input or epilogue, or by another candidate's input; a candidate read outside the
+// kernel that the candidates make is dropped, until none is.
 std::vector<Group::LeadingStat> LeadingStatsOf(const Program& program,
                                                const std::vector<std::vector<NodeId>>& users,
                                                const FusionPlan& plan, const Group& group) {
   const Node& anchor = program.node(group.anchor);
   std::vector<ValueId> found;
+  std::vector<ValueId> inputs = {anchor.tensors[0]};  // read at the input's coordinates
   const auto consider = [&](ValueId from, bool in_input) {
     for (ValueId v : StoredReads(program, plan.materialized, from, anchor.result))
       if (std::find(found.begin(), found.end(), v) == found.end() &&
-          Qualifies(program, users, plan, group, v, in_input))
+          Qualifies(program, plan, group, v, in_input)) {
         found.push_back(v);
+        inputs.push_back(StatisticStoring(program, plan, v)->tensors[0]);
+      }
   };
-  consider(anchor.tensors[0], true);
   if (group.output != anchor.result)  // the epilogue's reads (its end is stored: expand it)
     for (ValueId t : program.node(program.value(group.output).producer).tensors)
       if (t.valid()) consider(t, false);
-  std::vector<Group::LeadingStat> stats;
-  for (ValueId v : found) {
-    const Node* stat = StatisticStoring(program, plan, v);
-    const auto reads = StoredReads(program, plan.materialized, stat->tensors[0], ValueId{});
-    const bool independent = std::none_of(reads.begin(), reads.end(), [&](ValueId r) {
-      return std::find(found.begin(), found.end(), r) != found.end();
-    });
-    if (independent) stats.push_back({program.value(stat->result).producer, v});
+  for (size_t i = 0; i < inputs.size(); ++i) consider(inputs[i], true);
+  for (bool dropped = true; dropped;) {
+    const std::vector<ValueId> current = found;
+    std::vector<NodeId> anchors;
+    for (ValueId v : current) anchors.push_back(StatisticOf(program, plan, v));
+    found.clear();
+    for (ValueId v : current)
+      if (ReadOnlyBy(program, users, plan.materialized, group, v, anchors, current))
+        found.push_back(v);
+    dropped = found.size() != current.size();
   }
+  std::vector<Group::LeadingStat> stats;
+  for (ValueId v : found) stats.push_back({StatisticOf(program, plan, v), v, 0});
   std::sort(stats.begin(), stats.end(),
             [](const auto& a, const auto& b) { return a.node.index < b.node.index; });
+  for (Group::LeadingStat& stat : stats) {  // in node order: those it reads come first
+    const ValueId in = program.node(stat.node).tensors[0];
+    for (ValueId r : StoredReads(program, plan.materialized, in, ValueId{}))
+      for (const Group::LeadingStat& earlier : stats)
+        if (earlier.stored == r) stat.pass = std::max(stat.pass, earlier.pass + 1);
+  }
   return stats;
 }
 

@@ -102,6 +102,28 @@ TEST(LeadingStatsTest, AStatisticReadByTheEpilogueMayDropTheReducedDim) {
       k, {"lead0 = tl.sum(lead_acc0", "total = tl.sum(acc", " - lead0", "tl.store(t7_ptr + rows"});
 }
 
+// A z-score's sum: the mean, then the sum of squares that reads it, then the anchor that reads
+// both: one kernel of three passes over the row (the mean's and the squares' in order).
+TEST(LeadingStatsTest, AStatisticThatReadsAnotherTakesTheNextPass) {
+  const Program p = Parse(
+      "    t0 = torch.mean(x0, 1, True)\n    t1 = torch.sub(x0, t0)\n"
+      "    t2 = torch.mul(t1, t1)\n    t3 = torch.sum(t2, 1, True)\n    t4 = torch.sqrt(t3)\n"
+      "    t5 = torch.div(t1, t4)\n    t6 = torch.sum(t5, 1)\n    return t6\n",
+      "x0", "torch.randn(300, 20000)");
+  const FusionPlan plan = PlanFusion(p, true);
+  ASSERT_EQ(plan.groups.size(), 1u);
+  const Group& g = plan.groups[0];
+  EXPECT_EQ(LeadNames(p, g), (std::vector<std::string>{"t0", "t3"}));
+  EXPECT_EQ(g.leading_stats[0].pass, 0);
+  EXPECT_EQ(g.leading_stats[1].pass, 1);
+  EXPECT_EQ(p.value(g.leading_stats[1].stored).name, "t4");  // the sum of squares' sqrt
+  const std::string k = KernelOf(p);
+  EXPECT_EQ(Count(k, "@triton.jit"), 1);
+  EXPECT_EQ(Count(k, "for r0 in tl.range(0, 20000, BLOCK_R):"), 3) << k;
+  ExpectInOrder(k, {"lead_acc0 += ", "lead0 = ", "for r0 in", " - lead0", "lead_acc1 += ",
+                    "lead1 = ", "tl.sqrt(lead1)", "for r0 in", "total = ", "tl.store(t6_ptr"});
+}
+
 TEST(LeadingStatsTest, StatisticsReadElsewhereOrAlongOtherRowsKeepTheirKernels) {
   const std::string inputs = "torch.randn(300, 1000)";
   // The mean is returned too.

@@ -180,6 +180,8 @@ class RowsEmitter {
   // The group's leading statistics (fusion.h Group::leading_stats) over each row, into
   // registers as `lead0`, `lead1`..., bound in every scope opened after them.
   void EmitLeadingStats();
+  // One pass over the row for the statistics at indices `now` (Group::leading_stats).
+  void EmitLeadingPass(const std::vector<size_t>& now);
   void EmitArg(bool is_max);
   void EmitScan(bool is_prod);
   void EmitProd();

@@ -70,6 +70,22 @@ CASES = {
         "x0, x1, x2",
         "torch.randn(300, 1000), torch.randn(300, 1000), torch.randn(300, 1000)",
     ),
+    # A z-score's sum: the mean, then the squares' sum that reads it, then the anchor (three
+    # passes; rows of two blocks).
+    "zscore_sum": (
+        [
+            "t0 = torch.mean(x0, 1, True)",
+            "t1 = torch.sub(x0, t0)",
+            "t2 = torch.mul(t1, t1)",
+            "t3 = torch.mean(t2, 1, True)",
+            "t4 = torch.sqrt(t3)",
+            "t5 = torch.div(t1, t4)",
+            "t6 = torch.mul(t5, t5)",
+            "t7 = torch.sum(t6, 1)",
+        ],
+        "x0",
+        "torch.randn(300, 9000)",
+    ),
     # logsumexp by hand: the max read by the exponent and by the epilogue.
     "logsumexp_by_hand": (
         [
@@ -105,10 +121,11 @@ def test_special_values_through_a_leading_max() -> None:
     judge(task(lines, args, SPECIAL["logsumexp_by_hand"]), candidate)
 
 
-@pytest.mark.parametrize("name", ["normalized_rows", "two_distances"])
+@pytest.mark.parametrize("name", ["normalized_rows", "two_distances", "zscore_sum"])
 def test_generic_kernel_matches_torch(name: str) -> None:
     lines, args, inputs = CASES[name]
     candidate = emit(task(lines, args, inputs), generic_shapes=True)
     assert candidate.count("@triton.jit") == 1 and "lead0 = " in candidate, candidate
     judge(task(lines, args, inputs), candidate)
     judge(task(lines, args, inputs.replace("(300, 1000)", "(260, 1700)")), candidate)
+    judge(task(lines, args, inputs.replace("(300, 9000)", "(270, 5000)")), candidate)
