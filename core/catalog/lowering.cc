@@ -7,17 +7,33 @@ namespace {
 
 std::string Literal(double v) { return AttrValue::Float(v).ToPython(); }
 
-// tanh through the sigmoid: Triton has no tanh outside libdevice, which the interpreter
-// lacks; 2 * sigmoid(2x) - 1 is within 1e-7 of tanh in fp32.
-std::string TanhOf(const std::string& x) {
-  return "(2.0 * tl.sigmoid(2.0 * " + x + ") - 1.0)";
+// `libdevice_call` where the kernel compiles for the GPU, `portable` in the interpreter (the
+// kernel's LIBDEVICE constexpr, lowering.h).
+std::string OnGpuElse(const std::string& libdevice_call, const std::string& portable) {
+  return "(" + libdevice_call + " if " + std::string(kLibdeviceFlag) + " else " + portable + ")";
 }
 
-// log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold (as torch does).
+// tanh: libdevice's tanhf on the GPU (as torch.compile's kernels), and in the interpreter,
+// which has no libdevice, 2 * sigmoid(2x) - 1 (within 1e-7 of tanh in fp32), or below
+// |x| = 0.04 the series x - x^3/3 + 2x^5/15 (the next term is 2e-10 of x there): the
+// sigmoid form rounds tanh(x) to 0 for |x| below 3e-8, which a norm over values that small
+// (mish(-20) = -4e-8) turned into wrong outputs (a tiny-preset amin -> mish -> group_norm).
+std::string TanhOf(const std::string& x) {
+  const std::string x2 = "(" + x + " * " + x + ")";
+  return OnGpuElse("libdevice.tanh(" + x + ")",
+                   "tl.where(tl.abs(" + x + ") < 0.04, " + x + " * (1.0 + " + x2 +
+                       " * (-0.3333333333333333 + " + x2 + " * 0.13333333333333333)), " +
+                       "2.0 * tl.sigmoid(2.0 * " + x + ") - 1.0)");
+}
+
+// log1p(exp(beta * x)) / beta, and x itself where beta * x > threshold (as torch does):
+// log(1 + exp(.)) written out is 0 below beta * x = -17, where 1 + exp rounds to 1 (mish's
+// tanh of it, normalized by a group norm, was then wrong: a tiny-preset amin -> mish ->
+// group_norm).
 std::string SoftplusOf(const std::string& x, double beta, double threshold) {
   const std::string b = Literal(beta);
-  return "tl.where(" + x + " * " + b + " > " + Literal(threshold) + ", " + x +
-         ", tl.log(1.0 + tl.exp(" + x + " * " + b + ")) / " + b + ")";
+  return "tl.where(" + x + " * " + b + " > " + Literal(threshold) + ", " + x + ", " +
+         Log1p({"tl.exp(" + x + " * " + b + ")"}, {}) + " / " + b + ")";
 }
 
 std::string Relu6Of(const std::string& x) { return NanMin(NanMax(x + " + 3.0", "0.0"), "6.0"); }
@@ -84,11 +100,6 @@ std::string Floor(const Ins& in, const Attrs&) { return Call("tl.floor", in); }
 // x where u rounds to 1 and -1 where u - 1 does.  The rounding of u cancels in the ratio, so
 // both stay within a few ulp of the float64 answer near 0, where log(1 + x) and exp(x) - 1
 // lose every digit (x = 1e-6: 5% off).  inf, -inf and NaN give what torch gives.
-namespace {
-std::string OnGpuElse(const std::string& libdevice_call, const std::string& portable) {
-  return "(" + libdevice_call + " if " + std::string(kLibdeviceFlag) + " else " + portable + ")";
-}
-}  // namespace
 std::string Log1p(const Ins& in, const Attrs&) {
   const std::string& x = in[0];
   const std::string u = "(1.0 + " + x + ")";

@@ -59,3 +59,36 @@ def test_log1p_and_expm1_are_exact_near_zero(
         assert got[name]["worst_ulps"] < 8, got
         assert got[name]["zeros_kept"], got
         assert got[name]["specials_as_torch"], got
+
+
+SMALL_PROBE = r"""
+import json, pathlib, sys
+import torch
+import torch.nn.functional as F
+from drtriton.verify.task import import_file
+
+folder = pathlib.Path(sys.argv[1])
+x = torch.tensor([-30.0, -20.0, -17.5, -1e-9, 1e-9, 3e-8, -0.03, 0.039, 0.5, 4.0, 25.0])
+want = {"softplus": F.softplus, "tanh": torch.tanh, "mish": F.mish}
+report = {}
+for name, f in want.items():
+    got = import_file(str(folder / (name + ".py")), name).triton_fused_operator(x).double()
+    ref = f(x.double())
+    report[name] = float(((got - ref).abs() / ref.abs()).max())
+print(json.dumps(report))
+"""
+
+
+def test_softplus_tanh_and_mish_keep_tiny_values(
+    tmp_path: pathlib.Path, interpreted_probe: Callable[[str, pathlib.Path], Any]
+) -> None:
+    """softplus is log1p(exp(x)) (written out, log(1 + exp(x)) is 0 below x = -17), and tanh
+    near 0 its series (2 * sigmoid(2x) - 1 is 0 below |x| = 3e-8): mish(-20) = -4e-8 is a
+    value a group norm over such rows divides by (catalog/lowering.cc)."""
+    calls = {"softplus": "F.softplus(x0)", "tanh": "torch.tanh(x0)", "mish": "F.mish(x0)"}
+    for name, call in calls.items():
+        source = emit(task([f"t0 = {call}"], "x0", "torch.randn(11)"))
+        (tmp_path / f"{name}.py").write_text(source)
+    got = interpreted_probe(SMALL_PROBE, tmp_path)
+    for name in calls:
+        assert got[name] < 1e-5, got  # relative, every value (was 1.0 at the tiny ones)
