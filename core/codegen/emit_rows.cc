@@ -409,11 +409,8 @@ void RowsEmitter::Accumulate(const std::string& name, const std::string& f_of_x,
 
 void RowsEmitter::ReduceRow(const std::string& name, const std::string& kind, bool propagate_nan) {
   if (role_ != Role::kWrite) return Accumulate(name, "{x}", kind, propagate_nan);
-  const std::string identity = kind == "max" ? kMinusInf : kind == "min" ? "float('inf')" : "0.0";
-  LoadPartials({{name, identity}});
-  std::string reduced = "tl." + kind + "(p_" + name + ", axis=1, keep_dims=True)";
-  if (propagate_nan) reduced += " + " + NanOfLanes("p_" + name);
-  w_.Line(name + " = " + reduced);
+  LoadPartials({{name, IdentityOf(kind)}});
+  w_.Line(name + " = " + LanesReduced("p_" + name, kind, propagate_nan));
 }
 
 // Stores the group's output at `address` (its `coords`), computing the epilogue from `val`.

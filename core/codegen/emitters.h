@@ -166,7 +166,7 @@ void OpenLoop(PythonWriter& w, const std::string& var, const std::string& bound,
 void CloseLoop(PythonWriter& w, const std::string& var, const std::string& bound,
                const std::string& step);
 
-// Whether kernel text reads lowering::kLibdeviceFlag (a log1p's or expm1's formula).
+// Whether kernel text reads lowering::kLibdeviceFlag (log1p's, expm1's, tanh's formulas).
 bool UsesLibdeviceFlag(const std::string& text);
 
 // `@triton.jit def name(params..., CONSTEXPRS: tl.constexpr):` followed by `body`

@@ -158,13 +158,7 @@ ValueId BroadcastBack(const Program& program, const std::vector<std::vector<Node
   if (!GetOp(next.op).has(kElementwise) || (*claimed)[next.result.index]) return {};
   const Value& written = program.value(next.result);
   if (written.shape != in || written.dtype != program.value(end).dtype) return {};
-  // Reduced dims innermost: the one layout whose rows ChooseReduceRows may split.
-  size_t first = 0;
-  while (first < in.size() && kept[first] == in[first]) ++first;
-  const bool trailing =
-      std::all_of(kept.begin() + first, kept.end(), [](int64_t d) { return d == 1; });
-  const int64_t rows = Product(kept);
-  if (ChooseReduceRows(rows, Product(in) / rows, 0, trailing).split > 1) return {};
+  if (!RowsStayWhole(in, kept)) return {};
   std::vector<bool> trial = *claimed;
   trial[next.result.index] = true;
   const ValueId chain_end = EpilogueEnd(program, users, next.result, &trial);
@@ -230,6 +224,16 @@ const Node* RowTailOf(const Program& program, const std::vector<std::vector<Node
 }
 
 }  // namespace
+
+bool RowsStayWhole(const Shape& in, const Shape& kept) {
+  // Reduced dims innermost: the one layout whose rows ChooseReduceRows may split.
+  size_t first = 0;
+  while (first < in.size() && kept[first] == in[first]) ++first;
+  const bool trailing =
+      std::all_of(kept.begin() + first, kept.end(), [](int64_t d) { return d == 1; });
+  const int64_t rows = Product(kept);
+  return ChooseReduceRows(rows, Product(in) / rows, 0, trailing).split <= 1;
+}
 
 int64_t NormGroupChannels(const Program& program, const Node& group_norm) {
   const OpInfo& op = GetOp(group_norm.op);

@@ -183,6 +183,12 @@ int64_t NormGroupChannels(const Program& program, const Node& group_norm);
 // The group kind of an anchor node.
 GroupKind AnchorKind(const Program& program, NodeId node);
 
+// Whether the rows of a reduction of `in` to `kept` (its keepdim shape: each reduced dim 1)
+// fill the GPU unsplit (heuristics.h ChooseReduceRows at variant 0): a split row's chunks are
+// other programs', where rows written back (Group::broadcast) and leading statistics need the
+// whole row in one program.
+bool RowsStayWhole(const Shape& in, const Shape& kept);
+
 // Gives each sum, mean, max or min group the statistics it alone reads (Group::leading_stats)
 // and drops their own groups.  Their values stay marked materialized (never computed inline):
 // the absorbing kernel binds them.

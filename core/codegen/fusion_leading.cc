@@ -15,7 +15,6 @@
 
 #include "catalog/catalog.h"
 #include "codegen/fusion.h"
-#include "codegen/heuristics.h"
 #include "codegen/kernel.h"
 
 namespace drtriton::codegen {
@@ -160,19 +159,6 @@ std::vector<Group::LeadingStat> LeadingStatsOf(const Program& program,
   return stats;
 }
 
-// Whether the anchor's rows fill the GPU unsplit (heuristics.h ChooseReduceRows, variant 0):
-// a split row's chunks are other programs', and the statistics must be the whole row's.
-bool RowsStayWhole(const Program& program, const Node& anchor) {
-  const Shape& in = program.value(anchor.tensors[0]).shape;
-  const size_t dim = static_cast<size_t>(ReducedDim(program, anchor));
-  int64_t rows = 1;
-  for (size_t d = 0; d < in.size(); ++d)
-    if (d != dim) rows *= in[d];
-  const bool trailing = std::all_of(in.begin() + static_cast<std::ptrdiff_t>(dim) + 1, in.end(),
-                                    [](int64_t d) { return d == 1; });
-  return ChooseReduceRows(rows, in[dim], 0, trailing).split <= 1;
-}
-
 }  // namespace
 
 void AbsorbLeadingStats(const Program& program, FusionPlan& plan) {
@@ -180,10 +166,14 @@ void AbsorbLeadingStats(const Program& program, FusionPlan& plan) {
   std::vector<NodeId> dropped;
   for (Group& g : plan.groups) {
     if (g.kind != GroupKind::kRows || !g.anchor.valid() || g.absorbed.valid() ||
-        g.row_tail.valid() || !IsStatistic(GetOp(program.node(g.anchor).op).row) ||
-        !RowsStayWhole(program, program.node(g.anchor)))
+        g.row_tail.valid() || !IsStatistic(GetOp(program.node(g.anchor).op).row))
       continue;
-    if (std::find(dropped.begin(), dropped.end(), g.anchor) != dropped.end()) continue;
+    const Node& anchor = program.node(g.anchor);
+    Shape keepdim = program.value(anchor.tensors[0]).shape;
+    keepdim[static_cast<size_t>(ReducedDim(program, anchor))] = 1;
+    if (!RowsStayWhole(program.value(anchor.tensors[0]).shape, keepdim)) continue;
+    // A group absorbed here is an earlier one (its result is read by a later group), already
+    // passed by this loop: a group is never both given and taken.
     for (const Group::LeadingStat& stat : LeadingStatsOf(program, users, plan, g)) {
       if (std::find(dropped.begin(), dropped.end(), stat.node) != dropped.end()) continue;
       g.leading_stats.push_back(stat);

@@ -278,11 +278,6 @@ std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launc
   }
   if (!flagged.empty()) out += "from triton.language.extra import libdevice\n";
   out += kernels;
-  const auto launch = [&](PythonWriter& f, const EmittedKernel& k,
-                          const std::vector<std::string>& dots, const std::string& device) {
-    const bool libdevice = std::find(flagged.begin(), flagged.end(), k.name) != flagged.end();
-    WriteLaunch(f, k, dots, device, libdevice);
-  };
 
   std::vector<std::string> names;
   for (ValueId in : p.inputs()) names.push_back(p.value(in).name);
@@ -298,6 +293,10 @@ std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launc
   const std::string device = InputDevice(p);
   WriteFloatDtype(f, p);
   const std::vector<std::string> dots = WriteDotPrecisions(f, launches, device);
+  const auto launch = [&](const EmittedKernel& k) {
+    const bool libdevice = std::find(flagged.begin(), flagged.end(), k.name) != flagged.end();
+    WriteLaunch(f, k, dots, device, libdevice);
+  };
   const std::vector<bool> sensitive = RoundingSensitiveValues(p);
   if (RoundsAnIntermediate(p, launches, sensitive)) WriteInterDtype(f, device);
   const auto allocate = [&](ValueId v, const std::string& unless) {
@@ -316,7 +315,7 @@ std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launc
         f.Open("if " + DotPrecisionVar(dots, k.for_precision) + " == \"" + k.for_precision +
                "\":");
       for (const auto& line : k.setup) f.Line(line);
-      launch(f, k, dots, device);
+      launch(k);
       if (k.for_precision.empty()) continue;
       f.Dedent();
       f.Open("else:");
@@ -325,7 +324,7 @@ std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launc
     }
     if (!unless.empty()) allocate(l.output, unless);
     for (const auto& line : l.kernel.setup) f.Line(line);
-    launch(f, l.kernel, dots, device);
+    launch(l.kernel);
   }
   std::vector<std::string> outs;
   for (ValueId o : p.outputs()) outs.push_back(p.value(o).name);
