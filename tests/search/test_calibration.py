@@ -80,6 +80,26 @@ def test_calibration_classes_name_the_operator_and_what_bounds_it() -> None:
     assert _class_of(heavy, ("relu",), "bf16") == "memory"
 
 
+def test_a_matrix_vector_product_is_not_priced_by_a_gemm() -> None:
+    """The teacher's narrow path (no tl.dot) has a class of its own: on the H100 in bf16, a
+    bytes-bound small-K GEMM's ratio kept KernelBench L1 4's matrix-vector product unverified."""
+
+    def product(line: str, inputs: str) -> str:
+        return (TASK.replace("t0 = F.conv2d(x0, x1)", line)
+                .replace("[torch.randn(2, 3, 8, 8), torch.randn(4, 3, 3, 3)]", inputs))  # fmt: skip
+
+    matvec = product("t0 = torch.matmul(x0, x1)", "[torch.randn(256, 4096), torch.randn(4096, 1)]")
+    rowvec = product("t0 = torch.matmul(x0, x1)", "[torch.randn(2, 4096), torch.randn(4096, 512)]")
+    small_k = product("t0 = torch.matmul(x0, x1)", "[torch.randn(4096, 32), torch.randn(32, 4096)]")
+    linear = product("t0 = F.linear(x0, x1)", "[torch.randn(8, 64, 256), torch.randn(3, 256)]")
+    assert _class_of(matvec, ("matmul", "relu"), "bf16") == "matmul/narrow"
+    assert _class_of(rowvec, ("matmul",), "bf16") == "matmul/narrow"
+    assert _class_of(small_k, ("matmul",), "bf16") == "matmul/bytes"
+    assert _class_of(linear, ("linear", "relu"), "bf16") == "linear/narrow"
+    assert _class_of(linear.replace("torch.randn(3, 256)", "torch.randn(64, 256)"),
+                     ("linear",), "bf16") == "linear/bytes"  # fmt: skip
+
+
 def test_a_measured_class_prunes_its_fragments_in_later_runs() -> None:
     calibration = lazy.Calibration()
     first: list[str] = []

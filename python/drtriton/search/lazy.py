@@ -201,10 +201,31 @@ def calibration_class(fragment: dict[str, Any], precision: str = "fp32") -> str:
     kind = fragment_class(fragment)
     if kind == "memory":
         return kind
-    ops = _core.parse(fragment["source"])[1]["ops"]
-    heaviest = next(op for op in ops if kind in catalog.op(op)["traits"])
+    parsed = _core.parse(fragment["source"])[1]
+    node = next(n for n in parsed["nodes"] if kind in catalog.op(n["op"])["traits"])
+    if kind == "contraction" and _narrow_contraction(node, parsed["shapes"]):
+        return f"{node['op']}/narrow"
     traffic_s, flops_s = _bound_terms(fragment, precision)
-    return f"{heaviest}/{'flops' if flops_s >= traffic_s else 'bytes'}"
+    return f"{node['op']}/{'flops' if flops_s >= traffic_s else 'bytes'}"
+
+
+def _narrow_contraction(node: dict[str, Any], shapes: dict[str, list[int]]) -> bool:
+    """Whether the teacher runs this matmul, bmm or linear on its narrow path (M or N at most
+    a few: lanes of CUDA-core products, no tl.dot; core/codegen/heuristics.h kNarrowAtMost).
+
+    Why a class of its own: a matrix-vector product streams its matrix once, and its kernel
+    sits at a different distance from its bound than a tl.dot tile's. On the H100 (bf16 level
+    1, 2026-12-07) L1 7's small-K GEMM (bytes-bound, tl.dot) was measured first; its ratio,
+    applied to L1 4's matrix-vector product (4.3 GB of matrix), put the bound above eager's
+    time and the product was never verified, where in fp32 on the H200 it ran 1.06x
+    torch.compile."""
+    x, w = (list(map(int, shapes[name])) for name in node["inputs"][:2])
+    k = x[-1]
+    if node["op"] == "linear":  # x (..., K), weight (N, K)
+        m, n = math.prod(x[:-1]), w[0]
+    else:  # matmul, bmm (operands of rank 2 or more: the catalog's shape rules)
+        m, n = x[-2], w[-1]
+    return bool(_core.codegen_contraction_config(m, n, k)["narrow"])
 
 
 def eager_op_costs_ms(fragments: Sequence[dict[str, Any]], n_ops: int, device: str,
