@@ -11,6 +11,7 @@
 #include "codegen/emitters.h"
 #include "codegen/fusion.h"
 #include "codegen/heuristics.h"
+#include "codegen/layout.h"
 #include "codegen/reassociate.h"
 #include "codegen/sizes.h"
 #include "codegen/wrapper.h"
@@ -55,6 +56,24 @@ void GuardedBy(const std::string& flag, EmittedKernel& kernel) {
   const std::string unless = "not " + flag;
   kernel.guard = kernel.guard.empty() ? unless : unless + " and (" + kernel.guard + ")";
   for (EmittedKernel& before : kernel.before) GuardedBy(flag, before);
+}
+
+// The value a pointwise group's output is a row-major view of, through layout nodes alone
+// that keep the order (KeepsRowMajorOrder), or invalid.  The source must be a value this
+// candidate allocates (contiguous, torch.empty): a program input may be strided, and a
+// program output would alias another.  Why: KernelBench L1 11's einsum maps to a bmm whose
+// (1, 1048576, 768) result is reshaped through a transpose of a size-1 dim; a pointwise kernel
+// copied its 805M elements (1.6 GB each way in bf16) after the product.
+ValueId RowMajorViewSource(const Program& p, const FusionPlan& plan, const Group& g) {
+  if (g.kind != GroupKind::kPointwise || g.anchor.valid()) return {};
+  ValueId v = g.output;
+  do {
+    const NodeId producer = p.value(v).producer;
+    if (!producer.valid() || !KeepsRowMajorOrder(p, p.node(producer))) return {};
+    v = p.node(producer).tensors[0];
+  } while (!plan.materialized[v.index]);
+  if (!p.value(v).producer.valid() || IsOutput(p, v)) return {};
+  return v;
 }
 
 Result<EmittedKernel> EmitGroup(const GroupContext& ctx) {
@@ -127,6 +146,13 @@ Result<std::string> EmitCandidate(const Program& written, const CodegenOptions& 
   std::vector<std::string> computed_when(plan.groups.size());  // a pool group's TMA flag
   for (size_t i = 0; i < plan.groups.size(); ++i) {
     const Group& g = plan.groups[i];
+    if (const ValueId source = RowMajorViewSource(program, plan, g); source.valid()) {
+      Launch view;
+      view.output = g.output;
+      view.view_of = source;
+      launches.push_back(std::move(view));
+      continue;
+    }
     const int pool = PoolAfter(program, plan, i, users);
     GroupContext ctx{program,
                      plan,

@@ -141,4 +141,34 @@ std::vector<int> FlippedDims(const Program& p, const Node& node) {
   return dims;
 }
 
+bool KeepsRowMajorOrder(const Program& p, const Node& node) {
+  const OpInfo& op = GetOp(node.op);
+  if (!op.has(kLayout)) return false;
+  const Shape& in = p.value(node.tensors[0]).shape;
+  std::vector<int> order(in.size());  // the input dim of each output dim
+  for (size_t k = 0; k < order.size(); ++k) order[k] = static_cast<int>(k);
+  switch (op.rule) {
+    case ShapeRule::kReshape:
+      return true;
+    case ShapeRule::kTranspose:
+      std::swap(order[NormDim(node.attrs[0].i, in.size())],
+                order[NormDim(node.attrs[1].i, in.size())]);
+      break;
+    case ShapeRule::kPermute: {
+      const std::vector<int64_t> dims = Ints(node.attrs[0]);
+      for (size_t k = 0; k < dims.size(); ++k) order[k] = NormDim(dims[k], in.size());
+      break;
+    }
+    default:
+      return false;
+  }
+  int last = -1;  // the dims of size > 1 must keep their order
+  for (int d : order) {
+    if (in[d] == 1) continue;
+    if (d < last) return false;
+    last = d;
+  }
+  return true;
+}
+
 }  // namespace drtriton::codegen

@@ -27,4 +27,9 @@ LayoutRead LayoutInputCoords(const Program& program, const Node& node,
 // other node.
 std::vector<int> FlippedDims(const Program& program, const Node& node);
 
+// Whether layout node `node` leaves its input's elements in row-major order: a reshape, or a
+// transpose or permute that moves only dims of size 1.  Its result is then a view of a
+// contiguous input (Tensor.view), with no copy.
+bool KeepsRowMajorOrder(const Program& program, const Node& node);
+
 }  // namespace drtriton::codegen

@@ -63,5 +63,40 @@ TEST(LayoutTest, PadAndTriangleAreMaskedReads) {
                 {"mask=(mask) & ((c1 - c0) >= 1)", "tl.where(((c1 - c0) >= 1), x", "0.0)  # triu"});
 }
 
+// A program output that only reorders a stored intermediate's shape, keeping its elements in
+// row-major order, is a view of it (codegen.cc RowMajorViewSource): no copy kernel.
+TEST(LayoutTest, AnOutputInTheStoredOrderIsAViewOfIt) {
+  const Program p = MustParse(
+      "def fused_operator(x0, x1):\n    t0 = torch.bmm(x0, x1)\n"
+      "    t1 = torch.reshape(t0, [2, 4, 1, 6])\n    t2 = torch.transpose(t1, 2, 3)\n"
+      "    t3 = torch.reshape(t2, [8, 6])\n    return t3\n",
+      "torch.randn(1, 8, 16), torch.randn(1, 16, 6)");
+  auto c = EmitCandidate(p, {});
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  EXPECT_EQ(c.value().find("def k1_"), std::string::npos);  // the bmm's kernels alone
+  ExpectInOrder(c.value(), {"t0 = torch.empty((1, 8, 6)", "k0_bmm_kernel[",
+                            "t3 = t0.view((8, 6))", "return t3"});
+}
+
+TEST(LayoutTest, AReorderingTransposeOrAnInputStillCopies) {
+  // Two dims of size > 1 swapped: the elements move.
+  const Program swapped = MustParse(
+      "def fused_operator(x0, x1):\n    t0 = torch.bmm(x0, x1)\n"
+      "    t1 = torch.transpose(t0, 1, 2)\n    return t1\n",
+      "torch.randn(1, 8, 16), torch.randn(1, 16, 6)");
+  auto c = EmitCandidate(swapped, {});
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  EXPECT_EQ(Count(c.value(), ".view("), 0);
+  EXPECT_NE(c.value().find("def k1_transpose_kernel"), std::string::npos);
+  // A program input may be strided: its reshape is computed by a kernel.
+  const Program input = MustParse(
+      "def fused_operator(x0):\n    t0 = torch.reshape(x0, [6, 4])\n    return t0\n",
+      "torch.randn(2, 3, 4)");
+  c = EmitCandidate(input, {});
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  EXPECT_EQ(Count(c.value(), ".view("), 0);
+  EXPECT_EQ(Count(c.value(), "@triton.jit"), 1);
+}
+
 }  // namespace
 }  // namespace drtriton::codegen

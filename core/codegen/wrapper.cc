@@ -173,6 +173,19 @@ void WriteLaunch(PythonWriter& w, const EmittedKernel& k, const std::vector<std:
   if (!k.guard.empty()) w.Dedent();
 }
 
+// `output = source.view(shape)`, converted where the two are stored in different dtypes (a
+// float32 intermediate under a bf16 output off the GPU: torch rounds it to nearest, as
+// PyTorch's own output was rounded).
+void WriteView(PythonWriter& f, const Program& p, const Launch& l, const SizeSyms* syms,
+               const std::vector<bool>& sensitive) {
+  const std::string shape =
+      syms ? ShapeTuple(syms->values[l.output.index]) : ShapeTuple(p.value(l.output).shape);
+  const std::string dtype = StoredDtype(p, l.output, sensitive);
+  const std::string source_dtype = StoredDtype(p, l.view_of, sensitive);
+  f.Line(p.value(l.output).name + " = " + p.value(l.view_of).name + ".view(" + shape + ")" +
+         (dtype == source_dtype ? "" : ".to(" + dtype + ")"));
+}
+
 }  // namespace
 
 std::string InputDevice(const Program& program) {
@@ -272,6 +285,7 @@ std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launc
     if (UsesLibdeviceFlag(k.text)) flagged.push_back(k.name);
   };
   for (const auto& l : launches) {
+    if (l.view_of.valid()) continue;
     for (const auto& k : l.kernel.before)  // "" = another launch of a kernel written below
       if (!k.text.empty()) write(k);
     write(l.kernel);
@@ -307,6 +321,10 @@ std::string AssembleCandidate(const Program& p, const std::vector<Launch>& launc
            (unless.empty() ? "" : " if not " + unless + " else None"));
   };
   for (const auto& l : launches) {
+    if (l.view_of.valid()) {
+      WriteView(f, p, l, syms, sensitive);
+      continue;
+    }
     const std::string& unless = l.kernel.computes_pool_when;
     if (!l.allocated && unless.empty()) allocate(l.output, "");
     if (l.also_allocates.valid()) allocate(l.also_allocates, "");

@@ -21,6 +21,9 @@ struct Launch {
   // launches before it bind the flag).
   ValueId also_allocates;
   bool allocated = false;
+  // Valid: `output` is a view of this value (codegen.cc RowMajorViewSource), bound in the
+  // wrapper with no kernel; `kernel` is empty.
+  ValueId view_of;
 };
 
 // `syms` (generic-shape mode): the wrapper reads the sizes from its inputs and allocates

@@ -41,6 +41,18 @@ CASES = {
         "x0",
         "torch.randn(2, 5, 6)",
     ),
+    # The bmm's stored result reshaped through a transpose of a size-1 dim: a view of it, no
+    # copy kernel (KernelBench L1 11's einsum as the frontend writes it).
+    "bmm_output_view": task(
+        [
+            "t0 = torch.bmm(x0, x1)",
+            "t1 = torch.reshape(t0, [2, 4, 1, 6])",
+            "t2 = torch.transpose(t1, 2, 3)",
+            "t3 = torch.reshape(t2, [8, 6])",
+        ],
+        "x0, x1",
+        "torch.randn(1, 8, 16), torch.randn(1, 16, 6)",
+    ),
     # cat([x0, x1], 1) as the frontend writes it.
     "cat_as_padded_sum": task(
         [
@@ -69,6 +81,12 @@ def test_a_layout_operator_is_index_arithmetic_not_a_copy() -> None:
     assert candidate.count("@triton.jit") == 1
     wrapper = candidate.split("def triton_fused_operator")[1]
     assert ".permute(" not in wrapper and ".contiguous(" not in wrapper
+
+
+def test_an_output_in_a_stored_order_is_a_view() -> None:
+    wrapper = emit(CASES["bmm_output_view"]).split("def triton_fused_operator")[1]
+    assert "t3 = t0.view((8, 6))" in wrapper
+    assert wrapper.count("](") == wrapper.count("k0_bmm_kernel[")  # no other launch
 
 
 def test_layout_operators_are_left_to_pytorch_in_generic_shape_mode() -> None:
