@@ -122,8 +122,12 @@ std::vector<Fragment> EnumerateFragments(const Program& program, int max_ops,
     }
   }
   bool any_blocked = false;
-  for (int i = 0; i < n; ++i) any_blocked = any_blocked || is_blocked(i);
-  if (n > max_ops && n <= kWholeProgramMaxOps && !any_blocked) {
+  int computing = 0;  // nodes that are not layout operators (fragments.h, kWholeProgramMaxOps)
+  for (int i = 0; i < n; ++i) {
+    any_blocked = any_blocked || is_blocked(i);
+    computing += !GetOp(program.nodes()[static_cast<size_t>(i)].op).has(kLayout);
+  }
+  if (n > max_ops && computing <= kWholeProgramMaxOps && !any_blocked) {
     auto whole = MakeFragment(program, 0, n, amplified);
     if (whole) fragments.push_back(std::move(whole).value());
   }

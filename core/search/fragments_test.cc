@@ -71,6 +71,37 @@ TEST(FragmentTest, TheWholeProgramOnlyWhereNothingIsBlocked) {
   static_assert(kWholeProgramMaxOps >= 6);
 }
 
+// `computing` relus of a (4, 6) input, with a reshape to (24,) and back after each of the
+// first `reshaped`.
+Program ReluChain(int computing, int reshaped) {
+  std::string body = "def fused_operator(x0):\n";
+  std::string last = "x0";
+  int next = 0;
+  const auto line = [&](const std::string& call) {
+    const std::string t = "t" + std::to_string(next++);
+    body += "    " + t + " = " + call + "\n";
+    last = t;
+  };
+  for (int i = 0; i < computing; ++i) {
+    line("torch.relu(" + last + ")");
+    if (i >= reshaped) continue;
+    line("torch.reshape(" + last + ", [24])");
+    line("torch.reshape(" + last + ", [4, 6])");
+  }
+  return MustParse(body + "    return " + last + "\n", "torch.randn(4, 6)");
+}
+
+bool OffersTheWhole(const Program& p) {
+  for (const auto& f : EnumerateFragments(p, 5))
+    if (f.start == 0 && f.end == p.level()) return true;
+  return false;
+}
+
+TEST(FragmentTest, LayoutOperatorsDoNotCountTowardTheWholeProgramsLimit) {
+  EXPECT_TRUE(OffersTheWhole(ReluChain(kWholeProgramMaxOps, 2)));  // 4 more nodes: reshapes
+  EXPECT_FALSE(OffersTheWhole(ReluChain(kWholeProgramMaxOps + 1, 0)));
+}
+
 TEST(FragmentTest, ExternalInputsAndLiveOutputs) {
   const Program p = Chain();
   auto f = MakeFragment(p, 1, 3);  // relu, add
