@@ -5,11 +5,13 @@ depends on a marker in the problem's code: HANG sleeps, CRASH kills the process,
 OOM raises an out-of-memory error while $EVAL_FAKE_OOM is set, LOSTMEM returns a correct
 result whose search lost a candidate to memory while it is set,
 anything else returns a correct result whose timings come from `# time_ms=...` markers.
-Every call appends the problem's first line to $EVAL_FAKE_CALLS, so tests can count calls.
+Every call appends the problem's first line to $EVAL_FAKE_CALLS, so tests can count calls,
+and its config to $EVAL_FAKE_CONFIGS.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -25,6 +27,10 @@ def optimize_source(source: str, config: Any) -> types.SimpleNamespace:
     if calls:
         with open(calls, "a") as f:
             f.write(f"{source.splitlines()[0]} {config.device}\n")
+    configs = os.environ.get("EVAL_FAKE_CONFIGS")
+    if configs:
+        with open(configs, "a") as f:
+            f.write(json.dumps(vars(config)) + "\n")
     if "HANG" in source:
         time.sleep(600)
     if "CRASH" in source:

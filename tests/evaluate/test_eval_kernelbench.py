@@ -147,6 +147,20 @@ def test_a_correct_problem_that_lost_a_candidate_to_memory_runs_once_more_alone(
     assert outcome.ran == 2 and sorted(c.split()[2] for c in calls(log)) == ["2/1", "2/2"]
 
 
+def test_each_problem_keeps_its_search_verdicts_in_the_output_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A problem stopped part way and run again by the resumed evaluation reads back the
+    verdicts its first attempt stored (search.VerdictCache)."""
+    configs = tmp_path / "configs.jsonl"
+    monkeypatch.setenv("EVAL_FAKE_CONFIGS", str(configs))
+    run_kernelbench([problem(1, 3), problem(2, 7)], tmp_path / "out", fake_config(), progress=False)
+    files = sorted(json.loads(line)["verdicts_file"] for line in configs.read_text().splitlines())
+    assert files == [
+        str(tmp_path / "out" / "verdicts" / f"{pid}.jsonl") for pid in ("L1_3", "L2_7")
+    ]
+
+
 def test_the_timeout_grows_with_the_bytes_a_problem_moves() -> None:
     # 2^28 floats in (1 GiB) and as many out: 2.147 GB moved.
     code = (

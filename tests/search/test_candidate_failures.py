@@ -298,3 +298,28 @@ def test_the_real_verifiers_resource_error_loses_the_fragment_not_the_search() -
     assert len(result.outcomes) == 2
     for outcome in result.outcomes:
         assert outcome.startswith("out_of_memory: the harness ran out of GPU memory"), outcome
+
+
+def test_verdicts_in_a_file_are_not_judged_again_by_a_resumed_run(tmp_path) -> None:
+    """An optimization stopped part way (a KernelBench problem at its call's end) takes back
+    its verdicts when it runs again; another context (device, GPU, precision) does not."""
+    path = str(tmp_path / "verdicts" / "L1_34.jsonl")
+    calls: list[str] = []
+
+    def judge(task: str, candidate: str) -> dict:
+        calls.append(candidate)
+        return {"correct": True, "status": "correct", "time_ms": 0.5, "eager_ms": 1.0}
+
+    first = VerdictCache(path, context="cuda:0 H100 bf16")
+    assert first.get(TASK, "# first", judge)["time_ms"] == 0.5
+    with open(path, "a", encoding="utf-8") as f:
+        f.write('{"context": "cuda:0 H100 bf16", "key": ["cut short by a ki')  # killed mid-line
+    again = VerdictCache(path, context="cuda:0 H100 bf16")
+    assert again.get(TASK, "# first", judge) == {
+        "correct": True, "status": "correct", "time_ms": 0.5, "eager_ms": 1.0}  # fmt: skip
+    assert calls == ["# first"] and again.hits == 1
+    assert again.get(TASK, "# second", judge)["correct"]  # appended after the cut line
+    assert VerdictCache(path, context="cuda:0 H100 bf16").get(TASK, "# second", judge)
+    assert calls == ["# first", "# second"]
+    VerdictCache(path, context="cuda:0 H100 fp32").get(TASK, "# first", judge)
+    assert calls == ["# first", "# second", "# first"]  # another precision: judged anew

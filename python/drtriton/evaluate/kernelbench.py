@@ -287,6 +287,7 @@ def run_problem(problem: dict[str, Any], device: str, cfg: RunConfig, out_dir: P
     config = {"device": device, "mode": "train", "max_ops": cfg.max_ops, "k": cfg.k,
               "seed": cfg.seed, "time_budget_s": round(SEARCH_SHARE * timeout, 1),
               "calibration_file": str(out_dir / CALIBRATION_JSON),
+              "verdicts_file": str(out_dir / "verdicts" / f"{pid}.jsonl"),
               "keep_slower": cfg.keep_slower, "precision": cfg.precision,
               # KernelBench judges the example shapes: no exports and verifications at other
               # batches, which would double the inputs of problems that already fill a GPU.

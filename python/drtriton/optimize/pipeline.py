@@ -9,6 +9,7 @@ exactly when it keeps intermediates out of memory (see drtriton.search.search).
 
 from __future__ import annotations
 
+import json
 import math
 import time
 import traceback
@@ -43,6 +44,10 @@ class OptimizeConfig:
     # GPU: a JSON file of the policy's measured/bound ratios shared with other optimizations
     # (search.lazy.Calibration); None: this model's own measurements only.
     calibration_file: str | None = None
+    # A JSON-lines file of this optimization's search verdicts (search.VerdictCache), read
+    # back when it runs again: a resumed KernelBench problem does not verify its fragments
+    # twice.  None: verdicts are kept in memory only.
+    verdicts_file: str | None = None
     # Keep the least slow verified kernel when none beats PyTorch (KernelBench's correctness
     # counts any correct kernel); off for a deployment, which should never get slower.
     keep_slower: bool = False
@@ -136,6 +141,7 @@ def _frontend_summary(frontend: FrontendResult) -> dict[str, Any]:
 def _search_run(run: Run, config: OptimizeConfig, deadline: float | None,
                 calibration: Calibration | None = None) -> Any:  # fmt: skip
     from drtriton.search import SearchConfig, TemplatePolicy, search
+    from drtriton.search.search import VerdictCache
 
     search_config = SearchConfig(
         max_ops=config.max_ops,
@@ -146,8 +152,20 @@ def _search_run(run: Run, config: OptimizeConfig, deadline: float | None,
         keep_slower=config.keep_slower,
         precision=config.precision,
     )
-    return search(run.task, config.policy or TemplatePolicy(), search_config,
+    cache = VerdictCache(config.verdicts_file, _verdicts_context(config))
+    return search(run.task, config.policy or TemplatePolicy(), search_config, cache=cache,
                   calibration=calibration)  # fmt: skip
+
+
+def _verdicts_context(config: OptimizeConfig) -> str:
+    """What a stored verdict holds only for (VerdictCache keys it by task and candidate text):
+    the device and its GPU, the precision mode and the verification timeout."""
+    gpu = ""
+    if config.device.startswith("cuda"):
+        import torch
+
+        gpu = torch.cuda.get_device_name(torch.device(config.device))
+    return json.dumps([config.device, gpu, config.precision, config.verify_timeout])
 
 
 def _run_segments(k: int, run: Run, found: Any, why: str, on_gpu: bool) -> list[dict[str, Any]]:
