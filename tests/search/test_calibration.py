@@ -74,8 +74,9 @@ def test_calibration_classes_name_the_operator_and_what_bounds_it() -> None:
     volume = conv(
         "t0 = F.conv3d(x0, x1)", "[torch.randn(16, 3, 16, 64, 64), torch.randn(16, 3, 3, 3, 3)]"
     )
-    assert _class_of(heavy, ("conv2d", "relu"), "bf16") == "conv2d/flops"
-    assert _class_of(light, ("conv2d", "relu"), "bf16") == "conv2d/bytes"
+    assert _class_of(heavy, ("conv2d", "relu"), "bf16") == "conv2d/flops/tma"
+    assert _class_of(heavy, ("conv2d", "relu"), "fp32") == "conv2d/flops"  # no TMA kernel
+    assert _class_of(light, ("conv2d", "relu"), "bf16") == "conv2d/bytes"  # 3 channels
     assert _class_of(volume, ("conv3d",), "bf16").startswith("conv3d/")
     assert _class_of(heavy, ("relu",), "bf16") == "memory"
 
@@ -94,10 +95,11 @@ def test_a_matrix_vector_product_is_not_priced_by_a_gemm() -> None:
     linear = product("t0 = F.linear(x0, x1)", "[torch.randn(8, 64, 256), torch.randn(3, 256)]")
     assert _class_of(matvec, ("matmul", "relu"), "bf16") == "matmul/narrow"
     assert _class_of(rowvec, ("matmul",), "bf16") == "matmul/narrow"
-    assert _class_of(small_k, ("matmul",), "bf16") == "matmul/bytes"
+    assert _class_of(small_k, ("matmul",), "bf16") == "matmul/bytes/tma"
+    assert _class_of(small_k, ("matmul",), "fp32") == "matmul/bytes"
     assert _class_of(linear, ("linear", "relu"), "bf16") == "linear/narrow"
     assert _class_of(linear.replace("torch.randn(3, 256)", "torch.randn(64, 256)"),
-                     ("linear",), "bf16") == "linear/bytes"  # fmt: skip
+                     ("linear",), "fp32") == "linear/bytes"  # fmt: skip
 
 
 def test_a_measured_class_prunes_its_fragments_in_later_runs() -> None:

@@ -206,7 +206,27 @@ def calibration_class(fragment: dict[str, Any], precision: str = "fp32") -> str:
     if kind == "contraction" and _narrow_contraction(node, parsed["shapes"]):
         return f"{node['op']}/narrow"
     traffic_s, flops_s = _bound_terms(fragment, precision)
-    return f"{node['op']}/{'flops' if flops_s >= traffic_s else 'bytes'}"
+    tma = "/tma" if mode(precision).casts and _teacher_uses_tma(fragment["source"]) else ""
+    return f"{node['op']}/{'flops' if flops_s >= traffic_s else 'bytes'}{tma}"
+
+
+def _teacher_uses_tma(source: str) -> bool:
+    """Whether the teacher's candidate for this fragment has a TMA kernel (host tensor
+    descriptors: half-precision GEMMs and convolutions whose operands and tiles qualify,
+    core/codegen/heuristics.h ChooseTmaContraction and ChooseShiftedRowsTma).
+
+    Why the class tells them apart: a TMA kernel and the pointer-loaded one of the same
+    operator sit at very different distances from the bound. On the H100 in bf16 (12-07b)
+    L1 50's conv2d of 3 input channels (a pointer kernel) was the first conv2d measured; L1 55,
+    56, 62 and 80, whose conv2d take the shifted-rows TMA kernel, started after it and none
+    was verified (PyTorch kept all four)."""
+    from drtriton.errors import UserError
+    from drtriton.teach import emit
+
+    try:
+        return "TensorDescriptor" in emit(source)
+    except UserError:  # no candidate: its class is the pointer kernels'
+        return False
 
 
 def _narrow_contraction(node: dict[str, Any], shapes: dict[str, list[int]]) -> bool:
