@@ -85,3 +85,19 @@ def test_products_along_each_dim_sequential_and_tiled(
     # (at most 20000, near 1: a random walk of ~sqrt(n) of them, 1e-5), and an inf factor gives
     # inf (not NaN) where no factor is 0.
     assert all(worst < 1e-4 for worst in got.values()), got
+
+
+def test_a_tiled_cumprod_leaving_float32s_range_matches_the_cpus_float64_prefix() -> None:
+    """The verifier's scaled_10 set (randn x 10) takes products past float32's range by column
+    ~50, where torch's CPU prefix (accumulated in float64) returns into range now and then:
+    a block scanned in float32 before widening gave +-inf at 1-4 of those outputs on every
+    input seed."""
+    from shared_verifier import verify
+
+    source = task(["t0 = torch.cumprod(x0, 1)"], "x0", "torch.randn(64, 256)")
+    for generic in (False, True):
+        candidate = emit(source, generic_shapes=generic)
+        assert "tl.cumprod(" in candidate  # the tiled scan
+        for seed in (0, 1):
+            verdict = verify(source, candidate, device="cpu", input_seed=seed)
+            assert verdict.correct, verdict.reason
