@@ -135,6 +135,25 @@ CASES = {
         "torch.randn(2, 3, 4)",
         ["sum", "sum", "sum", "reshape", "div", "reshape", "reshape", "sub", "reshape"],
     ),
+    # A unary operator of a 0-d statistic (an RMS returned as a scalar): in the one-element
+    # view, then 0-d again; it was an opaque aten.sqrt call.
+    "zero_d_unary": (
+        "",
+        "return torch.sqrt((x * x).mean()).clamp(max=3.0)\n",
+        "torch.randn(2, 3, 4)",
+        [
+            "mul",
+            "mean",
+            "mean",
+            "mean",
+            "reshape",
+            "sqrt",
+            "reshape",
+            "reshape",
+            "clamp",
+            "reshape",
+        ],
+    ),
     # KernelBench level 1, 98: kl_div's 'batchmean' is the 0-d total / the batch size.
     "kl_div_batchmean": (
         "",

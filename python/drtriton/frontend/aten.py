@@ -148,11 +148,25 @@ def _zero_d_binary(op: str, a: Any, b: Any) -> list[Step]:
     return steps
 
 
+def _elementwise(op: str, source: Any, **attrs: Any) -> list[Step]:
+    """A one-input elementwise `op` of `source`; of a 0-d tensor in its one-element view, then
+    back to 0-d (the catalog's elementwise operators take rank 1 and up).  Why: sqrt(mean(x *
+    x)) over every dim, an RMS returned as a scalar, left its sqrt to PyTorch as an opaque
+    aten.sqrt call."""
+    if not _is_zero_d(source):
+        return _one(op, input=source, **attrs)
+    return [
+        _one_element_view(source),
+        (op, {"input": PREVIOUS, **attrs}),
+        ("reshape", {"input": PREVIOUS, "shape": []}),
+    ]
+
+
 def _unary(op: str, **renames: str) -> Entry:
     """`renames`: catalog parameter ← ATen argument, for the attributes."""
 
     def entry(a: dict[str, Any]) -> list[Step]:
-        return _one(op, input=a["self"], **{p: a[arg] for p, arg in renames.items()})
+        return _elementwise(op, a["self"], **{p: a[arg] for p, arg in renames.items()})
 
     return entry
 
@@ -160,7 +174,7 @@ def _unary(op: str, **renames: str) -> Entry:
 def _elu(a: dict[str, Any]) -> list[Step] | None:
     if a["scale"] != 1 or a["input_scale"] != 1:
         return None
-    return _one("elu", input=a["self"], alpha=a["alpha"])
+    return _elementwise("elu", a["self"], alpha=a["alpha"])
 
 
 def _dims(dim: Any, rank: int) -> list[int] | None:
@@ -890,13 +904,13 @@ def _addmm(a: dict[str, Any]) -> list[Step] | None:
 def _clamp(a: dict[str, Any]) -> list[Step] | None:
     if _is_tensor(a.get("min")) or _is_tensor(a.get("max")):
         return None
-    return _one("clamp", input=a["self"], min=a["min"], max=a["max"])
+    return _elementwise("clamp", a["self"], min=a["min"], max=a["max"])
 
 
 def _pow(a: dict[str, Any]) -> list[Step] | None:
     if _is_tensor(a["exponent"]):
         return None
-    return _one("pow", input=a["self"], exponent=a["exponent"])
+    return _elementwise("pow", a["self"], exponent=a["exponent"])
 
 
 _UNARY = [
