@@ -37,7 +37,7 @@ DOC_FLOPS_PER_ELEMENT = {
     **dict.fromkeys(
         "add sub mul div maximum minimum pow exp log abs sqrt neg relu tanh".split(), 1
     ),
-    **dict.fromkeys("reciprocal sin cos erf log2 exp2 floor".split(), 1),
+    **dict.fromkeys("reciprocal sin cos erf log2 exp2 floor ceil trunc round".split(), 1),
     **dict.fromkeys("rsqrt sign log1p expm1".split(), 2),
     **dict.fromkeys("eq ne lt le gt ge logical_not where".split(), 1),
     **dict.fromkeys("clamp hardtanh leaky_relu".split(), 2),

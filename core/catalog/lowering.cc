@@ -90,6 +90,21 @@ std::string Erf(const Ins& in, const Attrs&) { return Call("tl.erf", in); }
 std::string Log2(const Ins& in, const Attrs&) { return Call("tl.log2", in); }
 std::string Exp2(const Ins& in, const Attrs&) { return Call("tl.exp2", in); }
 std::string Floor(const Ins& in, const Attrs&) { return Call("tl.floor", in); }
+std::string Ceil(const Ins& in, const Attrs&) { return Call("tl.ceil", in); }
+std::string Trunc(const Ins& in, const Attrs&) {
+  return "tl.where(" + in[0] + " < 0, tl.ceil(" + in[0] + "), tl.floor(" + in[0] + "))";
+}
+// Halves to even, as torch.round, from floors alone (the interpreter has no rint): r =
+// floor(x + 0.5), one less where x was a half (r - x == 0.5) and r is odd.  x + 0.5 is exact
+// below 2^23 in magnitude, and from there on every float32 is an integer already.
+std::string Round(const Ins& in, const Attrs&) {
+  const std::string& x = in[0];
+  const std::string r = "tl.floor(" + x + " + 0.5)";
+  const std::string tie_to_odd =
+      "((" + r + " - " + x + ") == 0.5) & ((" + r + " - 2.0 * tl.floor(" + r + " * 0.5)) == 1.0)";
+  return "tl.where(tl.abs(" + x + ") >= 8388608.0, " + x + ", tl.where(" + tie_to_odd + ", " +
+         r + " - 1.0, " + r + "))";
+}
 // On the GPU, libdevice's log1pf and expm1f (within 1-2 ulp; torch.compile's too): Kahan's
 // forms below cost two logs, an exp and two IEEE divides an element, and a pointwise
 // log1p(|x|) - expm1(-|x|) over 1 GiB ran at 79% of the H100's copy bandwidth with them

@@ -136,6 +136,16 @@ void AddElementwiseOps(std::vector<OpInfo>& out) {
   out.push_back(Unary("floor", "torch.floor", "torch.floor", kFrontendOnly, 1,
                       "largest integer at most x")
                     .Lower(lowering::Floor));
+  out.push_back(Unary("ceil", "torch.ceil", "torch.ceil", kFrontendOnly, 1,
+                      "smallest integer at least x")
+                    .Lower(lowering::Ceil));
+  out.push_back(Unary("trunc", "torch.trunc", "torch.trunc", kFrontendOnly, 1,
+                      "x rounded toward 0")
+                    .Alias({"torch.fix"})
+                    .Lower(lowering::Trunc));
+  out.push_back(Unary("round", "torch.round", "torch.round", kFrontendOnly, 1,
+                      "the nearest integer, halves to even")
+                    .Lower(lowering::Round));
   // log(1 + x) and e ** x - 1, exact near 0: logsigmoid, softplus written out and
   // binary_cross_entropy(_with_logits) export to them.  FLOPs: log(1 + x), exp(x) - 1.
   out.push_back(Unary("log1p", "torch.log1p", "torch.log1p", kFrontendOnly | kPositiveInput, 2,

@@ -148,6 +148,7 @@ MATH = {
     "sin_cos": "torch.sin(x) * torch.cos(2.0 * x)",
     "erf_gelu": "0.5 * x * (1.0 + torch.erf(x / 1.4142135623730951))",
     "exp2_floor": "torch.exp2(torch.floor(x * 3.0) / 4.0)",
+    "round_trunc_ceil": "torch.round(x * 3.0) - torch.trunc(x * 2.0) + torch.ceil(x * 0.5)",
     "logsigmoid_expm1": "torch.nn.functional.logsigmoid(x) + torch.expm1(x * 0.01)",
     # prod along an outer dim (rows side by side) and the contiguous one; of all elements.
     "prod_dims": "torch.prod(x, dim=0) + torch.prod(x * 0.9, dim=1, keepdim=True)",

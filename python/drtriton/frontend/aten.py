@@ -936,6 +936,9 @@ _UNARY = [
     "log2",
     "exp2",
     "floor",
+    "ceil",
+    "trunc",
+    "round",
     "log1p",
     "expm1",
 ]
