@@ -18,7 +18,7 @@ interpreter, so the fp16 cases exercise the kernels' own half branch.
 from __future__ import annotations
 
 import pytest
-from teach_tasks import DEVICE, task
+from teach_tasks import BMM_OUTPUT_VIEW, DEVICE, task
 
 from drtriton.teach import emit
 from drtriton.verify import Options
@@ -57,18 +57,8 @@ CASES = {
         "torch.randn(2, 4, 14, 14), torch.randn(16, 4, 3, 3)",
     ),
     # Pooling, a mean and an argmax: the int64 result keeps its dtype.
-    # The bmm's stored result reshaped through a transpose of a size-1 dim: a view of it, no
-    # copy kernel (KernelBench L1 11's einsum as the frontend writes it).
-    "bmm_output_view": task(
-        [
-            "t0 = torch.bmm(x0, x1)",
-            "t1 = torch.reshape(t0, [2, 4, 1, 6])",
-            "t2 = torch.transpose(t1, 2, 3)",
-            "t3 = torch.reshape(t2, [8, 6])",
-        ],
-        "x0, x1",
-        "torch.randn(1, 8, 16), torch.randn(1, 16, 6)",
-    ),
+    # The bmm's output reshaped into a view of it (teach_tasks.BMM_OUTPUT_VIEW).
+    "bmm_output_view": BMM_OUTPUT_VIEW,
     "pool_mean_argmax": task(
         ["t0 = F.max_pool2d(x0, 2)", "t1 = torch.mean(t0, 1)", "t2 = torch.argmax(t1, -1)"],
         "x0",
