@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -168,21 +169,18 @@ class VerdictCache:
         self.path, self.context = path, context
         if path:
             self.verdicts.update(_read_verdicts(path, context))
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
 
     def _keep(self, key: tuple[str, str], verdict: dict[str, Any]) -> None:
         self.verdicts[key] = verdict
         if not self.path:
             return
-        import os
-
         line = json.dumps({"context": self.context, "key": list(key), "verdict": verdict})
-        os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
-        with open(self.path, "ab") as f:  # one line: a kill loses only it
-            if f.tell() > 0:  # after a line a kill cut short, start a new one
-                with open(self.path, "rb") as tail:
-                    tail.seek(-1, os.SEEK_END)
-                    if tail.read(1) != b"\n":
-                        f.write(b"\n")
+        with open(self.path, "a+b") as f:  # one line: a kill loses only it
+            if f.seek(0, os.SEEK_END) > 0:  # after a line a kill cut short, start a new one
+                f.seek(-1, os.SEEK_END)
+                if f.read(1) != b"\n":
+                    f.write(b"\n")
             f.write(line.encode() + b"\n")
             f.flush()
             os.fsync(f.fileno())
